@@ -1,0 +1,171 @@
+// Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
+
+#include "serde/modified_utf8.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace flinkstate::serde {
+namespace {
+
+absl::Status Malformed(absl::string_view what, size_t at) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("serde: malformed modified UTF-8: ", what,
+                   " at byte ", at, " of the string"));
+}
+
+void AppendCodePoint(uint32_t cp, std::string* out) {
+  if (cp < 0x80) {
+    out->push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
+// Appends one UTF-16 code unit in modified UTF-8.
+void AppendJavaChar(uint32_t unit, std::string* out) {
+  if (unit != 0 && unit < 0x80) {
+    out->push_back(static_cast<char>(unit));
+  } else if (unit < 0x800) {
+    out->push_back(static_cast<char>(0xC0 | (unit >> 6)));
+    out->push_back(static_cast<char>(0x80 | (unit & 0x3F)));
+  } else {
+    out->push_back(static_cast<char>(0xE0 | (unit >> 12)));
+    out->push_back(static_cast<char>(0x80 | ((unit >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (unit & 0x3F)));
+  }
+}
+
+bool IsHighSurrogate(uint32_t u) { return u >= 0xD800 && u <= 0xDBFF; }
+bool IsLowSurrogate(uint32_t u) { return u >= 0xDC00 && u <= 0xDFFF; }
+
+// Decodes one Java char (UTF-16 code unit) at `*i`, advancing `*i`.
+absl::Status DecodeJavaChar(ByteView b, size_t* i, uint32_t* unit) {
+  const size_t at = *i;
+  const uint8_t c = b[at];
+  if (c < 0x80) {
+    *unit = c;
+    *i += 1;
+    return absl::OkStatus();
+  }
+  switch (c >> 4) {
+    case 0xC:
+    case 0xD: {
+      if (b.size() - at < 2) return Malformed("truncated 2-byte sequence", at);
+      const uint8_t c2 = b[at + 1];
+      if ((c2 & 0xC0) != 0x80) return Malformed("bad continuation byte", at + 1);
+      *unit = ((c & 0x1Fu) << 6) | (c2 & 0x3Fu);
+      *i += 2;
+      return absl::OkStatus();
+    }
+    case 0xE: {
+      if (b.size() - at < 3) return Malformed("truncated 3-byte sequence", at);
+      const uint8_t c2 = b[at + 1];
+      const uint8_t c3 = b[at + 2];
+      if ((c2 & 0xC0) != 0x80) return Malformed("bad continuation byte", at + 1);
+      if ((c3 & 0xC0) != 0x80) return Malformed("bad continuation byte", at + 2);
+      *unit = ((c & 0x0Fu) << 12) | ((c2 & 0x3Fu) << 6) | (c3 & 0x3Fu);
+      *i += 3;
+      return absl::OkStatus();
+    }
+    default:
+      return Malformed("invalid lead byte", at);
+  }
+}
+
+}  // namespace
+
+bool IsPlainAscii(ByteView body) {
+  for (uint8_t c : body) {
+    if (c == 0 || c >= 0x80) return false;
+  }
+  return true;
+}
+
+absl::StatusOr<std::string> ModifiedUtf8ToUtf8(ByteView body) {
+  std::string out;
+  if (IsPlainAscii(body)) {
+    out.assign(reinterpret_cast<const char*>(body.data()), body.size());
+    return out;
+  }
+  out.reserve(body.size());
+  size_t i = 0;
+  while (i < body.size()) {
+    uint32_t unit;
+    absl::Status s = DecodeJavaChar(body, &i, &unit);
+    if (!s.ok()) return s;
+    if (IsHighSurrogate(unit) && i < body.size()) {
+      size_t j = i;
+      uint32_t next;
+      if (DecodeJavaChar(body, &j, &next).ok() && IsLowSurrogate(next)) {
+        AppendCodePoint(0x10000 + ((unit - 0xD800) << 10) + (next - 0xDC00),
+                        &out);
+        i = j;
+        continue;
+      }
+    }
+    AppendCodePoint(unit, &out);  // lone surrogates become 3-byte WTF-8
+  }
+  return out;
+}
+
+absl::StatusOr<std::string> Utf8ToModifiedUtf8(absl::string_view utf8) {
+  std::string out;
+  out.reserve(utf8.size() + 8);
+  const auto* b = reinterpret_cast<const uint8_t*>(utf8.data());
+  const size_t n = utf8.size();
+  size_t i = 0;
+  auto bad = [](absl::string_view what, size_t at) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "serde: invalid UTF-8: ", what, " at byte ", at, " of the string"));
+  };
+  while (i < n) {
+    const uint8_t c = b[i];
+    uint32_t cp;
+    size_t len;
+    if (c < 0x80) {
+      cp = c;
+      len = 1;
+    } else if ((c & 0xE0) == 0xC0) {
+      cp = c & 0x1F;
+      len = 2;
+    } else if ((c & 0xF0) == 0xE0) {
+      cp = c & 0x0F;
+      len = 3;
+    } else if ((c & 0xF8) == 0xF0) {
+      cp = c & 0x07;
+      len = 4;
+    } else {
+      return bad("invalid lead byte", i);
+    }
+    if (n - i < len) return bad("truncated sequence", i);
+    for (size_t k = 1; k < len; ++k) {
+      if ((b[i + k] & 0xC0) != 0x80) return bad("bad continuation byte", i + k);
+      cp = (cp << 6) | (b[i + k] & 0x3F);
+    }
+    static constexpr uint32_t kMin[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[len]) return bad("overlong sequence", i);
+    if (cp > 0x10FFFF) return bad("code point above U+10FFFF", i);
+    i += len;
+    if (cp >= 0x10000) {
+      const uint32_t v = cp - 0x10000;
+      AppendJavaChar(0xD800 + (v >> 10), &out);
+      AppendJavaChar(0xDC00 + (v & 0x3FF), &out);
+    } else {
+      AppendJavaChar(cp, &out);  // includes 3-byte surrogates (WTF-8 input)
+    }
+  }
+  return out;
+}
+
+}  // namespace flinkstate::serde

@@ -1,0 +1,65 @@
+// Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
+//
+// File: modified_utf8.h
+// -----------------------------------------------------------------------------
+// Conversion between Java's "modified UTF-8" (the string body written by
+// `java.io.DataOutput.writeUTF` and by Java serialization's TC_STRING /
+// TC_LONGSTRING) and standard UTF-8.
+//
+//   absl::StatusOr<std::string> s = ModifiedUtf8ToUtf8(raw_body);
+//   absl::StatusOr<std::string> m = Utf8ToModifiedUtf8("caf\u00e9");
+//
+// Encoding rules (java.io.DataInput class documentation, "Modified UTF-8"):
+//   * U+0001..U+007F        -> 1 byte  0xxxxxxx
+//   * U+0000, U+0080..U+07FF -> 2 bytes 110xxxxx 10xxxxxx  (NUL is C0 80)
+//   * U+0800..U+FFFF        -> 3 bytes 1110xxxx 10xxxxxx 10xxxxxx
+//   * U+10000..U+10FFFF     -> the two UTF-16 surrogates, 3 bytes each (6 bytes)
+//
+// Decoding accepts exactly what `DataInputStream.readUTF` accepts: a raw 0x00
+// byte (as U+0000), and non-shortest 2- and 3-byte forms (decoded to their code
+// unit), since Java does. A high surrogate followed by a low surrogate becomes
+// one 4-byte UTF-8 sequence. A lone surrogate (legal in a Java String, not in
+// Unicode) is emitted as its 3-byte generalized form ("WTF-8") so that the
+// conversion back reproduces it; such output is not valid UTF-8.
+//
+// The byte-exact original is never reconstructed from the decoded text: callers
+// that must round-trip keep the raw range (see `DataInput::ReadModifiedUtf8Raw`).
+
+#ifndef FLINKSTATE_SERDE_MODIFIED_UTF8_H_
+#define FLINKSTATE_SERDE_MODIFIED_UTF8_H_
+
+#include <cstdint>
+#include <string>
+#include "absl/strings/string_view.h"
+
+#include "absl/status/statusor.h"
+#include "serde/byte_view.h"
+
+namespace flinkstate::serde {
+
+// Largest body `DataOutput.writeUTF` can frame (its u2 length prefix).
+inline constexpr size_t kMaxWriteUtfBytes = 65535;
+
+// Decodes a modified UTF-8 body (without its length prefix) into UTF-8.
+//
+// Return values:
+//   `InvalidArgument` on a malformed sequence (a continuation byte where a
+//   character must start, a lead byte 0xF0..0xFF, a truncated sequence, a bad
+//   continuation byte); the message gives the offset inside `body`.
+[[nodiscard]] absl::StatusOr<std::string> ModifiedUtf8ToUtf8(ByteView body);
+
+// Encodes UTF-8 text as a modified UTF-8 body (no length prefix).
+//
+// Return values:
+//   `InvalidArgument` if `utf8` is not valid UTF-8 (generalized 3-byte
+//   surrogates, as produced by `ModifiedUtf8ToUtf8`, are accepted).
+[[nodiscard]] absl::StatusOr<std::string> Utf8ToModifiedUtf8(
+    absl::string_view utf8);
+
+// True if `body` is 7-bit ASCII without NUL, i.e. identical in both encodings.
+// Lets hot paths skip conversion.
+bool IsPlainAscii(ByteView body);
+
+}  // namespace flinkstate::serde
+
+#endif  // FLINKSTATE_SERDE_MODIFIED_UTF8_H_

@@ -1,0 +1,255 @@
+// Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
+
+#include "serde/splice_writer.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
+namespace flinkstate::serde {
+namespace {
+
+absl::Status SysError(absl::string_view call, absl::string_view detail = {}) {
+  return absl::InternalError(absl::StrCat("serde: splice writer: ", call,
+                                          detail.empty() ? "" : " ", detail,
+                                          ": ", std::strerror(errno)));
+}
+
+// Gathers small pieces into one writev call.
+class IovBatch {
+ public:
+  explicit IovBatch(int fd, SpliceStats* stats) : fd_(fd), stats_(stats) {}
+
+  absl::Status Add(const void* data, size_t size) {
+    if (size == 0) return absl::OkStatus();
+    iov_.push_back({const_cast<void*>(data), size});
+    pending_ += size;
+    if (iov_.size() >= kMaxIov || pending_ >= kFlushBytes) return Flush();
+    return absl::OkStatus();
+  }
+
+  absl::Status Flush() {
+    size_t first = 0;
+    while (first < iov_.size()) {
+      const int count = static_cast<int>(std::min(iov_.size() - first, kMaxIov));
+      ssize_t n = ::writev(fd_, &iov_[first], count);
+      ++stats_->syscalls;
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return SysError("writev");
+      }
+      stats_->bytes_writev += static_cast<uint64_t>(n);
+      // Advance past what was written (short writes are legal).
+      size_t left = static_cast<size_t>(n);
+      while (left > 0 && first < iov_.size()) {
+        if (left >= iov_[first].iov_len) {
+          left -= iov_[first].iov_len;
+          ++first;
+        } else {
+          iov_[first].iov_base = static_cast<char*>(iov_[first].iov_base) + left;
+          iov_[first].iov_len -= left;
+          left = 0;
+        }
+      }
+    }
+    iov_.clear();
+    pending_ = 0;
+    return absl::OkStatus();
+  }
+
+ private:
+  static constexpr size_t kMaxIov = IOV_MAX;
+  static constexpr size_t kFlushBytes = size_t{8} << 20;
+  int fd_;
+  SpliceStats* stats_;
+  std::vector<iovec> iov_;
+  size_t pending_ = 0;
+};
+
+// Copies `range` of the input in-kernel. Sets `*unsupported` (and returns OK
+// having copied nothing) when the file system refuses before any byte moved.
+absl::Status CopyRange(const MappedFile& input, int out_fd, SourceRange range,
+                       SpliceStats* stats, bool* unsupported) {
+  loff_t in_off = static_cast<loff_t>(range.offset);
+  uint64_t left = range.size;
+  while (left > 0) {
+    const size_t chunk = static_cast<size_t>(std::min<uint64_t>(left, 1u << 30));
+    ssize_t n = ::copy_file_range(input.fd(), &in_off, out_fd, nullptr, chunk, 0);
+    ++stats->syscalls;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (left == range.size && (errno == EXDEV || errno == ENOSYS ||
+                                 errno == EINVAL || errno == EOPNOTSUPP)) {
+        *unsupported = true;
+        return absl::OkStatus();
+      }
+      return SysError("copy_file_range");
+    }
+    if (n == 0) {
+      return absl::InternalError(absl::StrCat(
+          "serde: splice writer: input ", input.path(),
+          " ended early (was it truncated while being read?)"));
+    }
+    left -= static_cast<uint64_t>(n);
+    stats->bytes_copy_file_range += static_cast<uint64_t>(n);
+  }
+  return absl::OkStatus();
+}
+
+std::string DirName(absl::string_view path) {
+  size_t slash = path.rfind('/');
+  if (slash == absl::string_view::npos) return ".";
+  if (slash == 0) return "/";
+  return std::string(path.substr(0, slash));
+}
+
+// Creates the temporary file beside `target`; returns its fd and path.
+absl::Status MakeTemp(absl::string_view target, int* fd, std::string* path) {
+  *path = absl::StrCat(target, ".flinkstate-tmp-XXXXXX");
+  *fd = ::mkostemp(path->data(), O_CLOEXEC);
+  if (*fd < 0) return SysError("mkostemp", *path);
+  // Keep the mode an ordinary new file would get.
+  mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::fchmod(*fd, 0666 & ~mask);
+  return absl::OkStatus();
+}
+
+// Flushes, verifies and renames a written temporary file; removes it on error.
+absl::Status FinishTemp(int fd, const std::string& tmp, absl::string_view target,
+                        const OutputVerifier& verify,
+                        const SpliceOptions& options) {
+  auto fail = [&](absl::Status s) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return s;
+  };
+  if (options.sync && ::fsync(fd) != 0) return fail(SysError("fsync", tmp));
+  {
+    absl::StatusOr<MappedFile> written = MappedFile::Open(tmp);
+    if (!written.ok()) return fail(written.status());
+    if (verify) {
+      absl::Status v = verify(written->bytes());
+      if (!v.ok()) {
+        return fail(absl::Status(
+            v.code(), absl::StrCat("verification of the output failed, ",
+                                   target, " was not written: ", v.message())));
+      }
+    }
+  }
+  if (::close(fd) != 0) {
+    ::unlink(tmp.c_str());
+    return SysError("close", tmp);
+  }
+  if (::rename(tmp.c_str(), std::string(target).c_str()) != 0) {
+    absl::Status s = SysError("rename", absl::StrCat(tmp, " -> ", target));
+    ::unlink(tmp.c_str());
+    return s;
+  }
+  if (options.sync) {
+    int dfd = ::open(DirName(target).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+      ::fsync(dfd);
+      ::close(dfd);
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ExecutePlan(const EditPlan& plan, const MappedFile& input,
+                         int out_fd, const SpliceOptions& options,
+                         SpliceStats* stats) {
+  if (absl::Status s = plan.Validate(input.size()); !s.ok()) return s;
+  SpliceStats run;
+  const ByteView in = input.bytes();
+  IovBatch batch(out_fd, &run);
+  bool cfr_ok = input.fd() >= 0;
+  uint64_t done = 0;
+  for (const EditPiece& p : plan.pieces()) {
+    if (p.kind == EditPiece::Kind::kInsert) {
+      if (absl::Status s = batch.Add(p.bytes.data(), p.bytes.size()); !s.ok()) {
+        return s;
+      }
+    } else if (cfr_ok && p.range.size >= options.copy_file_range_threshold) {
+      if (absl::Status s = batch.Flush(); !s.ok()) return s;
+      bool unsupported = false;
+      if (absl::Status s = CopyRange(input, out_fd, p.range, &run, &unsupported);
+          !s.ok()) {
+        return s;
+      }
+      if (unsupported) {
+        cfr_ok = false;
+        ByteView b = Slice(in, p.range);
+        if (absl::Status s = batch.Add(b.data(), b.size()); !s.ok()) return s;
+      }
+    } else {
+      ByteView b = Slice(in, p.range);
+      if (absl::Status s = batch.Add(b.data(), b.size()); !s.ok()) return s;
+    }
+    done += p.output_size();
+    if (options.progress) options.progress(done, plan.output_size());
+  }
+  if (absl::Status s = batch.Flush(); !s.ok()) return s;
+  run.bytes_written = run.bytes_copy_file_range + run.bytes_writev;
+  if (stats != nullptr) {
+    stats->bytes_written += run.bytes_written;
+    stats->bytes_copy_file_range += run.bytes_copy_file_range;
+    stats->bytes_writev += run.bytes_writev;
+    stats->syscalls += run.syscalls;
+  }
+  if (run.bytes_written != plan.output_size()) {
+    return absl::InternalError(absl::StrCat(
+        "serde: splice writer: wrote ", run.bytes_written,
+        " bytes, the plan has ", plan.output_size()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WritePlanAtomically(const EditPlan& plan, const MappedFile& input,
+                                 absl::string_view target_path,
+                                 const OutputVerifier& verify,
+                                 const SpliceOptions& options,
+                                 SpliceStats* stats) {
+  if (absl::Status s = plan.Validate(input.size()); !s.ok()) return s;
+  int fd;
+  std::string tmp;
+  if (absl::Status s = MakeTemp(target_path, &fd, &tmp); !s.ok()) return s;
+  if (absl::Status s = ExecutePlan(plan, input, fd, options, stats); !s.ok()) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return s;
+  }
+  return FinishTemp(fd, tmp, target_path, verify, options);
+}
+
+absl::Status WriteBytesAtomically(ByteView content,
+                                  absl::string_view target_path,
+                                  const OutputVerifier& verify,
+                                  const SpliceOptions& options) {
+  int fd;
+  std::string tmp;
+  if (absl::Status s = MakeTemp(target_path, &fd, &tmp); !s.ok()) return s;
+  SpliceStats stats;
+  IovBatch batch(fd, &stats);
+  absl::Status s = batch.Add(content.data(), content.size());
+  if (s.ok()) s = batch.Flush();
+  if (!s.ok()) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return s;
+  }
+  return FinishTemp(fd, tmp, target_path, verify, options);
+}
+
+}  // namespace flinkstate::serde

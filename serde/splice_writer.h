@@ -1,0 +1,90 @@
+// Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
+//
+// File: splice_writer.h
+// -----------------------------------------------------------------------------
+// Executes an `EditPlan` into a file without copying unchanged bytes through
+// user space, and replaces the target only after the result was re-read and
+// verified.
+//
+//   FLINKSTATE_RETURN_IF_ERROR(serde::WritePlanAtomically(
+//       plan, input, "/ckpt/chk-7/_metadata.stripped",
+//       [](serde::ByteView out) { return DecodeAndCheck(out); }));
+//
+// Large copy pieces go through `copy_file_range(2)` from the input descriptor
+// (in-kernel, reflinks where the file system can); small pieces and inserts are
+// gathered into `writev(2)` batches straight from the input mapping. When the
+// kernel or file system refuses `copy_file_range` (EXDEV, ENOSYS, EINVAL,
+// EOPNOTSUPP) the writer falls back to `writev` from the mapping.
+//
+// Safety: output goes to a temporary file `<target>.flinkstate-tmp-XXXXXX` in
+// the target's directory; it is flushed (`fsync` unless disabled), mapped
+// again, passed to the verifier, and only then `rename(2)`d over the target.
+// On any failure the temporary file is removed and the target is untouched.
+// The input is only read.
+
+#ifndef FLINKSTATE_SERDE_SPLICE_WRITER_H_
+#define FLINKSTATE_SERDE_SPLICE_WRITER_H_
+
+#include <cstdint>
+#include <functional>
+#include "absl/strings/string_view.h"
+
+#include "absl/status/status.h"
+#include "serde/byte_view.h"
+#include "serde/edit_plan.h"
+#include "serde/mapped_file.h"
+
+namespace flinkstate::serde {
+
+struct SpliceOptions {
+  // `fsync` the output before renaming it into place.
+  bool sync = true;
+  // Copy pieces at least this large use `copy_file_range`.
+  uint64_t copy_file_range_threshold = uint64_t{1} << 20;
+  // Called after each piece with (output bytes done, output bytes total).
+  std::function<void(uint64_t, uint64_t)> progress;
+};
+
+struct SpliceStats {
+  uint64_t bytes_written = 0;
+  uint64_t bytes_copy_file_range = 0;  // moved in-kernel
+  uint64_t bytes_writev = 0;           // written from the mapping or inserts
+  uint64_t syscalls = 0;
+};
+
+// Writes the output of `plan` over `input` to the open descriptor `out_fd` at
+// its current position.
+//
+// Precondition: `plan.Validate(input.size())` is OK (checked again here).
+// Return values:
+//   `FailedPrecondition` for an invalid plan; `Internal` naming the system
+//   call and `errno` text on an I/O error.
+[[nodiscard]] absl::Status ExecutePlan(const EditPlan& plan,
+                                       const MappedFile& input, int out_fd,
+                                       const SpliceOptions& options = {},
+                                       SpliceStats* stats = nullptr);
+
+// Verifier run on the complete output before it replaces the target.
+// Lifetime: the view is valid only during the call.
+using OutputVerifier = std::function<absl::Status(ByteView output)>;
+
+// Executes `plan` into a temporary file beside `target_path`, verifies it and
+// renames it to `target_path` (replacing an existing file atomically).
+//
+// Return values:
+//   the verifier's error (annotated "verification of the output failed") or
+//   any error of `ExecutePlan`; the target is then unchanged.
+[[nodiscard]] absl::Status WritePlanAtomically(
+    const EditPlan& plan, const MappedFile& input,
+    absl::string_view target_path, const OutputVerifier& verify,
+    const SpliceOptions& options = {}, SpliceStats* stats = nullptr);
+
+// Writes `content` to `target_path` the same safe way (temporary file,
+// verify, rename). For outputs produced whole in memory.
+[[nodiscard]] absl::Status WriteBytesAtomically(
+    ByteView content, absl::string_view target_path,
+    const OutputVerifier& verify, const SpliceOptions& options = {});
+
+}  // namespace flinkstate::serde
+
+#endif  // FLINKSTATE_SERDE_SPLICE_WRITER_H_

@@ -1,0 +1,199 @@
+// Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
+
+#include "serde/splice_writer.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "serde/edit_plan.h"
+#include "serde/mapped_file.h"
+#include "tests/testing/status_matchers.h"
+
+namespace flinkstate::serde {
+namespace {
+
+using ::flinkstate::testing::IsOk;
+using ::flinkstate::testing::StatusIs;
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = ::testing::TempDir() + "/flinkstate-splice-XXXXXX";
+    path_ = ::mkdtemp(tmpl.data());
+  }
+  ~TempDir() { std::system(("rm -rf '" + path_ + "'").c_str()); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+void WriteFile(const std::string& path, const std::string& content) {
+  std::ofstream(path, std::ios::binary) << content;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::string Pattern(size_t n) {
+  std::string s(n, '\0');
+  for (size_t i = 0; i < n; ++i) s[i] = static_cast<char>((i * 131) >> 3);
+  return s;
+}
+
+TEST(EditPlanTest, FromReplacementsSortsAndComplements) {
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(
+      EditPlan plan,
+      EditPlan::FromReplacements(10, {{{6, 2}, "XY"}, {{1, 2}, ""},
+                                      {{4, 0}, "ins"}}));
+  EXPECT_THAT(plan.Validate(10), IsOk());
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::string out,
+                                  plan.ApplyToString(AsBytes("0123456789")));
+  EXPECT_EQ(out, "03ins45XY89");
+  EXPECT_EQ(plan.output_size(), out.size());
+  EXPECT_EQ(plan.inserted_bytes(), 5u);
+}
+
+TEST(EditPlanTest, OverlapAndOutOfBoundsAreRejected) {
+  EXPECT_THAT(EditPlan::FromReplacements(10, {{{1, 4}, ""}, {{3, 1}, ""}}),
+              StatusIs(absl::StatusCode::kFailedPrecondition, "overlaps"));
+  EXPECT_THAT(EditPlan::FromReplacements(10, {{{8, 4}, ""}}),
+              StatusIs(absl::StatusCode::kFailedPrecondition, "outside"));
+  EditPlan unsorted;
+  unsorted.AddCopy({5, 2});
+  unsorted.AddInsert("x");
+  unsorted.AddCopy({0, 2});
+  EXPECT_THAT(unsorted.Validate(10),
+              StatusIs(absl::StatusCode::kFailedPrecondition, "sorted"));
+  EditPlan beyond;
+  beyond.AddCopy({5, 6});
+  EXPECT_THAT(beyond.Validate(10),
+              StatusIs(absl::StatusCode::kFailedPrecondition, "beyond"));
+}
+
+TEST(EditPlanTest, IdentityAndEmptyPlans) {
+  EXPECT_TRUE(EditPlan::Identity(7).IsIdentity(7));
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(EditPlan none,
+                                  EditPlan::FromReplacements(7, {}));
+  EXPECT_TRUE(none.IsIdentity(7));
+}
+
+struct SpliceCase {
+  uint64_t threshold;
+};
+
+class SpliceWriterTest : public ::testing::TestWithParam<SpliceCase> {};
+
+// Large enough that both the copy_file_range and the writev paths run.
+TEST_P(SpliceWriterTest, ExecutesPlanByteExact) {
+  TempDir dir;
+  const std::string in_path = dir.path() + "/in";
+  const std::string input = Pattern(3 << 20);
+  WriteFile(in_path, input);
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(MappedFile in, MappedFile::Open(in_path));
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(
+      EditPlan plan,
+      EditPlan::FromReplacements(
+          input.size(), {{{10, 100}, "abc"},
+                         {{2 << 20, 7}, ""},
+                         {{input.size(), 0}, "tail"}}));
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::string expected,
+                                  plan.ApplyToString(in.bytes()));
+  const std::string out_path = dir.path() + "/out";
+  SpliceOptions options;
+  options.copy_file_range_threshold = GetParam().threshold;
+  SpliceStats stats;
+  uint64_t last_progress = 0;
+  options.progress = [&](uint64_t done, uint64_t total) {
+    EXPECT_GE(done, last_progress);
+    EXPECT_EQ(total, expected.size());
+    last_progress = done;
+  };
+  int verified = 0;
+  ASSERT_THAT(WritePlanAtomically(
+                  plan, in, out_path,
+                  [&](ByteView out) {
+                    ++verified;
+                    EXPECT_EQ(AsStringView(out), expected);
+                    return absl::OkStatus();
+                  },
+                  options, &stats),
+              IsOk());
+  EXPECT_EQ(verified, 1);
+  EXPECT_EQ(ReadFile(out_path), expected);
+  EXPECT_EQ(ReadFile(in_path), input);  // input untouched
+  EXPECT_EQ(stats.bytes_written, expected.size());
+  EXPECT_EQ(last_progress, expected.size());
+  if (GetParam().threshold == UINT64_MAX) {
+    EXPECT_EQ(stats.bytes_copy_file_range, 0u);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Paths, SpliceWriterTest,
+                         ::testing::Values(SpliceCase{1 << 20},
+                                           SpliceCase{UINT64_MAX}));
+
+TEST(SpliceWriterTest, FailedVerificationLeavesTargetAndNoTemp) {
+  TempDir dir;
+  const std::string in_path = dir.path() + "/in";
+  const std::string out_path = dir.path() + "/out";
+  WriteFile(in_path, "hello world");
+  WriteFile(out_path, "previous");
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(MappedFile in, MappedFile::Open(in_path));
+  EditPlan plan = EditPlan::Identity(in.size());
+  EXPECT_THAT(WritePlanAtomically(plan, in, out_path,
+                                  [](ByteView) {
+                                    return absl::InvalidArgumentError("bad");
+                                  }),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "verification of the output failed"));
+  EXPECT_EQ(ReadFile(out_path), "previous");
+  // Only the two files remain: no temporary left behind.
+  int entries = 0;
+  for (const char* name : {"in", "out"}) {
+    struct stat st;
+    entries += ::stat((dir.path() + "/" + name).c_str(), &st) == 0;
+  }
+  EXPECT_EQ(entries, 2);
+  EXPECT_EQ(std::system(("test $(ls -A '" + dir.path() + "' | wc -l) -eq 2")
+                            .c_str()),
+            0);
+}
+
+TEST(SpliceWriterTest, WriteBytesAtomically) {
+  TempDir dir;
+  const std::string out_path = dir.path() + "/o";
+  ASSERT_THAT(WriteBytesAtomically(AsBytes("payload"), out_path, nullptr),
+              IsOk());
+  EXPECT_EQ(ReadFile(out_path), "payload");
+}
+
+TEST(MappedFileTest, ErrorsNameThePath) {
+  EXPECT_THAT(MappedFile::Open("/nonexistent/x"),
+              StatusIs(absl::StatusCode::kNotFound, "/nonexistent/x"));
+  EXPECT_THAT(MappedFile::Open("/"),
+              StatusIs(absl::StatusCode::kInvalidArgument, "regular file"));
+}
+
+TEST(MappedFileTest, EmptyFileMapsToEmptyView) {
+  TempDir dir;
+  WriteFile(dir.path() + "/e", "");
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(MappedFile f,
+                                  MappedFile::Open(dir.path() + "/e"));
+  EXPECT_EQ(f.size(), 0u);
+  EXPECT_TRUE(f.bytes().empty());
+}
+
+}  // namespace
+}  // namespace flinkstate::serde

@@ -1,0 +1,847 @@
+// Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
+
+#include "flinkstate/metadata_reader.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "serde/data_input.h"
+#include "serde/status_macros.h"
+
+namespace flinkstate {
+namespace {
+
+using serde::ByteView;
+using serde::DataInput;
+
+// One step of the item path shown in errors: "name" or "name[index]".
+struct PathSegment {
+  const char* name;
+  int64_t index;
+};
+
+class MetadataDecoder {
+ public:
+  MetadataDecoder(ByteView input, const MetadataReadOptions& options)
+      : in_(input), options_(options) {}
+
+  absl::Status ReadMetadata(CheckpointMetadata* m);
+  absl::Status ReadSnapshot(OperatorSnapshot* s);
+
+ private:
+  // Keeps a path segment pushed for the lifetime of the scope.
+  class Scope {
+   public:
+    Scope(MetadataDecoder* d, const char* name, int64_t index = -1) : d_(d) {
+      d_->path_.push_back({name, index});
+    }
+    ~Scope() { d_->path_.pop_back(); }
+
+   private:
+    MetadataDecoder* d_;
+  };
+
+  // Prefixes a failed status with the layer and the current item path.
+  absl::Status Wrap(const absl::Status& s) const {
+    if (s.ok()) return s;
+    absl::string_view msg = s.message();
+    if (absl::StartsWith(msg, "serde: ")) msg.remove_prefix(7);
+    return absl::Status(s.code(), absl::StrCat("metadata: ", Path(), ": ", msg));
+  }
+  absl::Status Error(absl::StatusCode code, absl::string_view what) const {
+    return Wrap(in_.Fail(code, what));
+  }
+  absl::Status Invalid(absl::string_view what) const {
+    return Error(absl::StatusCode::kInvalidArgument, what);
+  }
+  std::string Path() const {
+    if (path_.empty()) return "header";
+    std::string p;
+    for (const PathSegment& s : path_) {
+      if (!p.empty() && s.name[0] != '[') p += '.';
+      p += s.name;
+      if (s.index >= 0) absl::StrAppend(&p, "[", s.index, "]");
+    }
+    return p;
+  }
+
+  absl::Status I8(int8_t* v) { return Wrap(in_.ReadInt8(v)); }
+  absl::Status U8(uint8_t* v) { return Wrap(in_.ReadUint8(v)); }
+  absl::Status I32(int32_t* v) { return Wrap(in_.ReadInt32(v)); }
+  absl::Status I64(int64_t* v) { return Wrap(in_.ReadInt64(v)); }
+  absl::Status Bool(bool* v) { return Wrap(in_.ReadBool(v)); }
+  absl::Status ReadUtf(Utf* u) {
+    const uint64_t start = in_.position();
+    absl::Status s = in_.ReadModifiedUtf8(&u->value);
+    u->range = {start, in_.position() - start};
+    return Wrap(s);
+  }
+
+  // Reads an i32 element count and checks that `count * min_bytes` bytes are
+  // left, so that no container is sized from an impossible count.
+  absl::Status ReadCount(absl::string_view what, uint64_t min_bytes,
+                         int32_t* count) {
+    FLINKSTATE_RETURN_IF_ERROR(I32(count));
+    if (*count < 0) {
+      return Invalid(absl::StrCat("negative ", what, " count ", *count));
+    }
+    if (static_cast<uint64_t>(*count) * min_bytes > in_.remaining()) {
+      return Error(absl::StatusCode::kOutOfRange,
+                   absl::StrCat(what, " count ", *count, " needs at least ",
+                                static_cast<uint64_t>(*count) * min_bytes,
+                                " bytes, ", in_.remaining(), " left"));
+    }
+    return absl::OkStatus();
+  }
+
+  // i32 count + count x i64, skipped.
+  absl::Status ReadOffsets(OffsetsArray* a) {
+    int32_t n;
+    FLINKSTATE_RETURN_IF_ERROR(ReadCount("offset", 8, &n));
+    a->count = static_cast<uint32_t>(n);
+    a->range = {in_.position(), uint64_t{8} * a->count};
+    return Wrap(in_.SkipArray(a->count, 8));
+  }
+
+  // i32 length + bytes, skipped.
+  absl::Status ReadBlob(SourceRange* r) {
+    int32_t n;
+    FLINKSTATE_RETURN_IF_ERROR(I32(&n));
+    if (n < 0) return Invalid(absl::StrCat("negative byte length ", n));
+    *r = {in_.position(), static_cast<uint64_t>(n)};
+    return Wrap(in_.Skip(static_cast<uint64_t>(n)));
+  }
+
+  absl::Status Enter() {
+    if (++depth_ > options_.max_depth) {
+      return Error(absl::StatusCode::kResourceExhausted,
+                   absl::StrCat("handles nested deeper than ",
+                                options_.max_depth));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status ReadMasterState(MasterState* m);
+  absl::Status ReadOperator(OperatorState* op);
+  absl::Status ReadSubtaskV1(OperatorSubtaskState* st);
+  absl::Status ReadSubtaskCommon(OperatorSubtaskState* st);
+  absl::Status ReadChannelLists(OperatorSubtaskState* st);
+  absl::Status ReadStreamHandle(StreamStateHandle* h);
+  absl::Status ReadStreamHandleBody(StreamStateHandle* h);
+  absl::Status ReadKeyedHandle(KeyedStateHandle* h);
+  absl::Status ReadKeyedHandleBody(KeyedStateHandle* h);
+  absl::Status ReadKeyGroupsBody(int32_t* start, int32_t* num,
+                                 OffsetsArray* offsets,
+                                 std::unique_ptr<StreamStateHandle>* delegate);
+  absl::Status ReadNamedHandles(std::vector<NamedStreamHandle>* out);
+  absl::Status ReadOperatorHandle(OperatorStateHandle* h);
+  absl::Status ReadChannelHandle(bool input, ChannelStateHandle* h);
+  absl::Status ReadChannelHandleV1Body(ChannelStateHandle* h);
+  absl::Status ReadMergedChannelOffsets(ChannelStateHandle* h);
+  absl::Status ReadHandleList(const char* what,
+                              std::vector<OperatorStateHandle>* out,
+                              int32_t* count);
+
+  DataInput in_;
+  const MetadataReadOptions& options_;
+  std::vector<PathSegment> path_;
+  uint32_t version_ = 0;
+  int depth_ = 0;
+};
+
+absl::Status MetadataDecoder::ReadMetadata(CheckpointMetadata* m) {
+  uint32_t magic;
+  FLINKSTATE_RETURN_IF_ERROR(Wrap(in_.ReadUint32(&magic)));
+  if (magic != kMetadataMagic) {
+    return Wrap(absl::InvalidArgumentError(absl::StrCat(
+        "serde: not a Flink metadata file (magic 0x",
+        absl::Hex(magic, absl::kZeroPad8), ", expected 0x4960672d) at byte 0")));
+  }
+  FLINKSTATE_RETURN_IF_ERROR(Wrap(in_.ReadUint32(&m->version)));
+  version_ = m->version;
+  if (version_ == 0) {
+    return Error(absl::StatusCode::kUnimplemented,
+                 "metadata version 0 (Flink 1.1 savepoints) is not supported");
+  }
+  if (version_ > 7) {
+    return Error(absl::StatusCode::kUnimplemented,
+                 absl::StrCat("unknown metadata version ", version_,
+                              " (known: 1 to 7)"));
+  }
+  FLINKSTATE_RETURN_IF_ERROR(I64(&m->checkpoint_id));
+  if (version_ >= 2) {
+    if (m->checkpoint_id < 0) {
+      return Invalid(absl::StrCat("negative checkpoint id ", m->checkpoint_id));
+    }
+    int32_t n;
+    FLINKSTATE_RETURN_IF_ERROR(ReadCount("master state", 8, &n));
+    m->master_states.resize(n);
+    for (int32_t i = 0; i < n; ++i) {
+      Scope s(this, "masterStates", i);
+      FLINKSTATE_RETURN_IF_ERROR(ReadMasterState(&m->master_states[i]));
+    }
+  }
+  int32_t n;
+  FLINKSTATE_RETURN_IF_ERROR(
+      ReadCount(version_ == 1 ? "task state" : "operator state", 24, &n));
+  m->operators.resize(n);
+  for (int32_t i = 0; i < n; ++i) {
+    Scope s(this, "operators", i);
+    FLINKSTATE_RETURN_IF_ERROR(ReadOperator(&m->operators[i]));
+  }
+  const uint64_t rest_at = in_.position();
+  const SourceRange rest{rest_at, in_.remaining()};
+  if (version_ >= 4) {
+    Scope s(this, "checkpointProperties");
+    ByteView b = serde::Slice(in_.data(), {rest_at - in_.base_offset(), rest.size});
+    if (b.size() < 5 || b[0] != 0xAC || b[1] != 0xED || b[2] != 0x00 ||
+        b[3] != 0x05) {
+      return Invalid(
+          "expected the Java-serialized CheckpointProperties (AC ED 00 05) "
+          "after the last operator");
+    }
+    m->properties = rest;
+  } else {
+    m->trailing = rest;
+  }
+  return Wrap(in_.Skip(rest.size));
+}
+
+absl::Status MetadataDecoder::ReadMasterState(MasterState* m) {
+  const uint64_t start = in_.position();
+  uint32_t magic;
+  FLINKSTATE_RETURN_IF_ERROR(Wrap(in_.ReadUint32(&magic)));
+  if (magic != kMasterStateMagic) {
+    return Invalid(absl::StrCat("bad master state magic 0x",
+                                absl::Hex(magic, absl::kZeroPad8)));
+  }
+  int32_t len;
+  FLINKSTATE_RETURN_IF_ERROR(I32(&len));
+  if (len <= 0) return Invalid(absl::StrCat("master state length ", len));
+  if (static_cast<uint64_t>(len) > in_.remaining()) {
+    return Error(absl::StatusCode::kOutOfRange,
+                 absl::StrCat("master state of ", len, " bytes, ",
+                              in_.remaining(), " left"));
+  }
+  const uint64_t block_end = in_.position() + static_cast<uint64_t>(len);
+  FLINKSTATE_RETURN_IF_ERROR(I32(&m->version));
+  FLINKSTATE_RETURN_IF_ERROR(ReadUtf(&m->name));
+  FLINKSTATE_RETURN_IF_ERROR(ReadBlob(&m->payload));
+  if (in_.position() != block_end) {
+    return Invalid(absl::StrCat("master state block declares ", len,
+                                " bytes but its fields end at byte ",
+                                in_.position(), ", not ", block_end));
+  }
+  m->range = {start, in_.position() - start};
+  return absl::OkStatus();
+}
+
+absl::Status MetadataDecoder::ReadOperator(OperatorState* op) {
+  const uint64_t start = in_.position();
+  if (version_ >= 5) {
+    { Scope s(this, "name"); FLINKSTATE_RETURN_IF_ERROR(ReadUtf(&op->name)); }
+    { Scope s(this, "uid"); FLINKSTATE_RETURN_IF_ERROR(ReadUtf(&op->uid)); }
+  }
+  ByteView id;
+  FLINKSTATE_RETURN_IF_ERROR(Wrap(in_.ReadBytes(16, &id)));
+  std::copy(id.begin(), id.end(), op->id.begin());
+  FLINKSTATE_RETURN_IF_ERROR(I32(&op->parallelism));
+  FLINKSTATE_RETURN_IF_ERROR(I32(&op->max_parallelism));
+  if (version_ <= 2) FLINKSTATE_RETURN_IF_ERROR(I32(&op->chain_length));
+  if (version_ >= 3) {
+    Scope s(this, "coordinatorState");
+    FLINKSTATE_RETURN_IF_ERROR(ReadStreamHandle(&op->coordinator_state));
+    const uint8_t t = op->coordinator_state.tag;
+    if (t != 0 && t != 1) {
+      return Wrap(absl::InvalidArgumentError(absl::StrCat(
+          "coordinator state must be a null or byte-stream handle, found tag ",
+          t, " at byte ", op->coordinator_state.range.offset)));
+    }
+  }
+  FLINKSTATE_RETURN_IF_ERROR(I32(&op->num_subtasks));
+  if (op->num_subtasks == -1 && version_ >= 3) {
+    if (op->coordinator_state.tag != 0) {
+      return Invalid("fully finished operator with coordinator state");
+    }
+  } else {
+    if (op->num_subtasks < 0) {
+      return Invalid(absl::StrCat("negative subtask count ", op->num_subtasks));
+    }
+    if (static_cast<uint64_t>(op->num_subtasks) * 4 > in_.remaining()) {
+      return Error(absl::StatusCode::kOutOfRange,
+                   absl::StrCat("subtask count ", op->num_subtasks,
+                                " exceeds the bytes left"));
+    }
+    op->subtasks.resize(op->num_subtasks);
+    for (int32_t i = 0; i < op->num_subtasks; ++i) {
+      Scope s(this, "subtasks", i);
+      OperatorSubtaskState& st = op->subtasks[i];
+      const uint64_t st_start = in_.position();
+      FLINKSTATE_RETURN_IF_ERROR(I32(&st.subtask_index));
+      if (version_ >= 3 && st.subtask_index < 0) {
+        st.finished = true;
+        st.subtask_index = -st.subtask_index - 1;
+      } else if (st.subtask_index < 0) {
+        return Invalid(absl::StrCat("negative subtask index ", st.subtask_index));
+      } else if (version_ == 1) {
+        FLINKSTATE_RETURN_IF_ERROR(ReadSubtaskV1(&st));
+      } else {
+        if (version_ == 2) {
+          FLINKSTATE_RETURN_IF_ERROR(I64(&st.duration));
+          FLINKSTATE_RETURN_IF_ERROR(I32(&st.legacy_count));
+          if (st.legacy_count < 0 || st.legacy_count > 1) {
+            return Invalid(absl::StrCat("legacy state count ", st.legacy_count,
+                                        " (expected 0 or 1)"));
+          }
+          if (st.legacy_count == 1) {
+            Scope l(this, "legacyOperatorState");
+            st.legacy.emplace_back();
+            FLINKSTATE_RETURN_IF_ERROR(ReadStreamHandle(&st.legacy.back()));
+          }
+        }
+        FLINKSTATE_RETURN_IF_ERROR(ReadSubtaskCommon(&st));
+        if (version_ >= 3) FLINKSTATE_RETURN_IF_ERROR(ReadChannelLists(&st));
+        if (version_ >= 7) {
+          uint8_t marker;
+          FLINKSTATE_RETURN_IF_ERROR(U8(&marker));
+          if (marker > 1) {
+            return Invalid(absl::StrCat("bad refCheckpointId marker ", marker));
+          }
+          st.has_ref_checkpoint_id = marker == 1;
+          if (st.has_ref_checkpoint_id) {
+            FLINKSTATE_RETURN_IF_ERROR(I64(&st.ref_checkpoint_id));
+          }
+        }
+      }
+      st.range = {st_start, in_.position() - st_start};
+    }
+  }
+  op->range = {start, in_.position() - start};
+  return absl::OkStatus();
+}
+
+absl::Status MetadataDecoder::ReadHandleList(
+    const char* what, std::vector<OperatorStateHandle>* out, int32_t* count) {
+  Scope s(this, what);
+  FLINKSTATE_RETURN_IF_ERROR(ReadCount("handle", 1, count));
+  out->resize(*count);
+  for (int32_t i = 0; i < *count; ++i) {
+    Scope e(this, "", i);
+    FLINKSTATE_RETURN_IF_ERROR(ReadOperatorHandle(&(*out)[i]));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status MetadataDecoder::ReadSubtaskV1(OperatorSubtaskState* st) {
+  FLINKSTATE_RETURN_IF_ERROR(I64(&st->duration));
+  {
+    Scope s(this, "legacyOperatorState");
+    FLINKSTATE_RETURN_IF_ERROR(ReadCount("handle", 1, &st->legacy_count));
+    st->legacy.resize(st->legacy_count);
+    for (int32_t i = 0; i < st->legacy_count; ++i) {
+      Scope e(this, "", i);
+      FLINKSTATE_RETURN_IF_ERROR(ReadStreamHandle(&st->legacy[i]));
+    }
+  }
+  FLINKSTATE_RETURN_IF_ERROR(ReadHandleList("managedOperatorState",
+                                            &st->managed_operator_state,
+                                            &st->has_managed_operator_state));
+  FLINKSTATE_RETURN_IF_ERROR(ReadHandleList("rawOperatorState",
+                                            &st->raw_operator_state,
+                                            &st->has_raw_operator_state));
+  {
+    Scope s(this, "managedKeyedState");
+    st->managed_keyed_state.emplace_back();
+    FLINKSTATE_RETURN_IF_ERROR(ReadKeyedHandle(&st->managed_keyed_state[0]));
+  }
+  Scope s(this, "rawKeyedState");
+  st->raw_keyed_state.emplace_back();
+  return ReadKeyedHandle(&st->raw_keyed_state[0]);
+}
+
+absl::Status MetadataDecoder::ReadSubtaskCommon(OperatorSubtaskState* st) {
+  FLINKSTATE_RETURN_IF_ERROR(I32(&st->has_managed_operator_state));
+  if (st->has_managed_operator_state != 0) {
+    Scope s(this, "managedOperatorState");
+    st->managed_operator_state.emplace_back();
+    FLINKSTATE_RETURN_IF_ERROR(
+        ReadOperatorHandle(&st->managed_operator_state.back()));
+  }
+  FLINKSTATE_RETURN_IF_ERROR(I32(&st->has_raw_operator_state));
+  if (st->has_raw_operator_state != 0) {
+    Scope s(this, "rawOperatorState");
+    st->raw_operator_state.emplace_back();
+    FLINKSTATE_RETURN_IF_ERROR(
+        ReadOperatorHandle(&st->raw_operator_state.back()));
+  }
+  {
+    Scope s(this, "managedKeyedState");
+    st->managed_keyed_state.emplace_back();
+    FLINKSTATE_RETURN_IF_ERROR(ReadKeyedHandle(&st->managed_keyed_state[0]));
+  }
+  Scope s(this, "rawKeyedState");
+  st->raw_keyed_state.emplace_back();
+  return ReadKeyedHandle(&st->raw_keyed_state[0]);
+}
+
+absl::Status MetadataDecoder::ReadChannelLists(OperatorSubtaskState* st) {
+  for (bool input : {true, false}) {
+    Scope s(this, input ? "inputChannelState" : "resultSubpartitionState");
+    auto& list = input ? st->input_channel_state : st->result_subpartition_state;
+    int32_t n;
+    FLINKSTATE_RETURN_IF_ERROR(ReadCount("channel handle", 17, &n));
+    list.resize(n);
+    for (int32_t i = 0; i < n; ++i) {
+      Scope e(this, "", i);
+      FLINKSTATE_RETURN_IF_ERROR(ReadChannelHandle(input, &list[i]));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status MetadataDecoder::ReadStreamHandle(StreamStateHandle* h) {
+  FLINKSTATE_RETURN_IF_ERROR(Enter());
+  const uint64_t start = in_.position();
+  absl::Status s = ReadStreamHandleBody(h);
+  h->range = {start, in_.position() - start};
+  --depth_;
+  return s;
+}
+
+absl::Status MetadataDecoder::ReadStreamHandleBody(StreamStateHandle* h) {
+  FLINKSTATE_RETURN_IF_ERROR(U8(&h->tag));
+  switch (static_cast<HandleTag>(h->tag)) {
+    case HandleTag::kNull:
+    case HandleTag::kEmptySegmentFile:
+      return absl::OkStatus();
+    case HandleTag::kByteStream:
+      FLINKSTATE_RETURN_IF_ERROR(ReadUtf(&h->name));
+      return ReadBlob(&h->data);
+    case HandleTag::kFileStream:
+      FLINKSTATE_RETURN_IF_ERROR(I64(&h->state_size));
+      return ReadUtf(&h->path);
+    case HandleTag::kRelativeStream:
+      FLINKSTATE_RETURN_IF_ERROR(ReadUtf(&h->path));
+      return I64(&h->state_size);
+    case HandleTag::kKeyGroups:
+      return ReadKeyGroupsBody(&h->start_key_group, &h->num_key_groups,
+                               &h->key_group_offsets, &h->delegate);
+    case HandleTag::kSegmentFile:
+      FLINKSTATE_RETURN_IF_ERROR(I64(&h->start_pos));
+      FLINKSTATE_RETURN_IF_ERROR(I64(&h->state_size));
+      FLINKSTATE_RETURN_IF_ERROR(I32(&h->scope_ordinal));
+      FLINKSTATE_RETURN_IF_ERROR(ReadUtf(&h->path));
+      return ReadUtf(&h->logical_file_id);
+    default:
+      return Wrap(absl::InvalidArgumentError(absl::StrCat(
+          "serde: unknown stream state handle tag ", h->tag, " at byte ",
+          in_.position() - 1)));
+  }
+}
+
+absl::Status MetadataDecoder::ReadKeyGroupsBody(
+    int32_t* start, int32_t* num, OffsetsArray* offsets,
+    std::unique_ptr<StreamStateHandle>* delegate) {
+  FLINKSTATE_RETURN_IF_ERROR(I32(start));
+  // numKeyGroups is written before the offsets and must equal their count.
+  const uint64_t num_at = in_.position();
+  FLINKSTATE_RETURN_IF_ERROR(I32(num));
+  if (*num < 0) return Invalid(absl::StrCat("negative key-group count ", *num));
+  FLINKSTATE_RETURN_IF_ERROR(Wrap(in_.Seek(num_at)));
+  FLINKSTATE_RETURN_IF_ERROR(ReadOffsets(offsets));
+  Scope s(this, "delegate");
+  *delegate = std::make_unique<StreamStateHandle>();
+  return ReadStreamHandle(delegate->get());
+}
+
+absl::Status MetadataDecoder::ReadNamedHandles(
+    std::vector<NamedStreamHandle>* out) {
+  int32_t n;
+  FLINKSTATE_RETURN_IF_ERROR(ReadCount("state handle", 3, &n));
+  out->resize(n);
+  for (int32_t i = 0; i < n; ++i) {
+    Scope e(this, "", i);
+    FLINKSTATE_RETURN_IF_ERROR(ReadUtf(&(*out)[i].local_path));
+    FLINKSTATE_RETURN_IF_ERROR(ReadStreamHandle(&(*out)[i].handle));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status MetadataDecoder::ReadKeyedHandle(KeyedStateHandle* h) {
+  FLINKSTATE_RETURN_IF_ERROR(Enter());
+  const uint64_t start = in_.position();
+  absl::Status s = ReadKeyedHandleBody(h);
+  h->range = {start, in_.position() - start};
+  --depth_;
+  return s;
+}
+
+absl::Status MetadataDecoder::ReadKeyedHandleBody(KeyedStateHandle* h) {
+  FLINKSTATE_RETURN_IF_ERROR(U8(&h->tag));
+  switch (static_cast<HandleTag>(h->tag)) {
+    case HandleTag::kNull:
+      return absl::OkStatus();
+    case HandleTag::kKeyGroups:
+    case HandleTag::kSavepointKeyGroups:
+    case HandleTag::kKeyGroupsV2:
+      FLINKSTATE_RETURN_IF_ERROR(
+          ReadKeyGroupsBody(&h->start_key_group, &h->num_key_groups,
+                            &h->key_group_offsets, &h->delegate));
+      if (h->tag == static_cast<uint8_t>(HandleTag::kKeyGroupsV2)) {
+        return ReadUtf(&h->state_handle_id);
+      }
+      return absl::OkStatus();
+    case HandleTag::kIncrementalKeyGroups:
+    case HandleTag::kIncrementalKeyGroupsV2: {
+      const bool v2 = h->tag == static_cast<uint8_t>(HandleTag::kIncrementalKeyGroupsV2);
+      FLINKSTATE_RETURN_IF_ERROR(I64(&h->checkpoint_id));
+      FLINKSTATE_RETURN_IF_ERROR(ReadUtf(&h->backend_identifier));
+      FLINKSTATE_RETURN_IF_ERROR(I32(&h->start_key_group));
+      FLINKSTATE_RETURN_IF_ERROR(I32(&h->num_key_groups));
+      if (v2) FLINKSTATE_RETURN_IF_ERROR(I64(&h->checkpointed_size));
+      {
+        Scope s(this, "metaDataState");
+        h->meta_data = std::make_unique<StreamStateHandle>();
+        FLINKSTATE_RETURN_IF_ERROR(ReadStreamHandle(h->meta_data.get()));
+      }
+      {
+        Scope s(this, "sharedState");
+        FLINKSTATE_RETURN_IF_ERROR(ReadNamedHandles(&h->shared_state));
+      }
+      {
+        Scope s(this, "privateState");
+        FLINKSTATE_RETURN_IF_ERROR(ReadNamedHandles(&h->private_state));
+      }
+      if (v2) return ReadUtf(&h->state_handle_id);
+      return absl::OkStatus();
+    }
+    case HandleTag::kChangelog:
+    case HandleTag::kChangelogV2: {
+      FLINKSTATE_RETURN_IF_ERROR(I32(&h->start_key_group));
+      FLINKSTATE_RETURN_IF_ERROR(I32(&h->num_key_groups));
+      FLINKSTATE_RETURN_IF_ERROR(I64(&h->checkpointed_size));
+      for (bool materialized : {true, false}) {
+        Scope s(this, materialized ? "materialized" : "nonMaterialized");
+        auto& list = materialized ? h->materialized : h->non_materialized;
+        int32_t n;
+        FLINKSTATE_RETURN_IF_ERROR(ReadCount("keyed handle", 1, &n));
+        list.resize(n);
+        for (int32_t i = 0; i < n; ++i) {
+          Scope e(this, "", i);
+          FLINKSTATE_RETURN_IF_ERROR(ReadKeyedHandle(&list[i]));
+        }
+      }
+      FLINKSTATE_RETURN_IF_ERROR(I64(&h->materialization_id));
+      if (h->tag == static_cast<uint8_t>(HandleTag::kChangelogV2)) {
+        FLINKSTATE_RETURN_IF_ERROR(I64(&h->checkpoint_id));
+      }
+      return ReadUtf(&h->state_handle_id);
+    }
+    case HandleTag::kChangelogByteIncrement: {
+      FLINKSTATE_RETURN_IF_ERROR(I32(&h->start_key_group));
+      FLINKSTATE_RETURN_IF_ERROR(I32(&h->num_key_groups));
+      FLINKSTATE_RETURN_IF_ERROR(I64(&h->from));
+      FLINKSTATE_RETURN_IF_ERROR(I64(&h->to));
+      int32_t n;
+      FLINKSTATE_RETURN_IF_ERROR(ReadCount("change", 8, &n));
+      h->num_changes = static_cast<uint32_t>(n);
+      const uint64_t changes_at = in_.position();
+      for (int32_t i = 0; i < n; ++i) {
+        Scope e(this, "changes", i);
+        int32_t key_group;
+        SourceRange change;
+        FLINKSTATE_RETURN_IF_ERROR(I32(&key_group));
+        FLINKSTATE_RETURN_IF_ERROR(ReadBlob(&change));
+      }
+      h->changes = {changes_at, in_.position() - changes_at};
+      return ReadUtf(&h->state_handle_id);
+    }
+    case HandleTag::kChangelogFileIncrement:
+    case HandleTag::kChangelogFileIncrementV2: {
+      FLINKSTATE_RETURN_IF_ERROR(I32(&h->start_key_group));
+      FLINKSTATE_RETURN_IF_ERROR(I32(&h->num_key_groups));
+      int32_t n;
+      FLINKSTATE_RETURN_IF_ERROR(ReadCount("increment", 9, &n));
+      h->increments.resize(n);
+      for (int32_t i = 0; i < n; ++i) {
+        Scope e(this, "increments", i);
+        FLINKSTATE_RETURN_IF_ERROR(I64(&h->increments[i].offset));
+        FLINKSTATE_RETURN_IF_ERROR(ReadStreamHandle(&h->increments[i].handle));
+      }
+      FLINKSTATE_RETURN_IF_ERROR(I64(&h->state_size));
+      if (h->tag == static_cast<uint8_t>(HandleTag::kChangelogFileIncrementV2)) {
+        FLINKSTATE_RETURN_IF_ERROR(I64(&h->checkpointed_size));
+        FLINKSTATE_RETURN_IF_ERROR(ReadUtf(&h->state_handle_id));
+        return ReadUtf(&h->storage_identifier);
+      }
+      return ReadUtf(&h->state_handle_id);
+    }
+    default:
+      return Wrap(absl::InvalidArgumentError(absl::StrCat(
+          "serde: unknown keyed state handle tag ", h->tag, " at byte ",
+          in_.position() - 1)));
+  }
+}
+
+absl::Status MetadataDecoder::ReadOperatorHandle(OperatorStateHandle* h) {
+  FLINKSTATE_RETURN_IF_ERROR(Enter());
+  const uint64_t start = in_.position();
+  FLINKSTATE_RETURN_IF_ERROR(U8(&h->tag));
+  const auto tag = static_cast<HandleTag>(h->tag);
+  if (tag != HandleTag::kNull && tag != HandleTag::kPartitionableOperator &&
+      tag != HandleTag::kSegmentPartitionableOperator) {
+    return Wrap(absl::InvalidArgumentError(
+        absl::StrCat("serde: unknown operator state handle tag ", h->tag,
+                     " at byte ", start)));
+  }
+  if (tag != HandleTag::kNull) {
+    h->count_range = {in_.position(), 4};
+    int32_t n;
+    // An entry is at least a 2-byte name, a mode byte and an i32 count.
+    FLINKSTATE_RETURN_IF_ERROR(ReadCount("state name", 7, &n));
+    h->states.resize(n);
+    for (int32_t i = 0; i < n; ++i) {
+      Scope e(this, "stateNameToPartitionOffsets", i);
+      StateNameEntry& entry = h->states[i];
+      const uint64_t entry_start = in_.position();
+      FLINKSTATE_RETURN_IF_ERROR(ReadUtf(&entry.name));
+      FLINKSTATE_RETURN_IF_ERROR(U8(&entry.mode));
+      if (entry.mode > 2) {
+        return Wrap(absl::InvalidArgumentError(absl::StrCat(
+            "serde: state '", entry.name.value, "' has distribution mode ",
+            entry.mode, " (0, 1 or 2 expected) at byte ", in_.position() - 1)));
+      }
+      FLINKSTATE_RETURN_IF_ERROR(ReadOffsets(&entry.offsets));
+      entry.range = {entry_start, in_.position() - entry_start};
+    }
+    if (tag == HandleTag::kSegmentPartitionableOperator) {
+      FLINKSTATE_RETURN_IF_ERROR(ReadUtf(&h->task_owned_directory));
+      FLINKSTATE_RETURN_IF_ERROR(ReadUtf(&h->shared_directory));
+      FLINKSTATE_RETURN_IF_ERROR(Bool(&h->is_empty));
+    }
+    Scope d(this, "delegate");
+    h->delegate = std::make_unique<StreamStateHandle>();
+    FLINKSTATE_RETURN_IF_ERROR(ReadStreamHandle(h->delegate.get()));
+    if (tag == HandleTag::kSegmentPartitionableOperator &&
+        h->delegate->tag != static_cast<uint8_t>(HandleTag::kSegmentFile) &&
+        h->delegate->tag != static_cast<uint8_t>(HandleTag::kEmptySegmentFile)) {
+      return Wrap(absl::InvalidArgumentError(absl::StrCat(
+          "serde: file-merging operator handle needs a segment delegate "
+          "(tag 15 or 16), found tag ", h->delegate->tag, " at byte ",
+          h->delegate->range.offset)));
+    }
+  }
+  h->range = {start, in_.position() - start};
+  --depth_;
+  return absl::OkStatus();
+}
+
+absl::Status MetadataDecoder::ReadChannelHandleV1Body(ChannelStateHandle* h) {
+  FLINKSTATE_RETURN_IF_ERROR(I32(&h->subtask_index));
+  FLINKSTATE_RETURN_IF_ERROR(I32(&h->info_a));
+  FLINKSTATE_RETURN_IF_ERROR(I32(&h->info_b));
+  FLINKSTATE_RETURN_IF_ERROR(ReadOffsets(&h->offsets));
+  FLINKSTATE_RETURN_IF_ERROR(I64(&h->state_size));
+  Scope d(this, "delegate");
+  return ReadStreamHandle(&h->delegate);
+}
+
+absl::Status MetadataDecoder::ReadMergedChannelOffsets(ChannelStateHandle* h) {
+  FLINKSTATE_RETURN_IF_ERROR(ReadBlob(&h->serialized_channel_offsets));
+  // Validate the table inside the blob without keeping it.
+  DataInput table(serde::Slice(in_.data(),
+                               {h->serialized_channel_offsets.offset -
+                                    in_.base_offset(),
+                                h->serialized_channel_offsets.size}),
+                  h->serialized_channel_offsets.offset);
+  Scope s(this, "serializedChannelOffsets");
+  int32_t n;
+  FLINKSTATE_RETURN_IF_ERROR(Wrap(table.ReadInt32(&n)));
+  if (n < 0 || static_cast<uint64_t>(n) * 20 > table.remaining()) {
+    return Wrap(table.Fail(absl::StatusCode::kInvalidArgument,
+                           absl::StrCat("bad merged channel count ", n)));
+  }
+  h->merged_channels = static_cast<uint32_t>(n);
+  for (int32_t i = 0; i < n; ++i) {
+    int32_t a, b, count;
+    int64_t size;
+    FLINKSTATE_RETURN_IF_ERROR(Wrap(table.ReadInt32(&a)));
+    FLINKSTATE_RETURN_IF_ERROR(Wrap(table.ReadInt32(&b)));
+    FLINKSTATE_RETURN_IF_ERROR(Wrap(table.ReadInt64(&size)));
+    FLINKSTATE_RETURN_IF_ERROR(Wrap(table.ReadInt32(&count)));
+    if (count < 0) {
+      return Wrap(table.Fail(absl::StatusCode::kInvalidArgument,
+                             absl::StrCat("negative offset count ", count)));
+    }
+    FLINKSTATE_RETURN_IF_ERROR(Wrap(table.SkipArray(count, 8)));
+  }
+  if (!table.at_end()) {
+    return Wrap(table.Fail(absl::StatusCode::kInvalidArgument,
+                           "bytes left after the merged channel table"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status MetadataDecoder::ReadChannelHandle(bool input,
+                                                ChannelStateHandle* h) {
+  const uint64_t start = in_.position();
+  if (version_ >= 6) {
+    FLINKSTATE_RETURN_IF_ERROR(U8(&h->type));
+    const bool ok = input ? (h->type == 1 || h->type == 3)
+                          : (h->type == 2 || h->type == 4);
+    if (!ok) {
+      return Wrap(absl::InvalidArgumentError(absl::StrCat(
+          "serde: channel handle type ", h->type, " not allowed in the ",
+          input ? "input channel" : "result subpartition", " list at byte ",
+          start)));
+    }
+    if (h->type >= 3) {
+      FLINKSTATE_RETURN_IF_ERROR(I32(&h->subtask_index));
+      FLINKSTATE_RETURN_IF_ERROR(I64(&h->state_size));
+      {
+        Scope d(this, "delegate");
+        FLINKSTATE_RETURN_IF_ERROR(ReadStreamHandle(&h->delegate));
+      }
+      FLINKSTATE_RETURN_IF_ERROR(ReadMergedChannelOffsets(h));
+      h->range = {start, in_.position() - start};
+      return absl::OkStatus();
+    }
+  }
+  FLINKSTATE_RETURN_IF_ERROR(ReadChannelHandleV1Body(h));
+  h->range = {start, in_.position() - start};
+  return absl::OkStatus();
+}
+
+absl::Status MetadataDecoder::ReadSnapshot(OperatorSnapshot* snap) {
+  version_ = 3;  // handles use the v3 encodings (channel serializer V1)
+  FLINKSTATE_RETURN_IF_ERROR(I32(&snap->header));
+  if (snap->header != 0 && snap->header != 3) {
+    return Wrap(absl::InvalidArgumentError(absl::StrCat(
+        "serde: not an operator snapshot (header ", snap->header,
+        ", expected 0 or 3) at byte 0")));
+  }
+  {
+    Scope s(this, "legacyOperatorState");
+    FLINKSTATE_RETURN_IF_ERROR(ReadStreamHandle(&snap->legacy));
+  }
+  OperatorSubtaskState& st = snap->state;
+  struct OpList {
+    const char* name;
+    int32_t* count;
+    std::vector<OperatorStateHandle>* list;
+  };
+  for (const OpList& l :
+       {OpList{"rawOperatorState", &snap->raw_operator_count,
+               &st.raw_operator_state},
+        OpList{"managedOperatorState", &snap->managed_operator_count,
+               &st.managed_operator_state}}) {
+    Scope s(this, l.name);
+    FLINKSTATE_RETURN_IF_ERROR(I32(l.count));
+    if (*l.count < -1 ||
+        (*l.count > 0 && static_cast<uint64_t>(*l.count) > in_.remaining())) {
+      return Invalid(absl::StrCat("bad handle count ", *l.count));
+    }
+    l.list->resize(std::max(*l.count, 0));
+    for (int32_t i = 0; i < *l.count; ++i) {
+      Scope e(this, "", i);
+      FLINKSTATE_RETURN_IF_ERROR(ReadOperatorHandle(&(*l.list)[i]));
+    }
+  }
+  struct KeyedList {
+    const char* name;
+    int32_t* count;
+    std::vector<KeyedStateHandle>* list;
+  };
+  for (const KeyedList& l :
+       {KeyedList{"rawKeyedState", &snap->raw_keyed_count, &st.raw_keyed_state},
+        KeyedList{"managedKeyedState", &snap->managed_keyed_count,
+                  &st.managed_keyed_state}}) {
+    Scope s(this, l.name);
+    FLINKSTATE_RETURN_IF_ERROR(I32(l.count));
+    if (*l.count < -1 ||
+        (*l.count > 0 && static_cast<uint64_t>(*l.count) > in_.remaining())) {
+      return Invalid(absl::StrCat("bad handle count ", *l.count));
+    }
+    l.list->resize(std::max(*l.count, 0));
+    for (int32_t i = 0; i < *l.count; ++i) {
+      Scope e(this, "", i);
+      FLINKSTATE_RETURN_IF_ERROR(ReadKeyedHandle(&(*l.list)[i]));
+    }
+  }
+  if (snap->header == 3) {
+    for (bool input : {true, false}) {
+      Scope s(this, input ? "inputChannelState" : "resultSubpartitionState");
+      int32_t* count = input ? &snap->input_channel_count
+                             : &snap->result_subpartition_count;
+      FLINKSTATE_RETURN_IF_ERROR(I32(count));
+      // The writer repeats the input count before the output list; the
+      // reader reads that many output handles.
+      FLINKSTATE_RETURN_IF_ERROR(
+          Wrap(in_.Seek(in_.position() - 4)));
+      int32_t n;
+      FLINKSTATE_RETURN_IF_ERROR(ReadCount("channel handle", 17, &n));
+      auto& list = input ? st.input_channel_state : st.result_subpartition_state;
+      list.resize(n);
+      for (int32_t i = 0; i < n; ++i) {
+        Scope e(this, "", i);
+        FLINKSTATE_RETURN_IF_ERROR(ReadChannelHandle(input, &list[i]));
+      }
+    }
+  }
+  snap->trailing = {in_.position(), in_.remaining()};
+  if (!in_.at_end()) {
+    return Invalid(absl::StrCat(in_.remaining(),
+                                " unexpected bytes after the operator snapshot"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<CheckpointMetadata> ReadCheckpointMetadata(
+    ByteView input, const MetadataReadOptions& options) {
+  CheckpointMetadata m;
+  MetadataDecoder d(input, options);
+  FLINKSTATE_RETURN_IF_ERROR(d.ReadMetadata(&m));
+  return m;
+}
+
+absl::StatusOr<OperatorSnapshot> ReadOperatorSnapshot(
+    ByteView input, const MetadataReadOptions& options) {
+  OperatorSnapshot s;
+  MetadataDecoder d(input, options);
+  FLINKSTATE_RETURN_IF_ERROR(d.ReadSnapshot(&s));
+  return s;
+}
+
+absl::StatusOr<StateFile> ReadStateFile(ByteView input,
+                                        const MetadataReadOptions& options) {
+  StateFile f;
+  f.size = input.size();
+  if (input.size() >= 4 && input[0] == 0x49 && input[1] == 0x60 &&
+      input[2] == 0x67 && input[3] == 0x2D) {
+    f.kind = StateFileKind::kMetadata;
+    FLINKSTATE_ASSIGN_OR_RETURN(f.metadata, ReadCheckpointMetadata(input, options));
+    return f;
+  }
+  if (input.size() >= 4 && input[0] == 0xAC && input[1] == 0xED) {
+    return absl::InvalidArgumentError(
+        "metadata: header: this is a Java serialization stream (AC ED), not a "
+        "Flink metadata or operator-snapshot file at byte 0");
+  }
+  if (input.size() >= 4 && input[0] == 0 && input[1] == 0 && input[2] == 0 &&
+      (input[3] == 0 || input[3] == 3)) {
+    f.kind = StateFileKind::kOperatorSnapshot;
+    FLINKSTATE_ASSIGN_OR_RETURN(f.snapshot, ReadOperatorSnapshot(input, options));
+    return f;
+  }
+  return absl::InvalidArgumentError(
+      "metadata: header: neither a Flink metadata file (magic 49 60 67 2d) nor "
+      "an operator snapshot (header 0 or 3) at byte 0");
+}
+
+}  // namespace flinkstate

@@ -1,0 +1,60 @@
+// Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
+//
+// File: metadata_reader.h
+// -----------------------------------------------------------------------------
+// Readers for Flink's `_metadata` format (versions 1-7) and for
+// `OperatorSnapshotUtil` operator-snapshot files, producing the lazy model of
+// checkpoint_metadata.h.
+//
+//   FLINKSTATE_ASSIGN_OR_RETURN(CheckpointMetadata m,
+//                               ReadCheckpointMetadata(file.bytes()));
+//
+// Java: `Checkpoints.loadCheckpointMetadata` -> `MetadataSerializers` ->
+// `MetadataV1Serializer` (Flink 1.2 reader, as of 1.3), `MetadataV2Serializer`,
+// `MetadataV3Serializer` ... `MetadataV7Serializer`, all built on
+// `MetadataV2V3SerializerBase` (handle tags 0-17) and the channel-state
+// serializers `ChannelStateHandleSerializerV1`/`V2`.
+//
+// Return values:
+//   `InvalidArgument` for malformed bytes (bad magic, a tag not allowed in its
+//   context, a negative count, bad modified UTF-8, inconsistent lengths);
+//   `OutOfRange` when the input ends inside an item;
+//   `Unimplemented` for metadata version 0 (Flink 1.1) and unknown versions;
+//   `ResourceExhausted` when nesting exceeds `max_depth`.
+// Messages read "metadata: <item path>: <problem> at byte <offset>", e.g.
+// "metadata: operators[3].subtasks[1].managedOperatorState.delegate: input
+// ends inside i32 (needs 4 bytes, 2 left) at byte 4711".
+//
+// Counts are checked against the bytes left before anything is reserved, so a
+// hostile count (2^31 offsets in a 100-byte file) fails without allocating.
+
+#ifndef FLINKSTATE_FLINKSTATE_METADATA_READER_H_
+#define FLINKSTATE_FLINKSTATE_METADATA_READER_H_
+
+#include "absl/status/statusor.h"
+#include "flinkstate/checkpoint_metadata.h"
+#include "serde/byte_view.h"
+
+namespace flinkstate {
+
+struct MetadataReadOptions {
+  // Deepest nesting of handles (changelog handles contain keyed handles,
+  // key-group handles contain stream handles, ...).
+  int max_depth = 16;
+};
+
+[[nodiscard]] absl::StatusOr<CheckpointMetadata> ReadCheckpointMetadata(
+    serde::ByteView input, const MetadataReadOptions& options = {});
+
+[[nodiscard]] absl::StatusOr<OperatorSnapshot> ReadOperatorSnapshot(
+    serde::ByteView input, const MetadataReadOptions& options = {});
+
+// Sniffs the kind (metadata magic, else an operator-snapshot header 0 or 3)
+// and reads the file. `InvalidArgument` if it is neither; a Java
+// serialization stream (`AC ED 00 05`) is reported as such.
+[[nodiscard]] absl::StatusOr<StateFile> ReadStateFile(
+    serde::ByteView input, const MetadataReadOptions& options = {});
+
+}  // namespace flinkstate
+
+#endif  // FLINKSTATE_FLINKSTATE_METADATA_READER_H_

@@ -1,0 +1,455 @@
+// Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
+
+#include "flinkstate/metadata_writer.h"
+
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "serde/data_output.h"
+#include "serde/status_macros.h"
+
+namespace flinkstate {
+namespace {
+
+using serde::ByteView;
+using serde::EditPlan;
+
+// Accumulates encoded fields and copy pieces into an edit plan.
+class PlanBuilder {
+ public:
+  PlanBuilder() : out_(&pending_) {}
+
+  serde::DataOutput& out() { return out_; }
+
+  void Copy(SourceRange r) {
+    Flush();
+    plan_.AddCopy(r);
+  }
+
+  absl::Status Utf(const flinkstate::Utf& u) {
+    return out_.WriteModifiedUtf8(u.value);
+  }
+
+  // i32 count + the copied array.
+  void Offsets(const OffsetsArray& a) {
+    out_.WriteInt32(static_cast<int32_t>(a.count));
+    Copy(a.range);
+  }
+
+  // i32 length + the copied bytes.
+  void Blob(SourceRange r) {
+    out_.WriteInt32(static_cast<int32_t>(r.size));
+    Copy(r);
+  }
+
+  EditPlan Finish() {
+    Flush();
+    return std::move(plan_);
+  }
+
+ private:
+  void Flush() {
+    if (!pending_.empty()) {
+      plan_.AddInsert(std::move(pending_));
+      pending_.clear();
+    }
+  }
+
+  std::string pending_;
+  serde::DataOutput out_;
+  EditPlan plan_;
+};
+
+class MetadataEncoder {
+ public:
+  explicit MetadataEncoder(uint32_t version) : version_(version) {}
+
+  absl::Status Metadata(const CheckpointMetadata& m, uint32_t source_version);
+  absl::Status Snapshot(const OperatorSnapshot& s);
+  EditPlan Finish() { return b_.Finish(); }
+
+ private:
+  absl::Status Operator(const OperatorState& op);
+  absl::Status Subtask(const OperatorSubtaskState& st);
+  absl::Status Stream(const StreamStateHandle& h);
+  absl::Status Keyed(const KeyedStateHandle& h);
+  absl::Status OperatorHandle(const OperatorStateHandle& h);
+  absl::Status Channel(const ChannelStateHandle& h, bool input);
+  absl::Status Named(const std::vector<NamedStreamHandle>& list);
+
+  serde::DataOutput& out() { return b_.out(); }
+
+  uint32_t version_;
+  PlanBuilder b_;
+};
+
+absl::Status Unrepresentable(absl::string_view what, uint32_t version) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      "metadata writer: ", what, " cannot be written in metadata version ",
+      version));
+}
+
+absl::Status MetadataEncoder::Metadata(const CheckpointMetadata& m,
+                                       uint32_t source_version) {
+  if (version_ == 1 || (source_version == 1 && version_ != 1)) {
+    return absl::UnimplementedError(
+        "metadata writer: version 1 (Flink 1.2, task-level) files can be "
+        "decoded and copied but not written or converted");
+  }
+  out().WriteUint32(kMetadataMagic);
+  out().WriteUint32(version_);
+  out().WriteInt64(m.checkpoint_id);
+  out().WriteInt32(static_cast<int32_t>(m.master_states.size()));
+  for (const MasterState& ms : m.master_states) {
+    std::string block;
+    serde::DataOutput bo(&block);
+    bo.WriteInt32(ms.version);
+    FLINKSTATE_RETURN_IF_ERROR(bo.WriteModifiedUtf8(ms.name.value));
+    bo.WriteInt32(static_cast<int32_t>(ms.payload.size));
+    out().WriteUint32(kMasterStateMagic);
+    out().WriteInt32(static_cast<int32_t>(block.size() + ms.payload.size));
+    out().WriteBytes(serde::AsBytes(block));
+    b_.Copy(ms.payload);
+  }
+  out().WriteInt32(static_cast<int32_t>(m.operators.size()));
+  for (const OperatorState& op : m.operators) {
+    FLINKSTATE_RETURN_IF_ERROR(Operator(op));
+  }
+  if (version_ >= 4) {
+    if (m.properties.size > 0) {
+      b_.Copy(m.properties);
+    } else {
+      // A Java-serialized null: accepted by Flink's reader (no properties).
+      out().WriteBytes(serde::AsBytes(absl::string_view("\xAC\xED\x00\x05\x70", 5)));
+    }
+  } else {
+    b_.Copy(m.trailing);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status MetadataEncoder::Operator(const OperatorState& op) {
+  if (version_ >= 5) {
+    FLINKSTATE_RETURN_IF_ERROR(b_.Utf(op.name));
+    FLINKSTATE_RETURN_IF_ERROR(b_.Utf(op.uid));
+  }
+  out().WriteBytes(ByteView(op.id.data(), op.id.size()));
+  out().WriteInt32(op.parallelism);
+  out().WriteInt32(op.max_parallelism);
+  if (version_ <= 2) {
+    if (op.coordinator_state.tag != 0) {
+      return Unrepresentable("operator coordinator state", version_);
+    }
+    if (op.fully_finished()) return Unrepresentable("a finished operator", version_);
+    out().WriteInt32(op.chain_length != 0 ? op.chain_length : 1);
+  } else {
+    FLINKSTATE_RETURN_IF_ERROR(Stream(op.coordinator_state));
+  }
+  out().WriteInt32(op.num_subtasks);
+  for (const OperatorSubtaskState& st : op.subtasks) {
+    FLINKSTATE_RETURN_IF_ERROR(Subtask(st));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status MetadataEncoder::Subtask(const OperatorSubtaskState& st) {
+  if (st.finished) {
+    if (version_ <= 2) return Unrepresentable("a finished subtask", version_);
+    out().WriteInt32(-st.subtask_index - 1);
+    return absl::OkStatus();
+  }
+  out().WriteInt32(st.subtask_index);
+  if (version_ == 2) {
+    out().WriteInt64(st.duration != 0 ? st.duration : -1);
+    out().WriteInt32(static_cast<int32_t>(st.legacy.size()));
+    for (const StreamStateHandle& h : st.legacy) FLINKSTATE_RETURN_IF_ERROR(Stream(h));
+  } else if (!st.legacy.empty()) {
+    return Unrepresentable("legacy (pre-1.2 Checkpointed) state", version_);
+  }
+  struct Slot {
+    int32_t flag;
+    const std::vector<OperatorStateHandle>* handles;
+  };
+  for (const Slot& slot : {Slot{st.has_managed_operator_state, &st.managed_operator_state},
+                           Slot{st.has_raw_operator_state, &st.raw_operator_state}}) {
+    if (slot.handles->size() > 1) {
+      return absl::InvalidArgumentError(
+          "metadata writer: more than one operator state handle in a slot");
+    }
+    const int32_t flag = slot.handles->empty() ? 0 : (slot.flag != 0 ? slot.flag : 1);
+    out().WriteInt32(flag);
+    if (!slot.handles->empty()) {
+      FLINKSTATE_RETURN_IF_ERROR(OperatorHandle(slot.handles->front()));
+    }
+  }
+  for (const auto* keyed : {&st.managed_keyed_state, &st.raw_keyed_state}) {
+    if (keyed->empty()) {
+      out().WriteUint8(0);
+    } else {
+      FLINKSTATE_RETURN_IF_ERROR(Keyed(keyed->front()));
+    }
+  }
+  if (version_ >= 3) {
+    for (bool input : {true, false}) {
+      const auto& list = input ? st.input_channel_state : st.result_subpartition_state;
+      out().WriteInt32(static_cast<int32_t>(list.size()));
+      for (const ChannelStateHandle& h : list) {
+        FLINKSTATE_RETURN_IF_ERROR(Channel(h, input));
+      }
+    }
+  } else if (!st.input_channel_state.empty() || !st.result_subpartition_state.empty()) {
+    return Unrepresentable("channel (unaligned checkpoint) state", version_);
+  }
+  if (version_ >= 7) {
+    out().WriteUint8(st.has_ref_checkpoint_id ? 1 : 0);
+    if (st.has_ref_checkpoint_id) out().WriteInt64(st.ref_checkpoint_id);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status MetadataEncoder::Stream(const StreamStateHandle& h) {
+  out().WriteUint8(h.tag);
+  switch (static_cast<HandleTag>(h.tag)) {
+    case HandleTag::kNull:
+    case HandleTag::kEmptySegmentFile:
+      return absl::OkStatus();
+    case HandleTag::kByteStream:
+      FLINKSTATE_RETURN_IF_ERROR(b_.Utf(h.name));
+      b_.Blob(h.data);
+      return absl::OkStatus();
+    case HandleTag::kFileStream:
+      out().WriteInt64(h.state_size);
+      return b_.Utf(h.path);
+    case HandleTag::kRelativeStream:
+      FLINKSTATE_RETURN_IF_ERROR(b_.Utf(h.path));
+      out().WriteInt64(h.state_size);
+      return absl::OkStatus();
+    case HandleTag::kKeyGroups:
+      out().WriteInt32(h.start_key_group);
+      b_.Offsets(h.key_group_offsets);
+      return Stream(*h.delegate);
+    case HandleTag::kSegmentFile:
+      out().WriteInt64(h.start_pos);
+      out().WriteInt64(h.state_size);
+      out().WriteInt32(h.scope_ordinal);
+      FLINKSTATE_RETURN_IF_ERROR(b_.Utf(h.path));
+      return b_.Utf(h.logical_file_id);
+    default:
+      return absl::InternalError(absl::StrCat(
+          "metadata writer: stream handle with unknown tag ", h.tag));
+  }
+}
+
+absl::Status MetadataEncoder::Named(const std::vector<NamedStreamHandle>& list) {
+  out().WriteInt32(static_cast<int32_t>(list.size()));
+  for (const NamedStreamHandle& n : list) {
+    FLINKSTATE_RETURN_IF_ERROR(b_.Utf(n.local_path));
+    FLINKSTATE_RETURN_IF_ERROR(Stream(n.handle));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status MetadataEncoder::Keyed(const KeyedStateHandle& h) {
+  out().WriteUint8(h.tag);
+  switch (static_cast<HandleTag>(h.tag)) {
+    case HandleTag::kNull:
+      return absl::OkStatus();
+    case HandleTag::kKeyGroups:
+    case HandleTag::kSavepointKeyGroups:
+    case HandleTag::kKeyGroupsV2:
+      out().WriteInt32(h.start_key_group);
+      b_.Offsets(h.key_group_offsets);
+      FLINKSTATE_RETURN_IF_ERROR(Stream(*h.delegate));
+      if (h.tag == static_cast<uint8_t>(HandleTag::kKeyGroupsV2)) {
+        return b_.Utf(h.state_handle_id);
+      }
+      return absl::OkStatus();
+    case HandleTag::kIncrementalKeyGroups:
+    case HandleTag::kIncrementalKeyGroupsV2: {
+      const bool v2 = h.tag == static_cast<uint8_t>(HandleTag::kIncrementalKeyGroupsV2);
+      out().WriteInt64(h.checkpoint_id);
+      FLINKSTATE_RETURN_IF_ERROR(b_.Utf(h.backend_identifier));
+      out().WriteInt32(h.start_key_group);
+      out().WriteInt32(h.num_key_groups);
+      if (v2) out().WriteInt64(h.checkpointed_size);
+      FLINKSTATE_RETURN_IF_ERROR(Stream(*h.meta_data));
+      FLINKSTATE_RETURN_IF_ERROR(Named(h.shared_state));
+      FLINKSTATE_RETURN_IF_ERROR(Named(h.private_state));
+      if (v2) return b_.Utf(h.state_handle_id);
+      return absl::OkStatus();
+    }
+    case HandleTag::kChangelog:
+    case HandleTag::kChangelogV2:
+      out().WriteInt32(h.start_key_group);
+      out().WriteInt32(h.num_key_groups);
+      out().WriteInt64(h.checkpointed_size);
+      for (const auto* list : {&h.materialized, &h.non_materialized}) {
+        out().WriteInt32(static_cast<int32_t>(list->size()));
+        for (const KeyedStateHandle& k : *list) FLINKSTATE_RETURN_IF_ERROR(Keyed(k));
+      }
+      out().WriteInt64(h.materialization_id);
+      if (h.tag == static_cast<uint8_t>(HandleTag::kChangelogV2)) {
+        out().WriteInt64(h.checkpoint_id);
+      }
+      return b_.Utf(h.state_handle_id);
+    case HandleTag::kChangelogByteIncrement:
+      out().WriteInt32(h.start_key_group);
+      out().WriteInt32(h.num_key_groups);
+      out().WriteInt64(h.from);
+      out().WriteInt64(h.to);
+      out().WriteInt32(static_cast<int32_t>(h.num_changes));
+      b_.Copy(h.changes);
+      return b_.Utf(h.state_handle_id);
+    case HandleTag::kChangelogFileIncrement:
+    case HandleTag::kChangelogFileIncrementV2:
+      out().WriteInt32(h.start_key_group);
+      out().WriteInt32(h.num_key_groups);
+      out().WriteInt32(static_cast<int32_t>(h.increments.size()));
+      for (const OffsetStreamHandle& inc : h.increments) {
+        out().WriteInt64(inc.offset);
+        FLINKSTATE_RETURN_IF_ERROR(Stream(inc.handle));
+      }
+      out().WriteInt64(h.state_size);
+      if (h.tag == static_cast<uint8_t>(HandleTag::kChangelogFileIncrementV2)) {
+        out().WriteInt64(h.checkpointed_size);
+        FLINKSTATE_RETURN_IF_ERROR(b_.Utf(h.state_handle_id));
+        return b_.Utf(h.storage_identifier);
+      }
+      return b_.Utf(h.state_handle_id);
+    default:
+      return absl::InternalError(absl::StrCat(
+          "metadata writer: keyed handle with unknown tag ", h.tag));
+  }
+}
+
+absl::Status MetadataEncoder::OperatorHandle(const OperatorStateHandle& h) {
+  out().WriteUint8(h.tag);
+  if (h.tag == 0) return absl::OkStatus();
+  out().WriteInt32(static_cast<int32_t>(h.states.size()));
+  for (const StateNameEntry& e : h.states) {
+    FLINKSTATE_RETURN_IF_ERROR(b_.Utf(e.name));
+    out().WriteUint8(e.mode);
+    b_.Offsets(e.offsets);
+  }
+  if (h.tag == static_cast<uint8_t>(HandleTag::kSegmentPartitionableOperator)) {
+    FLINKSTATE_RETURN_IF_ERROR(b_.Utf(h.task_owned_directory));
+    FLINKSTATE_RETURN_IF_ERROR(b_.Utf(h.shared_directory));
+    out().WriteBool(h.is_empty);
+  }
+  return Stream(*h.delegate);
+}
+
+absl::Status MetadataEncoder::Channel(const ChannelStateHandle& h, bool input) {
+  if (version_ >= 6) {
+    const uint8_t type = h.type != 0 ? h.type : (input ? 1 : 2);
+    out().WriteUint8(type);
+    if (type >= 3) {
+      out().WriteInt32(h.subtask_index);
+      out().WriteInt64(h.state_size);
+      FLINKSTATE_RETURN_IF_ERROR(Stream(h.delegate));
+      b_.Blob(h.serialized_channel_offsets);
+      return absl::OkStatus();
+    }
+  } else if (h.type >= 3) {
+    return Unrepresentable("a merged channel state handle", version_);
+  }
+  out().WriteInt32(h.subtask_index);
+  out().WriteInt32(h.info_a);
+  out().WriteInt32(h.info_b);
+  b_.Offsets(h.offsets);
+  out().WriteInt64(h.state_size);
+  return Stream(h.delegate);
+}
+
+absl::Status MetadataEncoder::Snapshot(const OperatorSnapshot& s) {
+  out().WriteInt32(s.header);
+  FLINKSTATE_RETURN_IF_ERROR(Stream(s.legacy));
+  const OperatorSubtaskState& st = s.state;
+  for (const auto& [count, list] :
+       {std::pair{s.raw_operator_count, &st.raw_operator_state},
+        std::pair{s.managed_operator_count, &st.managed_operator_state}}) {
+    out().WriteInt32(count < 0 ? count : static_cast<int32_t>(list->size()));
+    for (const OperatorStateHandle& h : *list) {
+      FLINKSTATE_RETURN_IF_ERROR(OperatorHandle(h));
+    }
+  }
+  for (const auto& [count, list] :
+       {std::pair{s.raw_keyed_count, &st.raw_keyed_state},
+        std::pair{s.managed_keyed_count, &st.managed_keyed_state}}) {
+    out().WriteInt32(count < 0 ? count : static_cast<int32_t>(list->size()));
+    for (const KeyedStateHandle& h : *list) FLINKSTATE_RETURN_IF_ERROR(Keyed(h));
+  }
+  if (s.header == 3) {
+    out().WriteInt32(static_cast<int32_t>(st.input_channel_state.size()));
+    for (const ChannelStateHandle& h : st.input_channel_state) {
+      FLINKSTATE_RETURN_IF_ERROR(Channel(h, true));
+    }
+    out().WriteInt32(static_cast<int32_t>(st.result_subpartition_state.size()));
+    for (const ChannelStateHandle& h : st.result_subpartition_state) {
+      FLINKSTATE_RETURN_IF_ERROR(Channel(h, false));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<EditPlan> EncodeStateFile(const StateFile& file, ByteView source,
+                                         const MetadataWriteOptions& options) {
+  if (file.kind == StateFileKind::kOperatorSnapshot) {
+    MetadataEncoder e(3);
+    FLINKSTATE_RETURN_IF_ERROR(e.Snapshot(file.snapshot));
+    EditPlan plan = e.Finish();
+    FLINKSTATE_RETURN_IF_ERROR(plan.Validate(source.size()));
+    return plan;
+  }
+  const uint32_t version = options.target_version != 0
+                               ? options.target_version
+                               : file.metadata.version;
+  if (version > 7) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("metadata writer: unknown target version ", version));
+  }
+  MetadataEncoder e(version);
+  FLINKSTATE_RETURN_IF_ERROR(e.Metadata(file.metadata, file.metadata.version));
+  EditPlan plan = e.Finish();
+  FLINKSTATE_RETURN_IF_ERROR(plan.Validate(source.size()));
+  return plan;
+}
+
+absl::Status CheckReproducesInput(const EditPlan& plan, ByteView input) {
+  uint64_t pos = 0;
+  for (const serde::EditPiece& p : plan.pieces()) {
+    const uint64_t n = p.output_size();
+    if (n > input.size() - pos) {
+      return absl::DataLossError(absl::StrCat(
+          "round trip: the encoding is longer than the ", input.size(),
+          "-byte input (piece at output byte ", pos, ")"));
+    }
+    const uint8_t* expected = input.data() + pos;
+    const uint8_t* actual = nullptr;
+    if (p.kind == serde::EditPiece::Kind::kInsert) {
+      actual = reinterpret_cast<const uint8_t*>(p.bytes.data());
+    } else if (p.range.offset != pos) {
+      actual = input.data() + p.range.offset;
+    }
+    if (actual != nullptr && std::memcmp(actual, expected, n) != 0) {
+      uint64_t i = 0;
+      while (actual[i] == expected[i]) ++i;
+      return absl::DataLossError(absl::StrCat(
+          "round trip: re-encoding differs from the input at byte ", pos + i,
+          " (input 0x", absl::Hex(expected[i], absl::kZeroPad2), ", encoded 0x",
+          absl::Hex(actual[i], absl::kZeroPad2), ")"));
+    }
+    pos += n;
+  }
+  if (pos != input.size()) {
+    return absl::DataLossError(absl::StrCat("round trip: the encoding has ", pos,
+                                            " bytes, the input ", input.size()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace flinkstate

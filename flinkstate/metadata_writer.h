@@ -1,0 +1,60 @@
+// Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
+//
+// File: metadata_writer.h
+// -----------------------------------------------------------------------------
+// Encodes a `StateFile` model back into bytes, as an edit plan over the input
+// it was read from: every field is encoded again from the model, while offset
+// arrays, inline state bytes, change lists and the trailing
+// `CheckpointProperties` are copied from their input ranges. Executing the plan
+// (serde/splice_writer.h) writes the file; checking it against the input
+// (`CheckReproducesInput`) proves the round trip without materialising it.
+//
+//   FLINKSTATE_ASSIGN_OR_RETURN(serde::EditPlan plan,
+//                               EncodeStateFile(model, input));
+//   FLINKSTATE_RETURN_IF_ERROR(CheckReproducesInput(plan, input));
+//
+// With `target_version` the metadata is written in another format version
+// (Java: the `serialize` half of `MetadataV2Serializer` .. `MetadataV7Serializer`).
+
+#ifndef FLINKSTATE_FLINKSTATE_METADATA_WRITER_H_
+#define FLINKSTATE_FLINKSTATE_METADATA_WRITER_H_
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "flinkstate/checkpoint_metadata.h"
+#include "serde/byte_view.h"
+#include "serde/edit_plan.h"
+
+namespace flinkstate {
+
+struct MetadataWriteOptions {
+  // 0 = the version the model was read with. Otherwise 2..7.
+  uint32_t target_version = 0;
+};
+
+// Return values:
+//   `InvalidArgument` if a string in the model cannot be written (over 65535
+//   modified UTF-8 bytes) or the model needs something the target version
+//   cannot express (coordinator or channel state in v2, merged channel
+//   handles below v6, a v1 task-level file in any other version; a
+//   version 4+ file converted down loses nothing it needs but its properties);
+//   `Unimplemented` for target version 1.
+// Lifetime: the plan's copy pieces refer to ranges of `source`, the bytes the
+// model was read from.
+[[nodiscard]] absl::StatusOr<serde::EditPlan> EncodeStateFile(
+    const StateFile& file, serde::ByteView source,
+    const MetadataWriteOptions& options = {});
+
+// OK if executing `plan` over `input` reproduces `input` exactly. Compares
+// only the inserted bytes and misplaced copies, so a round trip check of a
+// 500 MB file touches only the pages that hold structure.
+//
+// Return values:
+//   `DataLoss` naming the first differing output byte, or the size mismatch.
+[[nodiscard]] absl::Status CheckReproducesInput(const serde::EditPlan& plan,
+                                                serde::ByteView input);
+
+}  // namespace flinkstate
+
+#endif  // FLINKSTATE_FLINKSTATE_METADATA_WRITER_H_

@@ -1,0 +1,499 @@
+// Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
+
+#include "flinkstate/inspect.h"
+
+#include <algorithm>
+#include <map>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "flinkstate/checkpoint_properties.h"
+#include "flinkstate/handle_walker.h"
+#include "google/protobuf/util/json_util.h"
+
+namespace flinkstate {
+namespace {
+
+constexpr int kNoOperator = -1;
+
+std::string HumanBytes(uint64_t n) {
+  if (n >= (uint64_t{1} << 30)) return absl::StrFormat("%.2f GiB", n / 1073741824.0);
+  if (n >= (uint64_t{1} << 20)) return absl::StrFormat("%.2f MiB", n / 1048576.0);
+  if (n >= (uint64_t{1} << 10)) return absl::StrFormat("%.1f KiB", n / 1024.0);
+  return absl::StrCat(n, " B");
+}
+
+// Paths of all files below a stream handle.
+void CollectPaths(const StreamStateHandle& h, report::Handle* out,
+                  uint64_t* inline_bytes) {
+  switch (static_cast<HandleTag>(h.tag)) {
+    case HandleTag::kFileStream:
+    case HandleTag::kRelativeStream:
+    case HandleTag::kSegmentFile:
+      out->add_paths(h.path.value);
+      break;
+    case HandleTag::kByteStream:
+      *inline_bytes += h.data.size;
+      break;
+    default:
+      break;
+  }
+  if (h.delegate) CollectPaths(*h.delegate, out, inline_bytes);
+}
+
+void CollectKeyedPaths(const KeyedStateHandle& h, report::Handle* out,
+                       uint64_t* inline_bytes) {
+  if (h.delegate) CollectPaths(*h.delegate, out, inline_bytes);
+  if (h.meta_data) CollectPaths(*h.meta_data, out, inline_bytes);
+  for (const auto& n : h.shared_state) CollectPaths(n.handle, out, inline_bytes);
+  for (const auto& n : h.private_state) CollectPaths(n.handle, out, inline_bytes);
+  for (const auto& k : h.materialized) CollectKeyedPaths(k, out, inline_bytes);
+  for (const auto& k : h.non_materialized) CollectKeyedPaths(k, out, inline_bytes);
+  for (const auto& i : h.increments) CollectPaths(i.handle, out, inline_bytes);
+}
+
+int64_t KeyedStateSize(const KeyedStateHandle& h);
+
+int64_t StreamStateSize(const StreamStateHandle& h) {
+  switch (static_cast<HandleTag>(h.tag)) {
+    case HandleTag::kByteStream:
+      return static_cast<int64_t>(h.data.size);
+    case HandleTag::kFileStream:
+    case HandleTag::kRelativeStream:
+    case HandleTag::kSegmentFile:
+      return h.state_size;
+    case HandleTag::kKeyGroups:
+      return h.delegate ? StreamStateSize(*h.delegate) : 0;
+    default:
+      return 0;
+  }
+}
+
+int64_t KeyedStateSize(const KeyedStateHandle& h) {
+  int64_t n = 0;
+  if (h.delegate) n += StreamStateSize(*h.delegate);
+  if (h.meta_data) n += StreamStateSize(*h.meta_data);
+  for (const auto& s : h.shared_state) n += StreamStateSize(s.handle);
+  for (const auto& s : h.private_state) n += StreamStateSize(s.handle);
+  for (const auto& k : h.materialized) n += KeyedStateSize(k);
+  for (const auto& k : h.non_materialized) n += KeyedStateSize(k);
+  for (const auto& i : h.increments) n += StreamStateSize(i.handle);
+  if (h.tag == static_cast<uint8_t>(HandleTag::kChangelogByteIncrement)) {
+    n += static_cast<int64_t>(h.changes.size);
+  }
+  return n;
+}
+
+struct StateAgg {
+  report::OperatorStateName* proto = nullptr;
+  uint64_t min = UINT64_MAX;
+  uint64_t max = 0;
+};
+
+class ReportBuilder : public HandleVisitor {
+ public:
+  ReportBuilder(report::Report* r, const InspectOptions& options)
+      : r_(r), options_(options) {}
+
+  void OnOperatorHandle(const HandleContext& c,
+                        const OperatorStateHandle& h) override {
+    if (h.tag == 0) return;
+    report::Handle* hp = AddHandle(c, 'O', h.tag, h.range.size);
+    uint64_t inline_bytes = 0;
+    if (h.delegate) {
+      CollectPaths(*h.delegate, hp, &inline_bytes);
+      hp->set_state_size(StreamStateSize(*h.delegate));
+    }
+    hp->set_inline_bytes(inline_bytes);
+    report::Operator* op = CurrentOperator(c);
+    for (const StateNameEntry& e : h.states) {
+      StateAgg& agg = states_[{c.operator_index, e.name.value}];
+      if (agg.proto == nullptr) {
+        agg.proto = op->add_operator_states();
+        agg.proto->set_name(e.name.value);
+        agg.proto->set_distribution_mode(DistributionModeName(e.mode));
+      }
+      agg.proto->set_entry_count(agg.proto->entry_count() + e.offsets.count);
+      agg.proto->set_bytes(agg.proto->bytes() + e.range.size);
+      agg.proto->set_handle_count(agg.proto->handle_count() + 1);
+      agg.min = std::min<uint64_t>(agg.min, e.offsets.count);
+      agg.max = std::max<uint64_t>(agg.max, e.offsets.count);
+      breakdown_offsets_ += e.offsets.range.size;
+      AddItem(absl::StrCat(Path(c), ".stateNameToPartitionOffsets[", e.name.value, "]"),
+              absl::StrCat(DistributionModeName(e.mode), " offsets (",
+                           e.offsets.count, ")"),
+              e.range);
+    }
+  }
+
+  void OnKeyedHandle(const HandleContext& c, const KeyedStateHandle& h) override {
+    if (h.tag == 0) return;
+    report::Handle* hp = AddHandle(c, 'K', h.tag, h.range.size);
+    uint64_t inline_bytes = 0;
+    CollectKeyedPaths(h, hp, &inline_bytes);
+    hp->set_inline_bytes(inline_bytes);
+    hp->set_state_size(KeyedStateSize(h));
+    report::KeyedStateSummary* k = CurrentOperator(c)->mutable_keyed_state();
+    k->set_handle_count(k->handle_count() + 1);
+    (*k->mutable_handles_by_kind())[HandleJavaClass('K', h.tag)]++;
+    k->set_bytes(k->bytes() + h.range.size);
+    k->set_state_size(k->state_size() + hp->state_size());
+    breakdown_keyed_offsets_ += h.key_group_offsets.range.size;
+    if (h.key_group_offsets.range.size > 0) {
+      AddItem(Path(c), "key-group offsets", h.key_group_offsets.range);
+    }
+  }
+
+  void OnChannelHandle(const HandleContext& c, const ChannelStateHandle& h) override {
+    static constexpr const char* kClass[] = {
+        "", "InputChannelStateHandle", "ResultSubpartitionStateHandle",
+        "MergedInputChannelStateHandle", "MergedResultSubpartitionStateHandle"};
+    const bool input = std::string(c.slot) == "inputChannelState";
+    const uint8_t type = h.type != 0 ? h.type : (input ? 1 : 2);
+    report::Handle* hp = AddHandle(c, 'C', type, h.range.size);
+    hp->set_kind(kClass[type]);
+    uint64_t inline_bytes = 0;
+    CollectPaths(h.delegate, hp, &inline_bytes);
+    hp->set_inline_bytes(inline_bytes);
+    hp->set_state_size(h.state_size);
+    report::ChannelStateSummary* ch = CurrentOperator(c)->mutable_channel_state();
+    if (input) {
+      ch->set_input_channel_handles(ch->input_channel_handles() + 1);
+    } else {
+      ch->set_result_subpartition_handles(ch->result_subpartition_handles() + 1);
+    }
+    ch->set_bytes(ch->bytes() + h.range.size);
+    ch->set_state_size(ch->state_size() + h.state_size);
+    breakdown_channel_ += h.range.size;
+  }
+
+  void OnStream(const HandleContext& c, const StreamStateHandle& h) override {
+    if (h.tag == static_cast<uint8_t>(HandleTag::kByteStream)) {
+      breakdown_inline_ += h.data.size;
+      AddItem(Path(c), "inline state bytes", h.data);
+      if (h.data.size >= options_.frame_size / 2) {
+        AddWarning("INLINE_STATE_NEAR_FRAME_SIZE",
+                   absl::StrCat(Path(c), " holds ", HumanBytes(h.data.size),
+                                " of inline state, close to the ",
+                                HumanBytes(options_.frame_size),
+                                " RPC frame size tasks are deployed with"));
+      }
+    }
+    if (h.key_group_offsets.range.size > 0) {
+      breakdown_keyed_offsets_ += h.key_group_offsets.range.size;
+    }
+  }
+
+  void Finish() {
+    for (auto& [key, agg] : states_) {
+      agg.proto->set_min_entries_per_handle(agg.min);
+      agg.proto->set_max_entries_per_handle(agg.max);
+    }
+    report::ByteBreakdown* b = r_->mutable_bytes();
+    b->set_operator_state_offsets(breakdown_offsets_);
+    b->set_keyed_state_offsets(breakdown_keyed_offsets_);
+    b->set_inline_state(breakdown_inline_);
+    b->set_channel_state(breakdown_channel_);
+    const uint64_t known = breakdown_offsets_ + breakdown_keyed_offsets_ +
+                           breakdown_inline_ + breakdown_channel_ +
+                           b->properties() + b->master_states();
+    b->set_other(r_->file_size() > known ? r_->file_size() - known : 0);
+    std::sort(items_.begin(), items_.end(),
+              [](const report::Item& a, const report::Item& b) {
+                return a.bytes() != b.bytes() ? a.bytes() > b.bytes()
+                                              : a.offset() < b.offset();
+              });
+    for (size_t i = 0; i < items_.size() && i < static_cast<size_t>(options_.top); ++i) {
+      *r_->add_largest_items() = items_[i];
+    }
+  }
+
+  void AddItem(std::string path, std::string what, SourceRange range) {
+    if (range.size == 0) return;
+    report::Item item;
+    item.set_path(std::move(path));
+    item.set_what(std::move(what));
+    item.set_bytes(range.size);
+    item.set_offset(range.offset);
+    items_.push_back(std::move(item));
+  }
+
+  void AddWarning(absl::string_view code, std::string message) {
+    report::Warning* w = r_->add_warnings();
+    w->set_code(std::string(code));
+    w->set_message(std::move(message));
+  }
+
+  void SetOperator(int index, report::Operator* op) { ops_[index] = op; }
+
+ private:
+  report::Operator* CurrentOperator(const HandleContext& c) {
+    return ops_.at(c.op == nullptr ? kNoOperator : c.operator_index);
+  }
+
+  report::Subtask* CurrentSubtask(const HandleContext& c) {
+    if (!options_.subtasks || c.subtask == nullptr) return nullptr;
+    report::Operator* op = CurrentOperator(c);
+    if (last_subtask_src_ != c.subtask) {
+      last_subtask_src_ = c.subtask;
+      last_subtask_ = op->add_subtasks();
+      last_subtask_->set_index(c.subtask->subtask_index);
+      last_subtask_->set_finished(c.subtask->finished);
+      last_subtask_->set_bytes(c.subtask->range.size);
+    }
+    return last_subtask_;
+  }
+
+  report::Handle* AddHandle(const HandleContext& c, char context, uint8_t tag,
+                            uint64_t bytes) {
+    report::Subtask* st = CurrentSubtask(c);
+    report::Handle* h = st != nullptr ? st->add_handles() : &scratch_;
+    if (st == nullptr) h->Clear();
+    h->set_slot(c.slot);
+    h->set_kind(HandleJavaClass(context, tag));
+    h->set_tag(tag);
+    h->set_bytes(bytes);
+    return h;
+  }
+
+  std::string Path(const HandleContext& c) const {
+    std::string p = c.op != nullptr ? absl::StrCat("operators[", c.operator_index, "]")
+                                    : std::string("snapshot");
+    if (c.subtask != nullptr) absl::StrAppend(&p, ".subtasks[", c.subtask->subtask_index, "]");
+    absl::StrAppend(&p, ".", c.slot);
+    return p;
+  }
+
+  report::Report* r_;
+  const InspectOptions& options_;
+  std::map<int, report::Operator*> ops_;
+  std::map<std::pair<int, std::string>, StateAgg> states_;
+  std::vector<report::Item> items_;
+  const OperatorSubtaskState* last_subtask_src_ = nullptr;
+  report::Subtask* last_subtask_ = nullptr;
+  report::Handle scratch_;
+  uint64_t breakdown_offsets_ = 0;
+  uint64_t breakdown_keyed_offsets_ = 0;
+  uint64_t breakdown_inline_ = 0;
+  uint64_t breakdown_channel_ = 0;
+};
+
+}  // namespace
+
+const char* HandleJavaClass(char context, uint8_t tag) {
+  switch (context) {
+    case 'O':
+      return tag == 4 ? "OperatorStreamStateHandle"
+             : tag == 17 ? "FileMergingOperatorStreamStateHandle"
+                         : "NULL";
+    case 'K':
+      switch (tag) {
+        case 3:
+        case 12:
+          return "KeyGroupsStateHandle";
+        case 7:
+          return "KeyGroupsSavepointStateHandle";
+        case 5:
+        case 11:
+          return "IncrementalRemoteKeyedStateHandle";
+        case 8:
+        case 14:
+          return "ChangelogStateBackendHandleImpl";
+        case 9:
+          return "InMemoryChangelogStateHandle";
+        case 10:
+        case 13:
+          return "ChangelogStateHandleStreamImpl";
+        default:
+          return "NULL";
+      }
+    default:
+      switch (tag) {
+        case 1:
+          return "ByteStreamStateHandle";
+        case 2:
+          return "FileStateHandle";
+        case 3:
+          return "KeyGroupsStateHandle";
+        case 6:
+          return "RelativeFileStateHandle";
+        case 15:
+          return "SegmentFileStateHandle";
+        case 16:
+          return "EmptySegmentFileStateHandle";
+        default:
+          return "NULL";
+      }
+  }
+}
+
+report::Report BuildReport(const StateFile& file, serde::ByteView input,
+                           const InspectOptions& options) {
+  report::Report r;
+  r.set_file(options.file_name);
+  r.set_file_size(file.size);
+  ReportBuilder builder(&r, options);
+  if (file.kind == StateFileKind::kOperatorSnapshot) {
+    r.set_kind("operatorSnapshot");
+    r.set_format_version(static_cast<uint32_t>(file.snapshot.header));
+    report::Operator* op = r.add_operators();
+    op->set_subtask_count(1);
+    op->set_bytes(file.size);
+    builder.SetOperator(kNoOperator, op);
+  } else {
+    const CheckpointMetadata& m = file.metadata;
+    r.set_kind("metadata");
+    r.set_format_version(m.version);
+    r.set_checkpoint_id(m.checkpoint_id);
+    uint64_t master_bytes = 0;
+    for (const MasterState& ms : m.master_states) {
+      report::MasterState* p = r.add_master_states();
+      p->set_name(ms.name.value);
+      p->set_version(ms.version);
+      p->set_payload_bytes(ms.payload.size);
+      master_bytes += ms.range.size;
+    }
+    r.mutable_bytes()->set_master_states(master_bytes);
+    if (m.version >= 4) {
+      CheckpointPropertiesSummary s =
+          SummarizeCheckpointProperties(serde::Slice(input, m.properties));
+      report::CheckpointProperties* p = r.mutable_properties();
+      p->set_kind(s.kind);
+      p->set_format_type(s.format_type);
+      p->set_post_checkpoint_action(s.post_checkpoint_action);
+      p->set_sharing_files_strategy(s.sharing_files_strategy);
+      p->set_bytes(m.properties.size);
+      r.mutable_bytes()->set_properties(m.properties.size);
+    }
+    for (size_t i = 0; i < m.operators.size(); ++i) {
+      const OperatorState& src = m.operators[i];
+      report::Operator* op = r.add_operators();
+      op->set_operator_id(src.IdHex());
+      op->set_name(src.name.value);
+      op->set_uid(src.uid.value);
+      op->set_parallelism(src.parallelism);
+      op->set_max_parallelism(src.max_parallelism);
+      op->set_subtask_count(static_cast<int32_t>(src.subtasks.size()));
+      op->set_fully_finished(src.fully_finished());
+      for (const OperatorSubtaskState& st : src.subtasks) {
+        if (st.finished) op->add_finished_subtasks(st.subtask_index);
+      }
+      op->set_bytes(src.range.size);
+      op->set_has_coordinator_state(src.coordinator_state.tag != 0);
+      op->set_coordinator_state_bytes(src.coordinator_state.data.size);
+      builder.SetOperator(static_cast<int>(i), op);
+    }
+  }
+  WalkStateFile(file, &builder);
+  builder.Finish();
+  if (file.size > options.frame_size) {
+    builder.AddWarning(
+        "FILE_OVER_FRAME_SIZE",
+        absl::StrCat("the file is ", HumanBytes(file.size), ", larger than the ",
+                     HumanBytes(options.frame_size),
+                     " RPC frame size (akka.framesize / pekko.framesize): task "
+                     "deployment may fail and the JobManager needs the heap to "
+                     "hold it"));
+  }
+  for (const report::Operator& op : r.operators()) {
+    for (const report::OperatorStateName& s : op.operator_states()) {
+      if (s.distribution_mode() != "UNION") continue;
+      const uint64_t p = static_cast<uint64_t>(std::max(op.parallelism(), 1));
+      if (p <= 1 || s.entry_count() < p * p) continue;
+      builder.AddWarning(
+          "UNION_STATE_MULTIPLIES",
+          absl::StrCat(
+              "union state '", s.name(), "' of operator ", op.operator_id(),
+              " has ", s.entry_count(), " entries (", s.min_entries_per_handle(),
+              "..", s.max_entries_per_handle(), " per handle) at parallelism ", p,
+              ": every restore hands all entries to each of the ", p,
+              " subtasks, so if nothing clears it the next checkpoint holds ",
+              s.entry_count() * p,
+              "; remove it with `flinkstate strip-state --state ", s.name(), "`"));
+    }
+  }
+  return r;
+}
+
+std::string RenderReportText(const report::Report& r, int top) {
+  std::string out;
+  absl::StrAppend(&out, r.file(), ": ", r.kind() == "metadata" ? "Flink _metadata" : "operator snapshot",
+                  " (format version ", r.format_version(), "), ",
+                  HumanBytes(r.file_size()), "\n");
+  if (r.kind() == "metadata") {
+    absl::StrAppend(&out, "checkpoint id ", r.checkpoint_id());
+    if (r.has_properties()) {
+      absl::StrAppend(&out, ", properties: ", r.properties().kind());
+      if (!r.properties().format_type().empty()) {
+        absl::StrAppend(&out, " ", r.properties().format_type());
+      }
+    }
+    absl::StrAppend(&out, ", ", r.operators_size(), " operators, ",
+                    r.master_states_size(), " master states\n");
+  }
+  for (const report::Operator& op : r.operators()) {
+    absl::StrAppend(&out, "\noperator ", op.operator_id().empty() ? "-" : op.operator_id());
+    if (!op.uid().empty()) absl::StrAppend(&out, " uid=", op.uid());
+    if (!op.name().empty()) absl::StrAppend(&out, " \"", op.name(), "\"");
+    absl::StrAppend(&out, "\n  parallelism ", op.parallelism(), "/", op.max_parallelism(),
+                    ", ", op.subtask_count(), " subtask records",
+                    op.fully_finished() ? ", FULLY FINISHED" : "",
+                    op.finished_subtasks_size() > 0
+                        ? absl::StrCat(", ", op.finished_subtasks_size(), " finished")
+                        : "",
+                    ", ", HumanBytes(op.bytes()), " in file\n");
+    if (op.has_coordinator_state()) {
+      absl::StrAppend(&out, "  coordinator state: ", HumanBytes(op.coordinator_state_bytes()), "\n");
+    }
+    for (const report::OperatorStateName& s : op.operator_states()) {
+      absl::StrAppend(&out, absl::StrFormat("  %-16s %-40s %12u entries %12s\n",
+                                            s.distribution_mode(), "'" + s.name() + "'",
+                                            s.entry_count(), HumanBytes(s.bytes())));
+    }
+    if (op.keyed_state().handle_count() > 0) {
+      absl::StrAppend(&out, "  keyed state: ", op.keyed_state().handle_count(), " handles (");
+      bool first = true;
+      for (const auto& [kind, n] : op.keyed_state().handles_by_kind()) {
+        absl::StrAppend(&out, first ? "" : ", ", n, " ", kind);
+        first = false;
+      }
+      absl::StrAppend(&out, "), ", HumanBytes(op.keyed_state().bytes()), " in file, ",
+                      HumanBytes(op.keyed_state().state_size()), " of state\n");
+    }
+    const report::ChannelStateSummary& ch = op.channel_state();
+    if (ch.input_channel_handles() + ch.result_subpartition_handles() > 0) {
+      absl::StrAppend(&out, "  channel state: ", ch.input_channel_handles(), " input, ",
+                      ch.result_subpartition_handles(), " output handles, ",
+                      HumanBytes(ch.state_size()), " of in-flight data\n");
+    }
+  }
+  if (r.largest_items_size() > 0) {
+    absl::StrAppend(&out, "\nlargest items:\n");
+    for (int i = 0; i < r.largest_items_size() && i < top; ++i) {
+      const report::Item& it = r.largest_items(i);
+      absl::StrAppend(&out, absl::StrFormat("  %10s  %s  (%s, at byte %u)\n",
+                                            HumanBytes(it.bytes()), it.path(), it.what(),
+                                            it.offset()));
+    }
+  }
+  for (const report::Warning& w : r.warnings()) {
+    absl::StrAppend(&out, "\nWARNING ", w.code(), ": ", w.message(), "\n");
+  }
+  return out;
+}
+
+absl::StatusOr<std::string> RenderReportJson(const report::Report& report) {
+  std::string json;
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = true;
+  options.always_print_primitive_fields = true;
+  auto status = google::protobuf::util::MessageToJsonString(report, &json, options);
+  if (!status.ok()) {
+    return absl::InternalError(absl::StrCat("inspect: JSON rendering failed: ",
+                                            status.ToString()));
+  }
+  return json;
+}
+
+}  // namespace flinkstate

@@ -1,0 +1,198 @@
+// Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
+
+#include "flinkstate/strip_state.h"
+
+#include <set>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "flinkstate/handle_walker.h"
+#include "serde/data_output.h"
+#include "serde/status_macros.h"
+
+namespace flinkstate {
+namespace {
+
+// Collects per operator-state handle, in file order, what a verifier compares.
+struct HandleEntries : HandleVisitor {
+  struct Entry {
+    std::string name;
+    uint8_t mode;
+    uint32_t count;
+  };
+  struct Handle {
+    int operator_index;
+    int subtask_index;
+    std::string slot;
+    std::vector<Entry> entries;
+  };
+  void OnOperatorHandle(const HandleContext& c,
+                        const OperatorStateHandle& h) override {
+    Handle out{c.operator_index, c.subtask ? c.subtask->subtask_index : -1,
+               c.slot, {}};
+    for (const StateNameEntry& e : h.states) {
+      out.entries.push_back({e.name.value, e.mode, e.offsets.count});
+    }
+    handles.push_back(std::move(out));
+  }
+  std::vector<Handle> handles;
+};
+
+absl::StatusOr<std::set<int>> SelectOperators(const StateFile& file,
+                                              const StripOptions& options) {
+  std::set<int> selected;
+  if (options.operator_ids.empty()) return selected;
+  if (file.kind == StateFileKind::kOperatorSnapshot) {
+    return absl::InvalidArgumentError(
+        "strip-state: operator-snapshot files carry no operator ID; drop "
+        "--operator");
+  }
+  for (const std::string& raw : options.operator_ids) {
+    const std::string id = absl::AsciiStrToLower(raw);
+    if (id.size() != 32 ||
+        id.find_first_not_of("0123456789abcdef") != std::string::npos) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "strip-state: '", raw, "' is not an operator ID (32 hex characters)"));
+    }
+    bool found = false;
+    const auto& ops = file.metadata.operators;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (ops[i].IdHex() == id) {
+        selected.insert(static_cast<int>(i));
+        found = true;
+      }
+    }
+    if (!found) {
+      return absl::NotFoundError(
+          absl::StrCat("strip-state: no operator with ID ", id, " in the file"));
+    }
+  }
+  return selected;
+}
+
+}  // namespace
+
+absl::StatusOr<StripResult> PlanStripState(const StateFile& file,
+                                           serde::ByteView input,
+                                           const StripOptions& options) {
+  FLINKSTATE_ASSIGN_OR_RETURN(std::set<int> selected,
+                              SelectOperators(file, options));
+  struct Planner : HandleVisitor {
+    void OnOperatorHandle(const HandleContext& c,
+                          const OperatorStateHandle& h) override {
+      if (!selected->empty() && selected->count(c.operator_index) == 0) return;
+      uint32_t kept = 0;
+      bool hit = false;
+      for (const StateNameEntry& e : h.states) {
+        if (e.name.value != name) {
+          ++kept;
+          continue;
+        }
+        hit = true;
+        replacements.push_back({e.range, std::string()});
+        StrippedEntry s;
+        s.operator_index = c.operator_index;
+        if (c.op != nullptr) s.operator_id = c.op->IdHex();
+        s.subtask_index = c.subtask ? c.subtask->subtask_index : -1;
+        s.slot = c.slot;
+        s.mode = e.mode;
+        s.entry_count = e.offsets.count;
+        s.bytes = e.range.size;
+        result->bytes_removed += e.range.size;
+        result->removed.push_back(std::move(s));
+      }
+      if (hit) {
+        std::string count;
+        serde::DataOutput(&count).WriteUint32(kept);
+        replacements.push_back({h.count_range, std::move(count)});
+      }
+    }
+    const std::set<int>* selected;
+    std::string name;
+    StripResult* result;
+    std::vector<serde::Replacement> replacements;
+  };
+  StripResult result;
+  Planner planner;
+  planner.selected = &selected;
+  planner.name = options.state_name;
+  planner.result = &result;
+  WalkStateFile(file, &planner);
+  if (result.removed.empty()) {
+    return absl::NotFoundError(absl::StrCat(
+        "strip-state: no operator state named '", options.state_name, "'",
+        selected.empty() ? " in the file" : " in the selected operators",
+        "; nothing was written"));
+  }
+  FLINKSTATE_ASSIGN_OR_RETURN(
+      result.plan, serde::EditPlan::FromReplacements(
+                       input.size(), std::move(planner.replacements)));
+  return result;
+}
+
+absl::Status VerifyStripped(const StateFile& before, const StateFile& after,
+                            const StripOptions& options) {
+  FLINKSTATE_ASSIGN_OR_RETURN(std::set<int> selected,
+                              SelectOperators(before, options));
+  if (before.kind != after.kind) {
+    return absl::DataLossError("strip-state verify: file kind changed");
+  }
+  if (before.kind == StateFileKind::kMetadata) {
+    const auto& a = before.metadata;
+    const auto& b = after.metadata;
+    if (a.version != b.version || a.checkpoint_id != b.checkpoint_id ||
+        a.operators.size() != b.operators.size() ||
+        a.master_states.size() != b.master_states.size() ||
+        a.properties.size != b.properties.size) {
+      return absl::DataLossError(
+          "strip-state verify: header, operator list, master states or "
+          "properties changed");
+    }
+    for (size_t i = 0; i < a.operators.size(); ++i) {
+      const OperatorState& x = a.operators[i];
+      const OperatorState& y = b.operators[i];
+      if (x.id != y.id || x.parallelism != y.parallelism ||
+          x.max_parallelism != y.max_parallelism ||
+          x.num_subtasks != y.num_subtasks ||
+          x.coordinator_state.range.size != y.coordinator_state.range.size) {
+        return absl::DataLossError(absl::StrCat(
+            "strip-state verify: operator ", x.IdHex(), " changed"));
+      }
+    }
+  }
+  HandleEntries old_entries, new_entries;
+  WalkStateFile(before, &old_entries);
+  WalkStateFile(after, &new_entries);
+  if (old_entries.handles.size() != new_entries.handles.size()) {
+    return absl::DataLossError(absl::StrCat(
+        "strip-state verify: ", old_entries.handles.size(),
+        " operator state handles before, ", new_entries.handles.size(),
+        " after"));
+  }
+  for (size_t i = 0; i < old_entries.handles.size(); ++i) {
+    const auto& x = old_entries.handles[i];
+    const auto& y = new_entries.handles[i];
+    const bool strip = selected.empty() || selected.count(x.operator_index) > 0;
+    std::vector<HandleEntries::Entry> expected;
+    for (const auto& e : x.entries) {
+      if (!(strip && e.name == options.state_name)) expected.push_back(e);
+    }
+    bool same = x.operator_index == y.operator_index &&
+                x.subtask_index == y.subtask_index && x.slot == y.slot &&
+                expected.size() == y.entries.size();
+    for (size_t k = 0; same && k < expected.size(); ++k) {
+      same = expected[k].name == y.entries[k].name &&
+             expected[k].mode == y.entries[k].mode &&
+             expected[k].count == y.entries[k].count;
+    }
+    if (!same) {
+      return absl::DataLossError(absl::StrCat(
+          "strip-state verify: operator state handle ", i, " (operator ",
+          x.operator_index, ", subtask ", x.subtask_index, ", ", x.slot,
+          ") does not hold the expected entries"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace flinkstate

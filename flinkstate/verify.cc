@@ -1,0 +1,144 @@
+// Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
+
+#include "flinkstate/verify.h"
+
+#include <sys/stat.h>
+
+#include "absl/strings/str_cat.h"
+#include "flinkstate/handle_walker.h"
+#include "flinkstate/metadata_writer.h"
+#include "serde/endian.h"
+
+namespace flinkstate {
+namespace {
+
+class Verifier : public HandleVisitor {
+ public:
+  Verifier(serde::ByteView input, const VerifyOptions& options,
+           std::vector<Finding>* findings)
+      : input_(input), options_(options), findings_(findings) {}
+
+  void OnOperatorHandle(const HandleContext& c, const OperatorStateHandle& h) override {
+    if (h.tag == 0 || !h.delegate) return;
+    for (const StateNameEntry& e : h.states) {
+      CheckOffsets(c, absl::StrCat(".stateNameToPartitionOffsets[", e.name.value, "]"),
+                   e.offsets, *h.delegate, /*strictly_increasing=*/true);
+      if (e.mode == static_cast<uint8_t>(DistributionMode::kBroadcast) &&
+          e.offsets.count != 1) {
+        Add(c, "", absl::StrCat("broadcast state '", e.name.value, "' has ",
+                                e.offsets.count, " offsets (exactly 1 expected)"),
+            e.range.offset);
+      }
+    }
+  }
+
+  void OnKeyedHandle(const HandleContext& c, const KeyedStateHandle& h) override {
+    if (h.tag == 0) return;
+    const int32_t max_par = c.op != nullptr ? c.op->max_parallelism : 0;
+    const int64_t end = int64_t{h.start_key_group} + h.num_key_groups;
+    if (h.start_key_group < 0 || h.num_key_groups < 0 ||
+        (max_par > 0 && end > max_par)) {
+      Add(c, "", absl::StrCat("key-group range [", h.start_key_group, ", ", end,
+                              ") outside [0, ", max_par, ")"),
+          h.range.offset);
+    }
+    if (h.delegate) {
+      CheckOffsets(c, ".keyGroupRangeOffsets", h.key_group_offsets, *h.delegate,
+                   /*strictly_increasing=*/false);
+    }
+  }
+
+  void OnStream(const HandleContext& c, const StreamStateHandle& h) override {
+    if (h.tag != static_cast<uint8_t>(HandleTag::kRelativeStream) ||
+        options_.base_dir.empty()) {
+      return;
+    }
+    const std::string file = absl::StrCat(options_.base_dir, "/", h.path.value);
+    struct stat st;
+    if (h.path.value.find("..") != std::string::npos || h.path.value.empty() ||
+        h.path.value[0] == '/') {
+      Add(c, "", absl::StrCat("relative handle path '", h.path.value,
+                              "' leaves the checkpoint directory"),
+          h.range.offset);
+    } else if (::stat(file.c_str(), &st) != 0) {
+      Add(c, "", absl::StrCat("relative handle '", h.path.value,
+                              "' does not resolve: no file ", file),
+          h.range.offset);
+    } else if (static_cast<int64_t>(st.st_size) != h.state_size) {
+      Add(c, "", absl::StrCat("relative handle '", h.path.value, "' declares ",
+                              h.state_size, " bytes, the file has ", st.st_size),
+          h.range.offset);
+    }
+  }
+
+ private:
+  void CheckOffsets(const HandleContext& c, const std::string& what,
+                    const OffsetsArray& offsets, const StreamStateHandle& delegate,
+                    bool strictly_increasing) {
+    if (offsets.count == 0) return;
+    // Only inline delegates have their bytes here; file sizes come from the
+    // handle's declared size.
+    int64_t limit = -1;
+    if (delegate.tag == static_cast<uint8_t>(HandleTag::kByteStream)) {
+      limit = static_cast<int64_t>(delegate.data.size);
+    } else if (delegate.tag == static_cast<uint8_t>(HandleTag::kFileStream) ||
+               delegate.tag == static_cast<uint8_t>(HandleTag::kRelativeStream) ||
+               delegate.tag == static_cast<uint8_t>(HandleTag::kSegmentFile)) {
+      limit = delegate.state_size;
+    }
+    const uint8_t* p = input_.data() + offsets.range.offset;
+    int64_t prev = -1;
+    for (uint32_t i = 0; i < offsets.count; ++i) {
+      const int64_t v = static_cast<int64_t>(serde::DecodeBigEndian64(p + 8 * i));
+      const bool bad_order = strictly_increasing ? v <= prev : v < prev;
+      if (v < 0 || (limit >= 0 && v > limit) || bad_order) {
+        Add(c, what,
+            absl::StrCat("offset ", i, " = ", v,
+                         v < 0 ? " is negative"
+                         : bad_order ? absl::StrCat(" does not follow ", prev)
+                                     : absl::StrCat(" lies beyond the ", limit,
+                                                    " bytes of its stream")),
+            offsets.range.offset + 8 * uint64_t{i});
+        return;  // one finding per array
+      }
+      prev = v;
+    }
+  }
+
+  void Add(const HandleContext& c, absl::string_view suffix, std::string problem,
+           uint64_t offset) {
+    std::string path = c.op != nullptr ? absl::StrCat("operators[", c.operator_index, "]")
+                                       : std::string("snapshot");
+    if (c.subtask != nullptr) absl::StrAppend(&path, ".subtasks[", c.subtask->subtask_index, "]");
+    absl::StrAppend(&path, ".", c.slot, suffix);
+    findings_->push_back({std::move(path), std::move(problem), offset});
+  }
+
+  serde::ByteView input_;
+  const VerifyOptions& options_;
+  std::vector<Finding>* findings_;
+};
+
+}  // namespace
+
+std::vector<Finding> VerifyStateFile(const StateFile& file, serde::ByteView input,
+                                     const VerifyOptions& options) {
+  std::vector<Finding> findings;
+  absl::StatusOr<serde::EditPlan> plan = EncodeStateFile(file, input);
+  if (!plan.ok()) {
+    findings.push_back({"file", absl::StrCat("cannot re-encode: ", plan.status().message()), 0});
+  } else if (absl::Status s = CheckReproducesInput(*plan, input); !s.ok()) {
+    findings.push_back({"file", std::string(s.message()), 0});
+  }
+  if (file.kind == StateFileKind::kMetadata && file.metadata.trailing.size > 0) {
+    findings.push_back({"file",
+                        absl::StrCat(file.metadata.trailing.size,
+                                     " bytes follow the last operator"),
+                        file.metadata.trailing.offset});
+  }
+  Verifier v(input, options, &findings);
+  WalkStateFile(file, &v);
+  return findings;
+}
+
+}  // namespace flinkstate

@@ -260,6 +260,8 @@ struct CheckpointMetadata {
   uint32_t version = 0;
   int64_t checkpoint_id = 0;
   std::vector<MasterState> master_states;
+  // The i32 number of operator (v1: task) records.
+  SourceRange operator_count_range;
   std::vector<OperatorState> operators;
   // v4+: the Java-serialized `CheckpointProperties` (to end of file).
   SourceRange properties;

@@ -186,6 +186,7 @@ absl::Status MetadataDecoder::ReadMetadata(CheckpointMetadata* m) {
     }
   }
   int32_t n;
+  m->operator_count_range = {in_.position(), 4};
   FLINKSTATE_RETURN_IF_ERROR(
       ReadCount(version_ == 1 ? "task state" : "operator state", 24, &n));
   m->operators.resize(n);

@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "flinkstate/drop_operator.h"
 #include "flinkstate/inspect.h"
 #include "flinkstate/metadata_reader.h"
 #include "flinkstate/metadata_writer.h"
@@ -349,6 +350,37 @@ int RunConvert(const std::vector<std::string>& args) {
   return kExitOk;
 }
 
+int RunDropOperator(const std::vector<std::string>& args,
+                    const std::vector<std::string>& operators) {
+  std::vector<std::string> ids;
+  for (const std::string& o : operators) {
+    for (absl::string_view id : absl::StrSplit(o, ',', absl::SkipEmpty())) {
+      ids.emplace_back(id);
+    }
+  }
+  if (ids.empty()) return Usage("drop-operator needs --operator ID");
+  absl::StatusOr<OutputTarget> target = ResolveOutput(args);
+  if (!target.ok()) return Usage(target.status().message());
+  absl::StatusOr<Input> in = Load(target->input);
+  if (!in.ok()) return Fail(in.status());
+  absl::StatusOr<DropResult> result = PlanDropOperators(in->model, in->file.bytes(), ids);
+  if (!result.ok()) return Fail(result.status());
+  const StateFile& before = in->model;
+  absl::Status s = WriteVerified(
+      *target, *in, result->plan,
+      ModelVerifier([&](const StateFile& after, serde::ByteView) {
+        return VerifyDropped(before, after, result->dropped_ids);
+      }),
+      nullptr);
+  if (!s.ok()) return Fail(s);
+  for (const std::string& id : result->dropped_ids) {
+    std::cout << "dropped operator " << id << "\n";
+  }
+  std::cout << "wrote " << target->output << ": " << Human(result->bytes_removed)
+            << " removed, verified\n";
+  return kExitOk;
+}
+
 }  // namespace
 }  // namespace flinkstate
 
@@ -368,5 +400,6 @@ int main(int argc, char** argv) {
   if (args.command == "verify") return RunVerify(args.positional);
   if (args.command == "strip-state") return RunStripState(args.positional, operators);
   if (args.command == "convert") return RunConvert(args.positional);
+  if (args.command == "drop-operator") return RunDropOperator(args.positional, operators);
   return Usage(absl::StrCat("unknown command '", args.command, "'"));
 }

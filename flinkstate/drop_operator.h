@@ -1,0 +1,46 @@
+// Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
+//
+// File: drop_operator.h
+// -----------------------------------------------------------------------------
+// Removes whole operators (their `OperatorState` records) from a `_metadata`
+// file, as an edit plan: the records are cut out and the operator count is
+// patched. Flink then finds no state for those operator IDs; a job that still
+// has such an operator starts it empty, and a job without it no longer needs
+// `--allowNonRestoredState` for it.
+//
+//   FLINKSTATE_ASSIGN_OR_RETURN(DropResult r, PlanDropOperators(model, input, ids));
+
+#ifndef FLINKSTATE_FLINKSTATE_DROP_OPERATOR_H_
+#define FLINKSTATE_FLINKSTATE_DROP_OPERATOR_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "flinkstate/checkpoint_metadata.h"
+#include "serde/edit_plan.h"
+
+namespace flinkstate {
+
+struct DropResult {
+  serde::EditPlan plan;
+  std::vector<std::string> dropped_ids;
+  uint64_t bytes_removed = 0;
+};
+
+// Return values:
+//   `InvalidArgument` for an operator-snapshot file or a malformed ID;
+//   `NotFound` if an ID matches no operator (nothing is written).
+[[nodiscard]] absl::StatusOr<DropResult> PlanDropOperators(
+    const StateFile& file, serde::ByteView input,
+    const std::vector<std::string>& operator_ids);
+
+// `DataLoss` unless `after` holds exactly the operators of `before` whose IDs
+// are not in `dropped_ids`, in the same order and with the same sizes.
+[[nodiscard]] absl::Status VerifyDropped(const StateFile& before,
+                                         const StateFile& after,
+                                         const std::vector<std::string>& dropped_ids);
+
+}  // namespace flinkstate
+
+#endif  // FLINKSTATE_FLINKSTATE_DROP_OPERATOR_H_

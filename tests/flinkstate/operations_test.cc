@@ -1,0 +1,277 @@
+// Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
+//
+// strip-state, drop-operator, convert, inspect and verify on real corpus files.
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "flinkstate/drop_operator.h"
+#include "flinkstate/handle_walker.h"
+#include "flinkstate/inspect.h"
+#include "flinkstate/metadata_reader.h"
+#include "flinkstate/metadata_writer.h"
+#include "flinkstate/strip_state.h"
+#include "flinkstate/verify.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/util/json_util.h"
+#include "gtest/gtest.h"
+#include "serde/endian.h"
+#include "tests/flinkstate/corpus.h"
+#include "tests/testing/status_matchers.h"
+
+namespace flinkstate {
+namespace {
+
+using ::flinkstate::testing::CorpusFile;
+using ::flinkstate::testing::CorpusFiles;
+using ::flinkstate::testing::CorpusRoot;
+using ::flinkstate::testing::IsOk;
+using ::flinkstate::testing::ReadFileOrDie;
+using ::flinkstate::testing::StatusIs;
+using ::testing::HasSubstr;
+
+constexpr char kKafkaState[] = "topic-partition-offset-states";
+constexpr char kSavepoint120[] =
+    "/CosmicBeing09__flink/flink-tests/src/test/resources/"
+    "new-stateful-udf-migration-itcase-flink1.20-hashmap-savepoint/_metadata";
+
+// (handle index, name, mode, count) for every operator-state entry.
+struct EntryList : HandleVisitor {
+  void OnOperatorHandle(const HandleContext& c, const OperatorStateHandle& h) override {
+    for (const StateNameEntry& e : h.states) {
+      entries.push_back(absl::StrCat(c.operator_index, "/",
+                                     c.subtask ? c.subtask->subtask_index : -1, "/",
+                                     c.slot, "/", e.name.value, "/", e.mode, "/",
+                                     e.offsets.count));
+    }
+  }
+  std::vector<std::string> entries;
+};
+
+std::vector<std::string> Entries(const StateFile& f) {
+  EntryList l;
+  WalkStateFile(f, &l);
+  return l.entries;
+}
+
+std::vector<CorpusFile> KafkaConsumerSnapshots() {
+  std::vector<CorpusFile> out;
+  for (const CorpusFile& f : CorpusFiles()) {
+    for (const std::string& s : f.states) {
+      if (s == kKafkaState) out.push_back(f);
+    }
+  }
+  return out;
+}
+
+class StripKafkaTest : public ::testing::TestWithParam<CorpusFile> {};
+
+TEST_P(StripKafkaTest, RemovesTheUnionStateAndNothingElse) {
+  const std::string bytes = ReadFileOrDie(GetParam().path);
+  const serde::ByteView input = serde::AsBytes(bytes);
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(StateFile before, ReadStateFile(input));
+  StripOptions options;
+  options.state_name = kKafkaState;
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(StripResult r, PlanStripState(before, input, options));
+  ASSERT_FALSE(r.removed.empty());
+  for (const StrippedEntry& e : r.removed) EXPECT_EQ(e.mode, 1) << "UNION";
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::string out, r.plan.ApplyToString(input));
+  EXPECT_EQ(out.size(), bytes.size() - r.bytes_removed);
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(StateFile after, ReadStateFile(serde::AsBytes(out)));
+  EXPECT_THAT(VerifyStripped(before, after, options), IsOk());
+  // Independently of VerifyStripped: the entry list minus the state.
+  std::vector<std::string> expected;
+  for (const std::string& e : Entries(before)) {
+    if (e.find(absl::StrCat("/", kKafkaState, "/")) == std::string::npos) {
+      expected.push_back(e);
+    }
+  }
+  EXPECT_EQ(Entries(after), expected);
+  // The output re-encodes byte for byte and verifies clean.
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(serde::EditPlan plan,
+                                  EncodeStateFile(after, serde::AsBytes(out)));
+  EXPECT_THAT(CheckReproducesInput(plan, serde::AsBytes(out)), IsOk());
+  EXPECT_TRUE(VerifyStateFile(after, serde::AsBytes(out), {}).empty());
+  // Stripping again finds nothing.
+  EXPECT_THAT(PlanStripState(after, serde::AsBytes(out), options),
+              StatusIs(absl::StatusCode::kNotFound, "nothing was written"));
+}
+
+INSTANTIATE_TEST_SUITE_P(KafkaSnapshots, StripKafkaTest,
+                         ::testing::ValuesIn(KafkaConsumerSnapshots()));
+
+TEST(StripKafkaTest, CoversTheSnapshotsTheCorpusHas) {
+  EXPECT_GE(KafkaConsumerSnapshots().size(), 20u);
+}
+
+TEST(StripStateTest, OperatorFilterKeepsOtherOperators) {
+  const std::string bytes = ReadFileOrDie(CorpusRoot() + kSavepoint120);
+  const serde::ByteView input = serde::AsBytes(bytes);
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(StateFile before, ReadStateFile(input));
+  // 'source-state' is UNION in operator 0 and SPLIT_DISTRIBUTE in operator 7.
+  StripOptions options;
+  options.state_name = "source-state";
+  options.operator_ids = {"1F2B5DF5A66154ACA61FCB26193792BE"};  // case-insensitive
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(StripResult r, PlanStripState(before, input, options));
+  ASSERT_EQ(r.removed.size(), 1u);
+  EXPECT_EQ(r.removed[0].operator_index, 0);
+  EXPECT_EQ(r.removed[0].entry_count, 4u);
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::string out, r.plan.ApplyToString(input));
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(StateFile after, ReadStateFile(serde::AsBytes(out)));
+  EXPECT_THAT(VerifyStripped(before, after, options), IsOk());
+  std::vector<std::string> entries = Entries(after);
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_EQ(entries[0], "7/0/managedOperatorState/source-state/0/4");
+  // The unfiltered strip would claim the entry of operator 7 too.
+  StripOptions all;
+  all.state_name = "source-state";
+  EXPECT_THAT(VerifyStripped(before, after, all),
+              StatusIs(absl::StatusCode::kDataLoss, "expected entries"));
+}
+
+TEST(StripStateTest, BadOperatorIds) {
+  const std::string bytes = ReadFileOrDie(CorpusRoot() + kSavepoint120);
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(StateFile f, ReadStateFile(serde::AsBytes(bytes)));
+  StripOptions options;
+  options.state_name = "source-state";
+  options.operator_ids = {"xyz"};
+  EXPECT_THAT(PlanStripState(f, serde::AsBytes(bytes), options),
+              StatusIs(absl::StatusCode::kInvalidArgument, "32 hex"));
+  options.operator_ids = {"00000000000000000000000000000000"};
+  EXPECT_THAT(PlanStripState(f, serde::AsBytes(bytes), options),
+              StatusIs(absl::StatusCode::kNotFound, "no operator with ID"));
+}
+
+TEST(DropOperatorTest, RemovesTheRecordAndPatchesTheCount) {
+  const std::string bytes = ReadFileOrDie(CorpusRoot() + kSavepoint120);
+  const serde::ByteView input = serde::AsBytes(bytes);
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(StateFile before, ReadStateFile(input));
+  const std::string id = before.metadata.operators[3].IdHex();
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(DropResult r, PlanDropOperators(before, input, {id}));
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::string out, r.plan.ApplyToString(input));
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(StateFile after, ReadStateFile(serde::AsBytes(out)));
+  EXPECT_THAT(VerifyDropped(before, after, r.dropped_ids), IsOk());
+  EXPECT_EQ(after.metadata.operators.size(), before.metadata.operators.size() - 1);
+  for (const OperatorState& op : after.metadata.operators) EXPECT_NE(op.IdHex(), id);
+  EXPECT_THAT(VerifyDropped(before, before, r.dropped_ids),
+              StatusIs(absl::StatusCode::kDataLoss, "operators"));
+}
+
+TEST(ConvertTest, UpAndDownReproducesTheOriginal) {
+  const std::string bytes = ReadFileOrDie(CorpusRoot() + kSavepoint120);
+  const serde::ByteView input = serde::AsBytes(bytes);
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(StateFile v4, ReadStateFile(input));
+  MetadataWriteOptions to5;
+  to5.target_version = 5;
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(serde::EditPlan p5, EncodeStateFile(v4, input, to5));
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::string b5, p5.ApplyToString(input));
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(StateFile v5, ReadStateFile(serde::AsBytes(b5)));
+  EXPECT_EQ(v5.metadata.version, 5u);
+  EXPECT_EQ(b5.size(), bytes.size() + 4 * v4.metadata.operators.size());  // two empty utf
+  MetadataWriteOptions to4;
+  to4.target_version = 4;
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(serde::EditPlan p4,
+                                  EncodeStateFile(v5, serde::AsBytes(b5), to4));
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::string b4, p4.ApplyToString(serde::AsBytes(b5)));
+  EXPECT_TRUE(b4 == bytes);
+  MetadataWriteOptions to2;
+  to2.target_version = 2;  // v2 has no coordinator/finished state; this file has none
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(serde::EditPlan p2, EncodeStateFile(v4, input, to2));
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::string b2, p2.ApplyToString(input));
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(StateFile v2, ReadStateFile(serde::AsBytes(b2)));
+  EXPECT_EQ(Entries(v2), Entries(v4));
+}
+
+TEST(InspectTest, JsonCarriesTheRequiredFields) {
+  const std::string path = CorpusRoot() + kSavepoint120;
+  const std::string bytes = ReadFileOrDie(path);
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(StateFile f, ReadStateFile(serde::AsBytes(bytes)));
+  InspectOptions options;
+  options.file_name = path;
+  report::Report r = BuildReport(f, serde::AsBytes(bytes), options);
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::string json, RenderReportJson(r));
+  for (const char* key : {"\"formatVersion\": 4", "\"checkpointId\": \"2\"", "\"operators\"",
+                          "\"operatorId\": \"1f2b5df5a66154aca61fcb26193792be\"",
+                          "\"parallelism\"", "\"maxParallelism\": 4", "\"operatorStates\"",
+                          "\"name\": \"source-state\"", "\"distributionMode\": \"UNION\"",
+                          "\"entryCount\": \"4\""}) {
+    EXPECT_THAT(json, HasSubstr(key));
+  }
+  report::Report parsed;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json, &parsed).ok());
+  ASSERT_EQ(parsed.operators_size(), 8);
+  EXPECT_EQ(parsed.properties().kind(), "savepoint");
+  EXPECT_EQ(parsed.properties().format_type(), "CANONICAL");
+  const report::Operator& op0 = parsed.operators(0);
+  EXPECT_EQ(op0.parallelism(), 1);
+  ASSERT_EQ(op0.operator_states_size(), 1);
+  EXPECT_EQ(op0.operator_states(0).entry_count(), 4u);
+  EXPECT_EQ(parsed.operators(7).operator_states(0).distribution_mode(), "SPLIT_DISTRIBUTE");
+  EXPECT_EQ(parsed.operators(2).keyed_state().handle_count(), 4u);
+  EXPECT_EQ(parsed.operators(2).keyed_state().handles_by_kind().at(
+                "KeyGroupsSavepointStateHandle"),
+            4u);
+  // Bytes of all operators and of the rest add up to the file.
+  uint64_t sum = 0;
+  for (const report::Operator& op : parsed.operators()) sum += op.bytes();
+  EXPECT_LT(sum, bytes.size());
+  EXPECT_TRUE(parsed.warnings().empty());
+}
+
+TEST(InspectTest, WarnsAboutLargeFiles) {
+  const std::string bytes = ReadFileOrDie(CorpusRoot() + kSavepoint120);
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(StateFile f, ReadStateFile(serde::AsBytes(bytes)));
+  InspectOptions options;
+  options.frame_size = 1024;  // pretend the frame is tiny
+  report::Report r = BuildReport(f, serde::AsBytes(bytes), options);
+  ASSERT_GE(r.warnings_size(), 1);
+  EXPECT_EQ(r.warnings(0).code(), "FILE_OVER_FRAME_SIZE");
+}
+
+TEST(VerifyTest, FindsOffsetsBeyondInlineState) {
+  const std::string path = CorpusRoot() +
+                           "/apache__flink-connector-kafka/flink-connector-kafka/src/test/"
+                           "resources/kafka-consumer-migration-test-flink1.19-snapshot";
+  std::string bytes = ReadFileOrDie(path);
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(StateFile model, ReadStateFile(serde::AsBytes(bytes)));
+  ASSERT_TRUE(VerifyStateFile(model, serde::AsBytes(bytes), {}).empty());
+  // Point the first offset past the end of the inline bytes.
+  const OperatorStateHandle* h = nullptr;
+  for (const auto& list : {&model.snapshot.state.managed_operator_state,
+                           &model.snapshot.state.raw_operator_state}) {
+    for (const OperatorStateHandle& x : *list) {
+      if (!x.states.empty() && x.states[0].offsets.count > 0) h = &x;
+    }
+  }
+  ASSERT_NE(h, nullptr);
+  serde::EncodeBigEndian64(1u << 30, reinterpret_cast<uint8_t*>(
+                                         bytes.data() + h->states[0].offsets.range.offset));
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(StateFile bad, ReadStateFile(serde::AsBytes(bytes)));
+  std::vector<Finding> findings = VerifyStateFile(bad, serde::AsBytes(bytes), {});
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_THAT(findings[0].problem, HasSubstr("lies beyond"));
+  EXPECT_EQ(findings[0].offset, h->states[0].offsets.range.offset);
+}
+
+TEST(VerifyTest, RelativeHandlesMustResolve) {
+  const std::string path = CorpusRoot() + kSavepoint120;
+  const std::string bytes = ReadFileOrDie(path);
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(StateFile f, ReadStateFile(serde::AsBytes(bytes)));
+  VerifyOptions beside;
+  beside.base_dir = path.substr(0, path.rfind('/'));
+  EXPECT_TRUE(VerifyStateFile(f, serde::AsBytes(bytes), beside).empty());
+  VerifyOptions elsewhere;
+  elsewhere.base_dir = ::testing::TempDir();
+  std::vector<Finding> findings = VerifyStateFile(f, serde::AsBytes(bytes), elsewhere);
+  ASSERT_FALSE(findings.empty());
+  EXPECT_THAT(findings[0].problem, HasSubstr("does not resolve"));
+}
+
+}  // namespace
+}  // namespace flinkstate
+
+namespace flinkstate::testing {
+void PrintTo(const CorpusFile& f, std::ostream* os) { *os << f.path; }
+}  // namespace flinkstate::testing

@@ -22,6 +22,7 @@
 #include "flinkstate/inspect.h"
 #include "flinkstate/metadata_reader.h"
 #include "flinkstate/metadata_writer.h"
+#include "flinkstate/relocate.h"
 #include "flinkstate/strip_state.h"
 #include "flinkstate/verify.h"
 #include "serde/mapped_file.h"
@@ -40,6 +41,8 @@ ABSL_FLAG(bool, in_place, false,
 ABSL_FLAG(std::string, backup_suffix, ".bak", "suffix of the backup --in-place keeps");
 ABSL_FLAG(bool, fsync, true, "fsync the output before renaming it into place");
 ABSL_FLAG(int, to_version, 0, "target metadata version (convert)");
+ABSL_FLAG(std::string, from, "", "path prefix to replace (relocate)");
+ABSL_FLAG(std::string, to, "", "new path prefix (relocate)");
 ABSL_FLAG(bool, progress, true, "show progress on a terminal for large files");
 
 namespace flinkstate {
@@ -60,6 +63,8 @@ commands:
                                          remove a state name from every operator
                                          state handle (e.g. a leftover union state)
   drop-operator --operator ID... IN OUT  remove operators' state for good
+  relocate --from PREFIX --to PREFIX IN OUT
+                                         rewrite absolute paths (another bucket)
   convert --to-version N IN OUT          write the metadata in another version
   verify FILE                            decode, re-encode, check consistency
 
@@ -381,6 +386,33 @@ int RunDropOperator(const std::vector<std::string>& args,
   return kExitOk;
 }
 
+int RunRelocate(const std::vector<std::string>& args) {
+  RelocateOptions options;
+  options.from_prefix = absl::GetFlag(FLAGS_from);
+  options.to_prefix = absl::GetFlag(FLAGS_to);
+  if (options.from_prefix.empty()) return Usage("relocate needs --from PREFIX --to PREFIX");
+  absl::StatusOr<OutputTarget> target = ResolveOutput(args);
+  if (!target.ok()) return Usage(target.status().message());
+  absl::StatusOr<Input> in = Load(target->input);
+  if (!in.ok()) return Fail(in.status());
+  absl::StatusOr<RelocateResult> result = PlanRelocate(in->model, in->file.bytes(), options);
+  if (!result.ok()) return Fail(result.status());
+  const StateFile& before = in->model;
+  absl::Status s = WriteVerified(
+      *target, *in, result->plan,
+      ModelVerifier([&](const StateFile& after, serde::ByteView) {
+        return VerifyRelocated(before, after, options);
+      }),
+      nullptr);
+  if (!s.ok()) return Fail(s);
+  for (const RelocatedString& c : result->changed) {
+    std::cout << "  " << c.what << ": " << c.before << " -> " << c.after << "\n";
+  }
+  std::cout << "wrote " << target->output << ": " << result->changed.size()
+            << " paths relocated, verified\n";
+  return kExitOk;
+}
+
 }  // namespace
 }  // namespace flinkstate
 
@@ -400,6 +432,7 @@ int main(int argc, char** argv) {
   if (args.command == "verify") return RunVerify(args.positional);
   if (args.command == "strip-state") return RunStripState(args.positional, operators);
   if (args.command == "convert") return RunConvert(args.positional);
+  if (args.command == "relocate") return RunRelocate(args.positional);
   if (args.command == "drop-operator") return RunDropOperator(args.positional, operators);
   return Usage(absl::StrCat("unknown command '", args.command, "'"));
 }

@@ -12,6 +12,7 @@
 #include "flinkstate/inspect.h"
 #include "flinkstate/metadata_reader.h"
 #include "flinkstate/metadata_writer.h"
+#include "flinkstate/relocate.h"
 #include "flinkstate/strip_state.h"
 #include "flinkstate/verify.h"
 #include "gmock/gmock.h"
@@ -182,6 +183,32 @@ TEST(ConvertTest, UpAndDownReproducesTheOriginal) {
   FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::string b2, p2.ApplyToString(input));
   FLINKSTATE_ASSERT_OK_AND_ASSIGN(StateFile v2, ReadStateFile(serde::AsBytes(b2)));
   EXPECT_EQ(Entries(v2), Entries(v4));
+}
+
+TEST(RelocateTest, RewritesPrefixesAndBackIsTheIdentity) {
+  const std::string bytes = ReadFileOrDie(
+      CorpusRoot() +
+      "/CosmicBeing09__flink/flink-tests/src/test/resources/"
+      "legacy-raw-state-heap-timers-rocks-db-1.12/_metadata");
+  const serde::ByteView input = serde::AsBytes(bytes);
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(StateFile before, ReadStateFile(input));
+  RelocateOptions there{"file:/tmp/", "s3://bucket-with-a-much-longer-name/checkpoints/"};
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(RelocateResult r, PlanRelocate(before, input, there));
+  ASSERT_EQ(r.changed.size(), 5u);
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::string out, r.plan.ApplyToString(input));
+  EXPECT_EQ(out.size(), bytes.size() + 5 * (there.to_prefix.size() - there.from_prefix.size()));
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(StateFile after, ReadStateFile(serde::AsBytes(out)));
+  EXPECT_THAT(VerifyRelocated(before, after, there), IsOk());
+  EXPECT_EQ(Entries(after), Entries(before));
+  RelocateOptions back{there.to_prefix, there.from_prefix};
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(RelocateResult r2,
+                                  PlanRelocate(after, serde::AsBytes(out), back));
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::string again, r2.plan.ApplyToString(serde::AsBytes(out)));
+  EXPECT_TRUE(again == bytes);
+  EXPECT_THAT(PlanRelocate(before, input, {"hdfs://", "s3://"}),
+              StatusIs(absl::StatusCode::kNotFound, "nothing was written"));
+  EXPECT_THAT(PlanRelocate(before, input, {"file:/", std::string(70000, 'x')}),
+              StatusIs(absl::StatusCode::kInvalidArgument, "too long"));
 }
 
 TEST(InspectTest, JsonCarriesTheRequiredFields) {

@@ -84,6 +84,14 @@ check "convert back to v4" 0 "$bin" convert --to-version 4 "$tmp/v5" "$tmp/v4"
 check "v4 -> v5 -> v4 is the identity" 0 cmp "$meta" "$tmp/v4"
 check "convert to v1 is refused" 2 "$bin" convert --to-version 1 "$meta" "$tmp/v1"
 
+legacy="$corpus/CosmicBeing09__flink/flink-tests/src/test/resources/legacy-raw-state-heap-timers-rocks-db-1.12/_metadata"
+check "relocate" 0 "$bin" relocate --from file:/tmp/ --to s3://bucket/ckpt/ "$legacy" "$tmp/moved"
+expect_grep "relocate lists the paths" "s3://bucket/ckpt/junit" "$tmp/out"
+check "relocate back" 0 "$bin" relocate --from s3://bucket/ckpt/ --to file:/tmp/ "$tmp/moved" "$tmp/back"
+check "relocate there and back is the identity" 0 cmp "$legacy" "$tmp/back"
+check "relocate without a match" 1 "$bin" relocate --from hdfs:// --to s3:// "$legacy" "$tmp/none2"
+expect_no_file "nothing written without a match" "$tmp/none2"
+
 ls "$tmp" | grep -q flinkstate-tmp && { echo "FAIL: temporary file left behind"; failures=$((failures + 1)); }
 echo "$passes passed, $failures failed"
 [[ $failures -eq 0 ]]

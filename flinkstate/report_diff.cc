@@ -1,0 +1,104 @@
+// Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
+
+#include "flinkstate/report_diff.h"
+
+#include <map>
+
+#include "absl/strings/str_cat.h"
+
+namespace flinkstate {
+namespace {
+
+class Differ {
+ public:
+  explicit Differ(std::vector<ReportDifference>* out) : out_(out) {}
+
+  template <typename T>
+  void Field(const std::string& path, const T& a, const T& b) {
+    if (a != b) out_->push_back({path, absl::StrCat(a), absl::StrCat(b)});
+  }
+  void Presence(const std::string& path, bool in_a, bool in_b) {
+    out_->push_back({path, in_a ? "present" : "", in_b ? "present" : ""});
+  }
+
+ private:
+  std::vector<ReportDifference>* out_;
+};
+
+std::string OperatorKey(const report::Operator& op, int index) {
+  return op.operator_id().empty() ? absl::StrCat("#", index) : op.operator_id();
+}
+
+void DiffOperator(const std::string& p, const report::Operator& a,
+                  const report::Operator& b, Differ* d) {
+  d->Field(p + ".parallelism", a.parallelism(), b.parallelism());
+  d->Field(p + ".maxParallelism", a.max_parallelism(), b.max_parallelism());
+  d->Field(p + ".subtaskCount", a.subtask_count(), b.subtask_count());
+  d->Field(p + ".fullyFinished", a.fully_finished(), b.fully_finished());
+  d->Field(p + ".finishedSubtasks", a.finished_subtasks_size(), b.finished_subtasks_size());
+  d->Field(p + ".hasCoordinatorState", a.has_coordinator_state(), b.has_coordinator_state());
+  d->Field(p + ".uid", a.uid(), b.uid());
+  std::map<std::string, const report::OperatorStateName*> sa, sb;
+  for (const auto& s : a.operator_states()) sa[s.name()] = &s;
+  for (const auto& s : b.operator_states()) sb[s.name()] = &s;
+  for (const auto& [name, s] : sa) {
+    const std::string sp = absl::StrCat(p, ".operatorStates[", name, "]");
+    auto it = sb.find(name);
+    if (it == sb.end()) {
+      d->Presence(sp, true, false);
+      continue;
+    }
+    d->Field(sp + ".distributionMode", s->distribution_mode(), it->second->distribution_mode());
+    d->Field(sp + ".entryCount", s->entry_count(), it->second->entry_count());
+    d->Field(sp + ".handleCount", s->handle_count(), it->second->handle_count());
+  }
+  for (const auto& [name, s] : sb) {
+    if (sa.count(name) == 0) {
+      d->Presence(absl::StrCat(p, ".operatorStates[", name, "]"), false, true);
+    }
+  }
+  d->Field(p + ".keyedState.handleCount", a.keyed_state().handle_count(),
+           b.keyed_state().handle_count());
+  d->Field(p + ".keyedState.stateSize", a.keyed_state().state_size(),
+           b.keyed_state().state_size());
+  d->Field(p + ".channelState.inputChannelHandles",
+           a.channel_state().input_channel_handles(),
+           b.channel_state().input_channel_handles());
+  d->Field(p + ".channelState.resultSubpartitionHandles",
+           a.channel_state().result_subpartition_handles(),
+           b.channel_state().result_subpartition_handles());
+}
+
+}  // namespace
+
+std::vector<ReportDifference> DiffReports(const report::Report& a,
+                                          const report::Report& b,
+                                          bool compare_sizes) {
+  std::vector<ReportDifference> out;
+  Differ d(&out);
+  d.Field("kind", a.kind(), b.kind());
+  d.Field("formatVersion", a.format_version(), b.format_version());
+  d.Field("checkpointId", a.checkpoint_id(), b.checkpoint_id());
+  if (compare_sizes) d.Field("fileSize", a.file_size(), b.file_size());
+  d.Field("properties.kind", a.properties().kind(), b.properties().kind());
+  d.Field("properties.formatType", a.properties().format_type(), b.properties().format_type());
+  d.Field("masterStates", a.master_states_size(), b.master_states_size());
+  std::map<std::string, const report::Operator*> oa, ob;
+  for (int i = 0; i < a.operators_size(); ++i) oa[OperatorKey(a.operators(i), i)] = &a.operators(i);
+  for (int i = 0; i < b.operators_size(); ++i) ob[OperatorKey(b.operators(i), i)] = &b.operators(i);
+  for (const auto& [id, op] : oa) {
+    const std::string p = absl::StrCat("operators[", id, "]");
+    auto it = ob.find(id);
+    if (it == ob.end()) {
+      d.Presence(p, true, false);
+    } else {
+      DiffOperator(p, *op, *it->second, &d);
+    }
+  }
+  for (const auto& [id, op] : ob) {
+    if (oa.count(id) == 0) d.Presence(absl::StrCat("operators[", id, "]"), false, true);
+  }
+  return out;
+}
+
+}  // namespace flinkstate

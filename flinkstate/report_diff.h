@@ -1,0 +1,36 @@
+// Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
+//
+// File: report_diff.h
+// -----------------------------------------------------------------------------
+// Differences between two inspect reports (report.proto): operators present in
+// only one, changed parallelism, per state name changed modes and entry
+// counts, keyed and channel state, properties. `flinkstate diff A B` prints
+// them; comparing the report of a `_metadata` with the report of the
+// CompletedCheckpoint of the same checkpoint uses the same function.
+
+#ifndef FLINKSTATE_FLINKSTATE_REPORT_DIFF_H_
+#define FLINKSTATE_FLINKSTATE_REPORT_DIFF_H_
+
+#include <string>
+#include <vector>
+
+#include "flinkstate/report.pb.h"
+
+namespace flinkstate {
+
+struct ReportDifference {
+  std::string path;  // "operators[<id>].operatorStates[<name>].entryCount"
+  std::string a;     // value in the first report ("" if absent)
+  std::string b;     // value in the second report
+};
+
+// Differences in a stable order (header, then operators by ID, then states
+// by name). Sizes of the files themselves are compared only when
+// `compare_sizes` is set (a rewrite changes them by design).
+std::vector<ReportDifference> DiffReports(const report::Report& a,
+                                          const report::Report& b,
+                                          bool compare_sizes = false);
+
+}  // namespace flinkstate
+
+#endif  // FLINKSTATE_FLINKSTATE_REPORT_DIFF_H_

@@ -23,6 +23,15 @@ std::string ReadFileOrDie(const std::string& path) {
   return ss.str();
 }
 
+std::string CorpusTestName(const CorpusFile& f, size_t index) {
+  std::string n = f.path.substr(CorpusRoot().size() + 1);
+  for (char& c : n) {
+    if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  // Names must be unique; the tail of a long path plus the index is.
+  return n.size() > 80 ? n.substr(n.size() - 80) + "_" + std::to_string(index) : n;
+}
+
 std::vector<CorpusFile> CorpusFiles() {
   std::vector<CorpusFile> files;
   std::istringstream readme(ReadFileOrDie(CorpusRoot() + "/README.md"));

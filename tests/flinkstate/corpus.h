@@ -34,6 +34,10 @@ std::string CorpusRoot();
 // state data files). Fails the calling test if the README cannot be read.
 std::vector<CorpusFile> CorpusFiles();
 
+// A gtest parameter name for a corpus file: its path below the corpus root
+// with every non-alphanumeric character replaced, shortened to its tail.
+std::string CorpusTestName(const CorpusFile& f, size_t index);
+
 // Reads a whole file.
 std::string ReadFileOrDie(const std::string& path);
 

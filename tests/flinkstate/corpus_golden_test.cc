@@ -123,12 +123,7 @@ TEST_P(CorpusGoldenTest, DecodesWithReadmeFactsAndRoundTrips) {
 }
 
 std::string Name(const ::testing::TestParamInfo<CorpusFile>& info) {
-  std::string n = info.param.path.substr(testing::CorpusRoot().size() + 1);
-  for (char& c : n) {
-    if (!isalnum(static_cast<unsigned char>(c))) c = '_';
-  }
-  return n.size() > 120 ? n.substr(n.size() - 120) + std::to_string(info.index)
-                        : n;
+  return testing::CorpusTestName(info.param, info.index);
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, CorpusGoldenTest, ::testing::ValuesIn(CorpusFiles()),

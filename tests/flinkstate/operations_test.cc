@@ -101,7 +101,10 @@ TEST_P(StripKafkaTest, RemovesTheUnionStateAndNothingElse) {
 }
 
 INSTANTIATE_TEST_SUITE_P(KafkaSnapshots, StripKafkaTest,
-                         ::testing::ValuesIn(KafkaConsumerSnapshots()));
+                         ::testing::ValuesIn(KafkaConsumerSnapshots()),
+                         [](const ::testing::TestParamInfo<CorpusFile>& info) {
+                           return testing::CorpusTestName(info.param, info.index);
+                         });
 
 TEST(StripKafkaTest, CoversTheSnapshotsTheCorpusHas) {
   EXPECT_GE(KafkaConsumerSnapshots().size(), 20u);

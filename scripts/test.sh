@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Builds flinkstate and runs every test: the unit, golden, corruption and CLI
+# suites; the same suites once more under AddressSanitizer and
+# UndefinedBehaviorSanitizer; and, where Java and Maven are present (they are
+# installed here when missing), the conformance tests against the real JDK and
+# real Flink releases.
+#
+#   bash scripts/test.sh            # everything
+#   FLINKSTATE_SKIP_SANITIZERS=1 bash scripts/test.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh --with-java
+
+jobs=$(nproc 2>/dev/null || echo 2)
+configure() {  # configure BUILD_DIR [cmake args...]
+  local dir=$1
+  shift
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLINKSTATE_WERROR=ON "$@" >/dev/null
+}
+
+echo "== build and test (RelWithDebInfo)"
+configure build
+cmake --build build -j "$jobs"
+ctest --test-dir build --output-on-failure -j "$jobs"
+
+if [[ -z "${FLINKSTATE_SKIP_SANITIZERS:-}" ]]; then
+  echo "== build and test under AddressSanitizer + UndefinedBehaviorSanitizer"
+  configure build-asan -DFLINKSTATE_SANITIZERS="address;undefined" -DFLINKSTATE_BUILD_BENCHMARKS=OFF
+  cmake --build build-asan -j "$jobs"
+  # The conformance suites run real Java; they test the same C++ as above.
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE 'conformance|install'
+fi

@@ -2,6 +2,7 @@
 
 #include "flinkstate/metadata_reader.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,6 +18,22 @@ namespace {
 
 using serde::ByteView;
 using serde::DataInput;
+
+// Containers are grown from decoded elements, never sized from a count. A
+// count is only checked against the bytes left, and a model element is far
+// larger than its smallest encoding (a 1-byte null keyed handle becomes a
+// KeyedStateHandle of about 400 bytes), so `resize(count)` would let a small
+// hostile file allocate hundreds of times its own size before failing on its
+// first element. At most this many elements are reserved up front.
+constexpr int32_t kMaxInitialReserve = 8;
+
+// Appends a default element to `v`, which will hold `count` elements once
+// decoding succeeds.
+template <typename T>
+T& AppendElement(std::vector<T>* v, int32_t count) {
+  if (v->empty()) v->reserve(std::min(count, kMaxInitialReserve));
+  return v->emplace_back();
+}
 
 // One step of the item path shown in errors: "name" or "name[index]".
 struct PathSegment {
@@ -179,19 +196,18 @@ absl::Status MetadataDecoder::ReadMetadata(CheckpointMetadata* m) {
     }
     int32_t n;
     FLINKSTATE_RETURN_IF_ERROR(ReadCount("master state", 8, &n));
-    m->master_states.resize(n);
     for (int32_t i = 0; i < n; ++i) {
       Scope s(this, "masterStates", i);
-      FLINKSTATE_RETURN_IF_ERROR(ReadMasterState(&m->master_states[i]));
+      FLINKSTATE_RETURN_IF_ERROR(
+          ReadMasterState(&AppendElement(&m->master_states, n)));
     }
   }
   int32_t n;
   FLINKSTATE_RETURN_IF_ERROR(
       ReadCount(version_ == 1 ? "task state" : "operator state", 24, &n));
-  m->operators.resize(n);
   for (int32_t i = 0; i < n; ++i) {
     Scope s(this, "operators", i);
-    FLINKSTATE_RETURN_IF_ERROR(ReadOperator(&m->operators[i]));
+    FLINKSTATE_RETURN_IF_ERROR(ReadOperator(&AppendElement(&m->operators, n)));
   }
   const uint64_t rest_at = in_.position();
   const SourceRange rest{rest_at, in_.remaining()};
@@ -276,10 +292,9 @@ absl::Status MetadataDecoder::ReadOperator(OperatorState* op) {
                    absl::StrCat("subtask count ", op->num_subtasks,
                                 " exceeds the bytes left"));
     }
-    op->subtasks.resize(op->num_subtasks);
     for (int32_t i = 0; i < op->num_subtasks; ++i) {
       Scope s(this, "subtasks", i);
-      OperatorSubtaskState& st = op->subtasks[i];
+      OperatorSubtaskState& st = AppendElement(&op->subtasks, op->num_subtasks);
       const uint64_t st_start = in_.position();
       FLINKSTATE_RETURN_IF_ERROR(I32(&st.subtask_index));
       if (version_ >= 3 && st.subtask_index < 0) {
@@ -328,10 +343,9 @@ absl::Status MetadataDecoder::ReadHandleList(
     const char* what, std::vector<OperatorStateHandle>* out, int32_t* count) {
   Scope s(this, what);
   FLINKSTATE_RETURN_IF_ERROR(ReadCount("handle", 1, count));
-  out->resize(*count);
   for (int32_t i = 0; i < *count; ++i) {
     Scope e(this, "", i);
-    FLINKSTATE_RETURN_IF_ERROR(ReadOperatorHandle(&(*out)[i]));
+    FLINKSTATE_RETURN_IF_ERROR(ReadOperatorHandle(&AppendElement(out, *count)));
   }
   return absl::OkStatus();
 }
@@ -341,10 +355,10 @@ absl::Status MetadataDecoder::ReadSubtaskV1(OperatorSubtaskState* st) {
   {
     Scope s(this, "legacyOperatorState");
     FLINKSTATE_RETURN_IF_ERROR(ReadCount("handle", 1, &st->legacy_count));
-    st->legacy.resize(st->legacy_count);
     for (int32_t i = 0; i < st->legacy_count; ++i) {
       Scope e(this, "", i);
-      FLINKSTATE_RETURN_IF_ERROR(ReadStreamHandle(&st->legacy[i]));
+      FLINKSTATE_RETURN_IF_ERROR(
+          ReadStreamHandle(&AppendElement(&st->legacy, st->legacy_count)));
     }
   }
   FLINKSTATE_RETURN_IF_ERROR(ReadHandleList("managedOperatorState",
@@ -394,10 +408,10 @@ absl::Status MetadataDecoder::ReadChannelLists(OperatorSubtaskState* st) {
     auto& list = input ? st->input_channel_state : st->result_subpartition_state;
     int32_t n;
     FLINKSTATE_RETURN_IF_ERROR(ReadCount("channel handle", 17, &n));
-    list.resize(n);
     for (int32_t i = 0; i < n; ++i) {
       Scope e(this, "", i);
-      FLINKSTATE_RETURN_IF_ERROR(ReadChannelHandle(input, &list[i]));
+      FLINKSTATE_RETURN_IF_ERROR(
+          ReadChannelHandle(input, &AppendElement(&list, n)));
     }
   }
   return absl::OkStatus();
@@ -462,11 +476,11 @@ absl::Status MetadataDecoder::ReadNamedHandles(
     std::vector<NamedStreamHandle>* out) {
   int32_t n;
   FLINKSTATE_RETURN_IF_ERROR(ReadCount("state handle", 3, &n));
-  out->resize(n);
   for (int32_t i = 0; i < n; ++i) {
     Scope e(this, "", i);
-    FLINKSTATE_RETURN_IF_ERROR(ReadUtf(&(*out)[i].local_path));
-    FLINKSTATE_RETURN_IF_ERROR(ReadStreamHandle(&(*out)[i].handle));
+    NamedStreamHandle& named = AppendElement(out, n);
+    FLINKSTATE_RETURN_IF_ERROR(ReadUtf(&named.local_path));
+    FLINKSTATE_RETURN_IF_ERROR(ReadStreamHandle(&named.handle));
   }
   return absl::OkStatus();
 }
@@ -529,10 +543,9 @@ absl::Status MetadataDecoder::ReadKeyedHandleBody(KeyedStateHandle* h) {
         auto& list = materialized ? h->materialized : h->non_materialized;
         int32_t n;
         FLINKSTATE_RETURN_IF_ERROR(ReadCount("keyed handle", 1, &n));
-        list.resize(n);
         for (int32_t i = 0; i < n; ++i) {
           Scope e(this, "", i);
-          FLINKSTATE_RETURN_IF_ERROR(ReadKeyedHandle(&list[i]));
+          FLINKSTATE_RETURN_IF_ERROR(ReadKeyedHandle(&AppendElement(&list, n)));
         }
       }
       FLINKSTATE_RETURN_IF_ERROR(I64(&h->materialization_id));
@@ -566,11 +579,11 @@ absl::Status MetadataDecoder::ReadKeyedHandleBody(KeyedStateHandle* h) {
       FLINKSTATE_RETURN_IF_ERROR(I32(&h->num_key_groups));
       int32_t n;
       FLINKSTATE_RETURN_IF_ERROR(ReadCount("increment", 9, &n));
-      h->increments.resize(n);
       for (int32_t i = 0; i < n; ++i) {
         Scope e(this, "increments", i);
-        FLINKSTATE_RETURN_IF_ERROR(I64(&h->increments[i].offset));
-        FLINKSTATE_RETURN_IF_ERROR(ReadStreamHandle(&h->increments[i].handle));
+        OffsetStreamHandle& inc = AppendElement(&h->increments, n);
+        FLINKSTATE_RETURN_IF_ERROR(I64(&inc.offset));
+        FLINKSTATE_RETURN_IF_ERROR(ReadStreamHandle(&inc.handle));
       }
       FLINKSTATE_RETURN_IF_ERROR(I64(&h->state_size));
       if (h->tag == static_cast<uint8_t>(HandleTag::kChangelogFileIncrementV2)) {
@@ -603,10 +616,9 @@ absl::Status MetadataDecoder::ReadOperatorHandle(OperatorStateHandle* h) {
     int32_t n;
     // An entry is at least a 2-byte name, a mode byte and an i32 count.
     FLINKSTATE_RETURN_IF_ERROR(ReadCount("state name", 7, &n));
-    h->states.resize(n);
     for (int32_t i = 0; i < n; ++i) {
       Scope e(this, "stateNameToPartitionOffsets", i);
-      StateNameEntry& entry = h->states[i];
+      StateNameEntry& entry = AppendElement(&h->states, n);
       const uint64_t entry_start = in_.position();
       FLINKSTATE_RETURN_IF_ERROR(ReadUtf(&entry.name));
       FLINKSTATE_RETURN_IF_ERROR(U8(&entry.mode));
@@ -745,10 +757,10 @@ absl::Status MetadataDecoder::ReadSnapshot(OperatorSnapshot* snap) {
         (*l.count > 0 && static_cast<uint64_t>(*l.count) > in_.remaining())) {
       return Invalid(absl::StrCat("bad handle count ", *l.count));
     }
-    l.list->resize(std::max(*l.count, 0));
     for (int32_t i = 0; i < *l.count; ++i) {
       Scope e(this, "", i);
-      FLINKSTATE_RETURN_IF_ERROR(ReadOperatorHandle(&(*l.list)[i]));
+      FLINKSTATE_RETURN_IF_ERROR(
+          ReadOperatorHandle(&AppendElement(l.list, *l.count)));
     }
   }
   struct KeyedList {
@@ -766,10 +778,10 @@ absl::Status MetadataDecoder::ReadSnapshot(OperatorSnapshot* snap) {
         (*l.count > 0 && static_cast<uint64_t>(*l.count) > in_.remaining())) {
       return Invalid(absl::StrCat("bad handle count ", *l.count));
     }
-    l.list->resize(std::max(*l.count, 0));
     for (int32_t i = 0; i < *l.count; ++i) {
       Scope e(this, "", i);
-      FLINKSTATE_RETURN_IF_ERROR(ReadKeyedHandle(&(*l.list)[i]));
+      FLINKSTATE_RETURN_IF_ERROR(
+          ReadKeyedHandle(&AppendElement(l.list, *l.count)));
     }
   }
   if (snap->header == 3) {
@@ -785,10 +797,10 @@ absl::Status MetadataDecoder::ReadSnapshot(OperatorSnapshot* snap) {
       int32_t n;
       FLINKSTATE_RETURN_IF_ERROR(ReadCount("channel handle", 17, &n));
       auto& list = input ? st.input_channel_state : st.result_subpartition_state;
-      list.resize(n);
       for (int32_t i = 0; i < n; ++i) {
         Scope e(this, "", i);
-        FLINKSTATE_RETURN_IF_ERROR(ReadChannelHandle(input, &list[i]));
+        FLINKSTATE_RETURN_IF_ERROR(
+            ReadChannelHandle(input, &AppendElement(&list, n)));
       }
     }
   }

@@ -133,6 +133,20 @@ class MetadataDecoder {
     return Wrap(in_.Skip(static_cast<uint64_t>(n)));
   }
 
+  // A handle list count of an operator snapshot: -1 (absent) or a count of
+  // handles of at least one byte each. Like `ReadCount`, a count the bytes
+  // left cannot hold is an early end of input (`OutOfRange`), so truncated
+  // and corrupt files are told apart the same way everywhere.
+  absl::Status CheckSnapshotHandleCount(int32_t count) const {
+    if (count < -1) return Invalid(absl::StrCat("bad handle count ", count));
+    if (count > 0 && static_cast<uint64_t>(count) > in_.remaining()) {
+      return Error(absl::StatusCode::kOutOfRange,
+                   absl::StrCat("handle count ", count, " needs at least ",
+                                count, " bytes, ", in_.remaining(), " left"));
+    }
+    return absl::OkStatus();
+  }
+
   absl::Status Enter() {
     if (++depth_ > options_.max_depth) {
       return Error(absl::StatusCode::kResourceExhausted,
@@ -753,10 +767,7 @@ absl::Status MetadataDecoder::ReadSnapshot(OperatorSnapshot* snap) {
                &st.managed_operator_state}}) {
     Scope s(this, l.name);
     FLINKSTATE_RETURN_IF_ERROR(I32(l.count));
-    if (*l.count < -1 ||
-        (*l.count > 0 && static_cast<uint64_t>(*l.count) > in_.remaining())) {
-      return Invalid(absl::StrCat("bad handle count ", *l.count));
-    }
+    FLINKSTATE_RETURN_IF_ERROR(CheckSnapshotHandleCount(*l.count));
     for (int32_t i = 0; i < *l.count; ++i) {
       Scope e(this, "", i);
       FLINKSTATE_RETURN_IF_ERROR(
@@ -774,10 +785,7 @@ absl::Status MetadataDecoder::ReadSnapshot(OperatorSnapshot* snap) {
                   &st.managed_keyed_state}}) {
     Scope s(this, l.name);
     FLINKSTATE_RETURN_IF_ERROR(I32(l.count));
-    if (*l.count < -1 ||
-        (*l.count > 0 && static_cast<uint64_t>(*l.count) > in_.remaining())) {
-      return Invalid(absl::StrCat("bad handle count ", *l.count));
-    }
+    FLINKSTATE_RETURN_IF_ERROR(CheckSnapshotHandleCount(*l.count));
     for (int32_t i = 0; i < *l.count; ++i) {
       Scope e(this, "", i);
       FLINKSTATE_RETURN_IF_ERROR(

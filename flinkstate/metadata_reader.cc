@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "serde/data_input.h"
+#include "serde/modified_utf8.h"
 #include "serde/status_macros.h"
 
 namespace flinkstate {
@@ -91,11 +92,27 @@ class MetadataDecoder {
   absl::Status I32(int32_t* v) { return Wrap(in_.ReadInt32(v)); }
   absl::Status I64(int64_t* v) { return Wrap(in_.ReadInt64(v)); }
   absl::Status Bool(bool* v) { return Wrap(in_.ReadBool(v)); }
+  // Java `readUTF`. Unlike Java, a body that is not in the one form
+  // `writeUTF` produces (a raw 0x00 byte instead of C0 80, a non-shortest
+  // 2- or 3-byte sequence) is rejected: no Flink writer emits one, and the
+  // model keeps only the decoded text, so such a string could not be written
+  // back byte for byte.
   absl::Status ReadUtf(Utf* u) {
     const uint64_t start = in_.position();
     absl::Status s = in_.ReadModifiedUtf8(&u->value);
     u->range = {start, in_.position() - start};
-    return Wrap(s);
+    if (!s.ok()) return Wrap(s);
+    const ByteView body =
+        serde::Slice(in_.data(), {start + 2 - in_.base_offset(), u->range.size - 2});
+    if (!serde::IsPlainAscii(body)) {
+      absl::StatusOr<std::string> canonical = serde::Utf8ToModifiedUtf8(u->value);
+      if (!canonical.ok() || serde::AsBytes(*canonical) != body) {
+        return Wrap(absl::InvalidArgumentError(absl::StrCat(
+            "serde: string is not in the modified UTF-8 form writeUTF "
+            "produces (raw NUL or non-shortest sequence) at byte ", start)));
+      }
+    }
+    return absl::OkStatus();
   }
 
   // Reads an i32 element count and checks that `count * min_bytes` bytes are

@@ -2,6 +2,7 @@
 
 #include "flinkstate/metadata_reader.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "serde/data_input.h"
+#include "serde/modified_utf8.h"
 #include "serde/status_macros.h"
 
 namespace flinkstate {
@@ -17,6 +19,22 @@ namespace {
 
 using serde::ByteView;
 using serde::DataInput;
+
+// Containers are grown from decoded elements, never sized from a count. A
+// count is only checked against the bytes left, and a model element is far
+// larger than its smallest encoding (a 1-byte null keyed handle becomes a
+// KeyedStateHandle of about 400 bytes), so `resize(count)` would let a small
+// hostile file allocate hundreds of times its own size before failing on its
+// first element. At most this many elements are reserved up front.
+constexpr int32_t kMaxInitialReserve = 8;
+
+// Appends a default element to `v`, which will hold `count` elements once
+// decoding succeeds.
+template <typename T>
+T& AppendElement(std::vector<T>* v, int32_t count) {
+  if (v->empty()) v->reserve(std::min(count, kMaxInitialReserve));
+  return v->emplace_back();
+}
 
 // One step of the item path shown in errors: "name" or "name[index]".
 struct PathSegment {
@@ -74,11 +92,27 @@ class MetadataDecoder {
   absl::Status I32(int32_t* v) { return Wrap(in_.ReadInt32(v)); }
   absl::Status I64(int64_t* v) { return Wrap(in_.ReadInt64(v)); }
   absl::Status Bool(bool* v) { return Wrap(in_.ReadBool(v)); }
+  // Java `readUTF`. Unlike Java, a body that is not in the one form
+  // `writeUTF` produces (a raw 0x00 byte instead of C0 80, a non-shortest
+  // 2- or 3-byte sequence) is rejected: no Flink writer emits one, and the
+  // model keeps only the decoded text, so such a string could not be written
+  // back byte for byte.
   absl::Status ReadUtf(Utf* u) {
     const uint64_t start = in_.position();
     absl::Status s = in_.ReadModifiedUtf8(&u->value);
     u->range = {start, in_.position() - start};
-    return Wrap(s);
+    if (!s.ok()) return Wrap(s);
+    const ByteView body =
+        serde::Slice(in_.data(), {start + 2 - in_.base_offset(), u->range.size - 2});
+    if (!serde::IsPlainAscii(body)) {
+      absl::StatusOr<std::string> canonical = serde::Utf8ToModifiedUtf8(u->value);
+      if (!canonical.ok() || serde::AsBytes(*canonical) != body) {
+        return Wrap(absl::InvalidArgumentError(absl::StrCat(
+            "serde: string is not in the modified UTF-8 form writeUTF "
+            "produces (raw NUL or non-shortest sequence) at byte ", start)));
+      }
+    }
+    return absl::OkStatus();
   }
 
   // Reads an i32 element count and checks that `count * min_bytes` bytes are
@@ -114,6 +148,20 @@ class MetadataDecoder {
     if (n < 0) return Invalid(absl::StrCat("negative byte length ", n));
     *r = {in_.position(), static_cast<uint64_t>(n)};
     return Wrap(in_.Skip(static_cast<uint64_t>(n)));
+  }
+
+  // A handle list count of an operator snapshot: -1 (absent) or a count of
+  // handles of at least one byte each. Like `ReadCount`, a count the bytes
+  // left cannot hold is an early end of input (`OutOfRange`), so truncated
+  // and corrupt files are told apart the same way everywhere.
+  absl::Status CheckSnapshotHandleCount(int32_t count) const {
+    if (count < -1) return Invalid(absl::StrCat("bad handle count ", count));
+    if (count > 0 && static_cast<uint64_t>(count) > in_.remaining()) {
+      return Error(absl::StatusCode::kOutOfRange,
+                   absl::StrCat("handle count ", count, " needs at least ",
+                                count, " bytes, ", in_.remaining(), " left"));
+    }
+    return absl::OkStatus();
   }
 
   absl::Status Enter() {
@@ -179,20 +227,19 @@ absl::Status MetadataDecoder::ReadMetadata(CheckpointMetadata* m) {
     }
     int32_t n;
     FLINKSTATE_RETURN_IF_ERROR(ReadCount("master state", 8, &n));
-    m->master_states.resize(n);
     for (int32_t i = 0; i < n; ++i) {
       Scope s(this, "masterStates", i);
-      FLINKSTATE_RETURN_IF_ERROR(ReadMasterState(&m->master_states[i]));
+      FLINKSTATE_RETURN_IF_ERROR(
+          ReadMasterState(&AppendElement(&m->master_states, n)));
     }
   }
   int32_t n;
   m->operator_count_range = {in_.position(), 4};
   FLINKSTATE_RETURN_IF_ERROR(
       ReadCount(version_ == 1 ? "task state" : "operator state", 24, &n));
-  m->operators.resize(n);
   for (int32_t i = 0; i < n; ++i) {
     Scope s(this, "operators", i);
-    FLINKSTATE_RETURN_IF_ERROR(ReadOperator(&m->operators[i]));
+    FLINKSTATE_RETURN_IF_ERROR(ReadOperator(&AppendElement(&m->operators, n)));
   }
   const uint64_t rest_at = in_.position();
   const SourceRange rest{rest_at, in_.remaining()};
@@ -277,10 +324,9 @@ absl::Status MetadataDecoder::ReadOperator(OperatorState* op) {
                    absl::StrCat("subtask count ", op->num_subtasks,
                                 " exceeds the bytes left"));
     }
-    op->subtasks.resize(op->num_subtasks);
     for (int32_t i = 0; i < op->num_subtasks; ++i) {
       Scope s(this, "subtasks", i);
-      OperatorSubtaskState& st = op->subtasks[i];
+      OperatorSubtaskState& st = AppendElement(&op->subtasks, op->num_subtasks);
       const uint64_t st_start = in_.position();
       FLINKSTATE_RETURN_IF_ERROR(I32(&st.subtask_index));
       if (version_ >= 3 && st.subtask_index < 0) {
@@ -329,10 +375,9 @@ absl::Status MetadataDecoder::ReadHandleList(
     const char* what, std::vector<OperatorStateHandle>* out, int32_t* count) {
   Scope s(this, what);
   FLINKSTATE_RETURN_IF_ERROR(ReadCount("handle", 1, count));
-  out->resize(*count);
   for (int32_t i = 0; i < *count; ++i) {
     Scope e(this, "", i);
-    FLINKSTATE_RETURN_IF_ERROR(ReadOperatorHandle(&(*out)[i]));
+    FLINKSTATE_RETURN_IF_ERROR(ReadOperatorHandle(&AppendElement(out, *count)));
   }
   return absl::OkStatus();
 }
@@ -342,10 +387,10 @@ absl::Status MetadataDecoder::ReadSubtaskV1(OperatorSubtaskState* st) {
   {
     Scope s(this, "legacyOperatorState");
     FLINKSTATE_RETURN_IF_ERROR(ReadCount("handle", 1, &st->legacy_count));
-    st->legacy.resize(st->legacy_count);
     for (int32_t i = 0; i < st->legacy_count; ++i) {
       Scope e(this, "", i);
-      FLINKSTATE_RETURN_IF_ERROR(ReadStreamHandle(&st->legacy[i]));
+      FLINKSTATE_RETURN_IF_ERROR(
+          ReadStreamHandle(&AppendElement(&st->legacy, st->legacy_count)));
     }
   }
   FLINKSTATE_RETURN_IF_ERROR(ReadHandleList("managedOperatorState",
@@ -395,10 +440,10 @@ absl::Status MetadataDecoder::ReadChannelLists(OperatorSubtaskState* st) {
     auto& list = input ? st->input_channel_state : st->result_subpartition_state;
     int32_t n;
     FLINKSTATE_RETURN_IF_ERROR(ReadCount("channel handle", 17, &n));
-    list.resize(n);
     for (int32_t i = 0; i < n; ++i) {
       Scope e(this, "", i);
-      FLINKSTATE_RETURN_IF_ERROR(ReadChannelHandle(input, &list[i]));
+      FLINKSTATE_RETURN_IF_ERROR(
+          ReadChannelHandle(input, &AppendElement(&list, n)));
     }
   }
   return absl::OkStatus();
@@ -463,11 +508,11 @@ absl::Status MetadataDecoder::ReadNamedHandles(
     std::vector<NamedStreamHandle>* out) {
   int32_t n;
   FLINKSTATE_RETURN_IF_ERROR(ReadCount("state handle", 3, &n));
-  out->resize(n);
   for (int32_t i = 0; i < n; ++i) {
     Scope e(this, "", i);
-    FLINKSTATE_RETURN_IF_ERROR(ReadUtf(&(*out)[i].local_path));
-    FLINKSTATE_RETURN_IF_ERROR(ReadStreamHandle(&(*out)[i].handle));
+    NamedStreamHandle& named = AppendElement(out, n);
+    FLINKSTATE_RETURN_IF_ERROR(ReadUtf(&named.local_path));
+    FLINKSTATE_RETURN_IF_ERROR(ReadStreamHandle(&named.handle));
   }
   return absl::OkStatus();
 }
@@ -530,10 +575,9 @@ absl::Status MetadataDecoder::ReadKeyedHandleBody(KeyedStateHandle* h) {
         auto& list = materialized ? h->materialized : h->non_materialized;
         int32_t n;
         FLINKSTATE_RETURN_IF_ERROR(ReadCount("keyed handle", 1, &n));
-        list.resize(n);
         for (int32_t i = 0; i < n; ++i) {
           Scope e(this, "", i);
-          FLINKSTATE_RETURN_IF_ERROR(ReadKeyedHandle(&list[i]));
+          FLINKSTATE_RETURN_IF_ERROR(ReadKeyedHandle(&AppendElement(&list, n)));
         }
       }
       FLINKSTATE_RETURN_IF_ERROR(I64(&h->materialization_id));
@@ -567,11 +611,11 @@ absl::Status MetadataDecoder::ReadKeyedHandleBody(KeyedStateHandle* h) {
       FLINKSTATE_RETURN_IF_ERROR(I32(&h->num_key_groups));
       int32_t n;
       FLINKSTATE_RETURN_IF_ERROR(ReadCount("increment", 9, &n));
-      h->increments.resize(n);
       for (int32_t i = 0; i < n; ++i) {
         Scope e(this, "increments", i);
-        FLINKSTATE_RETURN_IF_ERROR(I64(&h->increments[i].offset));
-        FLINKSTATE_RETURN_IF_ERROR(ReadStreamHandle(&h->increments[i].handle));
+        OffsetStreamHandle& inc = AppendElement(&h->increments, n);
+        FLINKSTATE_RETURN_IF_ERROR(I64(&inc.offset));
+        FLINKSTATE_RETURN_IF_ERROR(ReadStreamHandle(&inc.handle));
       }
       FLINKSTATE_RETURN_IF_ERROR(I64(&h->state_size));
       if (h->tag == static_cast<uint8_t>(HandleTag::kChangelogFileIncrementV2)) {
@@ -604,10 +648,9 @@ absl::Status MetadataDecoder::ReadOperatorHandle(OperatorStateHandle* h) {
     int32_t n;
     // An entry is at least a 2-byte name, a mode byte and an i32 count.
     FLINKSTATE_RETURN_IF_ERROR(ReadCount("state name", 7, &n));
-    h->states.resize(n);
     for (int32_t i = 0; i < n; ++i) {
       Scope e(this, "stateNameToPartitionOffsets", i);
-      StateNameEntry& entry = h->states[i];
+      StateNameEntry& entry = AppendElement(&h->states, n);
       const uint64_t entry_start = in_.position();
       FLINKSTATE_RETURN_IF_ERROR(ReadUtf(&entry.name));
       FLINKSTATE_RETURN_IF_ERROR(U8(&entry.mode));
@@ -742,14 +785,11 @@ absl::Status MetadataDecoder::ReadSnapshot(OperatorSnapshot* snap) {
                &st.managed_operator_state}}) {
     Scope s(this, l.name);
     FLINKSTATE_RETURN_IF_ERROR(I32(l.count));
-    if (*l.count < -1 ||
-        (*l.count > 0 && static_cast<uint64_t>(*l.count) > in_.remaining())) {
-      return Invalid(absl::StrCat("bad handle count ", *l.count));
-    }
-    l.list->resize(std::max(*l.count, 0));
+    FLINKSTATE_RETURN_IF_ERROR(CheckSnapshotHandleCount(*l.count));
     for (int32_t i = 0; i < *l.count; ++i) {
       Scope e(this, "", i);
-      FLINKSTATE_RETURN_IF_ERROR(ReadOperatorHandle(&(*l.list)[i]));
+      FLINKSTATE_RETURN_IF_ERROR(
+          ReadOperatorHandle(&AppendElement(l.list, *l.count)));
     }
   }
   struct KeyedList {
@@ -763,14 +803,11 @@ absl::Status MetadataDecoder::ReadSnapshot(OperatorSnapshot* snap) {
                   &st.managed_keyed_state}}) {
     Scope s(this, l.name);
     FLINKSTATE_RETURN_IF_ERROR(I32(l.count));
-    if (*l.count < -1 ||
-        (*l.count > 0 && static_cast<uint64_t>(*l.count) > in_.remaining())) {
-      return Invalid(absl::StrCat("bad handle count ", *l.count));
-    }
-    l.list->resize(std::max(*l.count, 0));
+    FLINKSTATE_RETURN_IF_ERROR(CheckSnapshotHandleCount(*l.count));
     for (int32_t i = 0; i < *l.count; ++i) {
       Scope e(this, "", i);
-      FLINKSTATE_RETURN_IF_ERROR(ReadKeyedHandle(&(*l.list)[i]));
+      FLINKSTATE_RETURN_IF_ERROR(
+          ReadKeyedHandle(&AppendElement(l.list, *l.count)));
     }
   }
   if (snap->header == 3) {
@@ -786,10 +823,10 @@ absl::Status MetadataDecoder::ReadSnapshot(OperatorSnapshot* snap) {
       int32_t n;
       FLINKSTATE_RETURN_IF_ERROR(ReadCount("channel handle", 17, &n));
       auto& list = input ? st.input_channel_state : st.result_subpartition_state;
-      list.resize(n);
       for (int32_t i = 0; i < n; ++i) {
         Scope e(this, "", i);
-        FLINKSTATE_RETURN_IF_ERROR(ReadChannelHandle(input, &list[i]));
+        FLINKSTATE_RETURN_IF_ERROR(
+            ReadChannelHandle(input, &AppendElement(&list, n)));
       }
     }
   }

@@ -82,6 +82,9 @@ class MetadataEncoder {
   serde::DataOutput& out() { return b_.out(); }
 
   uint32_t version_;
+  // Version the model was read with; v2 fields (chain length, duration) are
+  // written as read only when they came from a v2 file.
+  uint32_t source_version_ = 0;
   PlanBuilder b_;
 };
 
@@ -93,6 +96,7 @@ absl::Status Unrepresentable(absl::string_view what, uint32_t version) {
 
 absl::Status MetadataEncoder::Metadata(const CheckpointMetadata& m,
                                        uint32_t source_version) {
+  source_version_ = source_version;
   if (version_ == 1 || (source_version == 1 && version_ != 1)) {
     return absl::UnimplementedError(
         "metadata writer: version 1 (Flink 1.2, task-level) files can be "
@@ -143,7 +147,7 @@ absl::Status MetadataEncoder::Operator(const OperatorState& op) {
       return Unrepresentable("operator coordinator state", version_);
     }
     if (op.fully_finished()) return Unrepresentable("a finished operator", version_);
-    out().WriteInt32(op.chain_length != 0 ? op.chain_length : 1);
+    out().WriteInt32(source_version_ == 2 ? op.chain_length : 1);
   } else {
     FLINKSTATE_RETURN_IF_ERROR(Stream(op.coordinator_state));
   }
@@ -162,7 +166,7 @@ absl::Status MetadataEncoder::Subtask(const OperatorSubtaskState& st) {
   }
   out().WriteInt32(st.subtask_index);
   if (version_ == 2) {
-    out().WriteInt64(st.duration != 0 ? st.duration : -1);
+    out().WriteInt64(source_version_ == 2 ? st.duration : -1);
     out().WriteInt32(static_cast<int32_t>(st.legacy.size()));
     for (const StreamStateHandle& h : st.legacy) FLINKSTATE_RETURN_IF_ERROR(Stream(h));
   } else if (!st.legacy.empty()) {

@@ -10,11 +10,14 @@
 //       plan, input, "/ckpt/chk-7/_metadata.stripped",
 //       [](serde::ByteView out) { return DecodeAndCheck(out); }));
 //
-// Large copy pieces go through `copy_file_range(2)` from the input descriptor
-// (in-kernel, reflinks where the file system can); small pieces and inserts are
-// gathered into `writev(2)` batches straight from the input mapping. When the
-// kernel or file system refuses `copy_file_range` (EXDEV, ENOSYS, EINVAL,
-// EOPNOTSUPP) the writer falls back to `writev` from the mapping.
+// Large copy pieces whose input and output offsets are congruent modulo the
+// page size go through `copy_file_range(2)` (in-kernel, reflinks where the
+// file system can); large pieces that an edit shifted by a non-multiple of the
+// page size are copied with `pread`/`write` through one reused 1 MiB buffer,
+// which measured faster than the kernel's unaligned copy; small pieces and
+// inserts are gathered into `writev(2)` batches straight from the input
+// mapping. When the kernel or file system refuses `copy_file_range` (EXDEV,
+// ENOSYS, EINVAL, EOPNOTSUPP) the writer falls back to the buffered copy.
 //
 // Safety: output goes to a temporary file `<target>.flinkstate-tmp-XXXXXX` in
 // the target's directory; it is flushed (`fsync` unless disabled), mapped
@@ -49,6 +52,7 @@ struct SpliceStats {
   uint64_t bytes_written = 0;
   uint64_t bytes_copy_file_range = 0;  // moved in-kernel
   uint64_t bytes_writev = 0;           // written from the mapping or inserts
+  uint64_t bytes_bounced = 0;          // copied through the pread/write buffer
   uint64_t syscalls = 0;
 };
 

@@ -99,14 +99,17 @@ class SpliceWriterTest : public ::testing::TestWithParam<SpliceCase> {};
 TEST_P(SpliceWriterTest, ExecutesPlanByteExact) {
   TempDir dir;
   const std::string in_path = dir.path() + "/in";
-  const std::string input = Pattern(3 << 20);
+  const std::string input = Pattern(6 << 20);
   WriteFile(in_path, input);
   FLINKSTATE_ASSERT_OK_AND_ASSIGN(MappedFile in, MappedFile::Open(in_path));
   FLINKSTATE_ASSERT_OK_AND_ASSIGN(
       EditPlan plan,
       EditPlan::FromReplacements(
-          input.size(), {{{10, 100}, "abc"},
+          input.size(), {// shifts what follows by a page: stays congruent
+                         {{10, 4096}, ""},
+                         // shifts by 7 more bytes: not congruent any more
                          {{2 << 20, 7}, ""},
+                         {{(4 << 20) + 5, 0}, "inserted"},
                          {{input.size(), 0}, "tail"}}));
   FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::string expected,
                                   plan.ApplyToString(in.bytes()));
@@ -137,6 +140,12 @@ TEST_P(SpliceWriterTest, ExecutesPlanByteExact) {
   EXPECT_EQ(last_progress, expected.size());
   if (GetParam().threshold == UINT64_MAX) {
     EXPECT_EQ(stats.bytes_copy_file_range, 0u);
+    EXPECT_EQ(stats.bytes_bounced, 0u);
+  } else {
+    // The shifted pieces are copied through the buffer; the congruent one
+    // in-kernel (or through the buffer where the file system refuses).
+    EXPECT_GE(stats.bytes_bounced, (6u << 20) - ((2u << 20) + 7));
+    EXPECT_GE(stats.bytes_copy_file_range + stats.bytes_bounced, 5u << 20);
   }
 }
 

@@ -271,7 +271,7 @@ std::string BigArrayMap(uint32_t n) {
   o.WriteUint32(12);
   o.WriteUint8(0x77); o.WriteUint8(8); o.WriteUint32(16); o.WriteUint32(2);
   out += std::string("\x74\x00\x01" "a", 4);
-  out += std::string("\x75\x72\x00\x02[J\x78\x20\x04\xB5\x12\xB1\x75\x93\x02\x00\x00\x78\x70", 18);
+  out += std::string("\x75\x72\x00\x02[J\x78\x20\x04\xB5\x12\xB1\x75\x93\x02\x00\x00\x78\x70", 19);
   o.WriteUint32(n);
   for (uint32_t i = 0; i < n; ++i) o.WriteUint64(i);
   out += std::string("\x74\x00\x01" "b", 4);

@@ -44,6 +44,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -140,6 +141,8 @@ struct ClassDesc {
   // Super-most first, ending with this descriptor: the class data order.
   std::vector<DescId> chain;
   bool complete = false;       // false while the descriptor is being read
+  // String, Class and ObjectStreamClass may not appear as TC_OBJECT.
+  bool forbidden_as_object = false;
 
   bool has_write_method() const { return flags & 0x01; }
   bool is_externalizable() const { return flags & 0x04; }
@@ -166,6 +169,28 @@ struct ClassData {
   // SC_EXTERNALIZABLE|SC_BLOCK_DATA); `end_offset` is that byte.
   bool has_annotation = false;
   uint64_t end_offset = 0;
+};
+
+// An append-only vector stored in fixed-size chunks: growing never moves or
+// copies elements (a decoded stream may hold tens of millions of items).
+template <typename T>
+class ChunkedVector {
+ public:
+  static constexpr size_t kChunkBits = 15;
+  static constexpr size_t kChunk = size_t{1} << kChunkBits;
+  size_t size() const { return size_; }
+  T& operator[](size_t i) { return chunks_[i >> kChunkBits][i & (kChunk - 1)]; }
+  const T& operator[](size_t i) const {
+    return chunks_[i >> kChunkBits][i & (kChunk - 1)];
+  }
+  T& emplace_back() {
+    if ((size_ & (kChunk - 1)) == 0) chunks_.emplace_back(new T[kChunk]);
+    return (*this)[size_++];
+  }
+
+ private:
+  std::vector<std::unique_ptr<T[]>> chunks_;
+  size_t size_ = 0;
 };
 
 class Stream {
@@ -252,7 +277,7 @@ class Stream {
   friend class StreamReader;
 
   serde::ByteView input_;
-  std::vector<Item> items_;
+  ChunkedVector<Item> items_;
   std::vector<ItemId> children_;
   std::vector<ClassData> class_data_;
   std::vector<ClassDesc> descs_;

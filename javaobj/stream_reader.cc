@@ -85,6 +85,7 @@ class StreamReader {
     }
     ItemId id = static_cast<ItemId>(s_.items_.size());
     Item& it = s_.items_.emplace_back();
+    it = Item();
     it.kind = kind;
     it.tag = tag;
     it.range.offset = offset;
@@ -482,6 +483,9 @@ absl::Status StreamReader::ReadNewClassDesc(ItemId* out) {
   serde::SourceRange name_range;
   FLINKSTATE_ASSIGN_OR_RETURN(std::string name,
                               ReadUtfName(&name_range, "class name"));
+  s_.descs_[did].forbidden_as_object =
+      name == "java.lang.String" || name == "java.lang.Class" ||
+      name == "java.io.ObjectStreamClass";
   s_.descs_[did].name = std::move(name);
   s_.descs_[did].name_range = name_range;
   int64_t suid;
@@ -746,9 +750,7 @@ absl::Status StreamReader::ReadNewObject(ItemId* out) {
   }
   {
     const ClassDesc& d = s_.descs_[did];
-    if (!d.is_proxy &&
-        (d.name == "java.lang.String" || d.name == "java.lang.Class" ||
-         d.name == "java.io.ObjectStreamClass")) {
+    if (d.forbidden_as_object) {
       return Fail(absl::StatusCode::kInvalidArgument,
                   absl::StrCat("invalid class descriptor ", d.name,
                                " for TC_OBJECT"),
@@ -767,8 +769,8 @@ absl::Status StreamReader::ReadNewObject(ItemId* out) {
   }
   path_.push_back({Seg::kObject, did, 0});
   size_t cd_mark = cd_scratch_.size();
-  // Copy: `descs_` may grow while the data is read.
-  std::vector<DescId> chain = s_.descs_[did].chain;
+  // Indexes, not references: `descs_` may grow while the data is read.
+  const size_t chain_len = s_.descs_[did].chain.size();
   if (s_.descs_[did].is_externalizable()) {
     if (!(s_.descs_[did].flags & kScBlockData)) {
       return Fail(absl::StatusCode::kUnimplemented,
@@ -785,7 +787,8 @@ absl::Status StreamReader::ReadNewObject(ItemId* out) {
     FLINKSTATE_RETURN_IF_ERROR(ReadAnnotation(&cd.end_offset, &cd.num_annotation));
     cd_scratch_.push_back(cd);
   } else {
-    for (DescId cdid : chain) {
+    for (size_t ci = 0; ci < chain_len; ++ci) {
+      DescId cdid = s_.descs_[did].chain[ci];
       if (aborted_) break;
       ClassData cd;
       cd.desc = cdid;

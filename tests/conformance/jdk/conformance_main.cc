@@ -10,6 +10,7 @@
 //       and writes DIR/<case>.rw.bin through serde::WritePlanAtomically, for
 //       `java Conformance check-rewrites DIR` to read back.
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -142,16 +143,36 @@ int RewriteAll(const std::string& dir) {
   return bad == 0 && ok > 0 ? 0 : 1;
 }
 
+// Decodes FILE once (for /usr/bin/time -v peak-RSS comparisons with the JDK).
+int DecodeOnce(const std::string& path) {
+  absl::StatusOr<serde::MappedFile> f = serde::MappedFile::Open(path);
+  if (!f.ok()) {
+    std::cout << f.status() << "\n";
+    return 1;
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  absl::StatusOr<Stream> s = DecodeStream(f->bytes());
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!s.ok()) {
+    std::cout << s.status() << "\n";
+    return 1;
+  }
+  std::cout << "decoded " << f->size() << " bytes, " << s->num_items() << " items in "
+            << secs << " s\n";
+  return 0;
+}
+
 }  // namespace
 }  // namespace flinkstate::javaobj
 
 int main(int argc, char** argv) {
   if (argc != 3) {
-    std::cerr << "usage: javaobj_conformance describe-all|rewrite-all DIR\n";
+    std::cerr << "usage: javaobj_conformance describe-all|rewrite-all DIR | decode FILE\n";
     return 2;
   }
   std::string mode = argv[1];
   if (mode == "describe-all") return flinkstate::javaobj::DescribeAll(argv[2]);
+  if (mode == "decode") return flinkstate::javaobj::DecodeOnce(argv[2]);
   if (mode == "rewrite-all") return flinkstate::javaobj::RewriteAll(argv[2]);
   std::cerr << "unknown mode " << mode << "\n";
   return 2;

@@ -237,5 +237,27 @@ TEST(StreamReaderTest, BlockDataWhereFieldValueMustBe) {
                        "field element: unexpected block data"));
 }
 
+TEST(StreamReaderTest, ErrorsNameTheConstructPathAndOffset) {
+  std::string b =
+      ReadFileOrDie(TestDataDir() + "/flink-synth/completedCheckpoint-1.20.bin");
+  ASSERT_EQ(static_cast<uint8_t>(b[0x10e0]), kTcReference);  // offsets' [J desc
+  const std::string path =
+      "javaobj: root[CompletedCheckpoint].field operatorStates[HashMap].data[2]"
+      "[OperatorState].field operatorSubtaskStates[HashMap].data[2]"
+      "[OperatorSubtaskState].field managedOperatorState[StateObjectCollection]"
+      ".field stateObjects[Collections$SingletonSet].field element"
+      "[OperatorStreamStateHandle].field stateNameToPartitionOffsets[HashMap]"
+      ".data[2][OperatorStateHandle$StateMetaInfo].field offsets.classDesc: ";
+  std::string bad = b;
+  bad[0x10e0] = 0x42;
+  EXPECT_THAT(DecodeStream(Bytes(bad)),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       path + "invalid type code 0x42 (unknown) where a class "
+                              "descriptor is expected at byte 4320"));
+  EXPECT_THAT(DecodeStream(Bytes(b.substr(0, 0x10e3))),
+              StatusIs(absl::StatusCode::kOutOfRange,
+                       path + "input ends inside i32"));
+}
+
 }  // namespace
 }  // namespace flinkstate::javaobj

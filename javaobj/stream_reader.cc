@@ -16,6 +16,8 @@
 
 namespace flinkstate::javaobj {
 
+namespace {
+
 // Checks modified UTF-8 the way `DataInputStream.readUTF` does. Returns the
 // index of the first bad byte, or `body.size()` when the body is valid.
 size_t FindInvalidModifiedUtf8(serde::ByteView body) {
@@ -38,6 +40,8 @@ size_t FindInvalidModifiedUtf8(serde::ByteView body) {
   }
   return n;
 }
+
+}  // namespace
 
 class StreamReader {
  public:

@@ -67,8 +67,8 @@ struct DecodeLimits {
   uint64_t max_string_bytes = uint64_t{1} << 31;
   // Bytes of one block-data item.
   uint64_t max_block_bytes = 0x7FFFFFFF;
-  // Items (grammar occurrences) in the whole stream.
-  uint64_t max_items = uint64_t{1} << 32;
+  // Items (grammar occurrences) in the whole stream (item ids are 32-bit).
+  uint64_t max_items = (uint64_t{1} << 32) - 2;
   // Total input size.
   uint64_t max_total_bytes = uint64_t{1} << 40;
 };

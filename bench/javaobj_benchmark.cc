@@ -6,7 +6,7 @@
 //
 //   java -Xmx3g -cp <classes> BenchStreams large /tmp/large.bin
 //   java -cp <classes> BenchStreams small /tmp/small.bin
-//   JAVAOBJ_BENCH_LARGE=/tmp/large.bin JAVAOBJ_BENCH_SMALL=/tmp/small.bin \
+//   JAVAOBJ_BENCH_LARGE=/tmp/large.bin JAVAOBJ_BENCH_SMALL=/tmp/small.bin
 //     build/bench/javaobj_benchmark
 //
 // Without the variables the benchmarks build smaller inputs in process

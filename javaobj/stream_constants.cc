@@ -9,4 +9,25 @@ bool HasStreamHeader(const uint8_t* b, uint64_t size) {
          b[3] == 0x05;
 }
 
+const char* TypeCodeName(uint8_t tc) {
+  switch (tc) {
+    case kTcNull: return "TC_NULL";
+    case kTcReference: return "TC_REFERENCE";
+    case kTcClassDesc: return "TC_CLASSDESC";
+    case kTcObject: return "TC_OBJECT";
+    case kTcString: return "TC_STRING";
+    case kTcArray: return "TC_ARRAY";
+    case kTcClass: return "TC_CLASS";
+    case kTcBlockData: return "TC_BLOCKDATA";
+    case kTcEndBlockData: return "TC_ENDBLOCKDATA";
+    case kTcReset: return "TC_RESET";
+    case kTcBlockDataLong: return "TC_BLOCKDATALONG";
+    case kTcException: return "TC_EXCEPTION";
+    case kTcLongString: return "TC_LONGSTRING";
+    case kTcProxyClassDesc: return "TC_PROXYCLASSDESC";
+    case kTcEnum: return "TC_ENUM";
+    default: return "unknown";
+  }
+}
+
 }  // namespace flinkstate::javaobj

@@ -3,7 +3,11 @@
 // File: stream_constants.h
 // -----------------------------------------------------------------------------
 // Constants of the Java Object Serialization Stream Protocol (Java Object
-// Serialization Specification, section 6.4.2 "Terminal Symbols and Constants").
+// Serialization Specification, section 6.4.2 "Terminal Symbols and
+// Constants"; `java.io.ObjectStreamConstants`).
+//
+//   if (!HasStreamHeader(b, n)) return NotAJavaStream();
+//   if (tag == kTcReference) ...
 
 #ifndef FLINKSTATE_JAVAOBJ_STREAM_CONSTANTS_H_
 #define FLINKSTATE_JAVAOBJ_STREAM_CONSTANTS_H_
@@ -14,9 +18,55 @@ namespace flinkstate::javaobj {
 
 inline constexpr uint16_t kStreamMagic = 0xACED;
 inline constexpr uint16_t kStreamVersion = 5;
+// First handle number; a TC_REFERENCE carries `kBaseWireHandle + index`.
+inline constexpr int32_t kBaseWireHandle = 0x7E0000;
+
+// Type codes (TC_*), one byte each.
+inline constexpr uint8_t kTcBase = 0x70;
+inline constexpr uint8_t kTcNull = 0x70;
+inline constexpr uint8_t kTcReference = 0x71;
+inline constexpr uint8_t kTcClassDesc = 0x72;
+inline constexpr uint8_t kTcObject = 0x73;
+inline constexpr uint8_t kTcString = 0x74;
+inline constexpr uint8_t kTcArray = 0x75;
+inline constexpr uint8_t kTcClass = 0x76;
+inline constexpr uint8_t kTcBlockData = 0x77;
+inline constexpr uint8_t kTcEndBlockData = 0x78;
+inline constexpr uint8_t kTcReset = 0x79;
+inline constexpr uint8_t kTcBlockDataLong = 0x7A;
+inline constexpr uint8_t kTcException = 0x7B;
+inline constexpr uint8_t kTcLongString = 0x7C;
+inline constexpr uint8_t kTcProxyClassDesc = 0x7D;
+inline constexpr uint8_t kTcEnum = 0x7E;
+
+// Class-descriptor flags (SC_*), one byte.
+inline constexpr uint8_t kScWriteMethod = 0x01;
+inline constexpr uint8_t kScSerializable = 0x02;
+inline constexpr uint8_t kScExternalizable = 0x04;
+inline constexpr uint8_t kScBlockData = 0x08;
+inline constexpr uint8_t kScEnum = 0x10;
+
+// Largest block the JDK writer emits (`ObjectOutputStream.MAX_BLOCK_SIZE`),
+// and the largest payload of the short TC_BLOCKDATA form.
+inline constexpr uint32_t kMaxJdkBlockSize = 1024;
+inline constexpr uint32_t kMaxShortBlockSize = 255;
 
 // True if `b` starts with the stream header `AC ED 00 05`.
 bool HasStreamHeader(const uint8_t* b, uint64_t size);
+
+// "TC_OBJECT" etc. for a type code; "unknown" for other bytes.
+const char* TypeCodeName(uint8_t tc);
+
+// Wire size of a primitive field type code (B C D F I J S Z); 0 otherwise.
+inline int PrimitiveSize(char type_code) {
+  switch (type_code) {
+    case 'B': case 'Z': return 1;
+    case 'C': case 'S': return 2;
+    case 'I': case 'F': return 4;
+    case 'J': case 'D': return 8;
+    default: return 0;
+  }
+}
 
 }  // namespace flinkstate::javaobj
 

@@ -1,0 +1,292 @@
+// Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
+//
+// File: object_model.h
+// -----------------------------------------------------------------------------
+// The decoded form of a Java Object Serialization stream: a flat, stream-ordered
+// arena of items (one per grammar occurrence: every TC_* construct including
+// TC_NULL and TC_REFERENCE), the class descriptors, and the handle table.
+//
+//   FLINKSTATE_ASSIGN_OR_RETURN(javaobj::Stream s, javaobj::DecodeStream(bytes));
+//   javaobj::ItemId root = s.top_level()[0];
+//   javaobj::ItemId ops = s.FieldValue(root, "operatorStates");
+//   const javaobj::Item& map = s.item(s.Resolve(ops));
+//
+// Shape of the model:
+//   * Items are numbered in stream (pre-)order; the descendants of item `i`
+//     are exactly the ids `(i, item(i).subtree_end)`. Every item records its
+//     input `serde::SourceRange` (tag byte to last byte) and, if it defines a
+//     handle, its handle index (`0x7E0000 + index` on the wire) and epoch (the
+//     number of TC_RESET / TC_EXCEPTION table clears before it).
+//   * `children(i)` lists the items nested directly in `i`, in stream order:
+//       TC_CLASSDESC   field type strings (`className1`), annotation items,
+//                      the super-class descriptor
+//       TC_PROXYCLASSDESC  annotation items, the super-class descriptor
+//       TC_OBJECT      its class descriptor, then per class of the chain
+//                      (super-most first) the object field values and the
+//                      annotation items (see `ClassData`)
+//       TC_ARRAY       its class descriptor, then the elements (object arrays)
+//       TC_ENUM        its class descriptor, the constant-name string
+//       TC_CLASS       its class descriptor
+//       TC_EXCEPTION   the Throwable
+//     The handle of a construct is assigned just before `children[assign_at]`
+//     (ObjectOutputStream order, see docs/formats/java-serialization.md §7);
+//     bytes between children are framing that belongs to the item itself.
+//   * Payloads are never copied: strings, primitive arrays and block data are
+//     `payload` ranges of the input. A `long[]` of 50 million entries is one
+//     item of ~100 bytes.
+//
+// Lifetime: a `Stream` borrows the input bytes it was decoded from; every view
+// it returns (payloads, `input()`) is valid while that buffer (usually a
+// `serde::MappedFile`) is alive and unmodified.
+
+#ifndef FLINKSTATE_JAVAOBJ_OBJECT_MODEL_H_
+#define FLINKSTATE_JAVAOBJ_OBJECT_MODEL_H_
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "serde/byte_view.h"
+
+namespace flinkstate::javaobj {
+
+using ItemId = uint32_t;
+inline constexpr ItemId kNoItem = std::numeric_limits<uint32_t>::max();
+using DescId = uint32_t;
+inline constexpr DescId kNoDesc = std::numeric_limits<uint32_t>::max();
+
+enum class ItemKind : uint8_t {
+  kNull,            // TC_NULL
+  kReference,       // TC_REFERENCE; `target` is the defining item
+  kClassDesc,       // TC_CLASSDESC; `desc` is its ClassDesc
+  kProxyClassDesc,  // TC_PROXYCLASSDESC; `desc` is its ClassDesc
+  kObject,          // TC_OBJECT; `desc` is its (resolved) class descriptor
+  kString,          // TC_STRING or TC_LONGSTRING (see `tag`)
+  kArray,           // TC_ARRAY
+  kEnum,            // TC_ENUM
+  kClass,           // TC_CLASS
+  kBlockData,       // TC_BLOCKDATA or TC_BLOCKDATALONG (see `tag`)
+  kReset,           // TC_RESET
+  kException,       // TC_EXCEPTION
+};
+
+const char* ItemKindName(ItemKind kind);
+
+struct Item {
+  // Whole item: from its type code to its last byte.
+  serde::SourceRange range;
+  // kString: the modified UTF-8 body. kBlockData: the block bytes.
+  // kArray of primitives: the packed big-endian elements. Else empty.
+  serde::SourceRange payload;
+  // kArray: element count. kString / kBlockData: payload bytes.
+  uint64_t count = 0;
+  // Children are `Stream::children_[first_child, first_child + num_children)`.
+  uint32_t first_child = 0;
+  uint32_t num_children = 0;
+  // First id after this item's subtree.
+  ItemId subtree_end = 0;
+  // kReference: the defining item (never itself a reference).
+  ItemId target = kNoItem;
+  // kClassDesc / kProxyClassDesc: the descriptor defined here. kObject,
+  // kArray, kEnum, kClass: the descriptor of the value (through references).
+  DescId desc = kNoDesc;
+  // kObject: `Stream::class_data_[first_class_data, + num_class_data)`.
+  uint32_t first_class_data = 0;
+  uint32_t num_class_data = 0;
+  // Handle index within `epoch` defined by this item, or -1.
+  int32_t handle = -1;
+  uint32_t epoch = 0;
+  // The handle is assigned just before child number `assign_at`.
+  uint32_t assign_at = 0;
+  ItemKind kind = ItemKind::kNull;
+  // The type code byte (distinguishes TC_STRING/TC_LONGSTRING and
+  // TC_BLOCKDATA/TC_BLOCKDATALONG).
+  uint8_t tag = 0;
+  // kArray: component type code: B C D F I J S Z, or 'L' / '[' for objects.
+  char element_type = 0;
+  // True when a TC_EXCEPTION nested in this item ended the stream early
+  // (`ObjectOutputStream.writeFatalException`); its data is incomplete.
+  bool aborted = false;
+};
+
+// One field of a class descriptor (`ObjectStreamField`).
+struct FieldDesc {
+  char type_code = 0;          // B C D F I J S Z, 'L' or '['
+  std::string name;            // UTF-8
+  serde::SourceRange name_range;  // u2 length + modified UTF-8
+  ItemId type_item = kNoItem;  // object fields: the className1 item
+  std::string type_name;       // object fields: JVM descriptor, "Ljava/lang/String;"
+  uint32_t prim_offset = 0;    // primitive fields: offset in the primitive values
+  bool is_primitive() const { return type_code != 'L' && type_code != '['; }
+};
+
+// A class descriptor (`ObjectStreamClass`) as written in the stream.
+struct ClassDesc {
+  ItemId item = kNoItem;       // the defining TC_CLASSDESC / TC_PROXYCLASSDESC
+  bool is_proxy = false;
+  std::string name;            // "java.util.HashMap"; "" for proxies
+  serde::SourceRange name_range;
+  int64_t suid = 0;
+  uint8_t flags = 0;           // SC_*; proxies: SC_SERIALIZABLE
+  std::vector<FieldDesc> fields;  // wire order: primitives, then objects
+  std::vector<std::string> interfaces;  // proxies
+  uint32_t num_object_fields = 0;
+  uint32_t prim_bytes = 0;     // total size of the primitive values
+  DescId super = kNoDesc;
+  // Super-most first, ending with this descriptor: the class data order.
+  std::vector<DescId> chain;
+  bool complete = false;       // false while the descriptor is being read
+  // String, Class and ObjectStreamClass may not appear as TC_OBJECT.
+  bool forbidden_as_object = false;
+
+  bool has_write_method() const { return flags & 0x01; }
+  bool is_externalizable() const { return flags & 0x04; }
+  bool is_enum() const { return flags & 0x10; }
+  // "proxy(I1,I2)" for proxies, else `name`.
+  std::string DisplayName() const;
+  // Index of the field called `name`, or -1.
+  int FindField(absl::string_view field_name) const;
+};
+
+// The data one class of an object's chain contributed (`classdata`).
+struct ClassData {
+  DescId desc = kNoDesc;
+  // The packed primitive field values (`prim_bytes` long).
+  serde::SourceRange prim_values;
+  // Object field values: `children(obj)[first_field, first_field + num_fields)`.
+  uint32_t first_field = 0;
+  uint32_t num_fields = 0;
+  // Annotation items (block data and objects written by writeObject /
+  // writeExternal): `children(obj)[first_annotation, + num_annotation)`.
+  uint32_t first_annotation = 0;
+  uint32_t num_annotation = 0;
+  // True if this class data ends with TC_ENDBLOCKDATA (SC_WRITE_METHOD or
+  // SC_EXTERNALIZABLE|SC_BLOCK_DATA); `end_offset` is that byte.
+  bool has_annotation = false;
+  uint64_t end_offset = 0;
+};
+
+// An append-only vector stored in fixed-size chunks: growing never moves or
+// copies elements (a decoded stream may hold tens of millions of items).
+template <typename T>
+class ChunkedVector {
+ public:
+  static constexpr size_t kChunkBits = 15;
+  static constexpr size_t kChunk = size_t{1} << kChunkBits;
+  size_t size() const { return size_; }
+  T& operator[](size_t i) { return chunks_[i >> kChunkBits][i & (kChunk - 1)]; }
+  const T& operator[](size_t i) const {
+    return chunks_[i >> kChunkBits][i & (kChunk - 1)];
+  }
+  T& emplace_back() {
+    if ((size_ & (kChunk - 1)) == 0) chunks_.emplace_back(new T[kChunk]);
+    return (*this)[size_++];
+  }
+
+ private:
+  std::vector<std::unique_ptr<T[]>> chunks_;
+  size_t size_ = 0;
+};
+
+class Stream {
+ public:
+  Stream() = default;
+  Stream(Stream&&) = default;
+  Stream& operator=(Stream&&) = default;
+
+  // Lifetime: valid while the decoded buffer is alive.
+  serde::ByteView input() const { return input_; }
+  // Top-level content items in order (objects, block data, resets).
+  const std::vector<ItemId>& top_level() const { return top_level_; }
+  size_t num_items() const { return items_.size(); }
+  const Item& item(ItemId id) const { return items_[id]; }
+  absl::Span<const ItemId> children(ItemId id) const {
+    const Item& it = items_[id];
+    return absl::Span<const ItemId>(children_.data() + it.first_child,
+                                    it.num_children);
+  }
+  absl::Span<const ClassData> class_data(ItemId object) const {
+    const Item& it = items_[object];
+    return absl::Span<const ClassData>(class_data_.data() + it.first_class_data,
+                                       it.num_class_data);
+  }
+  size_t num_descs() const { return descs_.size(); }
+  const ClassDesc& desc(DescId id) const { return descs_[id]; }
+  // True if a TC_EXCEPTION ended the stream (the writer aborted).
+  bool aborted() const { return aborted_; }
+  // Number of handle table clears (TC_RESET, and two per TC_EXCEPTION).
+  uint32_t num_epochs() const {
+    return static_cast<uint32_t>(epoch_begin_.size());
+  }
+  // Handles assigned in `epoch` and the item that defined handle `h` there.
+  uint32_t num_handles(uint32_t epoch) const;
+  ItemId handle_item(uint32_t epoch, uint32_t h) const {
+    return handle_items_[epoch_begin_[epoch] + h];
+  }
+
+  // Follows a TC_REFERENCE to its defining item; other ids unchanged.
+  ItemId Resolve(ItemId id) const {
+    return items_[id].kind == ItemKind::kReference ? items_[id].target : id;
+  }
+  // Class name of the value `id` (through references): the descriptor name
+  // for objects, arrays, enums; "java.lang.String" for strings; "" else.
+  std::string ClassNameOf(ItemId id) const;
+  // True if the value `id` (through references) is an object whose class is
+  // `class_name` (exact descriptor name, not its super classes).
+  bool IsInstanceOf(ItemId id, absl::string_view class_name) const;
+
+  // The string value of `id` (through references) as UTF-8.
+  // Return values: `InvalidArgument` if `id` is not a string (or its body is
+  // malformed modified UTF-8).
+  absl::StatusOr<std::string> StringValue(ItemId id) const;
+  // True if `id` (through references) is a string whose decoded value equals
+  // `utf8` (compares raw bytes when the text is plain ASCII).
+  bool StringEquals(ItemId id, absl::string_view utf8) const;
+
+  // The value item of object field `field` of object `object` (through
+  // references), searching the chain from the most derived class; `kNoItem`
+  // if there is no such object field.
+  ItemId FieldValue(ItemId object, absl::string_view field) const;
+  // The bytes of primitive field `field` (1-8 bytes, big-endian); empty if
+  // there is no such primitive field.
+  serde::ByteView PrimFieldBytes(ItemId object, absl::string_view field) const;
+  // Input range of primitive field `field`; size 0 if missing.
+  serde::SourceRange PrimFieldRange(ItemId object,
+                                    absl::string_view field) const;
+  // Decoded primitive field (I/S/B/C/J/Z widened to int64); `NotFound` if the
+  // object has no such primitive field.
+  absl::StatusOr<int64_t> PrimFieldInt(ItemId object,
+                                       absl::string_view field) const;
+
+  // The item defining the constant name of enum `id`, and the name itself.
+  absl::StatusOr<std::string> EnumName(ItemId id) const;
+
+  // Calls `fn(id)` for every item in the subtree of `root` (pre-order,
+  // including `root`). References are not followed.
+  template <typename Fn>
+  void ForEachInSubtree(ItemId root, Fn&& fn) const {
+    for (ItemId i = root; i < items_[root].subtree_end; ++i) fn(i);
+  }
+
+ private:
+  friend class StreamReader;
+
+  serde::ByteView input_;
+  ChunkedVector<Item> items_;
+  std::vector<ItemId> children_;
+  std::vector<ClassData> class_data_;
+  std::vector<ClassDesc> descs_;
+  std::vector<ItemId> top_level_;
+  std::vector<ItemId> handle_items_;
+  std::vector<uint64_t> epoch_begin_;
+  bool aborted_ = false;
+};
+
+}  // namespace flinkstate::javaobj
+
+#endif  // FLINKSTATE_JAVAOBJ_OBJECT_MODEL_H_

@@ -1,0 +1,177 @@
+// Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
+//
+// File: rewriter.h
+// -----------------------------------------------------------------------------
+// A zero-copy rewriter: collects edits against a decoded `Stream` and turns
+// them into a `serde::EditPlan` over the original input. Unchanged regions
+// become copy pieces (a 400 MB `long[]` elsewhere in the stream is one copy
+// piece); only changed items, patched counts and renumbered references are
+// new bytes.
+//
+//   StreamRewriter rw(stream);
+//   FLINKSTATE_ASSIGN_OR_RETURN(auto hits, FindMapEntriesByStringKey(
+//       stream, "org.apache.flink.runtime.state.OperatorStreamStateHandle",
+//       "stateNameToPartitionOffsets", "my-state"));
+//   FLINKSTATE_RETURN_IF_ERROR(rw.RemoveMapEntries(hits));
+//   FLINKSTATE_ASSIGN_OR_RETURN(serde::EditPlan plan, rw.BuildPlan());
+//   FLINKSTATE_RETURN_IF_ERROR(serde::WritePlanAtomically(plan, file, out, Verify));
+//
+// What the plan fixes (docs/formats/java-serialization.md §12):
+//   * counts inside custom data and fields (HashMap size in its block data,
+//     ArrayList `size` field and block int, array lengths, CollSer counts);
+//   * every later TC_REFERENCE whose handle number shifts because handles
+//     were removed or inserted before its target (per TC_RESET epoch);
+//   * definitions (class descriptors, field-type strings, strings, enum
+//     constants, shared objects) that a removed part introduced and later
+//     parts still refer to: the first later reference is replaced by a full
+//     copy of the definition (recursively), and every reference after that
+//     points to the new position;
+//   * a reference in inserted content to an item defined later in the stream:
+//     the definition is written at the insertion point and the later original
+//     definition becomes a TC_REFERENCE.
+// Block framing is kept: counts are patched in place (same width), so no
+// block changes length.
+//
+// Sharing semantics: `ReplaceValue` on a defining item replaces the value for
+// every site that references it (spec §12 rule 4); on a TC_REFERENCE item it
+// changes only that site.
+//
+// Lifetime: the rewriter holds a reference to `stream`, which must outlive it.
+
+#ifndef FLINKSTATE_JAVAOBJ_REWRITER_H_
+#define FLINKSTATE_JAVAOBJ_REWRITER_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "javaobj/layouts.h"
+#include "javaobj/object_model.h"
+#include "serde/edit_plan.h"
+
+namespace flinkstate::javaobj {
+
+// A value to write into the stream.
+class NewValue {
+ public:
+  // TC_NULL.
+  static NewValue Null() { return NewValue(Kind::kNull, "", kNoItem); }
+  // A new TC_STRING / TC_LONGSTRING (UTF-8 text; chosen by encoded length).
+  static NewValue String(std::string utf8) {
+    return NewValue(Kind::kString, std::move(utf8), kNoItem);
+  }
+  // The existing value `item` (shared: a TC_REFERENCE where possible, the
+  // full definition where it is not yet in the output).
+  static NewValue Existing(ItemId item) {
+    return NewValue(Kind::kExisting, "", item);
+  }
+
+  enum class Kind : uint8_t { kNull, kString, kExisting };
+  Kind kind() const { return kind_; }
+  const std::string& text() const { return text_; }
+  ItemId item() const { return item_; }
+
+ private:
+  NewValue(Kind k, std::string t, ItemId i)
+      : kind_(k), text_(std::move(t)), item_(i) {}
+  Kind kind_;
+  std::string text_;
+  ItemId item_;
+};
+
+// An entry of a map-valued field found by `FindMapEntriesByStringKey`.
+struct MapEntryRef {
+  ItemId owner = kNoItem;  // the object whose field holds the map
+  ItemId map = kNoItem;    // the map object (definition)
+  size_t index = 0;        // entry index in `ViewContainer(map).entries`
+  ContainerEntry entry;
+};
+
+// Finds, under every object of class `owner_class` (exact descriptor name),
+// the map held by object field `field` (through Collections$Unmodifiable*
+// wrappers) and returns its entries whose key is the string `key`. A map
+// shared by several owners is reported once.
+// Return values: `InvalidArgument` if such a field holds something that is
+// not a known map layout (the layout error is included).
+[[nodiscard]] absl::StatusOr<std::vector<MapEntryRef>> FindMapEntriesByStringKey(
+    const Stream& stream, absl::string_view owner_class,
+    absl::string_view field, absl::string_view key);
+
+struct RewriteStats {
+  uint64_t removed_items = 0;        // edits that removed an item
+  uint64_t rematerialized = 0;       // definitions re-emitted at a later use
+  uint64_t renumbered_references = 0;
+  uint64_t demoted_definitions = 0;  // definitions turned into references
+  uint64_t patched_counts = 0;
+};
+
+class StreamRewriter {
+ public:
+  explicit StreamRewriter(const Stream& stream);
+
+  // Removes entry `index` of `container` (a map entry: key and value; a list,
+  // set or array element) and adjusts its counts.
+  // Return values: `FailedPrecondition` for a container that cannot shrink
+  // in place (singletons, empties), an index out of range or an entry already
+  // edited.
+  [[nodiscard]] absl::Status RemoveEntry(const ContainerView& container,
+                                         size_t index);
+  // `RemoveEntry` for each hit (grouped per map; duplicates ignored).
+  [[nodiscard]] absl::Status RemoveMapEntries(
+      const std::vector<MapEntryRef>& hits);
+  // Removes a top-level item or an item of unknown custom data (annotation).
+  // Field values cannot be removed (replace them with `NewValue::Null()`).
+  [[nodiscard]] absl::Status RemoveItem(ItemId id);
+  // Replaces item `id` (any value position) with `value`.
+  [[nodiscard]] absl::Status ReplaceValue(ItemId id, NewValue value);
+  // Appends an entry to `container` (maps need `key`; lists/sets ignore it).
+  [[nodiscard]] absl::Status AppendEntry(const ContainerView& container,
+                                         NewValue key, NewValue value);
+
+  // Produces the plan. Can be called once.
+  // Return values: `FailedPrecondition` for conflicting edits; `Internal`
+  // for a broken invariant.
+  [[nodiscard]] absl::StatusOr<serde::EditPlan> BuildPlan();
+
+  const RewriteStats& stats() const { return stats_; }
+
+ private:
+  enum EditKind : uint8_t { kNone = 0, kDeleted = 1, kReplaced = 2 };
+
+  absl::Status Walk(ItemId id, std::string* buf, bool force);
+  absl::Status WalkChildren(ItemId id, std::string* buf);
+  absl::Status Gap(uint64_t from, uint64_t to, std::string* buf);
+  absl::Status EmitValue(const NewValue& v, std::string* out,
+                         int32_t* defined_handle);
+  void Emit(serde::SourceRange range, std::string bytes, std::string* buf);
+  absl::Status MarkEdited(ItemId id, EditKind kind);
+
+  const Stream& s_;
+  std::vector<ItemId> parent_;
+  std::vector<uint8_t> edit_;
+  std::map<ItemId, NewValue> replacement_;
+  std::map<uint64_t, std::vector<NewValue>> inserts_;
+  std::map<uint64_t, std::string> patches_;
+  struct CountChange {
+    std::vector<CountLocation> counts;
+    int64_t size = 0;
+    int64_t delta = 0;
+  };
+  std::map<ItemId, CountChange> count_changes_;
+  // New handle of each defining item in the output, -1 if not (yet) there.
+  std::vector<int32_t> new_handle_;
+  // Items replaced by null: references to them become TC_NULL.
+  std::vector<uint8_t> now_null_;
+  int32_t next_handle_ = 0;
+  std::vector<serde::Replacement> replacements_;
+  RewriteStats stats_;
+  bool built_ = false;
+};
+
+}  // namespace flinkstate::javaobj
+
+#endif  // FLINKSTATE_JAVAOBJ_REWRITER_H_

@@ -1,0 +1,991 @@
+// Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
+
+#include "javaobj/stream_reader.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
+#include "javaobj/stream_constants.h"
+#include "serde/data_input.h"
+#include "serde/modified_utf8.h"
+#include "serde/status_macros.h"
+
+namespace flinkstate::javaobj {
+
+namespace {
+
+// Checks modified UTF-8 the way `DataInputStream.readUTF` does. Returns the
+// index of the first bad byte, or `body.size()` when the body is valid.
+size_t FindInvalidModifiedUtf8(serde::ByteView body) {
+  const uint8_t* p = body.data();
+  size_t n = body.size(), i = 0;
+  while (i < n) {
+    uint8_t c = p[i];
+    if (c < 0x80) {
+      ++i;
+    } else if ((c & 0xE0) == 0xC0) {
+      if (i + 1 >= n || (p[i + 1] & 0xC0) != 0x80) return i;
+      i += 2;
+    } else if ((c & 0xF0) == 0xE0) {
+      if (i + 2 >= n || (p[i + 1] & 0xC0) != 0x80 || (p[i + 2] & 0xC0) != 0x80)
+        return i;
+      i += 3;
+    } else {
+      return i;
+    }
+  }
+  return n;
+}
+
+}  // namespace
+
+class StreamReader {
+ public:
+  StreamReader(serde::ByteView input, const DecodeOptions& options)
+      : in_(input), limits_(options.limits) {
+    s_.input_ = input;
+  }
+
+  absl::StatusOr<Stream> Read();
+
+ private:
+  enum class Expect : uint8_t { kObject, kTypeString, kEnumName };
+  enum class Seg : uint8_t {
+    kRoot, kObject, kField, kData, kElement, kClassDesc, kSuper, kTypeString,
+    kEnumName, kException, kAnnotation
+  };
+  struct PathSeg {
+    Seg kind;
+    uint32_t a;  // index / desc id
+    uint32_t b;  // field index
+  };
+
+  // --- error helpers -------------------------------------------------------
+  std::string PathString() const;
+  absl::Status Fail(absl::StatusCode code, absl::string_view what,
+                    uint64_t offset) const {
+    return absl::Status(code, absl::StrCat("javaobj: ", PathString(), ": ",
+                                           what, " at byte ", offset));
+  }
+  // Re-labels a serde error with the construct path.
+  absl::Status Wrap(const absl::Status& s) const {
+    absl::string_view msg = s.message();
+    if (absl::ConsumePrefix(&msg, "serde: ")) {
+    }
+    return absl::Status(s.code(),
+                        absl::StrCat("javaobj: ", PathString(), ": ", msg));
+  }
+
+  // --- model helpers -------------------------------------------------------
+  absl::StatusOr<ItemId> NewItem(ItemKind kind, uint8_t tag, uint64_t offset) {
+    if (s_.items_.size() >= limits_.max_items) {
+      return Fail(absl::StatusCode::kResourceExhausted,
+                  absl::StrCat("more than ", limits_.max_items, " items"),
+                  offset);
+    }
+    ItemId id = static_cast<ItemId>(s_.items_.size());
+    Item& it = s_.items_.emplace_back();
+    it = Item();
+    it.kind = kind;
+    it.tag = tag;
+    it.range.offset = offset;
+    it.epoch = epoch_;
+    return id;
+  }
+  // Records the end of item `id` and moves its children from the scratch
+  // stack (entries from `mark` on) into the arena.
+  void Finish(ItemId id, size_t mark) {
+    Item& it = s_.items_[id];
+    it.first_child = static_cast<uint32_t>(s_.children_.size());
+    it.num_children = static_cast<uint32_t>(scratch_.size() - mark);
+    s_.children_.insert(s_.children_.end(), scratch_.begin() + mark,
+                        scratch_.end());
+    scratch_.resize(mark);
+    it.range.size = in_.position() - it.range.offset;
+    it.subtree_end = static_cast<ItemId>(s_.items_.size());
+    if (aborted_) it.aborted = true;
+  }
+  absl::Status AssignHandle(ItemId id, size_t mark) {
+    uint64_t n = s_.handle_items_.size() - s_.epoch_begin_.back();
+    if (n >= limits_.max_handles) {
+      return Fail(absl::StatusCode::kResourceExhausted,
+                  absl::StrCat("more than ", limits_.max_handles, " handles"),
+                  in_.position());
+    }
+    s_.handle_items_.push_back(id);
+    s_.items_[id].handle = static_cast<int32_t>(n);
+    s_.items_[id].assign_at = static_cast<uint32_t>(scratch_.size() - mark);
+    return absl::OkStatus();
+  }
+  void NewEpoch() {
+    ++epoch_;
+    s_.epoch_begin_.push_back(s_.handle_items_.size());
+  }
+  absl::Status Enter(uint64_t offset) {
+    if (++depth_ > limits_.max_depth) {
+      return Fail(absl::StatusCode::kResourceExhausted,
+                  absl::StrCat("nesting deeper than ", limits_.max_depth),
+                  offset);
+    }
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::string> ReadUtfName(serde::SourceRange* range,
+                                          absl::string_view what);
+
+  // --- grammar rules -------------------------------------------------------
+  absl::Status ReadContent(ItemId* out);
+  absl::Status ReadObject(Expect expect, ItemId* out);
+  absl::Status ReadClassDesc(ItemId* out, DescId* desc);
+  absl::Status ReadNewClassDesc(ItemId* out);
+  absl::Status ReadNewProxyClassDesc(ItemId* out);
+  absl::Status ReadNewObject(ItemId* out);
+  absl::Status ReadNewString(ItemId* out);
+  absl::Status ReadNewArray(ItemId* out);
+  absl::Status ReadNewEnum(ItemId* out);
+  absl::Status ReadNewClass(ItemId* out);
+  absl::Status ReadPrevObject(Expect expect, ItemId* out);
+  absl::Status ReadException(ItemId* out);
+  absl::Status ReadBlockData(ItemId* out);
+  absl::Status ReadNull(ItemId* out);
+  // Annotation items up to and including TC_ENDBLOCKDATA
+  // (`ObjectInputStream.skipCustomData` / the objectAnnotation rule).
+  // Returns the offset of the TC_ENDBLOCKDATA byte in `*end_offset`.
+  absl::Status ReadAnnotation(uint64_t* end_offset, uint32_t* count);
+  absl::Status PeekTag(uint8_t* tag);
+
+  serde::DataInput in_;
+  DecodeLimits limits_;
+  Stream s_;
+  std::vector<ItemId> scratch_;
+  std::vector<ClassData> cd_scratch_;
+  std::vector<PathSeg> path_;
+  uint32_t depth_ = 0;
+  uint32_t epoch_ = 0;
+  bool aborted_ = false;
+};
+
+namespace {
+std::string SimpleName(const std::string& name) {
+  size_t dot = name.rfind('.');
+  return dot == std::string::npos ? name : name.substr(dot + 1);
+}
+}  // namespace
+
+std::string StreamReader::PathString() const {
+  std::string out;
+  for (const PathSeg& seg : path_) {
+    switch (seg.kind) {
+      case Seg::kRoot:
+        absl::StrAppend(&out, seg.a == 0 ? "root" : absl::StrCat("root#", seg.a));
+        break;
+      case Seg::kObject:
+        absl::StrAppend(&out, "[",
+                        seg.a < s_.descs_.size()
+                            ? SimpleName(s_.descs_[seg.a].DisplayName())
+                            : "?",
+                        "]");
+        break;
+      case Seg::kField:
+        absl::StrAppend(&out, ".field ",
+                        seg.a < s_.descs_.size() &&
+                                seg.b < s_.descs_[seg.a].fields.size()
+                            ? s_.descs_[seg.a].fields[seg.b].name
+                            : "?");
+        break;
+      case Seg::kData:
+        absl::StrAppend(&out, ".data[", seg.a, "]");
+        break;
+      case Seg::kAnnotation:
+        absl::StrAppend(&out, ".classAnnotation[", seg.a, "]");
+        break;
+      case Seg::kElement:
+        absl::StrAppend(&out, "[", seg.a, "]");
+        break;
+      case Seg::kClassDesc:
+        absl::StrAppend(&out, ".classDesc");
+        break;
+      case Seg::kSuper:
+        absl::StrAppend(&out, ".super");
+        break;
+      case Seg::kTypeString:
+        absl::StrAppend(&out, ".fieldType");
+        break;
+      case Seg::kEnumName:
+        absl::StrAppend(&out, ".enumName");
+        break;
+      case Seg::kException:
+        absl::StrAppend(&out, ".exception");
+        break;
+    }
+  }
+  if (out.empty()) out = "stream";
+  return out;
+}
+
+absl::Status StreamReader::PeekTag(uint8_t* tag) {
+  if (in_.at_end()) {
+    return Fail(absl::StatusCode::kOutOfRange,
+                "input ends where a type code is expected", in_.position());
+  }
+  *tag = in_.data()[in_.position() - in_.base_offset()];
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> StreamReader::ReadUtfName(serde::SourceRange* range,
+                                                      absl::string_view what) {
+  serde::ByteView body;
+  uint64_t at = in_.position();
+  if (absl::Status st = in_.ReadModifiedUtf8Raw(&body, range); !st.ok()) {
+    return Wrap(serde::Annotate(st, what));
+  }
+  if (serde::IsPlainAscii(body)) return std::string(serde::AsStringView(body));
+  absl::StatusOr<std::string> s = serde::ModifiedUtf8ToUtf8(body);
+  if (!s.ok()) {
+    return Fail(absl::StatusCode::kInvalidArgument,
+                absl::StrCat("malformed modified UTF-8 in ", what), at);
+  }
+  return s;
+}
+
+absl::StatusOr<Stream> StreamReader::Read() {
+  if (in_.remaining() > limits_.max_total_bytes) {
+    return Fail(absl::StatusCode::kResourceExhausted,
+                absl::StrCat("input larger than ", limits_.max_total_bytes,
+                             " bytes"),
+                0);
+  }
+  uint16_t magic = 0, version = 0;
+  if (absl::Status st = in_.ReadUint16(&magic); !st.ok()) return Wrap(st);
+  if (magic != kStreamMagic) {
+    return Fail(absl::StatusCode::kInvalidArgument,
+                absl::StrFormat("invalid stream header: magic 0x%04X", magic), 0);
+  }
+  if (absl::Status st = in_.ReadUint16(&version); !st.ok()) return Wrap(st);
+  if (version != kStreamVersion) {
+    return Fail(absl::StatusCode::kInvalidArgument,
+                absl::StrCat("unsupported stream version ", version), 2);
+  }
+  s_.epoch_begin_.push_back(0);
+  uint32_t index = 0;
+  while (!in_.at_end()) {
+    if (aborted_) {
+      return Fail(absl::StatusCode::kInvalidArgument,
+                  "data after the object aborted by TC_EXCEPTION",
+                  in_.position());
+    }
+    path_.push_back({Seg::kRoot, index++, 0});
+    ItemId id;
+    FLINKSTATE_RETURN_IF_ERROR(ReadContent(&id));
+    path_.pop_back();
+    s_.top_level_.push_back(id);
+  }
+  s_.aborted_ = aborted_;
+  return std::move(s_);
+}
+
+// `content := object | blockdata`, plus TC_RESET at depth 0
+// (`ObjectInputStream.readObject0` with `handleReset`).
+absl::Status StreamReader::ReadContent(ItemId* out) {
+  uint8_t tag;
+  FLINKSTATE_RETURN_IF_ERROR(PeekTag(&tag));
+  if (tag == kTcBlockData || tag == kTcBlockDataLong) return ReadBlockData(out);
+  if (tag == kTcReset) {
+    FLINKSTATE_ASSIGN_OR_RETURN(*out,
+                                NewItem(ItemKind::kReset, tag, in_.position()));
+    FLINKSTATE_RETURN_IF_ERROR(in_.Skip(1));
+    NewEpoch();
+    Finish(*out, scratch_.size());
+    return absl::OkStatus();
+  }
+  return ReadObject(Expect::kObject, out);
+}
+
+// `object` (`ObjectInputStream.readObject0`).
+absl::Status StreamReader::ReadObject(Expect expect, ItemId* out) {
+  uint8_t tag;
+  FLINKSTATE_RETURN_IF_ERROR(PeekTag(&tag));
+  uint64_t at = in_.position();
+  if (expect == Expect::kEnumName && tag != kTcString && tag != kTcLongString) {
+    return Fail(absl::StatusCode::kInvalidArgument,
+                absl::StrFormat("enum constant name must be a new string, "
+                                "found type code 0x%02X (%s)",
+                                tag, TypeCodeName(tag)),
+                at);
+  }
+  if (expect == Expect::kTypeString && tag != kTcString &&
+      tag != kTcLongString && tag != kTcReference) {
+    return Fail(absl::StatusCode::kInvalidArgument,
+                absl::StrFormat("field type must be a string, found type code "
+                                "0x%02X (%s)",
+                                tag, TypeCodeName(tag)),
+                at);
+  }
+  FLINKSTATE_RETURN_IF_ERROR(Enter(at));
+  absl::Status st;
+  switch (tag) {
+    case kTcNull: st = ReadNull(out); break;
+    case kTcReference: st = ReadPrevObject(expect, out); break;
+    case kTcClassDesc: st = ReadNewClassDesc(out); break;
+    case kTcProxyClassDesc: st = ReadNewProxyClassDesc(out); break;
+    case kTcObject: st = ReadNewObject(out); break;
+    case kTcString:
+    case kTcLongString: st = ReadNewString(out); break;
+    case kTcArray: st = ReadNewArray(out); break;
+    case kTcEnum: st = ReadNewEnum(out); break;
+    case kTcClass: st = ReadNewClass(out); break;
+    case kTcException: st = ReadException(out); break;
+    case kTcBlockData:
+    case kTcBlockDataLong:
+      return Fail(absl::StatusCode::kInvalidArgument,
+                  "unexpected block data where an object is expected", at);
+    case kTcEndBlockData:
+      return Fail(absl::StatusCode::kInvalidArgument,
+                  "unexpected TC_ENDBLOCKDATA where an object is expected", at);
+    case kTcReset:
+      return Fail(absl::StatusCode::kInvalidArgument,
+                  absl::StrCat("unexpected TC_RESET inside an object (depth ",
+                               depth_, ")"),
+                  at);
+    default:
+      return Fail(absl::StatusCode::kInvalidArgument,
+                  absl::StrFormat("invalid type code 0x%02X", tag), at);
+  }
+  FLINKSTATE_RETURN_IF_ERROR(st);
+  --depth_;
+  return absl::OkStatus();
+}
+
+absl::Status StreamReader::ReadNull(ItemId* out) {
+  FLINKSTATE_ASSIGN_OR_RETURN(*out,
+                              NewItem(ItemKind::kNull, kTcNull, in_.position()));
+  FLINKSTATE_RETURN_IF_ERROR(in_.Skip(1));
+  Finish(*out, scratch_.size());
+  return absl::OkStatus();
+}
+
+// `prevObject := TC_REFERENCE handle(i4)` (`ObjectInputStream.readHandle`).
+absl::Status StreamReader::ReadPrevObject(Expect expect, ItemId* out) {
+  uint64_t at = in_.position();
+  FLINKSTATE_ASSIGN_OR_RETURN(*out, NewItem(ItemKind::kReference, kTcReference, at));
+  FLINKSTATE_RETURN_IF_ERROR(in_.Skip(1));
+  int32_t handle;
+  if (absl::Status st = in_.ReadInt32(&handle); !st.ok()) return Wrap(st);
+  uint64_t table = s_.handle_items_.size() - s_.epoch_begin_.back();
+  int64_t index = static_cast<int64_t>(handle) - kBaseWireHandle;
+  if (index < 0 || static_cast<uint64_t>(index) >= table) {
+    return Fail(absl::StatusCode::kInvalidArgument,
+                absl::StrFormat("invalid handle value 0x%08X (%d handles "
+                                "assigned so far)",
+                                static_cast<uint32_t>(handle), table),
+                at);
+  }
+  ItemId target = s_.handle_items_[s_.epoch_begin_.back() + index];
+  const Item& t = s_.items_[target];
+  bool is_desc =
+      t.kind == ItemKind::kClassDesc || t.kind == ItemKind::kProxyClassDesc;
+  if (expect == Expect::kObject && is_desc) {
+    return Fail(absl::StatusCode::kInvalidArgument,
+                absl::StrFormat("reference 0x%08X to a class descriptor where "
+                                "an object is expected",
+                                static_cast<uint32_t>(handle)),
+                at);
+  }
+  if (expect == Expect::kTypeString && t.kind != ItemKind::kString) {
+    return Fail(absl::StatusCode::kInvalidArgument,
+                absl::StrFormat("reference 0x%08X to a %s where a field type "
+                                "string is expected",
+                                static_cast<uint32_t>(handle),
+                                ItemKindName(t.kind)),
+                at);
+  }
+  s_.items_[*out].target = target;
+  Finish(*out, scratch_.size());
+  return absl::OkStatus();
+}
+
+// `classDesc := newClassDesc | prevObject | nullRef`
+// (`ObjectInputStream.readClassDesc`).
+absl::Status StreamReader::ReadClassDesc(ItemId* out, DescId* desc) {
+  uint8_t tag;
+  FLINKSTATE_RETURN_IF_ERROR(PeekTag(&tag));
+  uint64_t at = in_.position();
+  *desc = kNoDesc;
+  switch (tag) {
+    case kTcNull:
+      return ReadNull(out);
+    case kTcClassDesc:
+    case kTcProxyClassDesc: {
+      FLINKSTATE_RETURN_IF_ERROR(Enter(at));
+      FLINKSTATE_RETURN_IF_ERROR(tag == kTcClassDesc ? ReadNewClassDesc(out)
+                                                     : ReadNewProxyClassDesc(out));
+      --depth_;
+      *desc = s_.items_[*out].desc;
+      return absl::OkStatus();
+    }
+    case kTcReference: {
+      FLINKSTATE_ASSIGN_OR_RETURN(*out, NewItem(ItemKind::kReference, tag, at));
+      FLINKSTATE_RETURN_IF_ERROR(in_.Skip(1));
+      int32_t handle;
+      if (absl::Status st = in_.ReadInt32(&handle); !st.ok()) return Wrap(st);
+      uint64_t table = s_.handle_items_.size() - s_.epoch_begin_.back();
+      int64_t index = static_cast<int64_t>(handle) - kBaseWireHandle;
+      if (index < 0 || static_cast<uint64_t>(index) >= table) {
+        return Fail(absl::StatusCode::kInvalidArgument,
+                    absl::StrFormat("invalid handle value 0x%08X (%d handles "
+                                    "assigned so far)",
+                                    static_cast<uint32_t>(handle), table),
+                    at);
+      }
+      ItemId target = s_.handle_items_[s_.epoch_begin_.back() + index];
+      const Item& t = s_.items_[target];
+      if (t.kind != ItemKind::kClassDesc && t.kind != ItemKind::kProxyClassDesc) {
+        return Fail(absl::StatusCode::kInvalidArgument,
+                    absl::StrFormat("reference 0x%08X to a %s where a class "
+                                    "descriptor is expected",
+                                    static_cast<uint32_t>(handle),
+                                    ItemKindName(t.kind)),
+                    at);
+      }
+      if (!s_.descs_[t.desc].complete) {
+        return Fail(absl::StatusCode::kInvalidArgument,
+                    absl::StrFormat("reference 0x%08X to a class descriptor "
+                                    "that is still being read",
+                                    static_cast<uint32_t>(handle)),
+                    at);
+      }
+      s_.items_[*out].target = target;
+      Finish(*out, scratch_.size());
+      *desc = t.desc;
+      return absl::OkStatus();
+    }
+    default:
+      return Fail(absl::StatusCode::kInvalidArgument,
+                  absl::StrFormat("invalid type code 0x%02X (%s) where a class "
+                                  "descriptor is expected",
+                                  tag, TypeCodeName(tag)),
+                  at);
+  }
+}
+
+// `newClassDesc := TC_CLASSDESC className serialVersionUID [H] classDescInfo`
+// (`ObjectInputStream.readNonProxyDesc`, `ObjectStreamClass.readNonProxy`).
+absl::Status StreamReader::ReadNewClassDesc(ItemId* out) {
+  uint64_t at = in_.position();
+  size_t mark = scratch_.size();
+  FLINKSTATE_ASSIGN_OR_RETURN(ItemId id, NewItem(ItemKind::kClassDesc, kTcClassDesc, at));
+  *out = id;
+  DescId did = static_cast<DescId>(s_.descs_.size());
+  s_.descs_.emplace_back();
+  s_.descs_[did].item = id;
+  s_.items_[id].desc = did;
+  path_.push_back({Seg::kClassDesc, did, 0});
+  FLINKSTATE_RETURN_IF_ERROR(in_.Skip(1));
+  serde::SourceRange name_range;
+  FLINKSTATE_ASSIGN_OR_RETURN(std::string name,
+                              ReadUtfName(&name_range, "class name"));
+  s_.descs_[did].forbidden_as_object =
+      name == "java.lang.String" || name == "java.lang.Class" ||
+      name == "java.io.ObjectStreamClass";
+  s_.descs_[did].name = std::move(name);
+  s_.descs_[did].name_range = name_range;
+  int64_t suid;
+  if (absl::Status st = in_.ReadInt64(&suid); !st.ok()) return Wrap(st);
+  s_.descs_[did].suid = suid;
+  FLINKSTATE_RETURN_IF_ERROR(AssignHandle(id, mark));
+  uint8_t flags;
+  uint16_t nfields;
+  if (absl::Status st = in_.ReadUint8(&flags); !st.ok()) return Wrap(st);
+  s_.descs_[did].flags = flags;
+  uint64_t flags_at = in_.position() - 1;
+  if ((flags & kScSerializable) && (flags & kScExternalizable)) {
+    return Fail(absl::StatusCode::kInvalidArgument,
+                "serializable and externalizable flags conflict", flags_at);
+  }
+  if (absl::Status st = in_.ReadUint16(&nfields); !st.ok()) return Wrap(st);
+  if (nfields > in_.remaining() / 3) {
+    return Fail(absl::StatusCode::kOutOfRange,
+                absl::StrCat("field count ", nfields,
+                             " exceeds the remaining input"),
+                in_.position() - 2);
+  }
+  if ((flags & kScEnum) && (nfields != 0 || suid != 0)) {
+    return Fail(absl::StatusCode::kInvalidArgument,
+                "enum descriptor has fields or a non-zero serialVersionUID",
+                flags_at);
+  }
+  std::vector<FieldDesc> fields;
+  fields.reserve(nfields);
+  uint32_t prim_bytes = 0, nobj = 0;
+  for (uint32_t i = 0; i < nfields; ++i) {
+    uint64_t fat = in_.position();
+    uint8_t code;
+    if (absl::Status st = in_.ReadUint8(&code); !st.ok()) return Wrap(st);
+    FieldDesc f;
+    f.type_code = static_cast<char>(code);
+    if (PrimitiveSize(f.type_code) == 0 && code != 'L' && code != '[') {
+      return Fail(absl::StatusCode::kInvalidArgument,
+                  absl::StrFormat("invalid field type code 0x%02X", code), fat);
+    }
+    FLINKSTATE_ASSIGN_OR_RETURN(f.name, ReadUtfName(&f.name_range, "field name"));
+    if (f.is_primitive()) {
+      if (nobj > 0) {
+        return Fail(absl::StatusCode::kInvalidArgument,
+                    absl::StrCat("illegal field order: primitive field ",
+                                 f.name, " after an object field"),
+                    fat);
+      }
+      f.prim_offset = prim_bytes;
+      prim_bytes += PrimitiveSize(f.type_code);
+    } else {
+      ++nobj;
+      path_.push_back({Seg::kTypeString, did, i});
+      ItemId t;
+      FLINKSTATE_RETURN_IF_ERROR(ReadObject(Expect::kTypeString, &t));
+      path_.pop_back();
+      scratch_.push_back(t);
+      f.type_item = t;
+      FLINKSTATE_ASSIGN_OR_RETURN(f.type_name, s_.StringValue(t));
+    }
+    fields.push_back(std::move(f));
+  }
+  ClassDesc& d = s_.descs_[did];
+  d.fields = std::move(fields);
+  d.prim_bytes = prim_bytes;
+  d.num_object_fields = nobj;
+  uint64_t end_offset;
+  uint32_t count;
+  FLINKSTATE_RETURN_IF_ERROR(ReadAnnotation(&end_offset, &count));
+  ItemId super_item;
+  DescId super;
+  path_.back().kind = Seg::kSuper;
+  FLINKSTATE_RETURN_IF_ERROR(ReadClassDesc(&super_item, &super));
+  path_.pop_back();
+  scratch_.push_back(super_item);
+  ClassDesc& d2 = s_.descs_[did];
+  d2.super = super;
+  if (super != kNoDesc) d2.chain = s_.descs_[super].chain;
+  d2.chain.push_back(did);
+  d2.complete = true;
+  Finish(id, mark);
+  return absl::OkStatus();
+}
+
+// `TC_PROXYCLASSDESC [H] count(i4) interfaceName* classAnnotation superClassDesc`
+// (`ObjectInputStream.readProxyDesc`).
+absl::Status StreamReader::ReadNewProxyClassDesc(ItemId* out) {
+  uint64_t at = in_.position();
+  size_t mark = scratch_.size();
+  FLINKSTATE_ASSIGN_OR_RETURN(ItemId id, NewItem(ItemKind::kProxyClassDesc,
+                                                 kTcProxyClassDesc, at));
+  *out = id;
+  DescId did = static_cast<DescId>(s_.descs_.size());
+  s_.descs_.emplace_back();
+  s_.descs_[did].item = id;
+  s_.descs_[did].is_proxy = true;
+  s_.descs_[did].flags = kScSerializable;
+  s_.items_[id].desc = did;
+  path_.push_back({Seg::kClassDesc, did, 0});
+  FLINKSTATE_RETURN_IF_ERROR(in_.Skip(1));
+  FLINKSTATE_RETURN_IF_ERROR(AssignHandle(id, mark));
+  int32_t n;
+  if (absl::Status st = in_.ReadInt32(&n); !st.ok()) return Wrap(st);
+  if (n < 0 || n > 65535 || static_cast<uint64_t>(n) > in_.remaining() / 2) {
+    return Fail(absl::StatusCode::kInvalidArgument,
+                absl::StrCat("invalid proxy interface count ", n),
+                in_.position() - 4);
+  }
+  for (int32_t i = 0; i < n; ++i) {
+    serde::SourceRange r;
+    FLINKSTATE_ASSIGN_OR_RETURN(std::string iface,
+                                ReadUtfName(&r, "proxy interface name"));
+    s_.descs_[did].interfaces.push_back(std::move(iface));
+  }
+  uint64_t end_offset;
+  uint32_t count;
+  FLINKSTATE_RETURN_IF_ERROR(ReadAnnotation(&end_offset, &count));
+  ItemId super_item;
+  DescId super;
+  path_.back().kind = Seg::kSuper;
+  FLINKSTATE_RETURN_IF_ERROR(ReadClassDesc(&super_item, &super));
+  path_.pop_back();
+  scratch_.push_back(super_item);
+  ClassDesc& d = s_.descs_[did];
+  d.super = super;
+  if (super != kNoDesc) d.chain = s_.descs_[super].chain;
+  d.chain.push_back(did);
+  d.complete = true;
+  Finish(id, mark);
+  return absl::OkStatus();
+}
+
+absl::Status StreamReader::ReadAnnotation(uint64_t* end_offset,
+                                          uint32_t* count) {
+  *count = 0;
+  for (;;) {
+    if (aborted_) return absl::OkStatus();
+    uint8_t tag;
+    FLINKSTATE_RETURN_IF_ERROR(PeekTag(&tag));
+    if (tag == kTcEndBlockData) {
+      *end_offset = in_.position();
+      return in_.Skip(1);
+    }
+    path_.push_back({Seg::kData, *count, 0});
+    ItemId child;
+    if (tag == kTcBlockData || tag == kTcBlockDataLong) {
+      FLINKSTATE_RETURN_IF_ERROR(ReadBlockData(&child));
+    } else {
+      FLINKSTATE_RETURN_IF_ERROR(ReadObject(Expect::kObject, &child));
+    }
+    path_.pop_back();
+    scratch_.push_back(child);
+    ++*count;
+  }
+}
+
+// `blockdata := TC_BLOCKDATA len(u1) bytes | TC_BLOCKDATALONG len(i4) bytes`
+// (`ObjectInputStream.BlockDataInputStream.readBlockHeader`).
+absl::Status StreamReader::ReadBlockData(ItemId* out) {
+  uint64_t at = in_.position();
+  uint8_t tag;
+  if (absl::Status st = in_.ReadUint8(&tag); !st.ok()) return Wrap(st);
+  FLINKSTATE_ASSIGN_OR_RETURN(*out, NewItem(ItemKind::kBlockData, tag, at));
+  uint64_t len;
+  if (tag == kTcBlockData) {
+    uint8_t l;
+    if (absl::Status st = in_.ReadUint8(&l); !st.ok()) return Wrap(st);
+    len = l;
+  } else {
+    int32_t l;
+    if (absl::Status st = in_.ReadInt32(&l); !st.ok()) return Wrap(st);
+    if (l < 0) {
+      return Fail(absl::StatusCode::kInvalidArgument,
+                  absl::StrCat("illegal block data length ", l), at);
+    }
+    len = static_cast<uint64_t>(l);
+  }
+  if (len > limits_.max_block_bytes) {
+    return Fail(absl::StatusCode::kResourceExhausted,
+                absl::StrCat("block data of ", len, " bytes exceeds the limit"),
+                at);
+  }
+  if (len > in_.remaining()) {
+    return Fail(absl::StatusCode::kOutOfRange,
+                absl::StrCat("block data length ", len, " exceeds the ",
+                             in_.remaining(), " remaining bytes"),
+                at);
+  }
+  Item& it = s_.items_[*out];
+  it.payload = {in_.position(), len};
+  it.count = len;
+  FLINKSTATE_RETURN_IF_ERROR(in_.Skip(len));
+  Finish(*out, scratch_.size());
+  return absl::OkStatus();
+}
+
+// `newString := TC_STRING [H] len(u2) bytes | TC_LONGSTRING [H] len(i8) bytes`
+// (`ObjectInputStream.readString`).
+absl::Status StreamReader::ReadNewString(ItemId* out) {
+  uint64_t at = in_.position();
+  uint8_t tag;
+  if (absl::Status st = in_.ReadUint8(&tag); !st.ok()) return Wrap(st);
+  FLINKSTATE_ASSIGN_OR_RETURN(*out, NewItem(ItemKind::kString, tag, at));
+  FLINKSTATE_RETURN_IF_ERROR(AssignHandle(*out, scratch_.size()));
+  uint64_t len;
+  if (tag == kTcString) {
+    uint16_t l;
+    if (absl::Status st = in_.ReadUint16(&l); !st.ok()) return Wrap(st);
+    len = l;
+  } else {
+    int64_t l;
+    if (absl::Status st = in_.ReadInt64(&l); !st.ok()) return Wrap(st);
+    if (l < 0) {
+      return Fail(absl::StatusCode::kInvalidArgument,
+                  absl::StrCat("negative long string length ", l), at);
+    }
+    len = static_cast<uint64_t>(l);
+  }
+  if (len > limits_.max_string_bytes) {
+    return Fail(absl::StatusCode::kResourceExhausted,
+                absl::StrCat("string of ", len, " bytes exceeds the limit"), at);
+  }
+  if (len > in_.remaining()) {
+    return Fail(absl::StatusCode::kOutOfRange,
+                absl::StrCat("string length ", len, " exceeds the ",
+                             in_.remaining(), " remaining bytes"),
+                at);
+  }
+  serde::ByteView body;
+  uint64_t body_at = in_.position();
+  FLINKSTATE_RETURN_IF_ERROR(in_.ReadBytes(len, &body));
+  size_t bad = FindInvalidModifiedUtf8(body);
+  if (bad != body.size()) {
+    return Fail(absl::StatusCode::kInvalidArgument,
+                "malformed modified UTF-8 in string", body_at + bad);
+  }
+  Item& it = s_.items_[*out];
+  it.payload = {body_at, len};
+  it.count = len;
+  Finish(*out, scratch_.size());
+  return absl::OkStatus();
+}
+
+// `newObject := TC_OBJECT classDesc [H] classdata*`
+// (`ObjectInputStream.readOrdinaryObject`, `readSerialData`,
+// `readExternalData`).
+absl::Status StreamReader::ReadNewObject(ItemId* out) {
+  uint64_t at = in_.position();
+  size_t mark = scratch_.size();
+  FLINKSTATE_ASSIGN_OR_RETURN(ItemId id, NewItem(ItemKind::kObject, kTcObject, at));
+  *out = id;
+  FLINKSTATE_RETURN_IF_ERROR(in_.Skip(1));
+  ItemId desc_item;
+  DescId did;
+  path_.push_back({Seg::kClassDesc, 0, 0});
+  FLINKSTATE_RETURN_IF_ERROR(ReadClassDesc(&desc_item, &did));
+  path_.pop_back();
+  scratch_.push_back(desc_item);
+  if (did == kNoDesc) {
+    return Fail(absl::StatusCode::kInvalidArgument,
+                "TC_OBJECT with a null class descriptor", at);
+  }
+  {
+    const ClassDesc& d = s_.descs_[did];
+    if (d.forbidden_as_object) {
+      return Fail(absl::StatusCode::kInvalidArgument,
+                  absl::StrCat("invalid class descriptor ", d.name,
+                               " for TC_OBJECT"),
+                  at);
+    }
+    if (d.is_enum()) {
+      return Fail(absl::StatusCode::kInvalidArgument,
+                  absl::StrCat("TC_OBJECT of enum class ", d.name), at);
+    }
+  }
+  s_.items_[id].desc = did;
+  FLINKSTATE_RETURN_IF_ERROR(AssignHandle(id, mark));
+  if (aborted_) {
+    Finish(id, mark);
+    return absl::OkStatus();
+  }
+  path_.push_back({Seg::kObject, did, 0});
+  size_t cd_mark = cd_scratch_.size();
+  // Indexes, not references: `descs_` may grow while the data is read.
+  const size_t chain_len = s_.descs_[did].chain.size();
+  if (s_.descs_[did].is_externalizable()) {
+    if (!(s_.descs_[did].flags & kScBlockData)) {
+      return Fail(absl::StatusCode::kUnimplemented,
+                  "externalizable data written with PROTOCOL_VERSION_1 cannot "
+                  "be decoded without the class",
+                  in_.position());
+    }
+    ClassData cd;
+    cd.desc = did;
+    cd.prim_values = {in_.position(), 0};
+    cd.first_field = cd.first_annotation =
+        static_cast<uint32_t>(scratch_.size() - mark);
+    cd.has_annotation = true;
+    FLINKSTATE_RETURN_IF_ERROR(ReadAnnotation(&cd.end_offset, &cd.num_annotation));
+    cd_scratch_.push_back(cd);
+  } else {
+    for (size_t ci = 0; ci < chain_len; ++ci) {
+      DescId cdid = s_.descs_[did].chain[ci];
+      if (aborted_) break;
+      ClassData cd;
+      cd.desc = cdid;
+      uint32_t prim = s_.descs_[cdid].prim_bytes;
+      path_.back().a = cdid;
+      if (prim > in_.remaining()) {
+        return Fail(absl::StatusCode::kOutOfRange,
+                    absl::StrCat("input ends inside the ", prim,
+                                 " bytes of primitive field values"),
+                    in_.position());
+      }
+      cd.prim_values = {in_.position(), prim};
+      FLINKSTATE_RETURN_IF_ERROR(in_.Skip(prim));
+      cd.first_field = static_cast<uint32_t>(scratch_.size() - mark);
+      uint32_t nfields = static_cast<uint32_t>(s_.descs_[cdid].fields.size());
+      for (uint32_t f = 0; f < nfields && !aborted_; ++f) {
+        if (s_.descs_[cdid].fields[f].is_primitive()) continue;
+        path_.push_back({Seg::kField, cdid, f});
+        ItemId v;
+        FLINKSTATE_RETURN_IF_ERROR(ReadObject(Expect::kObject, &v));
+        path_.pop_back();
+        scratch_.push_back(v);
+        ++cd.num_fields;
+      }
+      cd.first_annotation = static_cast<uint32_t>(scratch_.size() - mark);
+      if (s_.descs_[cdid].has_write_method() && !aborted_) {
+        cd.has_annotation = true;
+        FLINKSTATE_RETURN_IF_ERROR(
+            ReadAnnotation(&cd.end_offset, &cd.num_annotation));
+      }
+      cd_scratch_.push_back(cd);
+    }
+  }
+  path_.pop_back();
+  Item& it = s_.items_[id];
+  it.first_class_data = static_cast<uint32_t>(s_.class_data_.size());
+  it.num_class_data = static_cast<uint32_t>(cd_scratch_.size() - cd_mark);
+  s_.class_data_.insert(s_.class_data_.end(), cd_scratch_.begin() + cd_mark,
+                        cd_scratch_.end());
+  cd_scratch_.resize(cd_mark);
+  Finish(id, mark);
+  return absl::OkStatus();
+}
+
+// `newArray := TC_ARRAY classDesc [H] size(i4) values`
+// (`ObjectInputStream.readArray`).
+absl::Status StreamReader::ReadNewArray(ItemId* out) {
+  uint64_t at = in_.position();
+  size_t mark = scratch_.size();
+  FLINKSTATE_ASSIGN_OR_RETURN(ItemId id, NewItem(ItemKind::kArray, kTcArray, at));
+  *out = id;
+  FLINKSTATE_RETURN_IF_ERROR(in_.Skip(1));
+  ItemId desc_item;
+  DescId did;
+  path_.push_back({Seg::kClassDesc, 0, 0});
+  FLINKSTATE_RETURN_IF_ERROR(ReadClassDesc(&desc_item, &did));
+  path_.pop_back();
+  scratch_.push_back(desc_item);
+  if (did == kNoDesc || s_.descs_[did].is_proxy ||
+      s_.descs_[did].name.size() < 2 || s_.descs_[did].name[0] != '[') {
+    return Fail(absl::StatusCode::kInvalidArgument,
+                "TC_ARRAY whose class descriptor is not an array class", at);
+  }
+  char et = s_.descs_[did].name[1];
+  if (PrimitiveSize(et) == 0 && et != 'L' && et != '[') {
+    return Fail(absl::StatusCode::kInvalidArgument,
+                absl::StrCat("invalid array class name ", s_.descs_[did].name),
+                at);
+  }
+  s_.items_[id].desc = did;
+  s_.items_[id].element_type = et;
+  FLINKSTATE_RETURN_IF_ERROR(AssignHandle(id, mark));
+  uint64_t len_at = in_.position();
+  int32_t len;
+  if (absl::Status st = in_.ReadInt32(&len); !st.ok()) return Wrap(st);
+  if (len < 0) {
+    return Fail(absl::StatusCode::kInvalidArgument,
+                absl::StrCat("array length is negative (", len, ")"), len_at);
+  }
+  if (len > limits_.max_array_length) {
+    return Fail(absl::StatusCode::kResourceExhausted,
+                absl::StrCat("array length ", len, " exceeds the limit"),
+                len_at);
+  }
+  s_.items_[id].count = static_cast<uint64_t>(len);
+  int width = PrimitiveSize(et);
+  uint64_t min_bytes = static_cast<uint64_t>(len) * (width ? width : 1);
+  if (min_bytes > in_.remaining()) {
+    return Fail(absl::StatusCode::kOutOfRange,
+                absl::StrCat("array of ", len, " elements exceeds the ",
+                             in_.remaining(), " remaining bytes"),
+                len_at);
+  }
+  if (width) {
+    s_.items_[id].payload = {in_.position(), min_bytes};
+    FLINKSTATE_RETURN_IF_ERROR(in_.Skip(min_bytes));
+  } else {
+    for (int32_t i = 0; i < len && !aborted_; ++i) {
+      path_.push_back({Seg::kElement, static_cast<uint32_t>(i), 0});
+      ItemId v;
+      FLINKSTATE_RETURN_IF_ERROR(ReadObject(Expect::kObject, &v));
+      path_.pop_back();
+      scratch_.push_back(v);
+    }
+  }
+  Finish(id, mark);
+  return absl::OkStatus();
+}
+
+// `newEnum := TC_ENUM classDesc [H] enumConstantName`
+// (`ObjectInputStream.readEnum`).
+absl::Status StreamReader::ReadNewEnum(ItemId* out) {
+  uint64_t at = in_.position();
+  size_t mark = scratch_.size();
+  FLINKSTATE_ASSIGN_OR_RETURN(ItemId id, NewItem(ItemKind::kEnum, kTcEnum, at));
+  *out = id;
+  FLINKSTATE_RETURN_IF_ERROR(in_.Skip(1));
+  ItemId desc_item;
+  DescId did;
+  path_.push_back({Seg::kClassDesc, 0, 0});
+  FLINKSTATE_RETURN_IF_ERROR(ReadClassDesc(&desc_item, &did));
+  path_.pop_back();
+  scratch_.push_back(desc_item);
+  if (did == kNoDesc || !s_.descs_[did].is_enum()) {
+    return Fail(absl::StatusCode::kInvalidArgument,
+                "TC_ENUM whose class descriptor is not an enum class", at);
+  }
+  s_.items_[id].desc = did;
+  FLINKSTATE_RETURN_IF_ERROR(AssignHandle(id, mark));
+  path_.push_back({Seg::kEnumName, 0, 0});
+  ItemId name;
+  FLINKSTATE_RETURN_IF_ERROR(ReadObject(Expect::kEnumName, &name));
+  path_.pop_back();
+  scratch_.push_back(name);
+  Finish(id, mark);
+  return absl::OkStatus();
+}
+
+// `newClass := TC_CLASS classDesc [H]` (`ObjectInputStream.readClass`).
+absl::Status StreamReader::ReadNewClass(ItemId* out) {
+  uint64_t at = in_.position();
+  size_t mark = scratch_.size();
+  FLINKSTATE_ASSIGN_OR_RETURN(ItemId id, NewItem(ItemKind::kClass, kTcClass, at));
+  *out = id;
+  FLINKSTATE_RETURN_IF_ERROR(in_.Skip(1));
+  ItemId desc_item;
+  DescId did;
+  path_.push_back({Seg::kClassDesc, 0, 0});
+  FLINKSTATE_RETURN_IF_ERROR(ReadClassDesc(&desc_item, &did));
+  path_.pop_back();
+  scratch_.push_back(desc_item);
+  if (did == kNoDesc) {
+    return Fail(absl::StatusCode::kInvalidArgument,
+                "TC_CLASS with a null class descriptor", at);
+  }
+  s_.items_[id].desc = did;
+  FLINKSTATE_RETURN_IF_ERROR(AssignHandle(id, mark));
+  Finish(id, mark);
+  return absl::OkStatus();
+}
+
+// `exception := TC_EXCEPTION reset object reset`
+// (`ObjectInputStream.readFatalException`). The writer stops after it, so
+// the stream ends here: every enclosing item is marked `aborted`.
+absl::Status StreamReader::ReadException(ItemId* out) {
+  uint64_t at = in_.position();
+  size_t mark = scratch_.size();
+  FLINKSTATE_ASSIGN_OR_RETURN(ItemId id, NewItem(ItemKind::kException, kTcException, at));
+  *out = id;
+  FLINKSTATE_RETURN_IF_ERROR(in_.Skip(1));
+  NewEpoch();
+  s_.items_[id].epoch = epoch_;
+  uint8_t tag;
+  FLINKSTATE_RETURN_IF_ERROR(PeekTag(&tag));
+  if (tag != kTcObject) {
+    return Fail(absl::StatusCode::kInvalidArgument,
+                "TC_EXCEPTION not followed by a new object", in_.position());
+  }
+  path_.push_back({Seg::kException, 0, 0});
+  ItemId thr;
+  FLINKSTATE_RETURN_IF_ERROR(ReadObject(Expect::kObject, &thr));
+  path_.pop_back();
+  scratch_.push_back(thr);
+  NewEpoch();
+  Finish(id, mark);
+  aborted_ = true;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Stream> DecodeStream(serde::ByteView input,
+                                    const DecodeOptions& options) {
+  StreamReader reader(input, options);
+  return reader.Read();
+}
+
+}  // namespace flinkstate::javaobj

@@ -1,0 +1,90 @@
+// Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
+
+#include "javaobj/dump.h"
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "serde/data_output.h"
+#include "tests/javaobj/test_util.h"
+#include "tests/testing/status_matchers.h"
+
+namespace flinkstate::javaobj {
+namespace {
+
+using ::flinkstate::javaobj::testing::Bytes;
+using ::flinkstate::javaobj::testing::ListFiles;
+using ::flinkstate::javaobj::testing::ReadFileOrDie;
+using ::flinkstate::javaobj::testing::TestDataDir;
+using ::flinkstate::testing::IsOk;
+using ::testing::HasSubstr;
+
+TEST(DumpTest, HashMapText) {
+  std::string b = ReadFileOrDie(TestDataDir() + "/jdk/hashmap.bin");
+  std::string out;
+  ASSERT_THAT(DumpStream(Bytes(b), {}, &out), IsOk());
+  EXPECT_THAT(out, HasSubstr("TC_CLASSDESC java.util.HashMap suid=0x0507dac1c31660d1 "
+                             "flags=0x03 WRITE_METHOD|SERIALIZABLE fields=2 [handle 0x7e0000]"));
+  EXPECT_THAT(out, HasSubstr("TC_OBJECT java.util.HashMap [handle 0x7e0001]"));
+  EXPECT_THAT(out, HasSubstr("loadFactor (F) = 0.75"));
+  EXPECT_THAT(out, HasSubstr("annotation: TC_BLOCKDATA len=8: 00 00 00 10 00 00 00 02"));
+  EXPECT_THAT(out, HasSubstr("annotation: TC_STRING \"k1\" [handle 0x7e0002]"));
+}
+
+TEST(DumpTest, ReferencesSayWhatTheyPointTo) {
+  std::string b = ReadFileOrDie(TestDataDir() + "/flink-synth/completedCheckpoint-1.20.bin");
+  std::string out;
+  ASSERT_THAT(DumpStream(Bytes(b), {}, &out), IsOk());
+  EXPECT_THAT(out, HasSubstr("TC_REFERENCE 0x7e0018 -> classDesc java.util.HashMap @"));
+  std::string json;
+  DumpOptions o;
+  o.json = true;
+  ASSERT_THAT(DumpStream(Bytes(b), o, &json), IsOk());
+  EXPECT_THAT(json, HasSubstr("\"kind\":\"reference\",\"target_handle\":8257560"));
+  int depth = 0, min_depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < json.size(); ++i) {
+    char c = json[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    if (c == '{' || c == '[') ++depth;
+    if (c == '}' || c == ']') --depth;
+    min_depth = std::min(min_depth, depth);
+  }
+  EXPECT_EQ(depth, 0);
+  EXPECT_EQ(min_depth, 0);
+}
+
+TEST(DumpTest, LargeArrayIsSummarised) {
+  std::string b("\xAC\xED\x00\x05\x75\x72\x00\x02[J\x78\x20\x04\xB5\x12\xB1\x75\x93\x02\x00\x00\x78\x70", 23);
+  serde::DataOutput o(&b);
+  const uint32_t n = 4'000'000;
+  o.WriteUint32(n);
+  b.resize(b.size() + uint64_t{n} * 8, '\0');
+  std::string out;
+  ASSERT_THAT(DumpStream(Bytes(b), {}, &out), IsOk());
+  EXPECT_LT(out.size(), 1000u);
+  EXPECT_THAT(out, HasSubstr("(3999992 more, 32000000 bytes)"));
+}
+
+TEST(DumpTest, EverySampleDumpsInBothModes) {
+  for (const std::string& f : ListFiles(TestDataDir() + "/jdk", ".bin")) {
+    if (f == "nodefault.bin") continue;
+    std::string b = ReadFileOrDie(TestDataDir() + "/jdk/" + f);
+    std::string text, json;
+    DumpOptions o;
+    EXPECT_THAT(DumpStream(Bytes(b), o, &text), IsOk()) << f;
+    o.json = true;
+    EXPECT_THAT(DumpStream(Bytes(b), o, &json), IsOk()) << f;
+    EXPECT_FALSE(text.empty());
+    EXPECT_EQ(json.back(), '\n');
+  }
+}
+
+}  // namespace
+}  // namespace flinkstate::javaobj

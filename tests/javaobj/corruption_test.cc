@@ -19,14 +19,21 @@ namespace {
 using ::flinkstate::javaobj::testing::Bytes;
 using ::flinkstate::javaobj::testing::ListFiles;
 using ::flinkstate::javaobj::testing::ReadFileOrDie;
-using ::flinkstate::javaobj::testing::TestDataDir;
+using ::flinkstate::javaobj::testing::FlinkSynthFile;
+using ::flinkstate::javaobj::testing::FlinkSynthVersions;
+using ::flinkstate::javaobj::testing::JdkSampleDir;
 
 std::vector<std::string> Goldens() {
   std::vector<std::string> out;
-  for (const char* dir : {"/jdk", "/flink-synth"}) {
-    for (const std::string& f : ListFiles(TestDataDir() + dir, ".bin")) {
+  for (const std::string& v : FlinkSynthVersions()) {
+    for (const char* kind : {"completedCheckpoint", "zk-node"}) {
+      out.push_back(FlinkSynthFile(kind, v));
+    }
+  }
+  {
+    for (const std::string& f : ListFiles(JdkSampleDir(), ".bin")) {
       if (f == "string_long.bin" || f == "custom_2000.bin") continue;  // large; sampled below
-      out.push_back(TestDataDir() + dir + "/" + f);
+      out.push_back(JdkSampleDir() + "/" + f);
     }
   }
   return out;
@@ -84,7 +91,7 @@ TEST(CorruptionTest, BitFlipsNeverCrash) {
 
 TEST(CorruptionTest, LargeGoldensSampledTruncations) {
   for (const char* name : {"string_long", "custom_2000"}) {
-    std::string b = ReadFileOrDie(TestDataDir() + "/jdk/" + name + ".bin");
+    std::string b = ReadFileOrDie(JdkSampleDir() + "/" + name + ".bin");
     for (size_t n = 0; n < b.size(); n += 97) {
       EXPECT_FALSE(DecodeStream(Bytes(b.substr(0, n))).ok()) << name << " " << n;
     }

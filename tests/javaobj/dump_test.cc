@@ -16,12 +16,14 @@ namespace {
 using ::flinkstate::javaobj::testing::Bytes;
 using ::flinkstate::javaobj::testing::ListFiles;
 using ::flinkstate::javaobj::testing::ReadFileOrDie;
-using ::flinkstate::javaobj::testing::TestDataDir;
+using ::flinkstate::javaobj::testing::FlinkSynthFile;
+using ::flinkstate::javaobj::testing::FlinkSynthVersions;
+using ::flinkstate::javaobj::testing::JdkSampleDir;
 using ::flinkstate::testing::IsOk;
 using ::testing::HasSubstr;
 
 TEST(DumpTest, HashMapText) {
-  std::string b = ReadFileOrDie(TestDataDir() + "/jdk/hashmap.bin");
+  std::string b = ReadFileOrDie(JdkSampleDir() + "/hashmap.bin");
   std::string out;
   ASSERT_THAT(DumpStream(Bytes(b), {}, &out), IsOk());
   EXPECT_THAT(out, HasSubstr("TC_CLASSDESC java.util.HashMap suid=0x0507dac1c31660d1 "
@@ -33,7 +35,7 @@ TEST(DumpTest, HashMapText) {
 }
 
 TEST(DumpTest, ReferencesSayWhatTheyPointTo) {
-  std::string b = ReadFileOrDie(TestDataDir() + "/flink-synth/completedCheckpoint-1.20.bin");
+  std::string b = ReadFileOrDie(FlinkSynthFile("completedCheckpoint", "1.20"));
   std::string out;
   ASSERT_THAT(DumpStream(Bytes(b), {}, &out), IsOk());
   EXPECT_THAT(out, HasSubstr("TC_REFERENCE 0x7e0018 -> classDesc java.util.HashMap @"));
@@ -73,9 +75,9 @@ TEST(DumpTest, LargeArrayIsSummarised) {
 }
 
 TEST(DumpTest, EverySampleDumpsInBothModes) {
-  for (const std::string& f : ListFiles(TestDataDir() + "/jdk", ".bin")) {
+  for (const std::string& f : ListFiles(JdkSampleDir(), ".bin")) {
     if (f == "nodefault.bin") continue;
-    std::string b = ReadFileOrDie(TestDataDir() + "/jdk/" + f);
+    std::string b = ReadFileOrDie(JdkSampleDir() + "/" + f);
     std::string text, json;
     DumpOptions o;
     EXPECT_THAT(DumpStream(Bytes(b), o, &text), IsOk()) << f;

@@ -20,18 +20,19 @@ namespace {
 
 using ::flinkstate::javaobj::testing::Bytes;
 using ::flinkstate::javaobj::testing::ReadFileOrDie;
-using ::flinkstate::javaobj::testing::TestDataDir;
+using ::flinkstate::javaobj::testing::FlinkSynthFile;
+using ::flinkstate::javaobj::testing::FlinkSynthVersions;
+using ::flinkstate::javaobj::testing::JdkSampleDir;
 using ::flinkstate::testing::IsOk;
 using ::flinkstate::testing::StatusIs;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
 std::string Sample(const std::string& name) {
-  return ReadFileOrDie(TestDataDir() + "/jdk/" + name + ".bin");
+  return ReadFileOrDie(JdkSampleDir() + "/" + name + ".bin");
 }
 std::string Flink(const std::string& version) {
-  return ReadFileOrDie(TestDataDir() + "/flink-synth/completedCheckpoint-" +
-                       version + ".bin");
+  return ReadFileOrDie(FlinkSynthFile("completedCheckpoint", version));
 }
 
 std::string Apply(const serde::EditPlan& plan, const std::string& input) {

@@ -18,21 +18,25 @@ namespace {
 using ::flinkstate::javaobj::testing::Bytes;
 using ::flinkstate::javaobj::testing::ListFiles;
 using ::flinkstate::javaobj::testing::ReadFileOrDie;
-using ::flinkstate::javaobj::testing::TestDataDir;
+using ::flinkstate::javaobj::testing::FlinkSynthFile;
+using ::flinkstate::javaobj::testing::FlinkSynthVersions;
+using ::flinkstate::javaobj::testing::JdkSampleDir;
 using ::flinkstate::testing::IsOk;
 using ::flinkstate::testing::StatusIs;
 
 std::string Sample(const std::string& name) {
-  return ReadFileOrDie(TestDataDir() + "/jdk/" + name + ".bin");
+  return ReadFileOrDie(JdkSampleDir() + "/" + name + ".bin");
 }
 
 std::vector<std::string> AllStreams() {
   std::vector<std::string> out;
-  for (const std::string& f : ListFiles(TestDataDir() + "/jdk", ".bin")) {
-    if (f != "nodefault.bin") out.push_back(TestDataDir() + "/jdk/" + f);
+  for (const std::string& f : ListFiles(JdkSampleDir(), ".bin")) {
+    if (f != "nodefault.bin") out.push_back(JdkSampleDir() + "/" + f);
   }
-  for (const std::string& f : ListFiles(TestDataDir() + "/flink-synth", ".bin")) {
-    out.push_back(TestDataDir() + "/flink-synth/" + f);
+  for (const std::string& v : FlinkSynthVersions()) {
+    for (const char* kind : {"completedCheckpoint", "zk-node"}) {
+      out.push_back(FlinkSynthFile(kind, v));
+    }
   }
   return out;
 }
@@ -201,7 +205,7 @@ TEST(StreamReaderTest, LimitsGiveResourceExhausted) {
               StatusIs(absl::StatusCode::kResourceExhausted, "array length"));
   DecodeOptions d;
   d.limits.max_depth = 3;
-  std::string m = ReadFileOrDie(TestDataDir() + "/flink-synth/completedCheckpoint-1.20.bin");
+  std::string m = ReadFileOrDie(FlinkSynthFile("completedCheckpoint", "1.20"));
   EXPECT_THAT(DecodeStream(Bytes(m), d),
               StatusIs(absl::StatusCode::kResourceExhausted, "nesting deeper"));
   DecodeOptions h;
@@ -239,7 +243,7 @@ TEST(StreamReaderTest, BlockDataWhereFieldValueMustBe) {
 
 TEST(StreamReaderTest, ErrorsNameTheConstructPathAndOffset) {
   std::string b =
-      ReadFileOrDie(TestDataDir() + "/flink-synth/completedCheckpoint-1.20.bin");
+      ReadFileOrDie(FlinkSynthFile("completedCheckpoint", "1.20"));
   ASSERT_EQ(static_cast<uint8_t>(b[0x10e0]), kTcReference);  // offsets' [J desc
   const std::string path =
       "javaobj: root[CompletedCheckpoint].field operatorStates[HashMap].data[2]"

@@ -19,8 +19,21 @@
 
 namespace flinkstate::javaobj::testing {
 
-inline std::string TestDataDir() {
-  return std::string(FLINKSTATE_SOURCE_DIR) + "/tests/testdata/javaobj";
+// Real JDK 17 streams with annotated dumps: ../shared/spec/samples/jdk.
+inline std::string JdkSampleDir() {
+  return std::string(FLINKSTATE_SHARED_DIR) + "/spec/samples/jdk";
+}
+
+// Synthesized Flink HA streams (stand-in classes with Flink's names, SUIDs and
+// fields): ../shared/spec/samples/flink-synth/<version>/<kind>.bin, kind
+// "completedCheckpoint" or "zk-node".
+inline std::string FlinkSynthFile(const std::string& kind, const std::string& version) {
+  return std::string(FLINKSTATE_SHARED_DIR) + "/spec/samples/flink-synth/" + version + "/" +
+         kind + ".bin";
+}
+
+inline std::vector<std::string> FlinkSynthVersions() {
+  return {"1.13", "1.15", "1.17", "1.20", "2.0"};
 }
 
 inline std::string ReadFileOrDie(const std::string& path) {

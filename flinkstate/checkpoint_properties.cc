@@ -2,51 +2,92 @@
 
 #include "flinkstate/checkpoint_properties.h"
 
-#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "javaobj/stream_reader.h"
 
 namespace flinkstate {
 namespace {
 
-// True if `text` occurs in `b` as a complete TC_STRING body (u2 length + text),
-// which is how class names and enum constant names are written.
-bool HasJavaString(absl::string_view b, absl::string_view text) {
-  std::string needle;
-  needle.push_back(static_cast<char>(text.size() >> 8));
-  needle.push_back(static_cast<char>(text.size() & 0xFF));
-  needle.append(text.data(), text.size());
-  return absl::StrContains(b, needle);
+constexpr char kPropertiesClass[] =
+    "org.apache.flink.runtime.checkpoint.CheckpointProperties";
+constexpr char kCheckpointType[] = "org.apache.flink.runtime.checkpoint.CheckpointType";
+constexpr char kSavepointType[] = "org.apache.flink.runtime.checkpoint.SavepointType";
+
+bool BoolField(const javaobj::Stream& s, javaobj::ItemId object, const char* name) {
+  absl::StatusOr<int64_t> v = s.PrimFieldInt(object, name);
+  return v.ok() && *v != 0;
+}
+
+std::string EnumField(const javaobj::Stream& s, javaobj::ItemId object, const char* name) {
+  javaobj::ItemId v = s.FieldValue(object, name);
+  if (v == javaobj::kNoItem) return "";
+  absl::StatusOr<std::string> e = s.EnumName(v);
+  return e.ok() ? *e : "";
 }
 
 }  // namespace
 
-CheckpointPropertiesSummary SummarizeCheckpointProperties(serde::ByteView stream) {
-  CheckpointPropertiesSummary s;
-  if (stream.empty()) return s;
-  const absl::string_view b = serde::AsStringView(stream);
-  if (b == absl::string_view("\xAC\xED\x00\x05\x70", 5)) {
-    s.kind = "null";
-    return s;
+CheckpointPropertiesSummary SummarizeCheckpointPropertiesObject(
+    const javaobj::Stream& s, javaobj::ItemId object) {
+  CheckpointPropertiesSummary p;
+  object = s.Resolve(object);
+  if (s.item(object).kind == javaobj::ItemKind::kNull) {
+    p.kind = "null";
+    return p;
   }
-  if (HasJavaString(b, "org.apache.flink.runtime.checkpoint.SavepointType")) {
-    s.kind = "savepoint";
-    for (const char* f : {"CANONICAL", "NATIVE"}) {
-      if (HasJavaString(b, f)) s.format_type = f;
-    }
-    for (const char* a : {"NONE", "SUSPEND", "TERMINATE"}) {
-      if (HasJavaString(b, a)) s.post_checkpoint_action = a;
-    }
-  } else if (HasJavaString(b, "org.apache.flink.runtime.checkpoint.CheckpointType")) {
-    s.kind = "checkpoint";
-    for (const char* f : {"FORWARD_BACKWARD", "FORWARD", "NO_SHARING"}) {
-      if (HasJavaString(b, f)) {
-        s.sharing_files_strategy = f;
-        break;
-      }
-    }
+  if (!s.IsInstanceOf(object, kPropertiesClass)) {
+    p.kind = "unknown";
+    p.error = absl::StrCat("expected ", kPropertiesClass, ", found ", s.ClassNameOf(object));
+    return p;
+  }
+  p.forced = BoolField(s, object, "forced");
+  p.unclaimed = BoolField(s, object, "unclaimed");
+  p.discard_subsumed = BoolField(s, object, "discardSubsumed");
+  p.discard_finished = BoolField(s, object, "discardFinished");
+  p.discard_cancelled = BoolField(s, object, "discardCancelled");
+  p.discard_failed = BoolField(s, object, "discardFailed");
+  p.discard_suspended = BoolField(s, object, "discardSuspended");
+  const javaobj::ItemId type = s.Resolve(s.FieldValue(object, "checkpointType"));
+  if (type == javaobj::kNoItem) {
+    p.kind = "unknown";
+    p.error = "CheckpointProperties without a checkpointType";
+    return p;
+  }
+  const javaobj::ItemId name = s.FieldValue(type, "name");
+  if (name != javaobj::kNoItem) {
+    absl::StatusOr<std::string> n = s.StringValue(name);
+    if (n.ok()) p.type_name = *n;
+  }
+  if (s.IsInstanceOf(type, kSavepointType)) {
+    p.kind = "savepoint";
+    p.format_type = EnumField(s, type, "formatType");
+    p.post_checkpoint_action = EnumField(s, type, "postCheckpointAction");
+  } else if (s.IsInstanceOf(type, kCheckpointType)) {
+    p.kind = "checkpoint";
+    p.sharing_files_strategy = EnumField(s, type, "sharingFilesStrategy");
   } else {
-    s.kind = "unknown";
+    p.kind = "unknown";
+    p.error = absl::StrCat("unexpected checkpoint type class ", s.ClassNameOf(type));
   }
-  return s;
+  return p;
+}
+
+CheckpointPropertiesSummary SummarizeCheckpointProperties(serde::ByteView stream) {
+  CheckpointPropertiesSummary p;
+  if (stream.empty()) return p;
+  absl::StatusOr<javaobj::Stream> s = javaobj::DecodeStream(stream);
+  if (!s.ok()) {
+    p.kind = "unknown";
+    p.error = std::string(s.status().message());
+    return p;
+  }
+  if (s->top_level().size() != 1) {
+    p.kind = "unknown";
+    p.error = absl::StrCat("expected one object, the stream holds ", s->top_level().size(),
+                           " top-level items");
+    return p;
+  }
+  return SummarizeCheckpointPropertiesObject(*s, s->top_level()[0]);
 }
 
 }  // namespace flinkstate

@@ -2,39 +2,58 @@
 //
 // File: checkpoint_properties.h
 // -----------------------------------------------------------------------------
-// What the trailing Java-serialized `CheckpointProperties` of a v4+ `_metadata`
-// says: checkpoint or savepoint, and the savepoint format type.
+// Decodes the Java-serialized `CheckpointProperties` that ends every v4+
+// `_metadata` file (and sits inside every CompletedCheckpoint).
 //
-// Java: `org.apache.flink.runtime.checkpoint.CheckpointProperties` (SUID 2)
-// with its `checkpointType` field, a `CheckpointType` ("Checkpoint", "Full
-// Checkpoint") or a `SavepointType` (name, `postCheckpointAction`,
-// `formatType` CANONICAL/NATIVE), Flink 1.16-2.x.
-//
-// This reads the class and enum-constant names out of the stream's bytes; it
-// does not decode the object graph (that is the javaobj layer's job).
+// Java: `org.apache.flink.runtime.checkpoint.CheckpointProperties` (SUID 2):
+// seven booleans (`discardCancelled`, `discardFailed`, `discardFinished`,
+// `discardSubsumed`, `discardSuspended`, `forced`, `unclaimed`) and
+// `checkpointType`, a `CheckpointType` (`name` "Checkpoint"/"Full
+// Checkpoint", enum `sharingFilesStrategy`) or a `SavepointType` (`name`, enum
+// `postCheckpointAction`, enum `formatType` CANONICAL/NATIVE); Flink 1.16-2.x.
+// The object graph is read through the javaobj decoder, by field names found
+// in the stream's own class descriptors.
 
 #ifndef FLINKSTATE_FLINKSTATE_CHECKPOINT_PROPERTIES_H_
 #define FLINKSTATE_FLINKSTATE_CHECKPOINT_PROPERTIES_H_
 
 #include <string>
 
+#include "javaobj/object_model.h"
 #include "serde/byte_view.h"
 
 namespace flinkstate {
 
 struct CheckpointPropertiesSummary {
-  // "null" (a serialized Java null), "checkpoint", "savepoint", "unknown", or
-  // "" when there is no properties stream (v1-v3).
+  // "null" (a serialized Java null), "checkpoint", "savepoint", "unknown" (a
+  // stream that does not hold the expected object; see `error`), or "" when
+  // there is no properties stream (v1-v3).
   std::string kind;
+  std::string type_name;  // "Checkpoint", "Savepoint", "Terminate Savepoint", ...
   // Savepoints: "CANONICAL" or "NATIVE"; else empty.
   std::string format_type;
   // Savepoints: "NONE", "SUSPEND" or "TERMINATE"; else empty.
   std::string post_checkpoint_action;
   // Checkpoints: "FORWARD_BACKWARD", "FORWARD" or "NO_SHARING"; else empty.
   std::string sharing_files_strategy;
+  bool forced = false;
+  bool unclaimed = false;
+  bool discard_subsumed = false;
+  bool discard_finished = false;
+  bool discard_cancelled = false;
+  bool discard_failed = false;
+  bool discard_suspended = false;
+  // Why `kind` is "unknown" (the decoder's error or the unexpected class).
+  std::string error;
 };
 
+// Summarizes a properties stream (`AC ED 00 05 ...`).
 CheckpointPropertiesSummary SummarizeCheckpointProperties(serde::ByteView stream);
+
+// Summarizes the `CheckpointProperties` object `object` of a decoded stream
+// (e.g. the `props` field of a CompletedCheckpoint).
+CheckpointPropertiesSummary SummarizeCheckpointPropertiesObject(
+    const javaobj::Stream& stream, javaobj::ItemId object);
 
 }  // namespace flinkstate
 

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "flinkstate/checkpoint_properties.h"
 #include "flinkstate/handle_walker.h"
 #include "google/protobuf/util/json_util.h"
@@ -363,6 +364,15 @@ report::Report BuildReport(const StateFile& file, serde::ByteView input,
       p->set_format_type(s.format_type);
       p->set_post_checkpoint_action(s.post_checkpoint_action);
       p->set_sharing_files_strategy(s.sharing_files_strategy);
+      p->set_type_name(s.type_name);
+      p->set_forced(s.forced);
+      p->set_unclaimed(s.unclaimed);
+      p->set_discard_subsumed(s.discard_subsumed);
+      p->set_discard_finished(s.discard_finished);
+      p->set_discard_cancelled(s.discard_cancelled);
+      p->set_discard_failed(s.discard_failed);
+      p->set_discard_suspended(s.discard_suspended);
+      p->set_error(s.error);
       p->set_bytes(m.properties.size);
       r.mutable_bytes()->set_properties(m.properties.size);
     }
@@ -424,10 +434,26 @@ std::string RenderReportText(const report::Report& r, int top) {
   if (r.kind() == "metadata") {
     absl::StrAppend(&out, "checkpoint id ", r.checkpoint_id());
     if (r.has_properties()) {
-      absl::StrAppend(&out, ", properties: ", r.properties().kind());
-      if (!r.properties().format_type().empty()) {
-        absl::StrAppend(&out, " ", r.properties().format_type());
+      const report::CheckpointProperties& p = r.properties();
+      absl::StrAppend(&out, ", properties: ", p.kind());
+      if (!p.type_name().empty()) absl::StrAppend(&out, " \"", p.type_name(), "\"");
+      if (!p.format_type().empty()) absl::StrAppend(&out, " ", p.format_type());
+      if (!p.sharing_files_strategy().empty()) {
+        absl::StrAppend(&out, " ", p.sharing_files_strategy());
       }
+      if (p.kind() == "checkpoint" || p.kind() == "savepoint") {
+        std::vector<std::string> discard;
+        if (p.discard_subsumed()) discard.push_back("subsumed");
+        if (p.discard_finished()) discard.push_back("finished");
+        if (p.discard_cancelled()) discard.push_back("cancelled");
+        if (p.discard_failed()) discard.push_back("failed");
+        if (p.discard_suspended()) discard.push_back("suspended");
+        absl::StrAppend(&out, ", discard when ",
+                        discard.empty() ? "never" : absl::StrJoin(discard, "/"));
+        if (p.forced()) absl::StrAppend(&out, ", forced");
+        if (p.unclaimed()) absl::StrAppend(&out, ", unclaimed");
+      }
+      if (!p.error().empty()) absl::StrAppend(&out, " (", p.error(), ")");
     }
     absl::StrAppend(&out, ", ", r.operators_size(), " operators, ",
                     r.master_states_size(), " master states\n");

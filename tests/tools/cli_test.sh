@@ -33,6 +33,7 @@ expect_grep() {  # expect_grep DESCRIPTION PATTERN FILE
 }
 
 kafka="$corpus/apache__flink-connector-kafka/flink-connector-kafka/src/test/resources/kafka-consumer-migration-test-flink1.19-snapshot"
+legacy_v3="$corpus/CosmicBeing09__flink/flink-tests/src/test/resources/legacy-raw-state-heap-timers-rocks-db-1.12/_metadata"
 meta="$corpus/CosmicBeing09__flink/flink-tests/src/test/resources/new-stateful-udf-migration-itcase-flink1.20-hashmap-savepoint/_metadata"
 
 check "no arguments is a usage error" 2 "$bin"
@@ -89,6 +90,22 @@ check "convert to v5" 0 "$bin" convert --to-version 5 "$meta" "$tmp/v5"
 check "convert back to v4" 0 "$bin" convert --to-version 4 "$tmp/v5" "$tmp/v4"
 check "v4 -> v5 -> v4 is the identity" 0 cmp "$meta" "$tmp/v4"
 check "convert to v1 is refused" 2 "$bin" convert --to-version 1 "$meta" "$tmp/v1"
+
+synth="$corpus/../spec/samples/flink-synth/1.20"
+check "dump a Java stream" 0 "$bin" dump "$synth/zk-node.bin"
+expect_grep "dump shows classes and handles" "TC_OBJECT org.apache.flink.runtime.state.RetrievableStreamStateHandle \[handle 0x7e0002\]" "$tmp/out"
+check "dump --json" 0 "$bin" dump --json "$synth/completedCheckpoint.bin"
+cp "$tmp/out" "$tmp/dump.json"
+check "dump json parses" 0 python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$tmp/dump.json"
+check "dump the properties of a _metadata" 0 "$bin" dump "$meta"
+expect_grep "properties decoded" "SavepointFormatType.CANONICAL" "$tmp/out"
+check "dump of a v3 file has nothing Java" 1 "$bin" dump "$legacy_v3"
+check "verify a Java stream" 0 "$bin" verify "$synth/completedCheckpoint.bin"
+head -c 3000 "$synth/completedCheckpoint.bin" > "$tmp/cc.truncated"
+check "verify a truncated Java stream" 1 "$bin" verify "$tmp/cc.truncated"
+expect_grep "javaobj error names the path and offset" "javaobj: .*at byte" "$tmp/err"
+check "inspect shows the properties" 0 "$bin" inspect "$meta"
+expect_grep "properties decoded by javaobj" 'properties: savepoint "Savepoint" CANONICAL, discard when never, forced' "$tmp/out"
 
 legacy="$corpus/CosmicBeing09__flink/flink-tests/src/test/resources/legacy-raw-state-heap-timers-rocks-db-1.12/_metadata"
 check "relocate" 0 "$bin" relocate --from file:/tmp/ --to s3://bucket/ckpt/ "$legacy" "$tmp/moved"

@@ -1,0 +1,111 @@
+// Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
+//
+// File: cli_common.h
+// -----------------------------------------------------------------------------
+// What every `flinkstate` subcommand shares: exit codes, error printing,
+// loading and sniffing an input file, resolving `IN OUT` / `--in-place FILE`,
+// and writing an edit plan safely (backup, temporary file, verification,
+// rename, progress on a terminal).
+
+#ifndef FLINKSTATE_TOOLS_CLI_COMMON_H_
+#define FLINKSTATE_TOOLS_CLI_COMMON_H_
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/flags/declare.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "flinkstate/checkpoint_metadata.h"
+#include "serde/edit_plan.h"
+#include "serde/mapped_file.h"
+#include "serde/splice_writer.h"
+
+ABSL_DECLARE_FLAG(bool, json);
+ABSL_DECLARE_FLAG(bool, in_place);
+ABSL_DECLARE_FLAG(std::string, backup_suffix);
+ABSL_DECLARE_FLAG(bool, fsync);
+ABSL_DECLARE_FLAG(bool, progress);
+
+namespace flinkstate::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitInput = 1;
+inline constexpr int kExitUsage = 2;
+
+// Positional arguments after the command, and repeated flag values.
+struct CommandArgs {
+  std::vector<std::string> positional;
+  std::map<std::string, std::vector<std::string>> repeated;
+  // Values of a repeatable flag, comma-separated values split.
+  std::vector<std::string> List(const std::string& flag) const;
+};
+
+using Clock = std::chrono::steady_clock;
+double SecondsSince(Clock::time_point t);
+
+// Prints "flinkstate: <message>" and returns the exit code for `s`: 2 for a
+// usage problem (a message starting "usage:"), else 1.
+int Fail(const absl::Status& s);
+// Prints the problem and a hint, returns 2.
+int Usage(absl::string_view problem);
+
+// "12.3 KiB", "4.00 MiB".
+std::string Human(uint64_t bytes);
+
+// What a file is, from its first bytes.
+enum class FileKind : uint8_t {
+  kMetadata,          // 49 60 67 2D
+  kOperatorSnapshot,  // i32 0 or 3, then a handle tag
+  kJavaStream,        // AC ED 00 05
+  kUnknown,
+};
+FileKind SniffFileKind(serde::ByteView bytes);
+const char* FileKindName(FileKind kind);
+
+// A decoded input: the mapping and, for metadata and snapshots, its model.
+struct Input {
+  std::string path;
+  serde::MappedFile file;
+  FileKind kind = FileKind::kUnknown;
+  StateFile model;  // kMetadata, kOperatorSnapshot
+};
+
+// Maps `path` and decodes it if it is a metadata or snapshot file. Errors are
+// prefixed with the path.
+[[nodiscard]] absl::StatusOr<Input> Load(const std::string& path);
+// As `Load`, but fails unless the file is a metadata or operator-snapshot file.
+[[nodiscard]] absl::StatusOr<Input> LoadStateFile(const std::string& path);
+
+std::string DirOf(const std::string& path);
+
+// Where an output goes: OUT, or FILE itself with a backup (--in-place).
+struct OutputTarget {
+  std::string input;
+  std::string output;
+  std::string backup;  // non-empty with --in-place
+};
+// From `IN OUT`, or `FILE` with --in-place. `InvalidArgument` "usage: ..."
+// otherwise, or when OUT is IN without --in-place.
+[[nodiscard]] absl::StatusOr<OutputTarget> ResolveOutput(
+    const std::vector<std::string>& args);
+
+// Executes `plan` over `in` into the target: keeps the backup first (with
+// --in-place), writes a temporary file beside the output, runs `verify` on
+// it, renames it into place. Shows progress on a terminal for large outputs.
+[[nodiscard]] absl::Status WriteVerified(const OutputTarget& t, const Input& in,
+                                         const serde::EditPlan& plan,
+                                         const serde::OutputVerifier& verify,
+                                         serde::SpliceStats* stats = nullptr);
+
+// A verifier that decodes the output as a state file, checks that it
+// re-encodes byte for byte, then runs `check` on the model.
+serde::OutputVerifier StateFileVerifier(
+    std::function<absl::Status(const StateFile&, serde::ByteView)> check);
+
+}  // namespace flinkstate::cli
+
+#endif  // FLINKSTATE_TOOLS_CLI_COMMON_H_

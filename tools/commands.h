@@ -1,0 +1,30 @@
+// Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
+//
+// File: commands.h
+// -----------------------------------------------------------------------------
+// The `flinkstate` subcommands. Each returns the process exit code.
+
+#ifndef FLINKSTATE_TOOLS_COMMANDS_H_
+#define FLINKSTATE_TOOLS_COMMANDS_H_
+
+#include "tools/cli_common.h"
+
+namespace flinkstate::cli {
+
+// metadata_commands.cc
+int RunInspect(const CommandArgs& args);
+int RunStripState(const CommandArgs& args);
+int RunDropOperator(const CommandArgs& args);
+int RunRelocate(const CommandArgs& args);
+int RunConvert(const CommandArgs& args);
+int RunDiff(const CommandArgs& args);
+// `verify` of a loaded metadata or operator-snapshot file.
+int VerifyStateFileInput(const Input& in);
+
+// java_commands.cc
+int RunDump(const CommandArgs& args);
+int RunVerify(const CommandArgs& args);
+
+}  // namespace flinkstate::cli
+
+#endif  // FLINKSTATE_TOOLS_COMMANDS_H_

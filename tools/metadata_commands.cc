@@ -1,0 +1,248 @@
+// Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
+//
+// The subcommands over `_metadata` and operator-snapshot files: inspect,
+// verify, strip-state, drop-operator, relocate, convert, diff.
+
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "flinkstate/drop_operator.h"
+#include "flinkstate/inspect.h"
+#include "flinkstate/metadata_writer.h"
+#include "flinkstate/relocate.h"
+#include "flinkstate/report_diff.h"
+#include "flinkstate/strip_state.h"
+#include "flinkstate/verify.h"
+#include "tools/cli_common.h"
+#include "tools/commands.h"
+
+ABSL_FLAG(int, top, 10, "how many of the largest items to list (inspect)");
+ABSL_FLAG(bool, subtasks, true, "include per-subtask handles in the JSON report");
+ABSL_FLAG(std::string, state, "", "state name to remove (strip-state)");
+ABSL_FLAG(std::string, operator, "",
+          "operator ID (32 hex) to restrict to; repeat for several");
+ABSL_FLAG(int, to_version, 0, "target metadata version (convert)");
+ABSL_FLAG(std::string, from, "", "path prefix to replace (relocate)");
+ABSL_FLAG(std::string, to, "", "new path prefix (relocate)");
+ABSL_FLAG(bool, check_files, true,
+          "verify: check that relative handles resolve to files beside FILE");
+
+namespace flinkstate::cli {
+
+int RunInspect(const CommandArgs& a) {
+  const std::vector<std::string>& args = a.positional;
+  if (args.size() != 1) return Usage("inspect takes one FILE");
+  const auto start = Clock::now();
+  absl::StatusOr<Input> in = LoadStateFile(args[0]);
+  if (!in.ok()) return Fail(in.status());
+  InspectOptions options;
+  options.file_name = args[0];
+  options.top = absl::GetFlag(FLAGS_top);
+  options.subtasks = absl::GetFlag(FLAGS_subtasks) && absl::GetFlag(FLAGS_json);
+  report::Report r = BuildReport(in->model, in->file.bytes(), options);
+  if (absl::GetFlag(FLAGS_json)) {
+    absl::StatusOr<std::string> json = RenderReportJson(r);
+    if (!json.ok()) return Fail(json.status());
+    std::cout << *json;
+  } else {
+    std::cout << RenderReportText(r, options.top);
+    std::cout << absl::StrFormat("\n(inspected in %.3f s)\n", SecondsSince(start));
+  }
+  return kExitOk;
+}
+
+int VerifyStateFileInput(const Input& in) {
+  VerifyOptions options;
+  if (absl::GetFlag(FLAGS_check_files)) options.base_dir = DirOf(in.path);
+  std::vector<Finding> findings = VerifyStateFile(in.model, in.file.bytes(), options);
+  for (const Finding& f : findings) {
+    std::cout << in.path << ": " << f.path << ": " << f.problem << " (at byte "
+              << f.offset << ")\n";
+  }
+  if (!findings.empty()) {
+    std::cout << findings.size() << " finding(s)\n";
+    return kExitInput;
+  }
+  std::cout << in.path << ": OK ("
+            << (in.model.kind == StateFileKind::kMetadata
+                    ? absl::StrCat("metadata v", in.model.metadata.version, ", ",
+                                   in.model.metadata.operators.size(), " operators")
+                    : absl::StrCat("operator snapshot, header ", in.model.snapshot.header))
+            << ", re-encodes byte for byte)\n";
+  return kExitOk;
+}
+
+int RunStripState(const CommandArgs& a) {
+  const std::vector<std::string>& args = a.positional;
+  StripOptions options;
+  options.state_name = absl::GetFlag(FLAGS_state);
+  if (options.state_name.empty()) return Usage("strip-state needs --state NAME");
+  options.operator_ids = a.List("operator");
+  absl::StatusOr<OutputTarget> target = ResolveOutput(args);
+  if (!target.ok()) return Usage(target.status().message());
+  const auto start = Clock::now();
+  absl::StatusOr<Input> in = LoadStateFile(target->input);
+  if (!in.ok()) return Fail(in.status());
+  absl::StatusOr<StripResult> result =
+      PlanStripState(in->model, in->file.bytes(), options);
+  if (!result.ok()) return Fail(result.status());
+  const double plan_s = SecondsSince(start);
+
+  // Per operator: entries and bytes removed.
+  std::map<std::string, std::pair<uint64_t, uint64_t>> per_op;
+  for (const StrippedEntry& e : result->removed) {
+    auto& agg = per_op[e.operator_id.empty() ? "(snapshot)" : e.operator_id];
+    agg.first += e.entry_count;
+    agg.second += e.bytes;
+  }
+  std::cout << "removing '" << options.state_name << "' from "
+            << result->removed.size() << " operator state handle(s):\n";
+  for (const auto& [op, agg] : per_op) {
+    std::cout << "  operator " << op << ": " << agg.first << " entries, "
+              << Human(agg.second) << "\n";
+  }
+  const StateFile& before = in->model;
+  serde::SpliceStats stats;
+  absl::Status s = WriteVerified(
+      *target, *in, result->plan,
+      StateFileVerifier([&](const StateFile& after, serde::ByteView) {
+        return VerifyStripped(before, after, options);
+      }),
+      &stats);
+  if (!s.ok()) return Fail(s);
+  std::cout << absl::StrFormat(
+      "wrote %s: %s -> %s (%s removed), verified, in %.3f s (plan %.3f s)\n",
+      target->output, Human(in->file.size()), Human(result->plan.output_size()),
+      Human(result->bytes_removed), SecondsSince(start), plan_s);
+  if (!target->backup.empty()) std::cout << "original kept as " << target->backup << "\n";
+  return kExitOk;
+}
+
+int RunConvert(const CommandArgs& a) {
+  const std::vector<std::string>& args = a.positional;
+  const int version = absl::GetFlag(FLAGS_to_version);
+  if (version < 2 || version > 7) return Usage("convert needs --to-version 2..7");
+  absl::StatusOr<OutputTarget> target = ResolveOutput(args);
+  if (!target.ok()) return Usage(target.status().message());
+  absl::StatusOr<Input> in = LoadStateFile(target->input);
+  if (!in.ok()) return Fail(in.status());
+  if (in->model.kind != StateFileKind::kMetadata) {
+    return Fail(absl::InvalidArgumentError("convert: only _metadata files have versions"));
+  }
+  MetadataWriteOptions options;
+  options.target_version = static_cast<uint32_t>(version);
+  absl::StatusOr<serde::EditPlan> plan =
+      EncodeStateFile(in->model, in->file.bytes(), options);
+  if (!plan.ok()) return Fail(plan.status());
+  const uint32_t from = in->model.metadata.version;
+  absl::Status s = WriteVerified(
+      *target, *in, *plan,
+      StateFileVerifier([&](const StateFile& after, serde::ByteView) -> absl::Status {
+        if (after.metadata.version != options.target_version ||
+            after.metadata.operators.size() != in->model.metadata.operators.size()) {
+          return absl::DataLossError("converted file does not hold the same operators");
+        }
+        return absl::OkStatus();
+      }),
+      nullptr);
+  if (!s.ok()) return Fail(s);
+  std::cout << "wrote " << target->output << ": metadata v" << from << " -> v"
+            << version << ", " << Human(plan->output_size()) << ", verified\n";
+  return kExitOk;
+}
+
+int RunDropOperator(const CommandArgs& a) {
+  const std::vector<std::string>& args = a.positional;
+  std::vector<std::string> ids = a.List("operator");
+  if (ids.empty()) return Usage("drop-operator needs --operator ID");
+  absl::StatusOr<OutputTarget> target = ResolveOutput(args);
+  if (!target.ok()) return Usage(target.status().message());
+  absl::StatusOr<Input> in = LoadStateFile(target->input);
+  if (!in.ok()) return Fail(in.status());
+  absl::StatusOr<DropResult> result = PlanDropOperators(in->model, in->file.bytes(), ids);
+  if (!result.ok()) return Fail(result.status());
+  const StateFile& before = in->model;
+  absl::Status s = WriteVerified(
+      *target, *in, result->plan,
+      StateFileVerifier([&](const StateFile& after, serde::ByteView) {
+        return VerifyDropped(before, after, result->dropped_ids);
+      }),
+      nullptr);
+  if (!s.ok()) return Fail(s);
+  for (const std::string& id : result->dropped_ids) {
+    std::cout << "dropped operator " << id << "\n";
+  }
+  std::cout << "wrote " << target->output << ": " << Human(result->bytes_removed)
+            << " removed, verified\n";
+  return kExitOk;
+}
+
+int RunRelocate(const CommandArgs& a) {
+  const std::vector<std::string>& args = a.positional;
+  RelocateOptions options;
+  options.from_prefix = absl::GetFlag(FLAGS_from);
+  options.to_prefix = absl::GetFlag(FLAGS_to);
+  if (options.from_prefix.empty()) return Usage("relocate needs --from PREFIX --to PREFIX");
+  absl::StatusOr<OutputTarget> target = ResolveOutput(args);
+  if (!target.ok()) return Usage(target.status().message());
+  absl::StatusOr<Input> in = LoadStateFile(target->input);
+  if (!in.ok()) return Fail(in.status());
+  absl::StatusOr<RelocateResult> result = PlanRelocate(in->model, in->file.bytes(), options);
+  if (!result.ok()) return Fail(result.status());
+  const StateFile& before = in->model;
+  absl::Status s = WriteVerified(
+      *target, *in, result->plan,
+      StateFileVerifier([&](const StateFile& after, serde::ByteView) {
+        return VerifyRelocated(before, after, options);
+      }),
+      nullptr);
+  if (!s.ok()) return Fail(s);
+  for (const RelocatedString& c : result->changed) {
+    std::cout << "  " << c.what << ": " << c.before << " -> " << c.after << "\n";
+  }
+  std::cout << "wrote " << target->output << ": " << result->changed.size()
+            << " paths relocated, verified\n";
+  return kExitOk;
+}
+
+int RunDiff(const CommandArgs& a) {
+  const std::vector<std::string>& args = a.positional;
+  if (args.size() != 2) return Usage("diff takes two files");
+  report::Report reports[2];
+  for (int i = 0; i < 2; ++i) {
+    absl::StatusOr<Input> in = LoadStateFile(args[i]);
+    if (!in.ok()) return Fail(in.status());
+    InspectOptions options;
+    options.file_name = args[i];
+    options.subtasks = false;
+    reports[i] = BuildReport(in->model, in->file.bytes(), options);
+  }
+  std::vector<ReportDifference> diffs = DiffReports(reports[0], reports[1]);
+  if (absl::GetFlag(FLAGS_json)) {
+    std::cout << "[";
+    for (size_t i = 0; i < diffs.size(); ++i) {
+      std::cout << (i ? ",\n " : "") << "{\"path\": \"" << absl::CEscape(diffs[i].path)
+                << "\", \"a\": \"" << absl::CEscape(diffs[i].a) << "\", \"b\": \""
+                << absl::CEscape(diffs[i].b) << "\"}";
+    }
+    std::cout << "]\n";
+    return kExitOk;
+  }
+  for (const ReportDifference& d : diffs) {
+    std::cout << d.path << ": " << (d.a.empty() ? "(absent)" : d.a) << " -> "
+              << (d.b.empty() ? "(absent)" : d.b) << "\n";
+  }
+  std::cout << (diffs.empty() ? "no differences" : absl::StrCat(diffs.size(), " difference(s)"))
+            << "\n";
+  return kExitOk;
+}
+
+
+
+}  // namespace flinkstate::cli

@@ -103,7 +103,7 @@ check "dump of a v3 file has nothing Java" 1 "$bin" dump "$legacy_v3"
 check "verify a Java stream" 0 "$bin" verify "$synth/completedCheckpoint.bin"
 head -c 3000 "$synth/completedCheckpoint.bin" > "$tmp/cc.truncated"
 check "verify a truncated Java stream" 1 "$bin" verify "$tmp/cc.truncated"
-expect_grep "javaobj error names the path and offset" "javaobj: .*at byte" "$tmp/err"
+expect_grep "javaobj error names the path and offset" "javaobj: .*at byte" "$tmp/out"
 check "inspect shows the properties" 0 "$bin" inspect "$meta"
 expect_grep "properties decoded by javaobj" 'properties: savepoint "Savepoint" CANONICAL, discard when never, forced' "$tmp/out"
 

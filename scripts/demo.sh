@@ -25,12 +25,12 @@ build/tools/gen/flinkstate-gen-incident --out "$demo/_metadata" --version 3 \
   --parallelism 8 --target_size_mib "$size_mib" --shape incident
 
 step() { echo; echo "\$ $*"; "$@"; }
-timed() { local t0=$(date +%s.%N); "$@"; local t1=$(date +%s.%N);
-          printf "(%.3f s)\n" "$(echo "$t1 - $t0" | bc)"; }
+timed() { local t0=$EPOCHREALTIME; "$@"; local t1=$EPOCHREALTIME;
+          awk -v a="$t0" -v b="$t1" 'BEGIN { printf "(%.3f s wall)\n", b - a }'; }
 
 echo
 echo "== 1. what takes the bytes"
-step "$bin" inspect --top 5 "$demo/_metadata"
+step timed "$bin" inspect --top 5 "$demo/_metadata"
 echo
 echo "== 2. remove the leftover union state"
 rm -f "$demo/_metadata.stripped"

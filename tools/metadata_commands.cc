@@ -203,8 +203,13 @@ int RunRelocate(const CommandArgs& a) {
       }),
       nullptr);
   if (!s.ok()) return Fail(s);
-  for (const RelocatedString& c : result->changed) {
+  constexpr size_t kShown = 20;
+  for (size_t i = 0; i < result->changed.size() && i < kShown; ++i) {
+    const RelocatedString& c = result->changed[i];
     std::cout << "  " << c.what << ": " << c.before << " -> " << c.after << "\n";
+  }
+  if (result->changed.size() > kShown) {
+    std::cout << "  ... and " << result->changed.size() - kShown << " more\n";
   }
   std::cout << "wrote " << target->output << ": " << result->changed.size()
             << " paths relocated, verified\n";

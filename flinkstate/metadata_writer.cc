@@ -72,6 +72,7 @@ class MetadataEncoder {
 
  private:
   absl::Status Operator(const OperatorState& op);
+  absl::Status TaskStateV1(const OperatorState& task);
   absl::Status Subtask(const OperatorSubtaskState& st);
   absl::Status Stream(const StreamStateHandle& h);
   absl::Status Keyed(const KeyedStateHandle& h);
@@ -97,14 +98,22 @@ absl::Status Unrepresentable(absl::string_view what, uint32_t version) {
 absl::Status MetadataEncoder::Metadata(const CheckpointMetadata& m,
                                        uint32_t source_version) {
   source_version_ = source_version;
-  if (version_ == 1 || (source_version == 1 && version_ != 1)) {
+  if ((version_ == 1) != (source_version == 1)) {
     return absl::UnimplementedError(
-        "metadata writer: version 1 (Flink 1.2, task-level) files can be "
-        "decoded and copied but not written or converted");
+        "metadata writer: version 1 (Flink 1.2) is task-level; it can be "
+        "written back but not converted to or from another version");
   }
   out().WriteUint32(kMetadataMagic);
   out().WriteUint32(version_);
   out().WriteInt64(m.checkpoint_id);
+  if (version_ == 1) {
+    out().WriteInt32(static_cast<int32_t>(m.operators.size()));
+    for (const OperatorState& task : m.operators) {
+      FLINKSTATE_RETURN_IF_ERROR(TaskStateV1(task));
+    }
+    b_.Copy(m.trailing);
+    return absl::OkStatus();
+  }
   out().WriteInt32(static_cast<int32_t>(m.master_states.size()));
   for (const MasterState& ms : m.master_states) {
     std::string block;
@@ -130,6 +139,34 @@ absl::Status MetadataEncoder::Metadata(const CheckpointMetadata& m,
     }
   } else {
     b_.Copy(m.trailing);
+  }
+  return absl::OkStatus();
+}
+
+// Flink 1.2 `TaskState` (job vertex) with v1 subtask records: every slot is a
+// list, one entry per chained operator.
+absl::Status MetadataEncoder::TaskStateV1(const OperatorState& task) {
+  out().WriteBytes(ByteView(task.id.data(), task.id.size()));
+  out().WriteInt32(task.parallelism);
+  out().WriteInt32(task.max_parallelism);
+  out().WriteInt32(task.chain_length);
+  out().WriteInt32(static_cast<int32_t>(task.subtasks.size()));
+  for (const OperatorSubtaskState& st : task.subtasks) {
+    out().WriteInt32(st.subtask_index);
+    out().WriteInt64(st.duration);
+    out().WriteInt32(static_cast<int32_t>(st.legacy.size()));
+    for (const StreamStateHandle& h : st.legacy) FLINKSTATE_RETURN_IF_ERROR(Stream(h));
+    for (const auto* list : {&st.managed_operator_state, &st.raw_operator_state}) {
+      out().WriteInt32(static_cast<int32_t>(list->size()));
+      for (const OperatorStateHandle& h : *list) FLINKSTATE_RETURN_IF_ERROR(OperatorHandle(h));
+    }
+    for (const auto* keyed : {&st.managed_keyed_state, &st.raw_keyed_state}) {
+      if (keyed->empty()) {
+        out().WriteUint8(0);
+      } else {
+        FLINKSTATE_RETURN_IF_ERROR(Keyed(keyed->front()));
+      }
+    }
   }
   return absl::OkStatus();
 }

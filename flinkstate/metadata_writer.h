@@ -39,7 +39,8 @@ struct MetadataWriteOptions {
 //   cannot express (coordinator or channel state in v2, merged channel
 //   handles below v6, a v1 task-level file in any other version; a
 //   version 4+ file converted down loses nothing it needs but its properties);
-//   `Unimplemented` for target version 1.
+//   `Unimplemented` for a conversion to or from version 1 (task-level; a
+//   version 1 file is written back as version 1 only).
 // Lifetime: the plan's copy pieces refer to ranges of `source`, the bytes the
 // model was read from.
 [[nodiscard]] absl::StatusOr<serde::EditPlan> EncodeStateFile(

@@ -617,13 +617,15 @@ absl::Status MetadataDecoder::ReadKeyedHandleBody(KeyedStateHandle* h) {
         FLINKSTATE_RETURN_IF_ERROR(I64(&inc.offset));
         FLINKSTATE_RETURN_IF_ERROR(ReadStreamHandle(&inc.handle));
       }
+      // Both tags carry the checkpointed size and the id (Flink 1.15 files
+      // with tag 10 show it); only tag 13 adds the storage identifier.
       FLINKSTATE_RETURN_IF_ERROR(I64(&h->state_size));
+      FLINKSTATE_RETURN_IF_ERROR(I64(&h->checkpointed_size));
+      FLINKSTATE_RETURN_IF_ERROR(ReadUtf(&h->state_handle_id));
       if (h->tag == static_cast<uint8_t>(HandleTag::kChangelogFileIncrementV2)) {
-        FLINKSTATE_RETURN_IF_ERROR(I64(&h->checkpointed_size));
-        FLINKSTATE_RETURN_IF_ERROR(ReadUtf(&h->state_handle_id));
         return ReadUtf(&h->storage_identifier);
       }
-      return ReadUtf(&h->state_handle_id);
+      return absl::OkStatus();
     }
     default:
       return Wrap(absl::InvalidArgumentError(absl::StrCat(

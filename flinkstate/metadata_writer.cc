@@ -353,12 +353,12 @@ absl::Status MetadataEncoder::Keyed(const KeyedStateHandle& h) {
         FLINKSTATE_RETURN_IF_ERROR(Stream(inc.handle));
       }
       out().WriteInt64(h.state_size);
+      out().WriteInt64(h.checkpointed_size);
+      FLINKSTATE_RETURN_IF_ERROR(b_.Utf(h.state_handle_id));
       if (h.tag == static_cast<uint8_t>(HandleTag::kChangelogFileIncrementV2)) {
-        out().WriteInt64(h.checkpointed_size);
-        FLINKSTATE_RETURN_IF_ERROR(b_.Utf(h.state_handle_id));
         return b_.Utf(h.storage_identifier);
       }
-      return b_.Utf(h.state_handle_id);
+      return absl::OkStatus();
     default:
       return absl::InternalError(absl::StrCat(
           "metadata writer: keyed handle with unknown tag ", h.tag));

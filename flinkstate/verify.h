@@ -8,8 +8,9 @@
 //   std::vector<Finding> findings = VerifyStateFile(model, input, {.base_dir = dir});
 //
 // Checks: decode -> encode reproduces the input byte for byte; element offsets
-// of operator states and key groups lie inside inline state bytes and do not
-// decrease; key-group ranges lie in [0, maxParallelism) and match their offset
+// of operator states increase and key-group offsets do not decrease (a 0 marks
+// an empty key group in canonical savepoints), and both lie inside the
+// delegate's bytes; key-group ranges lie in [0, maxParallelism) and match their offset
 // counts; relative file handles (tag 6) resolve to a file beside the metadata
 // file whose size equals the handle's state size; no bytes follow a v1-v3 body.
 

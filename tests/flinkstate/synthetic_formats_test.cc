@@ -170,7 +170,7 @@ TEST(SyntheticFormatsTest, Version3ChangelogTags8And10) {
       .Utf("kg-id")
       .I32(2)                                 // non-materialized
       .U8(10).I32(0).I32(8).I32(1).I64(0).U8(2).I64(64).Utf("file:/dstl/f1").I64(64)
-      .Utf("inc-id")
+      .I64(60).Utf("inc-id")  // state size, checkpointed size, id (as Flink 1.15 writes)
       .U8(9).I32(0).I32(8).I64(1).I64(3).I32(2).I32(0).Blob("ab").I32(-1).Blob("meta")
       .Utf("mem-id")
       .I64(5).Utf("changelog-id")             // materialization id, id (no checkpoint id)
@@ -185,6 +185,8 @@ TEST(SyntheticFormatsTest, Version3ChangelogTags8And10) {
   ASSERT_EQ(k.non_materialized.size(), 2u);
   EXPECT_EQ(k.non_materialized[0].tag, 10);
   EXPECT_EQ(k.non_materialized[0].increments[0].handle.path.value, "file:/dstl/f1");
+  EXPECT_EQ(k.non_materialized[0].checkpointed_size, 60);
+  EXPECT_EQ(k.non_materialized[0].state_handle_id.value, "inc-id");
   EXPECT_EQ(k.non_materialized[1].tag, 9);
   EXPECT_EQ(k.non_materialized[1].num_changes, 2u);
   EXPECT_EQ(k.state_handle_id.value, "changelog-id");

@@ -16,8 +16,10 @@ void Keyed(const HandleContext& c, const KeyedStateHandle& h, HandleVisitor* v) 
   if (h.meta_data) Stream(c, *h.meta_data, v);
   for (const auto& n : h.shared_state) Stream(c, n.handle, v);
   for (const auto& n : h.private_state) Stream(c, n.handle, v);
-  for (const auto& k : h.materialized) Keyed(c, k, v);
-  for (const auto& k : h.non_materialized) Keyed(c, k, v);
+  HandleContext inner = c;
+  inner.nested = true;
+  for (const auto& k : h.materialized) Keyed(inner, k, v);
+  for (const auto& k : h.non_materialized) Keyed(inner, k, v);
   for (const auto& i : h.increments) Stream(c, i.handle, v);
 }
 

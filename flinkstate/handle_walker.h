@@ -30,6 +30,9 @@ struct HandleContext {
   // "rawKeyedState", "inputChannelState", "resultSubpartitionState",
   // "legacyOperatorState", "coordinatorState".
   const char* slot = "";
+  // True for keyed handles nested in another keyed handle (the materialized
+  // and non-materialized parts of a changelog handle).
+  bool nested = false;
 };
 
 class HandleVisitor {

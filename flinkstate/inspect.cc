@@ -25,14 +25,27 @@ std::string HumanBytes(uint64_t n) {
   return absl::StrCat(n, " B");
 }
 
-// Paths of all files below a stream handle.
+// Adds `path` to the handle's paths unless it is there already (incremental
+// handles name one merged file many times).
+void AddPath(const std::string& path, report::Handle* out) {
+  for (const std::string& p : out->paths()) {
+    if (p == path) return;
+  }
+  out->add_paths(path);
+}
+
+// Paths of all files below a stream handle, as Flink's handles name them.
 void CollectPaths(const StreamStateHandle& h, report::Handle* out,
                   uint64_t* inline_bytes) {
   switch (static_cast<HandleTag>(h.tag)) {
     case HandleTag::kFileStream:
     case HandleTag::kRelativeStream:
     case HandleTag::kSegmentFile:
-      out->add_paths(h.path.value);
+      AddPath(h.path.value, out);
+      break;
+    case HandleTag::kEmptySegmentFile:
+      // `EmptySegmentFileStateHandle` reports the path "empty".
+      AddPath("empty", out);
       break;
     case HandleTag::kByteStream:
       *inline_bytes += h.data.size;
@@ -102,6 +115,11 @@ class ReportBuilder : public HandleVisitor {
     if (h.tag == 0) return;
     report::Handle* hp = AddHandle(c, 'O', h.tag, h.range.size);
     uint64_t inline_bytes = 0;
+    if (h.tag == static_cast<uint8_t>(HandleTag::kSegmentPartitionableOperator)) {
+      if (h.is_empty) hp->set_kind("EmptyFileMergingOperatorStreamStateHandle");
+      AddPath(h.task_owned_directory.value, hp);
+      AddPath(h.shared_directory.value, hp);
+    }
     if (h.delegate) {
       CollectPaths(*h.delegate, hp, &inline_bytes);
       hp->set_state_size(StreamStateSize(*h.delegate));
@@ -130,6 +148,10 @@ class ReportBuilder : public HandleVisitor {
 
   void OnKeyedHandle(const HandleContext& c, const KeyedStateHandle& h) override {
     if (h.tag == 0) return;
+    if (c.nested) {  // reported with the changelog handle that holds it
+      breakdown_keyed_offsets_ += h.key_group_offsets.range.size;
+      return;
+    }
     report::Handle* hp = AddHandle(c, 'K', h.tag, h.range.size);
     uint64_t inline_bytes = 0;
     CollectKeyedPaths(h, hp, &inline_bytes);
@@ -226,7 +248,20 @@ class ReportBuilder : public HandleVisitor {
     w->set_message(std::move(message));
   }
 
-  void SetOperator(int index, report::Operator* op) { ops_[index] = op; }
+  // Registers the report entry of operator `index` and, when per-subtask
+  // detail is on, one entry per subtask record (finished ones included).
+  void SetOperator(int index, report::Operator* op,
+                   absl::Span<const OperatorSubtaskState> subtasks) {
+    ops_[index] = op;
+    if (!options_.subtasks) return;
+    for (const OperatorSubtaskState& src : subtasks) {
+      report::Subtask* st = op->add_subtasks();
+      st->set_index(src.subtask_index);
+      st->set_finished(src.finished);
+      st->set_bytes(src.range.size);
+      subtasks_[&src] = st;
+    }
+  }
 
  private:
   report::Operator* CurrentOperator(const HandleContext& c) {
@@ -235,15 +270,8 @@ class ReportBuilder : public HandleVisitor {
 
   report::Subtask* CurrentSubtask(const HandleContext& c) {
     if (!options_.subtasks || c.subtask == nullptr) return nullptr;
-    report::Operator* op = CurrentOperator(c);
-    if (last_subtask_src_ != c.subtask) {
-      last_subtask_src_ = c.subtask;
-      last_subtask_ = op->add_subtasks();
-      last_subtask_->set_index(c.subtask->subtask_index);
-      last_subtask_->set_finished(c.subtask->finished);
-      last_subtask_->set_bytes(c.subtask->range.size);
-    }
-    return last_subtask_;
+    auto it = subtasks_.find(c.subtask);
+    return it == subtasks_.end() ? nullptr : it->second;
   }
 
   report::Handle* AddHandle(const HandleContext& c, char context, uint8_t tag,
@@ -271,8 +299,7 @@ class ReportBuilder : public HandleVisitor {
   std::map<int, report::Operator*> ops_;
   std::map<std::pair<int, std::string>, StateAgg> states_;
   std::vector<report::Item> items_;
-  const OperatorSubtaskState* last_subtask_src_ = nullptr;
-  report::Subtask* last_subtask_ = nullptr;
+  std::map<const OperatorSubtaskState*, report::Subtask*> subtasks_;
   report::Handle scratch_;
   uint64_t breakdown_offsets_ = 0;
   uint64_t breakdown_keyed_offsets_ = 0;
@@ -341,7 +368,7 @@ report::Report BuildReport(const StateFile& file, serde::ByteView input,
     report::Operator* op = r.add_operators();
     op->set_subtask_count(1);
     op->set_bytes(file.size);
-    builder.SetOperator(kNoOperator, op);
+    builder.SetOperator(kNoOperator, op, absl::MakeConstSpan(&file.snapshot.state, 1));
   } else {
     const CheckpointMetadata& m = file.metadata;
     r.set_kind("metadata");
@@ -392,7 +419,7 @@ report::Report BuildReport(const StateFile& file, serde::ByteView input,
       op->set_bytes(src.range.size);
       op->set_has_coordinator_state(src.coordinator_state.tag != 0);
       op->set_coordinator_state_bytes(src.coordinator_state.data.size);
-      builder.SetOperator(static_cast<int>(i), op);
+      builder.SetOperator(static_cast<int>(i), op, src.subtasks);
     }
   }
   WalkStateFile(file, &builder);

@@ -62,7 +62,7 @@ final class Generate {
         boolean finishing = Compat.release() >= 114;
         Manifest man = new Manifest(out);
         int failures = 0;
-        try (Cluster.Zk zk = new Cluster.Zk(new File(out, "zookeeper-data"))) {
+        try (Cluster.Zk zk = new Cluster.Zk(java.nio.file.Files.createTempDirectory("flinkstate-zk").toFile())) {
             for (Case c : cases(out)) {
                 if (only != null && !("," + only + ",").contains("," + c.name + ",")) {
                     continue;
@@ -93,7 +93,7 @@ final class Generate {
         List<String[]> sp = new ArrayList<>();
         try (Cluster cl = new Cluster(c.conf, cps, sps, zk, ha, "gen-" + c.name, 16)) {
             StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(cl.conf);
-            Jobs.buildAllKinds(env, parallelism, finishing);
+            Jobs.buildAllKinds(env, parallelism, finishing, c.name.equals("unaligned"));
             id = cl.submit(Main.graph(env, null, false));
             cl.awaitCheckpoint(id, 3, 120_000);
             if (c.savepoints) {

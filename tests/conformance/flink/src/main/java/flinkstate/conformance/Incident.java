@@ -33,7 +33,7 @@ final class Incident {
         int failures = 0;
         String restoreFrom = null;
         long expected = partitions;
-        try (Cluster.Zk zk = new Cluster.Zk(new File(out, "zookeeper-data"))) {
+        try (Cluster.Zk zk = new Cluster.Zk(java.nio.file.Files.createTempDirectory("flinkstate-zk").toFile())) {
             for (int g = 0; g <= gens; g++) {
                 long t0 = System.currentTimeMillis();
                 int version = g == 0 ? 1 : 2;
@@ -47,7 +47,7 @@ final class Incident {
                 try (Cluster cl = new Cluster(conf, new File(dir, "checkpoints"), new File(dir, "savepoints"), zk,
                         new File(dir, "ha-storage"), "incident-" + run, 16)) {
                     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(cl.conf);
-                    Jobs.buildIncident(env, version, p, partitions, logDir.getPath(), run, 1000);
+                    Jobs.buildIncident(env, version, p, partitions, logDir.getPath(), run, 0);
                     JobID id = cl.submit(Main.graph(env, restoreFrom, false));
                     File chk = cl.awaitCheckpoint(id, restoredId + 2, 600_000);
                     if (g == 0) {

@@ -97,15 +97,22 @@ final class Jobs {
         private final boolean withUnion;
         private final String logDir;
         private final String run;
+        private final int sleepEvery;
         private transient ListState<Long> seen;
         private transient ListState<Long> union;
         private transient long count;
 
         CountingMap(String uid, boolean withUnion, String logDir, String run) {
+            this(uid, withUnion, logDir, run, 0);
+        }
+
+        /** sleepEvery > 0: sleep 1 ms after every sleepEvery records (throttles the source chain). */
+        CountingMap(String uid, boolean withUnion, String logDir, String run, int sleepEvery) {
             this.uid = uid;
             this.withUnion = withUnion;
             this.logDir = logDir;
             this.run = run;
+            this.sleepEvery = sleepEvery;
         }
 
         @Override
@@ -125,8 +132,11 @@ final class Jobs {
         }
 
         @Override
-        public Long map(Long value) {
+        public Long map(Long value) throws Exception {
             count++;
+            if (sleepEvery > 0 && count % sleepEvery == 0) {
+                Thread.sleep(1);
+            }
             return value;
         }
 
@@ -165,6 +175,7 @@ final class Jobs {
         private transient ListState<Long> seen;
         private transient TreeMap<Integer, Long> owned;
         private transient long count;
+        private final int sleepEvery = 10;
 
         LegacyKafkaLikeMap(int partitions, String logDir, String run) {
             this.partitions = partitions;
@@ -199,8 +210,11 @@ final class Jobs {
         }
 
         @Override
-        public Long map(Long value) {
+        public Long map(Long value) throws Exception {
             count++;
+            if (count % sleepEvery == 0) {
+                Thread.sleep(1);
+            }
             for (Map.Entry<Integer, Long> e : owned.entrySet()) {
                 e.setValue(e.getValue() + 1);
             }
@@ -296,7 +310,7 @@ final class Jobs {
             Long c = perKey.value();
             perKey.update(c == null ? 1 : c + 1);
             if (sleepMicros > 0) {
-                Thread.sleep(0, sleepMicros * 1000);
+                Thread.sleep(Math.max(1, sleepMicros / 1000));
             }
             out.collect(value);
         }
@@ -324,11 +338,13 @@ final class Jobs {
      * union state, keyed and broadcast state, channel state when unaligned, and (1.14+) finished
      * subtasks (uneven source) and a fully finished bounded branch.
      */
-    static void buildAllKinds(StreamExecutionEnvironment env, int parallelism, boolean finishing) {
+    static void buildAllKinds(StreamExecutionEnvironment env, int parallelism, boolean finishing, boolean backpressure) {
         env.setParallelism(parallelism);
         NumberSequenceSource src = finishing ? new UnevenSequenceSource() : new NumberSequenceSource(0, HUGE);
         DataStream<Long> main = env.fromSource(src, WatermarkStrategy.noWatermarks(), "seq-source").uid("seq-source")
-                .map(new CountingMap("op-state-map", true, null, "all")).uid("op-state-map").name("op-state-map");
+                .map(new CountingMap("op-state-map", false, null, "all", 10)).uid("op-state-map").name("op-state-map")
+                // union state must not sit on a partially finished vertex (Flink declines such checkpoints)
+                .rebalance().map(new CountingMap("union-map", true, null, "all")).uid("union-map").name("union-map");
 
         NumberSequenceSource rulesSrc = finishing ? new NumberSequenceSource(1, 4) : new NumberSequenceSource(1, HUGE);
         DataStream<Long> rulesIn = env.fromSource(rulesSrc, WatermarkStrategy.noWatermarks(), "rules-source")
@@ -337,7 +353,7 @@ final class Jobs {
             rulesIn = rulesIn.map(new Slow()).uid("rules-throttle").setParallelism(1);
         }
         BroadcastStream<Long> rules = rulesIn.broadcast(RULES);
-        main.keyBy(new ModKey()).connect(rules).process(new RulesJoin(500)).uid("keyed-broadcast").name("keyed-broadcast")
+        main.keyBy(new ModKey()).connect(rules).process(new RulesJoin(backpressure ? 1000 : 0)).uid("keyed-broadcast").name("keyed-broadcast")
                 .keyBy(new ModKey()).process(new KeyedCounter("keyed-counter", null, "all", 0)).uid("keyed-counter").name("keyed-counter");
 
         if (finishing) {
@@ -366,7 +382,7 @@ final class Jobs {
                 .uid("seq-source");
         DataStream<Long> mapped = version == 1
                 ? src.map(new LegacyKafkaLikeMap(partitions, logDir, run)).uid("kafka-source").name("kafka-source")
-                : src.map(new CountingMap("kafka-source", false, logDir, run)).uid("kafka-source").name("kafka-source");
+                : src.map(new CountingMap("kafka-source", false, logDir, run, 10)).uid("kafka-source").name("kafka-source");
         mapped.keyBy(new ModKey()).process(new KeyedCounter("keyed-counter", logDir, run, sleepMicros))
                 .uid("keyed-counter").name("keyed-counter");
     }

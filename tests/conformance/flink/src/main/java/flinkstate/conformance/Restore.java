@@ -149,7 +149,7 @@ final class Restore {
             File kept;
             try (Cluster cl = new Cluster(conf, new File(dir, "checkpoints"), new File(dir, "savepoints"), null, null, run, 16)) {
                 StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(cl.conf);
-                Jobs.buildIncident(env, 2, parallelism, 0, logDir.getPath(), run, 1000);
+                Jobs.buildIncident(env, 2, parallelism, 0, logDir.getPath(), run, 0);
                 JobID id = cl.submit(Main.graph(env, restoreFrom, false));
                 File log = new File(logDir, run + ".log");
                 long deadline = System.currentTimeMillis() + 120_000;

@@ -91,7 +91,7 @@ final class Generate {
         JobID id;
         List<String[]> haRows;
         List<String[]> sp = new ArrayList<>();
-        try (Cluster cl = new Cluster(c.conf, cps, sps, zk, ha, "gen-" + c.name, 16)) {
+        try (Cluster cl = new Cluster(c.conf, cps, sps, zk, ha, "gen-" + c.name, 2 * parallelism)) {
             StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(cl.conf);
             Jobs.buildAllKinds(env, parallelism, finishing, c.name.equals("unaligned"));
             id = cl.submit(Main.graph(env, null, false));

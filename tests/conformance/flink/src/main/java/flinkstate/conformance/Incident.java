@@ -45,7 +45,7 @@ final class Incident {
                 List<String[]> haRows;
                 String kind;
                 try (Cluster cl = new Cluster(conf, new File(dir, "checkpoints"), new File(dir, "savepoints"), zk,
-                        new File(dir, "ha-storage"), "incident-" + run, 16)) {
+                        new File(dir, "ha-storage"), "incident-" + run, p)) {
                     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(cl.conf);
                     Jobs.buildIncident(env, version, p, partitions, logDir.getPath(), run, 0);
                     JobID id = cl.submit(Main.graph(env, restoreFrom, false));

@@ -214,7 +214,7 @@ public final class Main {
         if (Compat.release() >= 114) {
             c.setString("execution.checkpointing.checkpoints-after-tasks-finish.enabled", "true");
         }
-        c.setString("taskmanager.memory.managed.size", "256m");
+        c.setString("taskmanager.memory.managed.size", "512m");
         c.setString("taskmanager.memory.network.max", "256m");
         return c;
     }

@@ -147,7 +147,7 @@ final class Restore {
             Configuration conf = Main.baseConfig("hashmap", false);
             long restoredId = Facts.load(new File(restoreFrom)).checkpointId;
             File kept;
-            try (Cluster cl = new Cluster(conf, new File(dir, "checkpoints"), new File(dir, "savepoints"), null, null, run, 16)) {
+            try (Cluster cl = new Cluster(conf, new File(dir, "checkpoints"), new File(dir, "savepoints"), null, null, run, parallelism)) {
                 StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(cl.conf);
                 Jobs.buildIncident(env, 2, parallelism, 0, logDir.getPath(), run, 0);
                 JobID id = cl.submit(Main.graph(env, restoreFrom, false));

@@ -32,7 +32,11 @@ major="${release%%.*}"; rest="${release#*.}"; minor="${rest%%.*}"
 num=$((major * 100 + minor))
 if [ "$num" -lt 113 ]; then die "release $release is older than the harness supports (1.13+)"; fi
 profiles=""
-if [ "$num" -le 114 ]; then profiles="-Pscala212"; else profiles="-Pchangelog"; fi
+if [ "$num" -le 114 ]; then
+  profiles="-Pscala212,zk35"
+else
+  profiles="-Pchangelog"
+fi
 
 # JVM: Java 17 for every release (1.13-1.17 need the --add-opens below; 1.18+ need them too
 # for Kryo on JDK classes). Temurin 25 only for 2.x if asked for.

@@ -9,7 +9,7 @@ set -uo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 OUT="${1:?usage: ci.sh OUTDIR}"
 mkdir -p "$OUT"; OUT="$(cd "$OUT" && pwd)"
-RELEASES=(${FLINKSTATE_CI_RELEASES:-1.15.2 1.20.3 2.2.1})
+RELEASES=(${FLINKSTATE_CI_RELEASES:-1.15.2 1.20.5 2.3.0})
 RESTORE_RELEASE="${FLINKSTATE_CI_RESTORE_RELEASE:-1.15.2}"
 H="$HERE/harness.sh"
 STATE=topic-partition-offset-states

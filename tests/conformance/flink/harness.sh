@@ -10,7 +10,8 @@
 #   harness.sh build    --release V                 (only build; prints the classpath file)
 #
 # Environment: FLINKSTATE_JAVA_HOME (JVM to run with; default: Java 17), FLINKSTATE_HEAP (default 6g),
-# FLINKSTATE_LOG (slf4j level, default warn).
+# FLINKSTATE_LOG (slf4j level, default warn), FLINKSTATE_MAVEN_ARGS (extra Maven arguments, e.g.
+# -Dmaven.repo.local=DIR to measure a first run on a fresh machine).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
@@ -71,7 +72,7 @@ build() {
   local newest
   newest="$(find "$HERE/src" "$HERE/pom.xml" -type f -newer "$jar" 2>/dev/null | head -1 || true)"
   if [ -f "$jar" ] && [ -f "$cpfile" ] && [ -z "$newest" ]; then return 0; fi
-  local mvnargs=(-q -B -f "$HERE/pom.xml" "-Dflink.version=$release" $profiles
+  local mvnargs=(-q -B ${FLINKSTATE_MAVEN_ARGS:-} -f "$HERE/pom.xml" "-Dflink.version=$release" $profiles
                  package dependency:build-classpath "-Dmdep.outputFile=$cpfile" -DskipTests)
   # offline first (works once ~/.m2 has everything), online on a fresh machine
   if ! mvn -o "${mvnargs[@]}" >"$HERE/target/mvn-$release.log" 2>&1; then

@@ -63,6 +63,9 @@ public final class Main {
             case "strip":
                 rc = strip(o);
                 break;
+            case "k8s-ha":
+                rc = K8sHa.run(o);
+                break;
             default:
                 usage();
                 rc = 2;
@@ -74,7 +77,7 @@ public final class Main {
     }
 
     static void usage() {
-        System.err.println("usage: Main generate|incident|restore|verify|count|strip [--opt value]... [FILE]");
+        System.err.println("usage: Main generate|incident|restore|verify|count|strip|k8s-ha [--opt value]... [FILE]");
         Runtime.getRuntime().halt(2);
     }
 

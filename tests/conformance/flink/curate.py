@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Copy a small selection of harness output into tests/testdata/flink-<release>/<case>/.
+
+usage: curate.py OUTDIR [OUTDIR...] --dest tests/testdata [--budget-kb 450]
+
+OUTDIR is a ci.sh output directory (flink-<release>/generate and flink-<release>/incident with
+their MANIFEST.txt). Files are copied as Flink wrote them, never regenerated. For every kept
+_metadata the directory's other small files (relative state files) come along; for every kept
+completedCheckpoint file its zk-node.bin/zk-path.txt; facts.json (harness verify output at
+generation time) sits beside each. Writes INDEX.tsv per release with where each file came from.
+"""
+import argparse
+import os
+import shutil
+import sys
+
+# (case in generate or incident manifest, kind, label); "first"/"last" picks the checkpoint id
+PICKS = [  # in priority order: what does not fit the per-release budget is left out
+    ("gen3-v2", "checkpoint", "last", "incident-gen3-checkpoint"),
+    ("gen3-v2", "completedCheckpoint", "last", "incident-gen3-completedCheckpoint"),
+    ("gen0-v1", "savepoint-canonical", "last", "incident-gen0-savepoint"),
+    ("hashmap", "checkpoint", "last", "hashmap-checkpoint"),
+    ("hashmap", "completedCheckpoint", "last", "hashmap-completedCheckpoint"),
+    ("hashmap", "savepoint-canonical", "last", "hashmap-savepoint-canonical"),
+    ("hashmap", "savepoint-native", "last", "hashmap-savepoint-native"),
+    ("file-merging", "checkpoint", "last", "file-merging-checkpoint"),
+    ("file-merging", "completedCheckpoint", "last", "file-merging-completedCheckpoint"),
+    ("changelog", "checkpoint", "last", "changelog-checkpoint"),
+    ("changelog", "completedCheckpoint", "last", "changelog-completedCheckpoint"),
+    ("unaligned", "completedCheckpoint", "smallest", "unaligned-completedCheckpoint"),
+    ("unaligned", "checkpoint", "smallest", "unaligned-checkpoint"),
+    ("rocksdb-incremental", "checkpoint", "last", "rocksdb-incremental-checkpoint"),
+    ("rocksdb-incremental", "completedCheckpoint", "last", "rocksdb-incremental-completedCheckpoint"),
+    ("rocksdb-incremental", "savepoint-native", "last", "rocksdb-incremental-savepoint-native"),
+    ("rocksdb-full", "checkpoint", "last", "rocksdb-full-checkpoint"),
+    ("rocksdb-full", "savepoint-canonical", "last", "rocksdb-savepoint-canonical"),
+]
+SKIP_SUFFIX = (".reverify.json",)
+MAX_FILE = 400 * 1024
+
+
+def read_manifest(path):
+    rows = []
+    with open(path) as f:
+        header = f.readline().rstrip("\n").split("\t")
+        for line in f:
+            rows.append(dict(zip(header, line.rstrip("\n").split("\t"))))
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("outdirs", nargs="+")
+    ap.add_argument("--dest", required=True)
+    ap.add_argument("--budget-kb", type=int, default=450)
+    a = ap.parse_args()
+    total = 0
+    for out in a.outdirs:
+        for rel in sorted(os.listdir(out)):
+            if not rel.startswith("flink-"):
+                continue
+            release = rel[len("flink-"):]
+            rows = []
+            for sub in ("generate", "incident"):
+                m = os.path.join(out, rel, sub, "MANIFEST.txt")
+                if os.path.isfile(m):
+                    rows += [dict(r, _root=os.path.join(out, rel, sub), _sub=sub) for r in read_manifest(m)]
+            if not rows:
+                continue
+            dest_rel = os.path.join(a.dest, rel)
+            used = 0
+            index = ["case\tkind\trelease\tjob\tbackend\tcheckpointId\tsource\tharness"]
+            for case, kind, which, label in PICKS:
+                cand = [r for r in rows if r["case"] == case and r["kind"] == kind]
+                if not cand:
+                    continue
+                cand.sort(key=lambda r: int(r["checkpointId"] or 0))
+                if which == "smallest":
+                    # the checkpoint whose directory is smallest; a completedCheckpoint follows its _metadata's id
+                    def dsize(x):
+                        dd = os.path.dirname(os.path.join(x["_root"], x["file"]))
+                        return sum(os.path.getsize(os.path.join(dd, n)) for n in os.listdir(dd))
+                    cps = [x for x in rows if x["case"] == case and x["kind"] == "checkpoint"]
+                    best = min(cps, key=dsize)["checkpointId"] if cps else None
+                    same = [x for x in cand if x["checkpointId"] == best]
+                    r = same[0] if same else cand[0]
+                else:
+                    r = cand[-1] if which == "last" else cand[0]
+                src_file = os.path.join(r["_root"], r["file"])
+                src_dir = os.path.dirname(src_file)
+                files = []
+                for n in sorted(os.listdir(src_dir)):
+                    p = os.path.join(src_dir, n)
+                    if not os.path.isfile(p) or n.endswith(SKIP_SUFFIX):
+                        continue
+                    if kind == "completedCheckpoint" and not (n == os.path.basename(src_file) or n in ("zk-node.bin", "zk-path.txt", "facts.json")):
+                        continue
+                    files.append(p)
+                size = sum(os.path.getsize(p) for p in files)
+                if any(os.path.getsize(p) > MAX_FILE for p in files) or used + size > a.budget_kb * 1024:
+                    print(f"skip {rel}/{label}: {size} bytes (budget used {used})", file=sys.stderr)
+                    continue
+                d = os.path.join(dest_rel, label)
+                os.makedirs(d, exist_ok=True)
+                for p in files:
+                    shutil.copy2(p, os.path.join(d, os.path.basename(p)))
+                used += size
+                cmd = (f"harness.sh generate --release {release} --out OUT" if r["_sub"] == "generate"
+                       else f"harness.sh incident --release {release} --out OUT")
+                index.append("\t".join([label, kind, release, r["job"], r["backend"], r["checkpointId"],
+                                        os.path.join(r["_sub"], r["file"]), cmd]))
+            with open(os.path.join(dest_rel, "INDEX.tsv"), "w") as f:
+                f.write("\n".join(index) + "\n")
+            print(f"{rel}: {used} bytes in {len(index) - 1} cases")
+            total += used
+    print(f"total {total} bytes")
+
+
+if __name__ == "__main__":
+    main()

@@ -47,7 +47,8 @@ CheckpointPropertiesSummary SummarizeCheckpointPropertiesObject(
   p.discard_cancelled = BoolField(s, object, "discardCancelled");
   p.discard_failed = BoolField(s, object, "discardFailed");
   p.discard_suspended = BoolField(s, object, "discardSuspended");
-  const javaobj::ItemId type = s.Resolve(s.FieldValue(object, "checkpointType"));
+  javaobj::ItemId type = s.FieldValue(object, "checkpointType");
+  if (type != javaobj::kNoItem) type = s.Resolve(type);  // Resolve needs a real item
   if (type == javaobj::kNoItem) {
     p.kind = "unknown";
     p.error = "CheckpointProperties without a checkpointType";

@@ -90,13 +90,13 @@ class GraphReader {
       info_->has_restored_properties = true;
       info_->restored_properties = SummarizeCheckpointPropertiesObject(s_, restored);
     }
-    const ItemId loc = s_.Resolve(s_.FieldValue(root, "storageLocation"));
+    const ItemId loc = R(s_.FieldValue(root, "storageLocation"));
     if (loc != kNoItem && s_.item(loc).kind == ItemKind::kObject) {
       info_->storage_location_class = s_.ClassNameOf(loc);
       info_->exclusive_checkpoint_dir =
           PathString(s_.FieldValue(loc, "exclusiveCheckpointDir"));
     }
-    const ItemId meta = s_.Resolve(s_.FieldValue(root, "metadataHandle"));
+    const ItemId meta = R(s_.FieldValue(root, "metadataHandle"));
     if (meta != kNoItem && s_.item(meta).kind == ItemKind::kObject) {
       const ItemId fp = s_.FieldValue(meta, "filePath");
       info_->metadata_path = fp != kNoItem ? PathString(fp)
@@ -134,6 +134,9 @@ class GraphReader {
     }
     return *v;
   }
+
+  // `Resolve` that passes `kNoItem` (a missing field) through.
+  ItemId R(ItemId id) const { return id == kNoItem ? kNoItem : s_.Resolve(id); }
 
   bool IsNull(ItemId id) const {
     return id == kNoItem || s_.item(s_.Resolve(id)).kind == ItemKind::kNull;
@@ -220,7 +223,9 @@ class GraphReader {
   }
 
   bool HasField(ItemId obj, absl::string_view field) const {
+    if (obj == kNoItem) return false;
     const javaobj::Item& it = s_.item(s_.Resolve(obj));
+    if (it.kind != ItemKind::kObject || it.desc == javaobj::kNoDesc) return false;
     for (javaobj::DescId d : s_.desc(it.desc).chain) {
       if (s_.desc(d).FindField(field) >= 0) return true;
     }
@@ -466,7 +471,9 @@ class GraphReader {
                                  s_.ClassNameOf(meta)),
                     meta);
       }
-      const std::string mode = s_.EnumName(s_.FieldValue(meta, "distributionMode")).value_or("");
+      const ItemId mode_item = s_.FieldValue(meta, "distributionMode");
+      const std::string mode =
+          IsNull(mode_item) ? "" : s_.EnumName(mode_item).value_or("");
       entry.mode = mode == "UNION" ? 1 : mode == "BROADCAST" ? 2 : 0;
       entry.offsets = LongArray(s_.FieldValue(meta, "offsets"));
       h->states.push_back(std::move(entry));

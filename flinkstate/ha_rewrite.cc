@@ -98,8 +98,10 @@ absl::StatusOr<HaStripResult> PlanStripCompletedCheckpoint(
       e.subtask_index = ref.subtask_index;
       e.slot = ref.slot;
       const ItemId meta = s.Resolve(v.entries[k].value);
-      const std::string mode =
-          s.EnumName(s.FieldValue(meta, "distributionMode")).value_or("");
+      const ItemId mode_item = s.FieldValue(meta, "distributionMode");
+      const std::string mode = mode_item == javaobj::kNoItem
+                                   ? ""
+                                   : s.EnumName(mode_item).value_or("");
       e.mode = mode == "UNION" ? 1 : mode == "BROADCAST" ? 2 : 0;
       const ItemId offs = s.FieldValue(meta, "offsets");
       if (offs != javaobj::kNoItem && s.item(s.Resolve(offs)).kind == ItemKind::kArray) {

@@ -62,7 +62,15 @@ int RunDump(const CommandArgs& a) {
 int RunVerify(const CommandArgs& a) {
   if (a.positional.size() != 1) return Usage("verify takes one FILE");
   absl::StatusOr<Input> in = Load(a.positional[0]);
-  if (!in.ok()) return Fail(in.status());
+  if (!in.ok()) {
+    // A completedCheckpoint that does not decode is a finding of `verify`.
+    absl::StatusOr<serde::MappedFile> raw = serde::MappedFile::Open(a.positional[0]);
+    if (raw.ok() && SniffFileKind(raw->bytes()) == FileKind::kCompletedCheckpoint) {
+      std::cout << in.status().message() << "\n1 finding(s)\n";
+      return kExitInput;
+    }
+    return Fail(in.status());
+  }
   switch (in->kind) {
     case FileKind::kMetadata:
     case FileKind::kOperatorSnapshot:

@@ -35,6 +35,9 @@ int StripStateCompleted(const OutputTarget& target, const Input& in,
 int RelocateCompleted(const OutputTarget& target, const Input& in,
                       const RelocateOptions& options);
 int VerifyCompletedInput(const Input& in);
+// `relocate` of a raw (not Base64) HA pointer stream: its Path URI.
+int RelocatePointer(const OutputTarget& target, const Input& in,
+                    const RelocateOptions& options);
 int RunVerify(const CommandArgs& args);
 
 }  // namespace flinkstate::cli

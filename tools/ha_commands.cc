@@ -208,6 +208,31 @@ int RelocateCompleted(const OutputTarget& target, const Input& in,
   return kExitOk;
 }
 
+int RelocatePointer(const OutputTarget& target, const Input& in,
+                    const RelocateOptions& options) {
+  absl::StatusOr<HaPointer> before = DecodeHaPointer(in.file.bytes());
+  if (!before.ok()) return Fail(before.status());
+  absl::StatusOr<javaobj::Stream> s = javaobj::DecodeStream(in.file.bytes());
+  if (!s.ok()) return Fail(s.status());
+  absl::StatusOr<RelocateResult> r = PlanRelocateCompletedCheckpoint(*s, options);
+  if (!r.ok()) return Fail(r.status());
+  const std::string want = options.to_prefix + before->path.substr(
+      absl::StartsWith(before->path, options.from_prefix) ? options.from_prefix.size() : 0);
+  absl::Status st = WriteVerified(target, in, r->plan, [&](serde::ByteView out) -> absl::Status {
+    FLINKSTATE_RETURN_IF_ERROR(javaobj::VerifyRoundTrip(out));
+    FLINKSTATE_ASSIGN_OR_RETURN(HaPointer after, DecodeHaPointer(out));
+    if (after.path != want || after.format != before->format) {
+      return absl::DataLossError(absl::StrCat("relocate verify: the pointer reads '",
+                                              after.path, "', expected '", want, "'"));
+    }
+    return absl::OkStatus();
+  });
+  if (!st.ok()) return Fail(st);
+  std::cout << "wrote " << target.output << ": HA pointer " << before->path << " -> " << want
+            << ", verified\n";
+  return kExitOk;
+}
+
 namespace {
 
 // One file `repair` rewrites.

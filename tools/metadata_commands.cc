@@ -199,6 +199,10 @@ int RunRelocate(const CommandArgs& a) {
   if (options.from_prefix.empty()) return Usage("relocate needs --from PREFIX --to PREFIX");
   absl::StatusOr<OutputTarget> target = ResolveOutput(args);
   if (!target.ok()) return Usage(target.status().message());
+  if (absl::StatusOr<Input> raw = Load(target->input);
+      raw.ok() && raw->kind == FileKind::kJavaStream) {
+    return RelocatePointer(*target, *raw, options);  // a ZooKeeper pointer
+  }
   absl::StatusOr<Input> in = LoadStateFile(target->input);
   if (!in.ok()) return Fail(in.status());
   if (in->kind == FileKind::kCompletedCheckpoint) {

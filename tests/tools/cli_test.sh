@@ -150,7 +150,13 @@ cp "$job/ha/completedCheckpoint0a1b2c3d4e5f" "$job/ha/completedCheckpointb0b0b0b
 check "diff _metadata and its completedCheckpoint" 0 "$bin" diff "$job/chk-1742/_metadata" "$job/ha/completedCheckpoint0a1b2c3d4e5f"
 expect_grep "no differences between the pair" "no differences" "$tmp/out"
 # A ZooKeeper pointer to the local HA file, and one to a missing file.
-printf 'file:%s' "$job/ha/completedCheckpoint0a1b2c3d4e5f" > /dev/null
+check "relocate a ZooKeeper pointer" 0 "$bin" relocate --from hdfs://nn:8020/flink/ha/default/completedCheckpoint3c9a1f0b2e7d --to "file:$job/ha/completedCheckpoint0a1b2c3d4e5f" "$synth_root/1.20/zk-node.bin" "$tmp/zk-local"
+check "inspect a pointer to a local file" 0 "$bin" inspect "$tmp/zk-local"
+expect_grep "the pointer's file exists" "exists: $job/ha/completedCheckpoint0a1b2c3d4e5f" "$tmp/out"
+expect_grep "the pointer's file is the checkpoint" "completedCheckpoint of checkpoint 1742" "$tmp/out"
+check "relocate a pointer to a missing file" 0 "$bin" relocate --from "file:$job/ha/" --to "file:$job/gone/" "$tmp/zk-local" "$tmp/zk-missing"
+check "inspect a pointer to a missing file" 1 "$bin" inspect "$tmp/zk-missing"
+expect_grep "missing target reported" "does not exist" "$tmp/err"
 sum_before=$(cat "$job/chk-1742/_metadata" "$job"/ha/* | md5sum)
 check "repair dry run" 0 "$bin" repair --state topic-partition-offset-states --ha-dir "$job/ha" "$job/chk-1742"
 expect_grep "dry run lists the HA file" "completedCheckpoint0a1b2c3d4e5f" "$tmp/out"

@@ -393,13 +393,14 @@ int RunRepair(const CommandArgs& a) {
       if (!it.temp.empty()) ::unlink(it.temp.c_str());
     }
   };
-  for (RepairItem& it : items) {
+  for (RepairItem& it : items) {  // every backup name must be free before any write
     it.backup = it.in.path + suffix;
     if (Exists(it.backup)) {
-      cleanup();
       return Fail(absl::FailedPreconditionError(absl::StrCat(
           "backup ", it.backup, " already exists; move it away first (nothing was written)")));
     }
+  }
+  for (RepairItem& it : items) {
     const std::string temp = it.in.path + ".flinkstate-repair.tmp";
     serde::SpliceOptions so;
     so.sync = absl::GetFlag(FLAGS_fsync);

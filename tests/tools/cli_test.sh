@@ -174,6 +174,18 @@ expect_grep "no differences after repair" "no differences" "$tmp/out"
 check "second repair run" 0 "$bin" repair --state topic-partition-offset-states --ha-dir "$job/ha" --apply "$job/chk-1742"
 expect_grep "second run finds nothing" "nothing to strip" "$tmp/out"
 ls "$job/ha" | grep -q flinkstate-repair.tmp && { echo "FAIL: repair left a temporary file"; failures=$((failures + 1)); }
+job2="$tmp/job2"
+mkdir -p "$job2/chk-1742" "$job2/ha"
+"$gen_incident" --out "$job2/chk-1742/_metadata" --union_entries_per_subtask 20 >/dev/null
+"$gen_ha" --metadata "$job2/chk-1742/_metadata" --out "$job2/ha/completedCheckpoint0a1b2c3d4e5f"
+echo stale > "$job2/ha/completedCheckpoint0a1b2c3d4e5f.bak"
+sum_before=$(cat "$job2/chk-1742/_metadata" "$job2/ha/completedCheckpoint0a1b2c3d4e5f" | md5sum)
+check "repair refuses when a backup exists" 1 "$bin" repair --state topic-partition-offset-states --ha-dir "$job2/ha" --apply "$job2/chk-1742"
+expect_grep "repair names the existing backup" "already exists" "$tmp/err"
+sum_after=$(cat "$job2/chk-1742/_metadata" "$job2/ha/completedCheckpoint0a1b2c3d4e5f" | md5sum)
+if [[ $sum_before == "$sum_after" ]]; then passes=$((passes + 1)); else echo "FAIL: a refused repair changed a file"; failures=$((failures + 1)); fi
+expect_no_file "a refused repair leaves no _metadata backup" "$job2/chk-1742/_metadata.bak"
+ls "$job2/chk-1742" "$job2/ha" | grep -q flinkstate-repair.tmp && { echo "FAIL: refused repair left a temporary file"; failures=$((failures + 1)); }
 check "repair without a _metadata" 1 "$bin" repair --state x "$tmp"
 check "repair without --state" 2 "$bin" repair "$job/chk-1742"
 

@@ -299,6 +299,16 @@ class GraphReader {
   }
 
   absl::Status ReadKeyed(ItemId id, absl::string_view path, KeyedStateHandle* h) {
+    // Changelog handles nest keyed handles; a hostile stream can make a
+    // reference cycle of them. Flink nests one level.
+    struct Depth {
+      int& d;
+      explicit Depth(int& x) : d(++x) {}
+      ~Depth() { --d; }
+    } depth(keyed_depth_);
+    if (keyed_depth_ > kMaxKeyedDepth) {
+      return Fail(path, "keyed handles nested too deeply (a reference cycle?)", R(id));
+    }
     id = s_.Resolve(id);
     h->range = s_.item(id).range;
     const std::string cls = Short(s_.ClassNameOf(id));
@@ -697,8 +707,10 @@ class GraphReader {
     return "1.16-1.20";
   }
 
+  static constexpr int kMaxKeyedDepth = 16;
   const javaobj::Stream& s_;
   CompletedCheckpointInfo* info_ = nullptr;
+  int keyed_depth_ = 0;
   std::vector<std::string> classes_seen_;
 };
 

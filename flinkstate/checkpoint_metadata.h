@@ -285,7 +285,16 @@ struct OperatorSnapshot {
   SourceRange trailing;
 };
 
-enum class StateFileKind : uint8_t { kMetadata, kOperatorSnapshot };
+enum class StateFileKind : uint8_t {
+  kMetadata,
+  kOperatorSnapshot,
+  // An HA `completedCheckpoint<hex>` file read through javaobj
+  // (completed_checkpoint.h): `metadata` holds the operators (version 0),
+  // `completed` the rest.
+  kCompletedCheckpoint,
+};
+
+struct CompletedCheckpointInfo;  // completed_checkpoint.h
 
 // What `ReadStateFile` found.
 struct StateFile {
@@ -293,6 +302,8 @@ struct StateFile {
   uint64_t size = 0;
   CheckpointMetadata metadata;  // kMetadata
   OperatorSnapshot snapshot;    // kOperatorSnapshot
+  // kCompletedCheckpoint only (shared so that the type may stay incomplete).
+  std::shared_ptr<const CompletedCheckpointInfo> completed;
 };
 
 }  // namespace flinkstate

@@ -41,16 +41,51 @@ CheckpointPropertiesSummary SummarizeCheckpointPropertiesObject(
     return p;
   }
   p.forced = BoolField(s, object, "forced");
+  p.has_unclaimed = !s.PrimFieldBytes(object, "unclaimed").empty();  // 1.15+
   p.unclaimed = BoolField(s, object, "unclaimed");
   p.discard_subsumed = BoolField(s, object, "discardSubsumed");
   p.discard_finished = BoolField(s, object, "discardFinished");
   p.discard_cancelled = BoolField(s, object, "discardCancelled");
   p.discard_failed = BoolField(s, object, "discardFailed");
   p.discard_suspended = BoolField(s, object, "discardSuspended");
-  const javaobj::ItemId type = s.Resolve(s.FieldValue(object, "checkpointType"));
+  javaobj::ItemId type = s.FieldValue(object, "checkpointType");
+  if (type != javaobj::kNoItem) type = s.Resolve(type);  // Resolve needs a real item
   if (type == javaobj::kNoItem) {
     p.kind = "unknown";
     p.error = "CheckpointProperties without a checkpointType";
+    return p;
+  }
+  if (s.item(type).kind == javaobj::ItemKind::kEnum) {
+    // Flink 1.13/1.14: `CheckpointType` is an enum; its display name and
+    // post-checkpoint action are fields of the constant, not in the stream.
+    absl::StatusOr<std::string> constant = s.EnumName(type);
+    if (!constant.ok()) {
+      p.kind = "unknown";
+      p.error = std::string(constant.status().message());
+      return p;
+    }
+    static constexpr struct {
+      const char* constant;
+      const char* kind;
+      const char* name;
+      const char* action;
+    } kLegacyTypes[] = {
+        {"CHECKPOINT", "checkpoint", "Checkpoint", ""},
+        {"SAVEPOINT", "savepoint", "Savepoint", "NONE"},
+        {"SAVEPOINT_SUSPEND", "savepoint", "Suspend Savepoint", "SUSPEND"},
+        {"SAVEPOINT_TERMINATE", "savepoint", "Terminate Savepoint", "TERMINATE"},
+        {"SYNC_SAVEPOINT", "savepoint", "Synchronous Savepoint", "SUSPEND"},
+    };
+    for (const auto& t : kLegacyTypes) {
+      if (*constant == t.constant) {
+        p.kind = t.kind;
+        p.type_name = t.name;
+        p.post_checkpoint_action = t.action;
+        return p;
+      }
+    }
+    p.kind = "unknown";
+    p.error = absl::StrCat("unknown CheckpointType constant ", *constant);
     return p;
   }
   const javaobj::ItemId name = s.FieldValue(type, "name");

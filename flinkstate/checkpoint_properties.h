@@ -11,8 +11,11 @@
 // `checkpointType`, a `CheckpointType` (`name` "Checkpoint"/"Full
 // Checkpoint", enum `sharingFilesStrategy`) or a `SavepointType` (`name`, enum
 // `postCheckpointAction`, enum `formatType` CANONICAL/NATIVE); Flink 1.16-2.x.
-// The object graph is read through the javaobj decoder, by field names found
-// in the stream's own class descriptors.
+// Flink 1.13/1.14 wrote `checkpointType` as a constant of the enum
+// `CheckpointType` (CHECKPOINT, SAVEPOINT, SAVEPOINT_SUSPEND,
+// SAVEPOINT_TERMINATE) and had no `unclaimed` field. The object graph is read
+// through the javaobj decoder, by field names found in the stream's own class
+// descriptors.
 
 #ifndef FLINKSTATE_FLINKSTATE_CHECKPOINT_PROPERTIES_H_
 #define FLINKSTATE_FLINKSTATE_CHECKPOINT_PROPERTIES_H_
@@ -38,6 +41,7 @@ struct CheckpointPropertiesSummary {
   std::string sharing_files_strategy;
   bool forced = false;
   bool unclaimed = false;
+  bool has_unclaimed = false;  // the field exists from Flink 1.15 on
   bool discard_subsumed = false;
   bool discard_finished = false;
   bool discard_cancelled = false;

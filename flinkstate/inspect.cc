@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "flinkstate/checkpoint_properties.h"
+#include "flinkstate/completed_checkpoint.h"
 #include "flinkstate/handle_walker.h"
 #include "google/protobuf/util/json_util.h"
 
@@ -356,6 +357,28 @@ const char* HandleJavaClass(char context, uint8_t tag) {
   }
 }
 
+namespace {
+
+void FillProperties(const CheckpointPropertiesSummary& s, uint64_t bytes,
+                    report::CheckpointProperties* p) {
+  p->set_kind(s.kind);
+  p->set_format_type(s.format_type);
+  p->set_post_checkpoint_action(s.post_checkpoint_action);
+  p->set_sharing_files_strategy(s.sharing_files_strategy);
+  p->set_type_name(s.type_name);
+  p->set_forced(s.forced);
+  if (s.has_unclaimed) p->set_unclaimed(s.unclaimed);
+  p->set_discard_subsumed(s.discard_subsumed);
+  p->set_discard_finished(s.discard_finished);
+  p->set_discard_cancelled(s.discard_cancelled);
+  p->set_discard_failed(s.discard_failed);
+  p->set_discard_suspended(s.discard_suspended);
+  p->set_error(s.error);
+  p->set_bytes(bytes);
+}
+
+}  // namespace
+
 report::Report BuildReport(const StateFile& file, serde::ByteView input,
                            const InspectOptions& options) {
   report::Report r;
@@ -371,8 +394,30 @@ report::Report BuildReport(const StateFile& file, serde::ByteView input,
     builder.SetOperator(kNoOperator, op, absl::MakeConstSpan(&file.snapshot.state, 1));
   } else {
     const CheckpointMetadata& m = file.metadata;
-    r.set_kind("metadata");
+    const CompletedCheckpointInfo* cc =
+        file.kind == StateFileKind::kCompletedCheckpoint ? file.completed.get() : nullptr;
+    r.set_kind(cc != nullptr ? "completedCheckpoint" : "metadata");
     r.set_format_version(m.version);
+    if (cc != nullptr) {
+      FillProperties(cc->properties, 0, r.mutable_properties());
+      report::CompletedCheckpointInfo* ci = r.mutable_completed_checkpoint();
+      ci->set_job_id(cc->job_id);
+      ci->set_timestamp(cc->timestamp);
+      ci->set_completion_timestamp(cc->completion_timestamp);
+      ci->set_duration(cc->duration);
+      ci->set_external_pointer(cc->external_pointer);
+      ci->set_storage_location(cc->storage_location_class);
+      ci->set_metadata_path(cc->metadata_path);
+      ci->set_flink_versions(cc->flink_versions);
+      ci->set_has_restored_properties(cc->has_restored_properties);
+      ci->set_master_hook_states(cc->master_hook_states);
+      for (const std::string& u : cc->unknown_classes) {
+        ci->add_unknown_classes(u);
+        builder.AddWarning("UNKNOWN_HANDLE_CLASS",
+                           absl::StrCat(u, " is not a handle class flinkstate knows; it "
+                                           "is kept unchanged and not counted"));
+      }
+    }
     r.set_checkpoint_id(m.checkpoint_id);
     uint64_t master_bytes = 0;
     for (const MasterState& ms : m.master_states) {
@@ -383,24 +428,10 @@ report::Report BuildReport(const StateFile& file, serde::ByteView input,
       master_bytes += ms.range.size;
     }
     r.mutable_bytes()->set_master_states(master_bytes);
-    if (m.version >= 4) {
+    if (cc == nullptr && m.version >= 4) {
       CheckpointPropertiesSummary s =
           SummarizeCheckpointProperties(serde::Slice(input, m.properties));
-      report::CheckpointProperties* p = r.mutable_properties();
-      p->set_kind(s.kind);
-      p->set_format_type(s.format_type);
-      p->set_post_checkpoint_action(s.post_checkpoint_action);
-      p->set_sharing_files_strategy(s.sharing_files_strategy);
-      p->set_type_name(s.type_name);
-      p->set_forced(s.forced);
-      p->set_unclaimed(s.unclaimed);
-      p->set_discard_subsumed(s.discard_subsumed);
-      p->set_discard_finished(s.discard_finished);
-      p->set_discard_cancelled(s.discard_cancelled);
-      p->set_discard_failed(s.discard_failed);
-      p->set_discard_suspended(s.discard_suspended);
-      p->set_error(s.error);
-      p->set_bytes(m.properties.size);
+      FillProperties(s, m.properties.size, r.mutable_properties());
       r.mutable_bytes()->set_properties(m.properties.size);
     }
     for (size_t i = 0; i < m.operators.size(); ++i) {
@@ -455,10 +486,19 @@ report::Report BuildReport(const StateFile& file, serde::ByteView input,
 
 std::string RenderReportText(const report::Report& r, int top) {
   std::string out;
-  absl::StrAppend(&out, r.file(), ": ", r.kind() == "metadata" ? "Flink _metadata" : "operator snapshot",
-                  " (format version ", r.format_version(), "), ",
-                  HumanBytes(r.file_size()), "\n");
-  if (r.kind() == "metadata") {
+  if (r.kind() == "completedCheckpoint") {
+    const report::CompletedCheckpointInfo& c = r.completed_checkpoint();
+    absl::StrAppend(&out, r.file(), ": Flink HA completedCheckpoint (class shapes of Flink ",
+                    c.flink_versions(), "), ", HumanBytes(r.file_size()), "\n",
+                    "job ", c.job_id(), ", checkpoint directory ",
+                    c.external_pointer().empty() ? "-" : c.external_pointer(), "\n");
+  } else {
+    absl::StrAppend(&out, r.file(), ": ",
+                    r.kind() == "metadata" ? "Flink _metadata" : "operator snapshot",
+                    " (format version ", r.format_version(), "), ",
+                    HumanBytes(r.file_size()), "\n");
+  }
+  if (r.kind() == "metadata" || r.kind() == "completedCheckpoint") {
     absl::StrAppend(&out, "checkpoint id ", r.checkpoint_id());
     if (r.has_properties()) {
       const report::CheckpointProperties& p = r.properties();

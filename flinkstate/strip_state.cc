@@ -137,7 +137,7 @@ absl::Status VerifyStripped(const StateFile& before, const StateFile& after,
   if (before.kind != after.kind) {
     return absl::DataLossError("strip-state verify: file kind changed");
   }
-  if (before.kind == StateFileKind::kMetadata) {
+  if (before.kind != StateFileKind::kOperatorSnapshot) {
     const auto& a = before.metadata;
     const auto& b = after.metadata;
     if (a.version != b.version || a.checkpoint_id != b.checkpoint_id ||

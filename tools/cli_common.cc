@@ -13,6 +13,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "flinkstate/completed_checkpoint.h"
+#include "flinkstate/ha_pointer.h"
 #include "flinkstate/metadata_reader.h"
 #include "flinkstate/metadata_writer.h"
 #include "serde/status_macros.h"
@@ -43,8 +45,10 @@ FileKind SniffFileKind(serde::ByteView b) {
     return FileKind::kMetadata;
   }
   if (b.size() >= 4 && b[0] == 0xAC && b[1] == 0xED && b[2] == 0x00 && b[3] == 0x05) {
-    return FileKind::kJavaStream;
+    return LooksLikeCompletedCheckpoint(b) ? FileKind::kCompletedCheckpoint
+                                           : FileKind::kJavaStream;
   }
+  if (LooksLikeBase64JavaStream(b)) return FileKind::kBase64JavaStream;
   if (b.size() >= 5 && b[0] == 0 && b[1] == 0 && b[2] == 0 && (b[3] == 0 || b[3] == 3) &&
       b[4] <= 17) {
     return FileKind::kOperatorSnapshot;
@@ -60,6 +64,10 @@ const char* FileKindName(FileKind kind) {
       return "operator snapshot";
     case FileKind::kJavaStream:
       return "Java serialization stream";
+    case FileKind::kCompletedCheckpoint:
+      return "Flink HA completedCheckpoint";
+    case FileKind::kBase64JavaStream:
+      return "Base64 text of a Java serialization stream";
     default:
       return "unknown";
   }
@@ -77,17 +85,37 @@ absl::StatusOr<Input> Load(const std::string& path) {
                           absl::StrCat(path, ": ", model.status().message()));
     }
     in.model = *std::move(model);
+  } else if (in.kind == FileKind::kCompletedCheckpoint) {
+    auto stream = std::make_shared<javaobj::Stream>();
+    absl::StatusOr<StateFile> model =
+        ReadCompletedCheckpointBytes(in.file.bytes(), stream.get());
+    if (!model.ok()) {
+      return absl::Status(model.status().code(),
+                          absl::StrCat(path, ": ", model.status().message()));
+    }
+    in.model = *std::move(model);
+    in.stream = std::move(stream);
+  } else if (in.kind == FileKind::kBase64JavaStream) {
+    absl::StatusOr<std::string> raw = DecodeBase64JavaStream(in.file.bytes());
+    if (!raw.ok()) {
+      return absl::Status(raw.status().code(),
+                          absl::StrCat(path, ": ", raw.status().message()));
+    }
+    in.decoded = std::make_shared<const std::string>(*std::move(raw));
   }
   return in;
 }
 
 absl::StatusOr<Input> LoadStateFile(const std::string& path) {
   FLINKSTATE_ASSIGN_OR_RETURN(Input in, Load(path));
-  if (in.kind == FileKind::kMetadata || in.kind == FileKind::kOperatorSnapshot) return in;
-  if (in.kind == FileKind::kJavaStream) {
+  if (in.kind == FileKind::kMetadata || in.kind == FileKind::kOperatorSnapshot ||
+      in.kind == FileKind::kCompletedCheckpoint) {
+    return in;
+  }
+  if (in.kind == FileKind::kJavaStream || in.kind == FileKind::kBase64JavaStream) {
     return absl::InvalidArgumentError(absl::StrCat(
-        path, ": a Java serialization stream; this command works on _metadata and "
-              "operator-snapshot files (see `flinkstate dump`)"));
+        path, ": a Java serialization stream; this command works on _metadata, "
+              "operator-snapshot and completedCheckpoint files (see `flinkstate dump`)"));
   }
   return absl::InvalidArgumentError(absl::StrCat(
       path, ": metadata: header: neither a Flink metadata file (magic 49 60 67 2d), an "

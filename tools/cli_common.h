@@ -13,6 +13,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "flinkstate/checkpoint_metadata.h"
+#include "javaobj/object_model.h"
 #include "serde/edit_plan.h"
 #include "serde/mapped_file.h"
 #include "serde/splice_writer.h"
@@ -60,24 +62,41 @@ std::string Human(uint64_t bytes);
 enum class FileKind : uint8_t {
   kMetadata,          // 49 60 67 2D
   kOperatorSnapshot,  // i32 0 or 3, then a handle tag
-  kJavaStream,        // AC ED 00 05
+  kJavaStream,        // AC ED 00 05 (other than the kinds below)
+  // AC ED 00 05 73 72 + "org.apache.flink.runtime.checkpoint.CompletedCheckpoint"
+  kCompletedCheckpoint,
+  // "rO0AB...": Base64 of a Java stream (a Kubernetes HA ConfigMap value)
+  kBase64JavaStream,
   kUnknown,
 };
 FileKind SniffFileKind(serde::ByteView bytes);
 const char* FileKindName(FileKind kind);
 
-// A decoded input: the mapping and, for metadata and snapshots, its model.
+// A decoded input: the mapping and, for metadata, snapshots and
+// completedCheckpoint files, its model.
 struct Input {
   std::string path;
   serde::MappedFile file;
   FileKind kind = FileKind::kUnknown;
-  StateFile model;  // kMetadata, kOperatorSnapshot
+  StateFile model;  // kMetadata, kOperatorSnapshot, kCompletedCheckpoint
+  // kBase64JavaStream: the decoded Java stream.
+  std::shared_ptr<const std::string> decoded;
+  // kCompletedCheckpoint: the decoded stream the model refers to (borrows
+  // `file`'s mapping, which does not move when `Input` does).
+  std::shared_ptr<const javaobj::Stream> stream;
+  // The bytes a Java-stream command works on: `decoded` or the mapping.
+  serde::ByteView java_bytes() const {
+    return decoded ? serde::ByteView(reinterpret_cast<const uint8_t*>(decoded->data()),
+                                     decoded->size())
+                   : file.bytes();
+  }
 };
 
 // Maps `path` and decodes it if it is a metadata or snapshot file. Errors are
 // prefixed with the path.
 [[nodiscard]] absl::StatusOr<Input> Load(const std::string& path);
-// As `Load`, but fails unless the file is a metadata or operator-snapshot file.
+// As `Load`, but fails unless the file is a metadata, operator-snapshot or
+// completedCheckpoint file.
 [[nodiscard]] absl::StatusOr<Input> LoadStateFile(const std::string& path);
 
 std::string DirOf(const std::string& path);

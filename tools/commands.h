@@ -7,6 +7,8 @@
 #ifndef FLINKSTATE_TOOLS_COMMANDS_H_
 #define FLINKSTATE_TOOLS_COMMANDS_H_
 
+#include "flinkstate/relocate.h"
+#include "flinkstate/strip_state.h"
 #include "tools/cli_common.h"
 
 namespace flinkstate::cli {
@@ -23,6 +25,19 @@ int VerifyStateFileInput(const Input& in);
 
 // java_commands.cc
 int RunDump(const CommandArgs& args);
+
+// ha_commands.cc: HA completedCheckpoint files and their pointers.
+int RunRepair(const CommandArgs& args);
+// `inspect` of a ZooKeeper/Kubernetes pointer (a Java stream or its Base64).
+int InspectPointer(const Input& in);
+int StripStateCompleted(const OutputTarget& target, const Input& in,
+                        const StripOptions& options);
+int RelocateCompleted(const OutputTarget& target, const Input& in,
+                      const RelocateOptions& options);
+int VerifyCompletedInput(const Input& in);
+// `relocate` of a raw (not Base64) HA pointer stream: its Path URI.
+int RelocatePointer(const OutputTarget& target, const Input& in,
+                    const RelocateOptions& options);
 int RunVerify(const CommandArgs& args);
 
 }  // namespace flinkstate::cli

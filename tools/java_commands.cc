@@ -21,7 +21,7 @@ int RunDump(const CommandArgs& a) {
   if (a.positional.size() != 1) return Usage("dump takes one FILE");
   absl::StatusOr<Input> in = Load(a.positional[0]);
   if (!in.ok()) return Fail(in.status());
-  serde::ByteView stream = in->file.bytes();
+  serde::ByteView stream = in->java_bytes();  // Base64 already decoded
   uint64_t base = 0;
   if (in->kind == FileKind::kMetadata) {
     // The only Java serialization inside a _metadata file is its properties.
@@ -37,7 +37,8 @@ int RunDump(const CommandArgs& a) {
       std::cout << "# CheckpointProperties of " << in->path << ": a Java stream at bytes ["
                 << r.offset << ", " << r.end() << "); offsets below are relative to it\n";
     }
-  } else if (in->kind != FileKind::kJavaStream) {
+  } else if (in->kind != FileKind::kJavaStream && in->kind != FileKind::kCompletedCheckpoint &&
+             in->kind != FileKind::kBase64JavaStream) {
     return Fail(absl::InvalidArgumentError(
         absl::StrCat(in->path, ": not a Java serialization stream (",
                      FileKindName(in->kind), "); try `flinkstate inspect`")));
@@ -61,13 +62,23 @@ int RunDump(const CommandArgs& a) {
 int RunVerify(const CommandArgs& a) {
   if (a.positional.size() != 1) return Usage("verify takes one FILE");
   absl::StatusOr<Input> in = Load(a.positional[0]);
-  if (!in.ok()) return Fail(in.status());
+  if (!in.ok()) {
+    // A completedCheckpoint that does not decode is a finding of `verify`.
+    absl::StatusOr<serde::MappedFile> raw = serde::MappedFile::Open(a.positional[0]);
+    if (raw.ok() && SniffFileKind(raw->bytes()) == FileKind::kCompletedCheckpoint) {
+      std::cout << in.status().message() << "\n1 finding(s)\n";
+      return kExitInput;
+    }
+    return Fail(in.status());
+  }
   switch (in->kind) {
     case FileKind::kMetadata:
     case FileKind::kOperatorSnapshot:
+    case FileKind::kCompletedCheckpoint:
       return VerifyStateFileInput(*in);
+    case FileKind::kBase64JavaStream:
     case FileKind::kJavaStream: {
-      absl::Status s = javaobj::VerifyRoundTrip(in->file.bytes());
+      absl::Status s = javaobj::VerifyRoundTrip(in->java_bytes());
       if (!s.ok()) {
         std::cout << in->path << ": " << s.message() << "\n1 finding(s)\n";
         return kExitInput;

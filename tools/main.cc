@@ -32,10 +32,16 @@ commands:
   verify FILE [--nocheck-files]          decode, re-encode, check consistency
   diff A B                               what differs between two files' reports
   dump FILE [--json]                     a Java serialization stream as a tree
+  repair --state NAME [--ha-dir DIR] [--apply] CHECKPOINT_DIR...
+                                         strip a state from each chk-<n>/_metadata
+                                         and the matching HA completedCheckpoint
+                                         files; prints the plan, writes only
+                                         with --apply (keeping FILE.bak)
 
 FILE is a checkpoint/savepoint _metadata (format versions 1-7), an
-OperatorSnapshotUtil operator-snapshot file or a Java serialization stream;
-the kind is sniffed. Outputs are written to a temporary file, re-read and
+OperatorSnapshotUtil operator-snapshot file, an HA completedCheckpoint file,
+a ZooKeeper/Kubernetes HA pointer (raw or Base64) or a Java serialization
+stream; the kind is sniffed. Outputs are written to a temporary file, re-read and
 verified, then renamed; --in-place keeps the original as FILE.bak.
 exit codes: 0 ok, 1 bad input or findings, 2 usage error
 )";
@@ -50,6 +56,7 @@ constexpr Command kCommands[] = {
     {"drop-operator", RunDropOperator}, {"relocate", RunRelocate},
     {"convert", RunConvert},       {"verify", RunVerify},
     {"diff", RunDiff},             {"dump", RunDump},
+    {"repair", RunRepair},
 };
 
 }  // namespace

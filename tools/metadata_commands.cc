@@ -39,8 +39,12 @@ int RunInspect(const CommandArgs& a) {
   const std::vector<std::string>& args = a.positional;
   if (args.size() != 1) return Usage("inspect takes one FILE");
   const auto start = Clock::now();
-  absl::StatusOr<Input> in = LoadStateFile(args[0]);
+  absl::StatusOr<Input> in = Load(args[0]);
   if (!in.ok()) return Fail(in.status());
+  if (in->kind == FileKind::kJavaStream || in->kind == FileKind::kBase64JavaStream) {
+    return InspectPointer(*in);
+  }
+  if (absl::Status s = LoadStateFile(args[0]).status(); !s.ok()) return Fail(s);
   InspectOptions options;
   options.file_name = args[0];
   options.top = absl::GetFlag(FLAGS_top);
@@ -58,6 +62,7 @@ int RunInspect(const CommandArgs& a) {
 }
 
 int VerifyStateFileInput(const Input& in) {
+  if (in.kind == FileKind::kCompletedCheckpoint) return VerifyCompletedInput(in);
   VerifyOptions options;
   if (absl::GetFlag(FLAGS_check_files)) options.base_dir = DirOf(in.path);
   std::vector<Finding> findings = VerifyStateFile(in.model, in.file.bytes(), options);
@@ -89,6 +94,9 @@ int RunStripState(const CommandArgs& a) {
   const auto start = Clock::now();
   absl::StatusOr<Input> in = LoadStateFile(target->input);
   if (!in.ok()) return Fail(in.status());
+  if (in->kind == FileKind::kCompletedCheckpoint) {
+    return StripStateCompleted(*target, *in, options);
+  }
   absl::StatusOr<StripResult> result =
       PlanStripState(in->model, in->file.bytes(), options);
   if (!result.ok()) return Fail(result.status());
@@ -191,8 +199,15 @@ int RunRelocate(const CommandArgs& a) {
   if (options.from_prefix.empty()) return Usage("relocate needs --from PREFIX --to PREFIX");
   absl::StatusOr<OutputTarget> target = ResolveOutput(args);
   if (!target.ok()) return Usage(target.status().message());
+  if (absl::StatusOr<Input> raw = Load(target->input);
+      raw.ok() && raw->kind == FileKind::kJavaStream) {
+    return RelocatePointer(*target, *raw, options);  // a ZooKeeper pointer
+  }
   absl::StatusOr<Input> in = LoadStateFile(target->input);
   if (!in.ok()) return Fail(in.status());
+  if (in->kind == FileKind::kCompletedCheckpoint) {
+    return RelocateCompleted(*target, *in, options);
+  }
   absl::StatusOr<RelocateResult> result = PlanRelocate(in->model, in->file.bytes(), options);
   if (!result.ok()) return Fail(result.status());
   const StateFile& before = in->model;

@@ -11,8 +11,10 @@ import sys
 
 def properties(report):
     p = report.get("properties")
-    if report.get("formatVersion", 0) < 4 or not p or p.get("kind") in ("", "null"):
+    if not p or p.get("kind") in ("", "null"):
         return None
+    if report.get("kind") == "metadata" and report.get("formatVersion", 0) < 4:
+        return None  # the properties follow the body only from version 4
     return {
         "type": p["kind"],
         "name": p.get("typeName", ""),
@@ -23,7 +25,7 @@ def properties(report):
         "discardCancelled": p.get("discardCancelled", False),
         "discardFailed": p.get("discardFailed", False),
         "discardSuspended": p.get("discardSuspended", False),
-        "unclaimed": p.get("unclaimed", False),
+        "unclaimed": p.get("unclaimed"),  # absent before Flink 1.15
     }
 
 

@@ -115,6 +115,80 @@ check "relocate there and back is the identity" 0 cmp "$legacy" "$tmp/back"
 check "relocate without a match" 1 "$bin" relocate --from hdfs:// --to s3:// "$legacy" "$tmp/none2"
 expect_no_file "nothing written without a match" "$tmp/none2"
 
+
+# --- HA: completedCheckpoint files, pointers, repair ---------------------------------
+gen_incident="$(dirname "$bin")/gen/flinkstate-gen-incident"
+gen_ha="$(dirname "$bin")/gen/flinkstate-gen-ha"
+synth_root="$corpus/../spec/samples/flink-synth"
+for v in 1.13 1.15 1.17 1.20 2.0; do
+  check "inspect completedCheckpoint $v" 0 "$bin" inspect "$synth_root/$v/completedCheckpoint.bin"
+  expect_grep "completedCheckpoint $v report" "Flink HA completedCheckpoint" "$tmp/out"
+  check "inspect --json completedCheckpoint $v" 0 "$bin" inspect --json "$synth_root/$v/completedCheckpoint.bin"
+  expect_grep "json kind $v" '"kind": "completedCheckpoint"' "$tmp/out"
+  check "inspect zk pointer $v" 0 "$bin" inspect "$synth_root/$v/zk-node.bin"
+  expect_grep "zk pointer target $v" "completedCheckpoint3c9a1f0b2e7d" "$tmp/out"
+  check "inspect k8s pointer $v" 0 "$bin" inspect "$synth_root/$v/k8s-value.b64"
+  check "dump base64 $v" 0 "$bin" dump "$synth_root/$v/k8s-value.b64"
+  expect_grep "dump decodes base64 $v" "RetrievableStreamStateHandle" "$tmp/out"
+  check "strip-state completedCheckpoint $v" 0 "$bin" strip-state --state source-offsets "$synth_root/$v/completedCheckpoint.bin" "$tmp/cc-$v"
+  check "verify stripped completedCheckpoint $v" 0 "$bin" verify "$tmp/cc-$v"
+done
+printf '%s' 'rO0AB***garbage=' > "$tmp/bad.b64"  # 16 characters, '*' at byte 5
+check "base64 garbage" 1 "$bin" inspect "$tmp/bad.b64"
+expect_grep "base64 error names the offset" "base64: .*at byte" "$tmp/err"
+head -c 3000 "$synth_root/1.20/completedCheckpoint.bin" > "$tmp/cc.cut"
+check "strip-state on a truncated completedCheckpoint" 1 "$bin" strip-state --state source-offsets "$tmp/cc.cut" "$tmp/cc.cut.out"
+expect_no_file "nothing written for a truncated input" "$tmp/cc.cut.out"
+check "drop-operator refuses completedCheckpoint" 1 "$bin" drop-operator --operator 852fee8c7e7b7a3bcbc357ccb763df2c "$synth_root/1.20/completedCheckpoint.bin" "$tmp/cc-dropped"
+expect_no_file "nothing written by a refused drop" "$tmp/cc-dropped"
+
+job="$tmp/job"
+mkdir -p "$job/chk-1742" "$job/ha"
+"$gen_incident" --out "$job/chk-1742/_metadata" --union_entries_per_subtask 200 >/dev/null
+"$gen_ha" --metadata "$job/chk-1742/_metadata" --out "$job/ha/completedCheckpoint0a1b2c3d4e5f"
+cp "$job/ha/completedCheckpoint0a1b2c3d4e5f" "$job/ha/completedCheckpointb0b0b0b0b0b0"
+check "diff _metadata and its completedCheckpoint" 0 "$bin" diff "$job/chk-1742/_metadata" "$job/ha/completedCheckpoint0a1b2c3d4e5f"
+expect_grep "no differences between the pair" "no differences" "$tmp/out"
+# A ZooKeeper pointer to the local HA file, and one to a missing file.
+check "relocate a ZooKeeper pointer" 0 "$bin" relocate --from hdfs://nn:8020/flink/ha/default/completedCheckpoint3c9a1f0b2e7d --to "file:$job/ha/completedCheckpoint0a1b2c3d4e5f" "$synth_root/1.20/zk-node.bin" "$tmp/zk-local"
+check "inspect a pointer to a local file" 0 "$bin" inspect "$tmp/zk-local"
+expect_grep "the pointer's file exists" "exists: $job/ha/completedCheckpoint0a1b2c3d4e5f" "$tmp/out"
+expect_grep "the pointer's file is the checkpoint" "completedCheckpoint of checkpoint 1742" "$tmp/out"
+check "relocate a pointer to a missing file" 0 "$bin" relocate --from "file:$job/ha/" --to "file:$job/gone/" "$tmp/zk-local" "$tmp/zk-missing"
+check "inspect a pointer to a missing file" 1 "$bin" inspect "$tmp/zk-missing"
+expect_grep "missing target reported" "does not exist" "$tmp/err"
+sum_before=$(cat "$job/chk-1742/_metadata" "$job"/ha/* | md5sum)
+check "repair dry run" 0 "$bin" repair --state topic-partition-offset-states --ha-dir "$job/ha" "$job/chk-1742"
+expect_grep "dry run lists the HA file" "completedCheckpoint0a1b2c3d4e5f" "$tmp/out"
+expect_grep "dry run says so" "dry run, nothing written" "$tmp/out"
+sum_after=$(cat "$job/chk-1742/_metadata" "$job"/ha/* | md5sum)
+if [[ $sum_before == "$sum_after" ]] && [[ $(ls "$job/ha" | wc -l) -eq 2 ]]; then passes=$((passes + 1)); else echo "FAIL: repair dry run wrote something"; failures=$((failures + 1)); fi
+check "repair --apply" 0 "$bin" repair --state topic-partition-offset-states --ha-dir "$job/ha" --apply "$job/chk-1742"
+expect_file "repair keeps the _metadata backup" "$job/chk-1742/_metadata.bak"
+expect_file "repair keeps the HA backup" "$job/ha/completedCheckpoint0a1b2c3d4e5f.bak"
+expect_file "repair keeps the second HA backup" "$job/ha/completedCheckpointb0b0b0b0b0b0.bak"
+check "backup is the original" 0 cmp "$job/ha/completedCheckpoint0a1b2c3d4e5f.bak" "$job/ha/completedCheckpointb0b0b0b0b0b0.bak"
+check "repaired HA file verifies" 0 "$bin" verify "$job/ha/completedCheckpoint0a1b2c3d4e5f"
+check "repaired pair still agrees" 0 "$bin" diff "$job/chk-1742/_metadata" "$job/ha/completedCheckpoint0a1b2c3d4e5f"
+expect_grep "no differences after repair" "no differences" "$tmp/out"
+check "second repair run" 0 "$bin" repair --state topic-partition-offset-states --ha-dir "$job/ha" --apply "$job/chk-1742"
+expect_grep "second run finds nothing" "nothing to strip" "$tmp/out"
+ls "$job/ha" | grep -q flinkstate-repair.tmp && { echo "FAIL: repair left a temporary file"; failures=$((failures + 1)); }
+job2="$tmp/job2"
+mkdir -p "$job2/chk-1742" "$job2/ha"
+"$gen_incident" --out "$job2/chk-1742/_metadata" --union_entries_per_subtask 20 >/dev/null
+"$gen_ha" --metadata "$job2/chk-1742/_metadata" --out "$job2/ha/completedCheckpoint0a1b2c3d4e5f"
+echo stale > "$job2/ha/completedCheckpoint0a1b2c3d4e5f.bak"
+sum_before=$(cat "$job2/chk-1742/_metadata" "$job2/ha/completedCheckpoint0a1b2c3d4e5f" | md5sum)
+check "repair refuses when a backup exists" 1 "$bin" repair --state topic-partition-offset-states --ha-dir "$job2/ha" --apply "$job2/chk-1742"
+expect_grep "repair names the existing backup" "already exists" "$tmp/err"
+sum_after=$(cat "$job2/chk-1742/_metadata" "$job2/ha/completedCheckpoint0a1b2c3d4e5f" | md5sum)
+if [[ $sum_before == "$sum_after" ]]; then passes=$((passes + 1)); else echo "FAIL: a refused repair changed a file"; failures=$((failures + 1)); fi
+expect_no_file "a refused repair leaves no _metadata backup" "$job2/chk-1742/_metadata.bak"
+ls "$job2/chk-1742" "$job2/ha" | grep -q flinkstate-repair.tmp && { echo "FAIL: refused repair left a temporary file"; failures=$((failures + 1)); }
+check "repair without a _metadata" 1 "$bin" repair --state x "$tmp"
+check "repair without --state" 2 "$bin" repair "$job/chk-1742"
+
 ls "$tmp" | grep -q flinkstate-tmp && { echo "FAIL: temporary file left behind"; failures=$((failures + 1)); }
 echo "$passes passed, $failures failed"
 [[ $failures -eq 0 ]]

@@ -1,0 +1,741 @@
+// Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
+
+#include "flinkstate/completed_checkpoint.h"
+
+#include <algorithm>
+#include <memory>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "javaobj/layouts.h"
+#include "javaobj/stream_reader.h"
+#include "serde/endian.h"
+#include "serde/status_macros.h"
+
+namespace flinkstate {
+namespace {
+
+using javaobj::ItemId;
+using javaobj::ItemKind;
+using javaobj::kNoItem;
+
+constexpr char kRt[] = "org.apache.flink.runtime.";
+
+// Class names without the common "org.apache.flink.runtime." prefix.
+std::string Short(const std::string& name) {
+  return absl::StartsWith(name, kRt) ? name.substr(sizeof(kRt) - 1) : name;
+}
+
+class GraphReader {
+ public:
+  explicit GraphReader(const javaobj::Stream& s) : s_(s) {}
+
+  absl::StatusOr<StateFile> Read() {
+    if (s_.aborted()) {
+      uint64_t at = 0;
+      for (ItemId i = 0; i < s_.num_items(); ++i) {
+        if (s_.item(i).kind == ItemKind::kException) {
+          at = s_.item(i).range.offset;
+          break;
+        }
+      }
+      return absl::DataLossError(absl::StrCat(
+          "completedCheckpoint: writing aborted: the stream ends in "
+          "TC_EXCEPTION (a partial file Flink left after a failed write) at byte ",
+          at));
+    }
+    ItemId root = kNoItem;
+    for (ItemId id : s_.top_level()) {
+      if (s_.item(id).kind == ItemKind::kObject) {
+        root = id;
+        break;
+      }
+    }
+    if (root == kNoItem || !s_.IsInstanceOf(root, kCompletedCheckpointClass)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "completedCheckpoint: top level: expected ", kCompletedCheckpointClass,
+          ", found ", root == kNoItem ? "no object" : s_.ClassNameOf(root),
+          " at byte ", root == kNoItem ? 4 : s_.item(root).range.offset));
+    }
+    StateFile file;
+    file.kind = StateFileKind::kCompletedCheckpoint;
+    file.size = s_.input().size();
+    auto info = std::make_shared<CompletedCheckpointInfo>();
+    info_ = info.get();
+    file.metadata.version = 0;
+    FLINKSTATE_ASSIGN_OR_RETURN(file.metadata.checkpoint_id,
+                                Long(root, "checkpointID", "checkpoint"));
+    info_->timestamp = s_.PrimFieldInt(root, "timestamp").value_or(0);
+    if (absl::StatusOr<int64_t> d = s_.PrimFieldInt(root, "duration"); d.ok()) {
+      info_->has_duration = true;
+      info_->duration = *d;
+    }
+    info_->completion_timestamp =
+        s_.PrimFieldInt(root, "completionTimestamp").value_or(0);
+    info_->external_pointer = Str(s_.FieldValue(root, "externalPointer"));
+    info_->job_id = IdHex(s_.FieldValue(root, "job"));
+    const ItemId hooks = s_.FieldValue(root, "masterHookStates");
+    if (hooks != kNoItem && s_.item(s_.Resolve(hooks)).kind == ItemKind::kObject) {
+      absl::StatusOr<javaobj::ContainerView> v =
+          javaobj::ViewContainer(s_, javaobj::UnwrapCollection(s_, hooks));
+      if (v.ok()) info_->master_hook_states = static_cast<int>(v->entries.size());
+    }
+    const ItemId props = s_.FieldValue(root, "props");
+    if (props != kNoItem) {
+      info_->properties = SummarizeCheckpointPropertiesObject(s_, props);
+    }
+    const ItemId restored = s_.FieldValue(root, "restoredProps");
+    if (restored != kNoItem && s_.item(s_.Resolve(restored)).kind != ItemKind::kNull) {
+      info_->has_restored_properties = true;
+      info_->restored_properties = SummarizeCheckpointPropertiesObject(s_, restored);
+    }
+    const ItemId loc = R(s_.FieldValue(root, "storageLocation"));
+    if (loc != kNoItem && s_.item(loc).kind == ItemKind::kObject) {
+      info_->storage_location_class = s_.ClassNameOf(loc);
+      info_->exclusive_checkpoint_dir =
+          PathString(s_.FieldValue(loc, "exclusiveCheckpointDir"));
+    }
+    const ItemId meta = R(s_.FieldValue(root, "metadataHandle"));
+    if (meta != kNoItem && s_.item(meta).kind == ItemKind::kObject) {
+      const ItemId fp = s_.FieldValue(meta, "filePath");
+      info_->metadata_path = fp != kNoItem ? PathString(fp)
+                                           : Str(s_.FieldValue(meta, "handleName"));
+    }
+
+    const ItemId ops = s_.FieldValue(root, "operatorStates");
+    FLINKSTATE_ASSIGN_OR_RETURN(javaobj::ContainerView map,
+                                View(ops, "operatorStates"));
+    for (size_t i = 0; i < map.entries.size(); ++i) {
+      const javaobj::ContainerEntry& e = map.entries[i];
+      OperatorState op;
+      op.range = e.range;
+      FLINKSTATE_RETURN_IF_ERROR(ReadOperator(
+          e.value, static_cast<int>(file.metadata.operators.size()), &op));
+      file.metadata.operators.push_back(std::move(op));
+    }
+    info_->flink_versions = VersionHint();
+    file.completed = std::move(info);
+    return file;
+  }
+
+ private:
+  absl::Status Fail(absl::string_view path, absl::string_view problem, ItemId at) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "completedCheckpoint: ", path, ": ", problem, " at byte ",
+        at == kNoItem ? 0 : s_.item(at).range.offset));
+  }
+
+  absl::StatusOr<int64_t> Long(ItemId obj, const char* field, absl::string_view path) {
+    absl::StatusOr<int64_t> v = s_.PrimFieldInt(obj, field);
+    if (!v.ok()) {
+      return Fail(path, absl::StrCat(s_.ClassNameOf(obj), " has no field '", field, "'"),
+                  obj);
+    }
+    return *v;
+  }
+
+  // `Resolve` that passes `kNoItem` (a missing field) through.
+  ItemId R(ItemId id) const { return id == kNoItem ? kNoItem : s_.Resolve(id); }
+
+  bool IsNull(ItemId id) const {
+    return id == kNoItem || s_.item(s_.Resolve(id)).kind == ItemKind::kNull;
+  }
+
+  std::string Str(ItemId id) const {
+    if (IsNull(id)) return "";
+    absl::StatusOr<std::string> v = s_.StringValue(id);
+    return v.ok() ? *v : "";
+  }
+
+  // `org.apache.flink.core.fs.Path` -> `java.net.URI.string`.
+  std::string PathString(ItemId path) const {
+    if (IsNull(path)) return "";
+    const ItemId uri = s_.FieldValue(path, "uri");
+    if (IsNull(uri)) return "";
+    return Str(s_.FieldValue(uri, "string"));
+  }
+
+  // `AbstractID`: lowerPart then upperPart, each big-endian.
+  std::array<uint8_t, 16> IdBytes(ItemId id) const {
+    std::array<uint8_t, 16> out{};
+    if (IsNull(id)) return out;
+    const int64_t lo = s_.PrimFieldInt(id, "lowerPart").value_or(0);
+    const int64_t hi = s_.PrimFieldInt(id, "upperPart").value_or(0);
+    for (int i = 0; i < 8; ++i) {
+      out[i] = static_cast<uint8_t>(static_cast<uint64_t>(lo) >> (56 - 8 * i));
+      out[8 + i] = static_cast<uint8_t>(static_cast<uint64_t>(hi) >> (56 - 8 * i));
+    }
+    return out;
+  }
+  std::string IdHex(ItemId id) const {
+    std::string s;
+    for (uint8_t b : IdBytes(id)) absl::StrAppend(&s, absl::Hex(b, absl::kZeroPad2));
+    return s;
+  }
+
+  std::string StringId(ItemId id) const {
+    return IsNull(id) ? "" : Str(s_.FieldValue(id, "keyString"));
+  }
+
+  Utf MakeUtf(std::string v) const {
+    Utf u;
+    u.value = std::move(v);
+    return u;
+  }
+
+  absl::StatusOr<javaobj::ContainerView> View(ItemId id, absl::string_view path) {
+    if (IsNull(id)) {
+      javaobj::ContainerView empty;
+      return empty;
+    }
+    absl::StatusOr<javaobj::ContainerView> v =
+        javaobj::ViewContainer(s_, javaobj::UnwrapCollection(s_, id));
+    if (!v.ok()) {
+      return Fail(path, absl::StrCat("not a readable collection (",
+                                     v.status().message(), ")"),
+                  s_.Resolve(id));
+    }
+    return v;
+  }
+
+  void KeyGroupRange(ItemId kgr, int32_t* start, int32_t* num) const {
+    if (IsNull(kgr)) return;
+    const int64_t a = s_.PrimFieldInt(kgr, "startKeyGroup").value_or(0);
+    const int64_t b = s_.PrimFieldInt(kgr, "endKeyGroup").value_or(-1);
+    *start = static_cast<int32_t>(a);
+    *num = static_cast<int32_t>(std::max<int64_t>(0, b - a + 1));
+  }
+
+  OffsetsArray LongArray(ItemId id) const {
+    OffsetsArray o;
+    if (IsNull(id)) return o;
+    const javaobj::Item& it = s_.item(s_.Resolve(id));
+    if (it.kind == ItemKind::kArray && it.element_type == 'J') {
+      o.range = it.payload;
+      o.count = static_cast<uint32_t>(it.count);
+    }
+    return o;
+  }
+
+  void Unknown(absl::string_view path, ItemId id) {
+    info_->unknown_classes.push_back(absl::StrCat(path, ": ", s_.ClassNameOf(id)));
+  }
+
+  bool HasField(ItemId obj, absl::string_view field) const {
+    if (obj == kNoItem) return false;
+    const javaobj::Item& it = s_.item(s_.Resolve(obj));
+    if (it.kind != ItemKind::kObject || it.desc == javaobj::kNoDesc) return false;
+    for (javaobj::DescId d : s_.desc(it.desc).chain) {
+      if (s_.desc(d).FindField(field) >= 0) return true;
+    }
+    return false;
+  }
+
+  void Note(const std::string& class_name) { classes_seen_.push_back(class_name); }
+
+  // A StreamStateHandle value; leaves tag 0 for null and unknown classes.
+  absl::Status ReadStream(ItemId id, absl::string_view path, StreamStateHandle* h) {
+    if (IsNull(id)) return absl::OkStatus();
+    id = s_.Resolve(id);
+    h->range = s_.item(id).range;
+    const std::string cls = Short(s_.ClassNameOf(id));
+    Note(cls);
+    if (cls == "state.memory.ByteStreamStateHandle") {
+      h->tag = static_cast<uint8_t>(HandleTag::kByteStream);
+      h->name = MakeUtf(Str(s_.FieldValue(id, "handleName")));
+      const ItemId data = s_.FieldValue(id, "data");
+      if (!IsNull(data)) h->data = s_.item(s_.Resolve(data)).payload;
+    } else if (cls == "state.filesystem.RelativeFileStateHandle") {
+      h->tag = static_cast<uint8_t>(HandleTag::kRelativeStream);
+      h->path = MakeUtf(Str(s_.FieldValue(id, "relativePath")));
+      h->state_size = s_.PrimFieldInt(id, "stateSize").value_or(0);
+    } else if (cls == "state.filesystem.FileStateHandle") {
+      h->tag = static_cast<uint8_t>(HandleTag::kFileStream);
+      h->path = MakeUtf(PathString(s_.FieldValue(id, "filePath")));
+      h->state_size = s_.PrimFieldInt(id, "stateSize").value_or(0);
+    } else if (cls == "state.filemerging.SegmentFileStateHandle" ||
+               cls == "state.filemerging.EmptySegmentFileStateHandle") {
+      h->tag = static_cast<uint8_t>(cls == "state.filemerging.SegmentFileStateHandle"
+                                        ? HandleTag::kSegmentFile
+                                        : HandleTag::kEmptySegmentFile);
+      h->path = MakeUtf(PathString(s_.FieldValue(id, "filePath")));
+      h->state_size = s_.PrimFieldInt(id, "stateSize").value_or(0);
+      h->start_pos = s_.PrimFieldInt(id, "startPos").value_or(0);
+      h->logical_file_id = MakeUtf(StringId(s_.FieldValue(id, "logicalFileId")));
+      const ItemId scope = s_.FieldValue(id, "scope");
+      if (!IsNull(scope)) {
+        h->scope_ordinal = s_.EnumName(scope).value_or("") == "SHARED" ? 1 : 0;
+      }
+    } else if (cls == "state.PlaceholderStreamStateHandle" ||
+               cls == "state.filemerging.DirectoryStreamStateHandle" ||
+               cls == "state.changelog.inmemory.InMemoryChangelogStateHandle") {
+      // Known, but without a `_metadata` counterpart in stream position.
+    } else {
+      Unknown(path, id);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status ReadNamedHandles(ItemId coll, absl::string_view path,
+                                std::vector<NamedStreamHandle>* out) {
+    if (IsNull(coll)) return absl::OkStatus();
+    FLINKSTATE_ASSIGN_OR_RETURN(javaobj::ContainerView v, View(coll, path));
+    for (size_t i = 0; i < v.entries.size(); ++i) {
+      const javaobj::ContainerEntry& e = v.entries[i];
+      NamedStreamHandle n;
+      const std::string p = absl::StrCat(path, "[", i, "]");
+      if (v.kind == javaobj::ContainerKind::kMap) {  // <= 1.17
+        n.local_path = MakeUtf(StringId(e.key));
+        FLINKSTATE_RETURN_IF_ERROR(ReadStream(e.value, p, &n.handle));
+      } else {  // >= 1.18: HandleAndLocalPath
+        n.local_path = MakeUtf(Str(s_.FieldValue(e.value, "localPath")));
+        FLINKSTATE_RETURN_IF_ERROR(
+            ReadStream(s_.FieldValue(e.value, "handle"), p, &n.handle));
+      }
+      out->push_back(std::move(n));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status ReadKeyed(ItemId id, absl::string_view path, KeyedStateHandle* h) {
+    // Changelog handles nest keyed handles; a hostile stream can make a
+    // reference cycle of them. Flink nests one level.
+    struct Depth {
+      int& d;
+      explicit Depth(int& x) : d(++x) {}
+      ~Depth() { --d; }
+    } depth(keyed_depth_);
+    if (keyed_depth_ > kMaxKeyedDepth) {
+      return Fail(path, "keyed handles nested too deeply (a reference cycle?)", R(id));
+    }
+    id = s_.Resolve(id);
+    h->range = s_.item(id).range;
+    const std::string cls = Short(s_.ClassNameOf(id));
+    Note(cls);
+    const bool with_id = HasField(id, "stateHandleId") || HasField(id, "stateHandleID");
+    if (cls == "state.KeyGroupsStateHandle" || cls == "state.KeyGroupsSavepointStateHandle") {
+      h->tag = static_cast<uint8_t>(cls == "state.KeyGroupsSavepointStateHandle"
+                                        ? HandleTag::kSavepointKeyGroups
+                                    : with_id ? HandleTag::kKeyGroupsV2
+                                              : HandleTag::kKeyGroups);
+      const ItemId offs = s_.FieldValue(id, "groupRangeOffsets");
+      if (!IsNull(offs)) {
+        KeyGroupRange(s_.FieldValue(offs, "keyGroupRange"), &h->start_key_group,
+                      &h->num_key_groups);
+        h->key_group_offsets = LongArray(s_.FieldValue(offs, "offsets"));
+      }
+      h->delegate = std::make_unique<StreamStateHandle>();
+      FLINKSTATE_RETURN_IF_ERROR(ReadStream(s_.FieldValue(id, "stateHandle"),
+                                            absl::StrCat(path, ".stateHandle"),
+                                            h->delegate.get()));
+      h->state_handle_id = MakeUtf(StringId(s_.FieldValue(id, "stateHandleId")));
+    } else if (cls == "state.IncrementalRemoteKeyedStateHandle") {
+      h->tag = static_cast<uint8_t>(with_id ? HandleTag::kIncrementalKeyGroupsV2
+                                            : HandleTag::kIncrementalKeyGroups);
+      h->checkpoint_id = s_.PrimFieldInt(id, "checkpointId").value_or(0);
+      h->checkpointed_size =
+          s_.PrimFieldInt(id, "persistedSizeOfThisCheckpoint").value_or(-1);
+      const ItemId uuid = s_.FieldValue(id, "backendIdentifier");
+      if (!IsNull(uuid)) {
+        // `UUID.toString()`: 8-4-4-4-12 lowercase hex digits.
+        const uint64_t hi =
+            static_cast<uint64_t>(s_.PrimFieldInt(uuid, "mostSigBits").value_or(0));
+        const uint64_t lo =
+            static_cast<uint64_t>(s_.PrimFieldInt(uuid, "leastSigBits").value_or(0));
+        h->backend_identifier = MakeUtf(absl::StrCat(
+            absl::Hex(hi >> 32, absl::kZeroPad8), "-",
+            absl::Hex((hi >> 16) & 0xFFFF, absl::kZeroPad4), "-",
+            absl::Hex(hi & 0xFFFF, absl::kZeroPad4), "-",
+            absl::Hex(lo >> 48, absl::kZeroPad4), "-",
+            absl::Hex(lo & 0xFFFFFFFFFFFFULL, absl::kZeroPad12)));
+      }
+      KeyGroupRange(s_.FieldValue(id, "keyGroupRange"), &h->start_key_group,
+                    &h->num_key_groups);
+      h->meta_data = std::make_unique<StreamStateHandle>();
+      FLINKSTATE_RETURN_IF_ERROR(ReadStream(s_.FieldValue(id, "metaStateHandle"),
+                                            absl::StrCat(path, ".metaStateHandle"),
+                                            h->meta_data.get()));
+      FLINKSTATE_RETURN_IF_ERROR(ReadNamedHandles(s_.FieldValue(id, "sharedState"),
+                                                  absl::StrCat(path, ".sharedState"),
+                                                  &h->shared_state));
+      FLINKSTATE_RETURN_IF_ERROR(ReadNamedHandles(s_.FieldValue(id, "privateState"),
+                                                  absl::StrCat(path, ".privateState"),
+                                                  &h->private_state));
+      h->state_handle_id = MakeUtf(StringId(s_.FieldValue(id, "stateHandleId")));
+    } else if (cls == "state.changelog.ChangelogStateBackendHandle$"
+                      "ChangelogStateBackendHandleImpl") {
+      h->tag = static_cast<uint8_t>(HasField(id, "checkpointId") ? HandleTag::kChangelogV2
+                                                                 : HandleTag::kChangelog);
+      h->checkpoint_id = s_.PrimFieldInt(id, "checkpointId").value_or(0);
+      h->materialization_id = s_.PrimFieldInt(id, "materializationID").value_or(0);
+      h->checkpointed_size =
+          s_.PrimFieldInt(id, "persistedSizeOfThisCheckpoint").value_or(-1);
+      KeyGroupRange(s_.FieldValue(id, "keyGroupRange"), &h->start_key_group,
+                    &h->num_key_groups);
+      h->state_handle_id = MakeUtf(StringId(s_.FieldValue(id, "stateHandleID")));
+      for (const auto& [field, out] :
+           {std::pair{"materialized", &h->materialized},
+            std::pair{"nonMaterialized", &h->non_materialized}}) {
+        const std::string p = absl::StrCat(path, ".", field);
+        FLINKSTATE_ASSIGN_OR_RETURN(javaobj::ContainerView v,
+                                    View(s_.FieldValue(id, field), p));
+        for (size_t i = 0; i < v.entries.size(); ++i) {
+          if (IsNull(v.entries[i].value)) continue;
+          KeyedStateHandle k;
+          FLINKSTATE_RETURN_IF_ERROR(
+              ReadKeyed(v.entries[i].value, absl::StrCat(p, "[", i, "]"), &k));
+          out->push_back(std::move(k));
+        }
+      }
+    } else if (cls == "state.changelog.ChangelogStateHandleStreamImpl") {
+      h->tag = static_cast<uint8_t>(HasField(id, "storageIdentifier")
+                                        ? HandleTag::kChangelogFileIncrementV2
+                                        : HandleTag::kChangelogFileIncrement);
+      h->state_size = s_.PrimFieldInt(id, "size").value_or(0);
+      h->checkpointed_size = s_.PrimFieldInt(id, "incrementalSize").value_or(-1);
+      KeyGroupRange(s_.FieldValue(id, "keyGroupRange"), &h->start_key_group,
+                    &h->num_key_groups);
+      h->state_handle_id = MakeUtf(StringId(s_.FieldValue(id, "stateHandleID")));
+      h->storage_identifier = MakeUtf(Str(s_.FieldValue(id, "storageIdentifier")));
+      const std::string p = absl::StrCat(path, ".handlesAndOffsets");
+      FLINKSTATE_ASSIGN_OR_RETURN(javaobj::ContainerView v,
+                                  View(s_.FieldValue(id, "handlesAndOffsets"), p));
+      for (size_t i = 0; i < v.entries.size(); ++i) {
+        OffsetStreamHandle o;
+        const ItemId t = v.entries[i].value;
+        if (IsNull(t)) continue;
+        const ItemId f1 = s_.FieldValue(t, "f1");
+        if (!IsNull(f1)) o.offset = s_.PrimFieldInt(f1, "value").value_or(0);
+        FLINKSTATE_RETURN_IF_ERROR(ReadStream(s_.FieldValue(t, "f0"),
+                                              absl::StrCat(p, "[", i, "]"), &o.handle));
+        h->increments.push_back(std::move(o));
+      }
+    } else if (cls == "state.changelog.inmemory.InMemoryChangelogStateHandle") {
+      h->tag = static_cast<uint8_t>(HandleTag::kChangelogByteIncrement);
+      KeyGroupRange(s_.FieldValue(id, "keyGroupRange"), &h->start_key_group,
+                    &h->num_key_groups);
+      h->state_handle_id = MakeUtf(StringId(s_.FieldValue(id, "stateHandleID")));
+      const ItemId from = s_.FieldValue(id, "from");
+      const ItemId to = s_.FieldValue(id, "to");
+      if (!IsNull(from)) h->from = s_.PrimFieldInt(from, "number").value_or(0);
+      if (!IsNull(to)) h->to = s_.PrimFieldInt(to, "number").value_or(0);
+      FLINKSTATE_ASSIGN_OR_RETURN(
+          javaobj::ContainerView v,
+          View(s_.FieldValue(id, "changes"), absl::StrCat(path, ".changes")));
+      h->num_changes = static_cast<uint32_t>(v.entries.size());
+    } else {
+      Unknown(path, id);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status ReadOperatorHandle(ItemId id, const std::string& path, int op_index,
+                                  int subtask, const char* slot,
+                                  OperatorStateHandle* h) {
+    id = s_.Resolve(id);
+    h->range = s_.item(id).range;
+    const std::string cls = Short(s_.ClassNameOf(id));
+    Note(cls);
+    const bool merging =
+        cls == "state.filemerging.FileMergingOperatorStreamStateHandle" ||
+        cls == "state.filemerging.EmptyFileMergingOperatorStreamStateHandle";
+    if (cls != "state.OperatorStreamStateHandle" && !merging) {
+      Unknown(path, id);
+      return absl::OkStatus();
+    }
+    h->tag = static_cast<uint8_t>(merging ? HandleTag::kSegmentPartitionableOperator
+                                          : HandleTag::kPartitionableOperator);
+    if (merging) {
+      h->is_empty = cls == "state.filemerging.EmptyFileMergingOperatorStreamStateHandle";
+      for (const auto& [field, out] :
+           {std::pair{"taskOwnedDirHandle", &h->task_owned_directory},
+            std::pair{"sharedDirHandle", &h->shared_directory}}) {
+        const ItemId d = s_.FieldValue(id, field);
+        if (!IsNull(d)) *out = MakeUtf(PathString(s_.FieldValue(d, "directory")));
+      }
+    }
+    h->delegate = std::make_unique<StreamStateHandle>();
+    FLINKSTATE_RETURN_IF_ERROR(ReadStream(s_.FieldValue(id, "delegateStateHandle"),
+                                          path + ".delegateStateHandle",
+                                          h->delegate.get()));
+    const ItemId map_field = s_.FieldValue(id, "stateNameToPartitionOffsets");
+    const std::string mp = path + ".stateNameToPartitionOffsets";
+    FLINKSTATE_ASSIGN_OR_RETURN(javaobj::ContainerView map, View(map_field, mp));
+    if (!IsNull(map_field) && map.kind != javaobj::ContainerKind::kMap) {
+      return Fail(mp, absl::StrCat("expected a map, found ", map.class_name),
+                  s_.Resolve(map_field));
+    }
+    for (size_t i = 0; i < map.entries.size(); ++i) {
+      const javaobj::ContainerEntry& e = map.entries[i];
+      StateNameEntry entry;
+      entry.range = e.range;
+      absl::StatusOr<std::string> name = s_.StringValue(e.key);
+      if (!name.ok()) return Fail(mp, "a key that is not a string", s_.Resolve(e.key));
+      entry.name = MakeUtf(*name);
+      const ItemId meta = s_.Resolve(e.value);
+      if (!s_.IsInstanceOf(meta, "org.apache.flink.runtime.state."
+                                 "OperatorStateHandle$StateMetaInfo")) {
+        return Fail(absl::StrCat(mp, "[", *name, "]"),
+                    absl::StrCat("expected OperatorStateHandle$StateMetaInfo, found ",
+                                 s_.ClassNameOf(meta)),
+                    meta);
+      }
+      const ItemId mode_item = s_.FieldValue(meta, "distributionMode");
+      const std::string mode =
+          IsNull(mode_item) ? "" : s_.EnumName(mode_item).value_or("");
+      entry.mode = mode == "UNION" ? 1 : mode == "BROADCAST" ? 2 : 0;
+      entry.offsets = LongArray(s_.FieldValue(meta, "offsets"));
+      h->states.push_back(std::move(entry));
+    }
+    OperatorHandleRef ref;
+    ref.operator_index = op_index;
+    ref.subtask_index = subtask;
+    ref.slot = slot;
+    ref.handle = id;
+    ref.map = IsNull(map_field) ? kNoItem : map.object;
+    info_->operator_handles.push_back(std::move(ref));
+    return absl::OkStatus();
+  }
+
+  absl::Status ReadChannel(ItemId id, const std::string& path, ChannelStateHandle* h) {
+    id = s_.Resolve(id);
+    h->range = s_.item(id).range;
+    const std::string cls = Short(s_.ClassNameOf(id));
+    Note(cls);
+    if (cls == "state.InputChannelStateHandle") {
+      h->type = 1;
+    } else if (cls == "state.ResultSubpartitionStateHandle") {
+      h->type = 2;
+    } else if (cls == "state.MergedInputChannelStateHandle") {
+      h->type = 3;
+    } else if (cls == "state.MergedResultSubpartitionStateHandle") {
+      h->type = 4;
+    } else {
+      Unknown(path, id);
+      return absl::OkStatus();
+    }
+    h->subtask_index = static_cast<int32_t>(s_.PrimFieldInt(id, "subtaskIndex").value_or(0));
+    h->state_size = s_.PrimFieldInt(id, "size").value_or(0);
+    const ItemId info = s_.FieldValue(id, "info");
+    if (!IsNull(info)) {
+      h->info_a = static_cast<int32_t>(
+          h->type == 1 ? s_.PrimFieldInt(info, "gateIdx").value_or(0)
+                       : s_.PrimFieldInt(info, "partitionIdx").value_or(0));
+      h->info_b = static_cast<int32_t>(
+          h->type == 1 ? s_.PrimFieldInt(info, "inputChannelIdx").value_or(0)
+                       : s_.PrimFieldInt(info, "subPartitionIdx").value_or(0));
+    }
+    const ItemId offsets = s_.FieldValue(id, "offsets");
+    if (!IsNull(offsets)) {
+      FLINKSTATE_ASSIGN_OR_RETURN(javaobj::ContainerView v,
+                                  View(offsets, path + ".offsets"));
+      h->offsets.count = static_cast<uint32_t>(v.entries.size());
+    }
+    const ItemId blob = s_.FieldValue(id, "serializedChannelOffsets");
+    if (!IsNull(blob)) h->serialized_channel_offsets = s_.item(s_.Resolve(blob)).payload;
+    return ReadStream(s_.FieldValue(id, "delegate"), path + ".delegate", &h->delegate);
+  }
+
+  absl::Status ReadSubtask(ItemId id, const std::string& path, int op_index,
+                           OperatorSubtaskState* st) {
+    id = s_.Resolve(id);
+    const std::string cls = Short(s_.ClassNameOf(id));
+    if (cls != "checkpoint.OperatorSubtaskState" &&
+        cls != "checkpoint.FinishedOperatorSubtaskState") {
+      return Fail(path, absl::StrCat("expected OperatorSubtaskState, found ",
+                                     s_.ClassNameOf(id)),
+                  id);
+    }
+    st->finished = cls == "checkpoint.FinishedOperatorSubtaskState";
+    static constexpr const char* kOperatorSlots[] = {"managedOperatorState",
+                                                      "rawOperatorState"};
+    for (const char* slot : kOperatorSlots) {
+      auto* out = std::string(slot) == "managedOperatorState" ? &st->managed_operator_state
+                                                              : &st->raw_operator_state;
+      FLINKSTATE_ASSIGN_OR_RETURN(std::vector<ItemId> handles,
+                                  Collection(id, slot, path));
+      for (size_t i = 0; i < handles.size(); ++i) {
+        OperatorStateHandle h;
+        FLINKSTATE_RETURN_IF_ERROR(ReadOperatorHandle(
+            handles[i], absl::StrCat(path, ".", slot, "[", i, "]"), op_index,
+            st->subtask_index, slot, &h));
+        out->push_back(std::move(h));
+      }
+      if (std::string(slot) == "managedOperatorState") {
+        st->has_managed_operator_state = handles.empty() ? 0 : 1;
+      } else {
+        st->has_raw_operator_state = handles.empty() ? 0 : 1;
+      }
+    }
+    for (const char* slot : {"managedKeyedState", "rawKeyedState"}) {
+      auto* out = std::string(slot) == "managedKeyedState" ? &st->managed_keyed_state
+                                                           : &st->raw_keyed_state;
+      FLINKSTATE_ASSIGN_OR_RETURN(std::vector<ItemId> handles,
+                                  Collection(id, slot, path));
+      for (size_t i = 0; i < handles.size(); ++i) {
+        KeyedStateHandle h;
+        FLINKSTATE_RETURN_IF_ERROR(
+            ReadKeyed(handles[i], absl::StrCat(path, ".", slot, "[", i, "]"), &h));
+        out->push_back(std::move(h));
+      }
+    }
+    for (const char* slot : {"inputChannelState", "resultSubpartitionState"}) {
+      auto* out = std::string(slot) == "inputChannelState" ? &st->input_channel_state
+                                                           : &st->result_subpartition_state;
+      FLINKSTATE_ASSIGN_OR_RETURN(std::vector<ItemId> handles,
+                                  Collection(id, slot, path));
+      for (size_t i = 0; i < handles.size(); ++i) {
+        ChannelStateHandle h;
+        FLINKSTATE_RETURN_IF_ERROR(
+            ReadChannel(handles[i], absl::StrCat(path, ".", slot, "[", i, "]"), &h));
+        out->push_back(std::move(h));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // The non-null elements of `StateObjectCollection` field `slot` of `owner`.
+  absl::StatusOr<std::vector<ItemId>> Collection(ItemId owner, const char* slot,
+                                                 const std::string& path) {
+    std::vector<ItemId> out;
+    const ItemId soc = s_.FieldValue(owner, slot);
+    if (IsNull(soc)) return out;
+    const std::string p = absl::StrCat(path, ".", slot);
+    if (!s_.IsInstanceOf(soc, "org.apache.flink.runtime.checkpoint.StateObjectCollection")) {
+      return Fail(p, absl::StrCat("expected StateObjectCollection, found ",
+                                  s_.ClassNameOf(soc)),
+                  s_.Resolve(soc));
+    }
+    FLINKSTATE_ASSIGN_OR_RETURN(javaobj::ContainerView v,
+                                View(s_.FieldValue(soc, "stateObjects"), p));
+    for (const javaobj::ContainerEntry& e : v.entries) {
+      if (!IsNull(e.value)) out.push_back(e.value);
+    }
+    return out;
+  }
+
+  absl::Status ReadOperator(ItemId id, int index, OperatorState* op) {
+    id = s_.Resolve(id);
+    const std::string cls = Short(s_.ClassNameOf(id));
+    const std::string path = absl::StrCat("operatorStates[", index, "]");
+    if (cls != "checkpoint.OperatorState" && cls != "checkpoint.FullyFinishedOperatorState") {
+      return Fail(path, absl::StrCat("expected OperatorState, found ", s_.ClassNameOf(id)),
+                  id);
+    }
+    op->id = IdBytes(s_.FieldValue(id, "operatorID"));
+    op->parallelism = static_cast<int32_t>(s_.PrimFieldInt(id, "parallelism").value_or(0));
+    op->max_parallelism =
+        static_cast<int32_t>(s_.PrimFieldInt(id, "maxParallelism").value_or(0));
+    op->name = MakeUtf(Str(s_.FieldValue(id, "operatorName")));
+    op->uid = MakeUtf(Str(s_.FieldValue(id, "operatorUid")));
+    FLINKSTATE_RETURN_IF_ERROR(ReadStream(s_.FieldValue(id, "coordinatorState"),
+                                          path + ".coordinatorState",
+                                          &op->coordinator_state));
+    const std::string sp = path + ".operatorSubtaskStates";
+    FLINKSTATE_ASSIGN_OR_RETURN(javaobj::ContainerView map,
+                                View(s_.FieldValue(id, "operatorSubtaskStates"), sp));
+    for (size_t i = 0; i < map.entries.size(); ++i) {
+      const javaobj::ContainerEntry& e = map.entries[i];
+      OperatorSubtaskState st;
+      st.range = e.range;
+      absl::StatusOr<int64_t> idx = s_.PrimFieldInt(e.key, "value");
+      if (!idx.ok()) return Fail(sp, "a key that is not an Integer", s_.Resolve(e.key));
+      st.subtask_index = static_cast<int32_t>(*idx);
+      FLINKSTATE_RETURN_IF_ERROR(ReadSubtask(
+          e.value, absl::StrCat(sp, "[", *idx, "]"), index, &st));
+      op->subtasks.push_back(std::move(st));
+    }
+    std::stable_sort(op->subtasks.begin(), op->subtasks.end(),
+                     [](const OperatorSubtaskState& a, const OperatorSubtaskState& b) {
+                       return a.subtask_index < b.subtask_index;
+                     });
+    op->num_subtasks = cls == "checkpoint.FullyFinishedOperatorState"
+                           ? -1
+                           : static_cast<int32_t>(op->subtasks.size());
+    // Handle refs were recorded in map order; keep them in model order too.
+    std::stable_sort(info_->operator_handles.begin(), info_->operator_handles.end(),
+                     [](const OperatorHandleRef& a, const OperatorHandleRef& b) {
+                       if (a.operator_index != b.operator_index) {
+                         return a.operator_index < b.operator_index;
+                       }
+                       if (a.subtask_index != b.subtask_index) {
+                         return a.subtask_index < b.subtask_index;
+                       }
+                       return a.slot < b.slot;  // managed... before raw...
+                     });
+    return absl::OkStatus();
+  }
+
+  bool DescHasField(absl::string_view cls, absl::string_view field) const {
+    for (size_t d = 0; d < s_.num_descs(); ++d) {
+      if (s_.desc(d).name == cls && s_.desc(d).FindField(field) >= 0) return true;
+    }
+    return false;
+  }
+  bool SawDesc(absl::string_view cls) const {
+    for (size_t d = 0; d < s_.num_descs(); ++d) {
+      if (s_.desc(d).name == cls) return true;
+    }
+    return false;
+  }
+
+  std::string VersionHint() const {
+    const std::string cc = kCompletedCheckpointClass;
+    if (DescHasField(cc, "duration")) return "1.13";
+    if (!DescHasField(cc, "restoredProps")) return "1.14-1.15";
+    if (DescHasField("org.apache.flink.runtime.checkpoint.OperatorState", "operatorName")) {
+      return "2.x";
+    }
+    if (SawDesc("org.apache.flink.runtime.state.filemerging.SegmentFileStateHandle") ||
+        SawDesc("org.apache.flink.runtime.state.filemerging."
+                "FileMergingOperatorStreamStateHandle") ||
+        DescHasField("org.apache.flink.runtime.state.PlaceholderStreamStateHandle",
+                     "fileMerged")) {
+      return "1.20";
+    }
+    if (SawDesc("org.apache.flink.runtime.state.AbstractIncrementalStateHandle")) {
+      return "1.19-1.20";
+    }
+    if (SawDesc("org.apache.flink.runtime.state."
+                "IncrementalKeyedStateHandle$HandleAndLocalPath")) {
+      return "1.18";
+    }
+    if (SawDesc("org.apache.flink.runtime.state.IncrementalRemoteKeyedStateHandle")) {
+      return "1.16-1.17";
+    }
+    return "1.16-1.20";
+  }
+
+  static constexpr int kMaxKeyedDepth = 16;
+  const javaobj::Stream& s_;
+  CompletedCheckpointInfo* info_ = nullptr;
+  int keyed_depth_ = 0;
+  std::vector<std::string> classes_seen_;
+};
+
+}  // namespace
+
+absl::StatusOr<StateFile> ReadCompletedCheckpoint(const javaobj::Stream& stream) {
+  return GraphReader(stream).Read();
+}
+
+absl::StatusOr<StateFile> ReadCompletedCheckpointBytes(serde::ByteView input,
+                                                       javaobj::Stream* stream_out) {
+  FLINKSTATE_ASSIGN_OR_RETURN(javaobj::Stream s, javaobj::DecodeStream(input));
+  absl::StatusOr<StateFile> f = ReadCompletedCheckpoint(s);
+  if (stream_out != nullptr) *stream_out = std::move(s);
+  return f;
+}
+
+bool LooksLikeCompletedCheckpoint(serde::ByteView in) {
+  // AC ED 00 05 73 72 <u2 len> <name>
+  const std::string name = kCompletedCheckpointClass;
+  if (in.size() < 8 + name.size()) return false;
+  if (in[0] != 0xAC || in[1] != 0xED || in[4] != 0x73 || in[5] != 0x72) return false;
+  const size_t len = (size_t{in[6]} << 8) | in[7];
+  return len == name.size() &&
+         std::equal(name.begin(), name.end(), in.begin() + 8);
+}
+
+}  // namespace flinkstate

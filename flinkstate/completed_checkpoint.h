@@ -1,0 +1,126 @@
+// Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
+//
+// File: completed_checkpoint.h
+// -----------------------------------------------------------------------------
+// Reads a Flink HA `completedCheckpoint<hex>` file (a Java-serialized
+// `org.apache.flink.runtime.checkpoint.CompletedCheckpoint` object graph) into
+// the same `StateFile` model that `_metadata` files use, so that inspect,
+// diff, verify-style checks and strip-state work unchanged on both.
+//
+//   FLINKSTATE_ASSIGN_OR_RETURN(javaobj::Stream s, javaobj::DecodeStream(bytes));
+//   FLINKSTATE_ASSIGN_OR_RETURN(StateFile f, ReadCompletedCheckpoint(s));
+//   report::Report r = BuildReport(f, bytes, {});   // same schema as _metadata
+//
+// Mapping (Flink 1.13-2.x; spec/completed-checkpoint.md §2-§4). Every field is
+// found by its name in the stream's own class descriptors, never by version:
+//   CompletedCheckpoint.checkpointID            -> metadata.checkpoint_id
+//   operatorStates HashMap<OperatorID, OperatorState|FullyFinishedOperatorState>
+//                                               -> metadata.operators (map order)
+//   OperatorState.operatorSubtaskStates HashMap<Integer, OperatorSubtaskState|
+//     FinishedOperatorSubtaskState>             -> subtasks (sorted by index)
+//   StateObjectCollection.stateObjects          -> the handle vectors
+//   OperatorStreamStateHandle / FileMerging...  -> OperatorStateHandle tag 4 / 17;
+//     stateNameToPartitionOffsets entries       -> StateNameEntry; the `[J`
+//     payload is packed big-endian i64, so `OffsetsArray{payload, count}`
+//     means the same as for `_metadata`
+//   KeyGroupsStateHandle (3 before 1.15, 12 with stateHandleId),
+//   KeyGroupsSavepointStateHandle (7), IncrementalRemoteKeyedStateHandle
+//   (5 / 11; Map shape <=1.17 and List<HandleAndLocalPath> shape >=1.18),
+//   ChangelogStateBackendHandleImpl (8 / 14), ChangelogStateHandleStreamImpl
+//   (10 / 13), InMemoryChangelogStateHandle (9)  -> KeyedStateHandle
+//   ByteStreamStateHandle (1), FileStateHandle (2), RelativeFileStateHandle
+//   (6), SegmentFileStateHandle (15), EmptySegmentFileStateHandle (16)
+//                                               -> StreamStateHandle
+//   InputChannelStateHandle / ResultSubpartitionStateHandle (and the merged
+//   forms of later 2.x)                          -> ChannelStateHandle
+// Ranges point into the Java stream: an operator is its map entry (key and
+// value), a subtask its map entry, a handle its defining object item, a state
+// name entry its map entry. A handle of an unknown class is kept as tag 0
+// and listed in `CompletedCheckpointInfo::unknown_classes`.
+//
+// Lifetime: the model holds ranges and item ids of the `javaobj::Stream` it
+// was read from; both need the same input bytes.
+
+#ifndef FLINKSTATE_FLINKSTATE_COMPLETED_CHECKPOINT_H_
+#define FLINKSTATE_FLINKSTATE_COMPLETED_CHECKPOINT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "flinkstate/checkpoint_metadata.h"
+#include "flinkstate/checkpoint_properties.h"
+#include "javaobj/object_model.h"
+#include "serde/byte_view.h"
+
+namespace flinkstate {
+
+inline constexpr char kCompletedCheckpointClass[] =
+    "org.apache.flink.runtime.checkpoint.CompletedCheckpoint";
+
+// An operator-state handle of the graph and where it sits; `map` is the
+// `stateNameToPartitionOffsets` map object (definition item), the key of
+// every strip edit.
+struct OperatorHandleRef {
+  int operator_index = -1;
+  int subtask_index = -1;
+  std::string slot;  // "managedOperatorState" / "rawOperatorState"
+  javaobj::ItemId handle = javaobj::kNoItem;
+  javaobj::ItemId map = javaobj::kNoItem;
+};
+
+// What a CompletedCheckpoint carries beyond the `_metadata` model.
+struct CompletedCheckpointInfo {
+  // `JobID.toString()`: lowerPart then upperPart, 32 lowercase hex digits.
+  std::string job_id;
+  int64_t timestamp = 0;
+  // 1.14+: `completionTimestamp`; 1.13: `duration` (then `has_duration`).
+  int64_t completion_timestamp = 0;
+  bool has_duration = false;
+  int64_t duration = 0;
+  std::string external_pointer;
+  // Class of `storageLocation`, its `exclusiveCheckpointDir` and the path (or
+  // inline handle name) of `metadataHandle`.
+  std::string storage_location_class;
+  std::string exclusive_checkpoint_dir;
+  std::string metadata_path;
+  CheckpointPropertiesSummary properties;
+  bool has_restored_properties = false;
+  CheckpointPropertiesSummary restored_properties;
+  int master_hook_states = 0;
+  // Flink releases whose class shapes match the descriptors ("1.13",
+  // "1.14-1.15", "1.16-1.17", "1.18", "1.19-1.20", "2.x").
+  std::string flink_versions;
+  // "<path>: <class>" for every handle whose class is not known.
+  std::vector<std::string> unknown_classes;
+  std::vector<OperatorHandleRef> operator_handles;
+};
+
+// Maps the decoded stream onto the model. `file.kind` is
+// `StateFileKind::kCompletedCheckpoint`, `file.completed` is set and
+// `file.metadata.version` is 0.
+//
+// Return values (message "completedCheckpoint: <path>: <problem> at byte <n>"):
+//   `InvalidArgument` if the top-level object is not a CompletedCheckpoint,
+//     or a known position holds a value of an unexpected class (e.g. an
+//     `operatorStates` value that is no OperatorState) or a container whose
+//     custom data does not match its layout;
+//   `DataLoss` if the writer aborted the stream (TC_EXCEPTION: Flink leaves
+//     such partial files behind when serialization fails).
+[[nodiscard]] absl::StatusOr<StateFile> ReadCompletedCheckpoint(
+    const javaobj::Stream& stream);
+
+// Decodes `input` with javaobj and reads it. Errors of the decoder pass
+// through (`OutOfRange` for truncation, `InvalidArgument` for bad bytes, ...).
+// Lifetime: `*stream_out` (if given) borrows `input`.
+[[nodiscard]] absl::StatusOr<StateFile> ReadCompletedCheckpointBytes(
+    serde::ByteView input, javaobj::Stream* stream_out = nullptr);
+
+// True if `input` starts a Java stream whose first object's class is
+// `CompletedCheckpoint` (cheap: looks only at the first class name).
+bool LooksLikeCompletedCheckpoint(serde::ByteView input);
+
+}  // namespace flinkstate
+
+#endif  // FLINKSTATE_FLINKSTATE_COMPLETED_CHECKPOINT_H_

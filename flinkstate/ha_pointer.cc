@@ -1,0 +1,146 @@
+// Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
+
+#include "flinkstate/ha_pointer.h"
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "javaobj/stream_reader.h"
+#include "serde/status_macros.h"
+
+namespace flinkstate {
+namespace {
+
+int Base64Value(uint8_t c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+  if (c >= '0' && c <= '9') return c - '0' + 52;
+  if (c == '+') return 62;
+  if (c == '/') return 63;
+  return -1;
+}
+
+}  // namespace
+
+bool LooksLikeBase64JavaStream(serde::ByteView text) {
+  size_t i = 0;
+  while (i < text.size() && absl::ascii_isspace(text[i])) ++i;
+  static constexpr char kPrefix[] = "rO0AB";
+  if (text.size() - i < sizeof(kPrefix) - 1) return false;
+  for (size_t k = 0; k + 1 < sizeof(kPrefix); ++k) {
+    if (text[i + k] != static_cast<uint8_t>(kPrefix[k])) return false;
+  }
+  return true;
+}
+
+absl::StatusOr<std::string> DecodeBase64JavaStream(serde::ByteView text) {
+  size_t begin = 0, end = text.size();
+  while (begin < end && absl::ascii_isspace(text[begin])) ++begin;
+  while (end > begin && absl::ascii_isspace(text[end - 1])) --end;
+  const size_t n = end - begin;
+  if (n == 0 || n % 4 != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "base64: ", n, " characters, not a positive multiple of 4 (padded "
+        "java.util.Base64 text expected)"));
+  }
+  std::string out;
+  out.reserve(n / 4 * 3);
+  for (size_t i = begin; i < end; i += 4) {
+    int v[4];
+    int pad = 0;
+    for (int k = 0; k < 4; ++k) {
+      const uint8_t c = text[i + k];
+      if (c == '=' && i + 4 == end && k >= 2) {
+        v[k] = 0;
+        ++pad;
+        continue;
+      }
+      v[k] = pad > 0 ? -1 : Base64Value(c);
+      if (v[k] < 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "base64: invalid character 0x", absl::Hex(c, absl::kZeroPad2),
+            " at byte ", i + k));
+      }
+    }
+    const uint32_t w = (v[0] << 18) | (v[1] << 12) | (v[2] << 6) | v[3];
+    out.push_back(static_cast<char>(w >> 16));
+    if (pad < 2) out.push_back(static_cast<char>((w >> 8) & 0xFF));
+    if (pad < 1) out.push_back(static_cast<char>(w & 0xFF));
+  }
+  if (out.size() < 4 || static_cast<uint8_t>(out[0]) != 0xAC ||
+      static_cast<uint8_t>(out[1]) != 0xED || out[2] != 0 || out[3] != 5) {
+    return absl::InvalidArgumentError(
+        "base64: the decoded bytes are not a Java serialization stream (no AC ED 00 05)");
+  }
+  return out;
+}
+
+absl::StatusOr<HaPointer> DecodeHaPointer(serde::ByteView bytes) {
+  using javaobj::ItemId;
+  using javaobj::ItemKind;
+  FLINKSTATE_ASSIGN_OR_RETURN(javaobj::Stream s, javaobj::DecodeStream(bytes));
+  auto fail = [&](absl::string_view path, absl::string_view expected, ItemId at) {
+    const bool none = at == javaobj::kNoItem;
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ha-pointer: ", path, ": expected ", expected, ", found ",
+        none ? "nothing" : s.ClassNameOf(at).empty()
+                               ? std::string(javaobj::ItemKindName(s.item(at).kind))
+                               : s.ClassNameOf(at),
+        " at byte ", none ? bytes.size() : s.item(at).range.offset));
+  };
+  if (s.aborted()) {
+    return absl::DataLossError("ha-pointer: writing aborted (the stream ends in TC_EXCEPTION)");
+  }
+  ItemId root = s.top_level().empty() ? javaobj::kNoItem : s.Resolve(s.top_level()[0]);
+  HaPointer p;
+  if (root != javaobj::kNoItem && s.IsInstanceOf(root, kStateHandleWithDeleteMarkerClass)) {
+    p.format = "kubernetes";
+    p.root_class = kStateHandleWithDeleteMarkerClass;
+    p.marked_for_deletion = s.PrimFieldInt(root, "markedForDeletion").value_or(0) != 0;
+    const int64_t suid = s.desc(s.item(root).desc).suid;
+    p.flink_versions = suid == static_cast<int64_t>(0x9F813BF39965437FULL) ? "1.15-1.18"
+                       : suid == 0x1BAD4480EF860D7CLL                       ? "1.19+"
+                                                                            : "unknown";
+    root = s.FieldValue(root, "inner");
+    root = root == javaobj::kNoItem ? root : s.Resolve(root);
+  } else {
+    p.format = "zookeeper";
+  }
+  if (root == javaobj::kNoItem || !s.IsInstanceOf(root, kRetrievableStreamStateHandleClass)) {
+    return fail(p.format == "zookeeper" ? "top level" : "StateHandleWithDeleteMarker.inner",
+                kRetrievableStreamStateHandleClass, root);
+  }
+  if (p.root_class.empty()) p.root_class = kRetrievableStreamStateHandleClass;
+  ItemId fh = s.FieldValue(root, "wrappedStreamStateHandle");
+  fh = fh == javaobj::kNoItem ? fh : s.Resolve(fh);
+  if (fh == javaobj::kNoItem || s.item(fh).kind != ItemKind::kObject ||
+      s.FieldValue(fh, "filePath") == javaobj::kNoItem) {
+    return fail("RetrievableStreamStateHandle.wrappedStreamStateHandle", "a FileStateHandle", fh);
+  }
+  p.state_size = s.PrimFieldInt(fh, "stateSize").value_or(0);
+  const ItemId path = s.Resolve(s.FieldValue(fh, "filePath"));
+  const ItemId uri = s.item(path).kind == ItemKind::kObject ? s.FieldValue(path, "uri")
+                                                            : javaobj::kNoItem;
+  const ItemId str = uri == javaobj::kNoItem || s.item(s.Resolve(uri)).kind != ItemKind::kObject
+                         ? javaobj::kNoItem
+                         : s.FieldValue(uri, "string");
+  absl::StatusOr<std::string> v =
+      str == javaobj::kNoItem ? absl::InvalidArgumentError("") : s.StringValue(str);
+  if (!v.ok()) return fail("FileStateHandle.filePath.uri.string", "a string", str == javaobj::kNoItem ? path : str);
+  p.path = *v;
+  return p;
+}
+
+std::string LocalPathOfUri(const std::string& uri) {
+  if (absl::StartsWith(uri, "/")) return uri;
+  if (absl::StartsWith(uri, "file://")) {
+    const std::string rest = uri.substr(7);
+    // file:///a -> /a; file://localhost/a -> /a
+    const size_t slash = rest.find('/');
+    return slash == std::string::npos ? "" : rest.substr(slash);
+  }
+  if (absl::StartsWith(uri, "file:")) return uri.substr(5);
+  return "";
+}
+
+}  // namespace flinkstate

@@ -1,0 +1,81 @@
+// Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
+//
+// File: ha_rewrite.h
+// -----------------------------------------------------------------------------
+// strip-state and relocate for HA `completedCheckpoint` files, as zero-copy
+// edit plans made by the javaobj rewriter (map sizes in block data, handle
+// renumbering and re-emitted definitions are its job; every unchanged region
+// is a copy piece).
+//
+//   FLINKSTATE_ASSIGN_OR_RETURN(javaobj::Stream s, javaobj::DecodeStream(in));
+//   FLINKSTATE_ASSIGN_OR_RETURN(StateFile f, ReadCompletedCheckpoint(s));
+//   FLINKSTATE_ASSIGN_OR_RETURN(HaStripResult r,
+//       PlanStripCompletedCheckpoint(s, f, {.state_name = "topic-partition-offset-states"}));
+//   ... WritePlanAtomically(r.plan, file, out,
+//         [&](serde::ByteView o) { return VerifyStrippedCompletedCheckpoint(f, o, opts); });
+//
+// Java (Flink 1.13-2.x): the entry is removed from the
+// `OperatorStreamStateHandle.stateNameToPartitionOffsets` HashMap (also of
+// `FileMergingOperatorStreamStateHandle`) of every selected subtask; what a
+// restore then does is the same as for `_metadata` (strip_state.h).
+// `OperatorSubtaskState.stateSize` is left as it was (Flink does not check it).
+
+#ifndef FLINKSTATE_FLINKSTATE_HA_REWRITE_H_
+#define FLINKSTATE_FLINKSTATE_HA_REWRITE_H_
+
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "flinkstate/checkpoint_metadata.h"
+#include "flinkstate/relocate.h"
+#include "flinkstate/strip_state.h"
+#include "javaobj/object_model.h"
+#include "javaobj/rewriter.h"
+#include "serde/edit_plan.h"
+
+namespace flinkstate {
+
+struct HaStripResult {
+  serde::EditPlan plan;
+  std::vector<StrippedEntry> removed;  // `bytes`: the entry's bytes in the input
+  uint64_t bytes_removed = 0;          // input size - output size
+  javaobj::RewriteStats stats;
+};
+
+// `file` must be `ReadCompletedCheckpoint(stream)`.
+// Return values: `NotFound` if no selected handle holds the state (or an
+// `operator_ids` entry matches no operator); `InvalidArgument` for a malformed
+// operator ID; `FailedPrecondition` if a map cannot shrink in place (a
+// singleton map); the rewriter's errors.
+[[nodiscard]] absl::StatusOr<HaStripResult> PlanStripCompletedCheckpoint(
+    const javaobj::Stream& stream, const StateFile& file, const StripOptions& options);
+
+// Checks an output: decode -> encode reproduces it byte for byte
+// (`javaobj::VerifyRoundTrip`), it reads as a CompletedCheckpoint, and
+// `VerifyStripped(before, after, options)` holds (same operators, subtasks,
+// handles and entries except the removed name).
+// Return values: the decoder's errors; `DataLoss` naming the first difference.
+[[nodiscard]] absl::Status VerifyStrippedCompletedCheckpoint(
+    const StateFile& before, serde::ByteView output, const StripOptions& options);
+
+// Rewrites every string that starts with `from_prefix` in: `java.net.URI`
+// `string` fields (inside every Flink `Path`: file handles, relative handles'
+// absolute `filePath`, segment files, directories, `exclusiveCheckpointDir`),
+// `externalPointer` fields and `ByteStreamStateHandle.handleName`.
+// `RelativeFileStateHandle.relativePath` is never touched. A shared string is
+// replaced once, for all its users.
+// Return values: `InvalidArgument` for an empty prefix; `NotFound` if nothing
+// starts with it; the rewriter's errors.
+[[nodiscard]] absl::StatusOr<RelocateResult> PlanRelocateCompletedCheckpoint(
+    const javaobj::Stream& stream, const RelocateOptions& options);
+
+// Checks a relocated output: byte-exact round trip, same structure as
+// `before` (DiffReports finds nothing), and no rewritable string starts with
+// `from_prefix` any more (unless `to_prefix` itself starts with it).
+[[nodiscard]] absl::Status VerifyRelocatedCompletedCheckpoint(
+    const StateFile& before, serde::ByteView before_input, serde::ByteView output,
+    const RelocateOptions& options);
+
+}  // namespace flinkstate
+
+#endif  // FLINKSTATE_FLINKSTATE_HA_REWRITE_H_

@@ -53,10 +53,15 @@ bool Exists(const std::string& p, uint64_t* size = nullptr) {
   return true;
 }
 
-std::string Basename(std::string p) {
+// The last two components of a path or URI: "<jobId>/chk-<n>" for a
+// checkpoint directory, which stays the same when the directory is copied or
+// downloaded elsewhere.
+std::string JobAndCheckpoint(std::string p) {
   while (p.size() > 1 && p.back() == '/') p.pop_back();
-  const size_t slash = p.rfind('/');
-  return slash == std::string::npos ? p : p.substr(slash + 1);
+  const size_t last = p.rfind('/');
+  if (last == std::string::npos || last == 0) return p;
+  const size_t before = p.rfind('/', last - 1);
+  return before == std::string::npos ? p : p.substr(before + 1);
 }
 
 void PrintStripped(const std::vector<StrippedEntry>& removed) {
@@ -328,13 +333,17 @@ int RunRepair(const CommandArgs& a) {
       }
       const CompletedCheckpointInfo& c = *in->model.completed;
       const std::string local = LocalPathOfUri(c.external_pointer);
+      // The directory the file names, where it still is; else one that ends
+      // in the same "<jobId>/chk-<n>" (a copy, or a download from a bucket).
       const Dir* match = nullptr;
       for (const Dir& d : dirs) {
         if (d.checkpoint_id != in->model.metadata.checkpoint_id) continue;
-        if (!local.empty() ? RealPath(local) == d.real
-                           : Basename(c.external_pointer) == Basename(d.real)) {
-          match = &d;
-        }
+        if (!local.empty() && RealPath(local) == d.real) match = &d;
+      }
+      for (const Dir& d : dirs) {
+        if (match != nullptr) break;
+        if (d.checkpoint_id != in->model.metadata.checkpoint_id) continue;
+        if (JobAndCheckpoint(c.external_pointer) == JobAndCheckpoint(d.real)) match = &d;
       }
       if (match == nullptr) {
         notes.push_back(absl::StrCat(path, ": checkpoint ", in->model.metadata.checkpoint_id,

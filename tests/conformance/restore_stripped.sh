@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# The referee for strip-state: takes the last checkpoint of the incident that
-# flink/harness.sh reproduced with RELEASE, removes the leftover union state
-# with flinkstate (not with Flink's classes), and has the same Flink release
-# restore the job from it several times: the job must run, the state must stay
-# empty and every other state must keep its values.
+# The referee for the repair: takes the last generation of the incident that
+# flink/harness.sh reproduced with RELEASE (its retained checkpoint and the HA
+# completedCheckpoint files of that run), removes the leftover union state with
+# `flinkstate repair --apply` (not with Flink's classes), then
+#   1. loads the repaired HA completedCheckpoint with that release's classes
+#      and ObjectInputStream: the state must be gone, the facts must agree;
+#   2. restores the job from the repaired checkpoint several times with that
+#      release: the job must run, the state must stay empty and every other
+#      state must keep its values.
 #   restore_stripped.sh FLINKSTATE_BIN INCIDENT_DIR RELEASE WORK_DIR
 set -euo pipefail
 bin=$1
@@ -14,14 +18,28 @@ here=$(cd "$(dirname "$0")" && pwd)
 state=topic-partition-offset-states
 last=$(awk -F'\t' '$2 ~ /^gen[0-9]+-v2$/ && $5=="checkpoint" {f=$7} END {print f}' "$incident/MANIFEST.txt")
 [[ -n $last ]] || { echo "no incident checkpoint in $incident/MANIFEST.txt"; exit 1; }
+gen=${last%%/*}
 rm -rf "$work"
 mkdir -p "$work"
-src=$(dirname "$incident/$last")
-cp -r "$src" "$work/checkpoint"
+cp -r "$incident/$gen" "$work/$gen"
+chk="$work/$last"
+chk=${chk%/_metadata}
+ha=$(dirname "$(ls -d "$work/$gen"/ha/chk-*/completedCheckpoint* | tail -1)")
 echo "== before"
-"$bin" inspect "$work/checkpoint/_metadata" | grep -E "$state|WARNING" || true
-"$bin" strip-state --state "$state" --in-place "$work/checkpoint/_metadata"
-"$bin" verify "$work/checkpoint/_metadata"
+"$bin" inspect "$chk/_metadata" | grep -E "$state|WARNING" || true
+"$bin" repair --state "$state" --ha-dir "$ha" --apply "$chk"
+"$bin" verify "$chk/_metadata"
+for f in "$ha"/completedCheckpoint*; do
+  [[ $f == *.bak ]] && continue
+  echo "== $f: load with Flink $release's classes"
+  "$here/flink/harness.sh" verify --release "$release" "$f" > "$work/ha.facts.json"
+  if grep -q "\"$state\"" "$work/ha.facts.json"; then
+    echo "FAIL: $state still in $f as Flink reads it"; exit 1
+  fi
+  "$bin" inspect --json "$f" > "$work/ha.report.json"
+  python3 "$here/report_to_facts.py" "$work/ha.report.json" > "$work/ha.ours.json"
+  python3 "$here/flink/compare_facts.py" "$work/ha.facts.json" "$work/ha.ours.json"
+done
 echo "== restore with Flink $release"
-"$here/flink/harness.sh" restore --release "$release" --from "$work/checkpoint" \
+"$here/flink/harness.sh" restore --release "$release" --from "$chk" \
   --expect-stripped "$state" --state-log "$incident/statelog" --out "$work/restore"

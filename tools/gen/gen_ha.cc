@@ -5,8 +5,8 @@
 // an incident-shaped HA file:
 //
 //   flinkstate-gen-incident --out /tmp/chk-1742/_metadata --target_size_mib 512
-//   flinkstate-gen-ha --metadata /tmp/chk-1742/_metadata \
-//       --out /tmp/ha/completedCheckpoint0123456789ab
+//   flinkstate-gen-ha --metadata /tmp/chk-1742/_metadata
+//       --out /tmp/ha/completedCheckpoint0123456789ab   (one command line)
 //
 // The external pointer defaults to `file:` + the metadata's directory.
 // Exit codes: 0 written, 1 input or output problem, 2 bad flags.

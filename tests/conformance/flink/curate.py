@@ -109,6 +109,21 @@ def main():
                        else f"harness.sh incident --release {release} --out OUT")
                 index.append("\t".join([label, kind, release, r["job"], r["backend"], r["checkpointId"],
                                         os.path.join(r["_sub"], r["file"]), cmd]))
+            # ConfigMap value written by Flink's KubernetesStateHandleStore (ci.sh k8s step)
+            k8s = os.path.join(out, rel, "k8s")
+            if os.path.isfile(os.path.join(k8s, "k8s-value.b64")):
+                files = [os.path.join(k8s, n) for n in sorted(os.listdir(k8s)) if os.path.isfile(os.path.join(k8s, n))]
+                size = sum(os.path.getsize(p) for p in files)
+                if used + size <= (a.budget_kb + 60) * 1024:
+                    d = os.path.join(dest_rel, "incident-gen3-k8s")
+                    os.makedirs(d, exist_ok=True)
+                    for p in files:
+                        shutil.copy2(p, os.path.join(d, os.path.basename(p)))
+                    used += size
+                    index.append("\t".join(["incident-gen3-k8s", "k8s-value+completedCheckpoint", release, "incident-v2", "hashmap", "",
+                                            "k8s/", f"harness.sh k8s-ha --release {release} --in <incident gen3 completedCheckpoint> --out OUT"]))
+                else:
+                    print(f"skip {rel}/incident-gen3-k8s: {size} bytes (budget used {used})", file=sys.stderr)
             with open(os.path.join(dest_rel, "INDEX.tsv"), "w") as f:
                 f.write("\n".join(index) + "\n")
             print(f"{rel}: {used} bytes in {len(index) - 1} cases")

@@ -36,6 +36,10 @@ final class Generate {
         Configuration u = Main.baseConfig("hashmap", false);
         Cluster.setBoth(u, "true", "execution.checkpointing.unaligned", "execution.checkpointing.unaligned.enabled");
         Cluster.setBoth(u, "0 ms", "execution.checkpointing.aligned-checkpoint-timeout", "execution.checkpointing.alignment-timeout");
+        // few and small network buffers: the in-flight data (channel state) stays small
+        u.setString("taskmanager.memory.segment-size", "4kb");
+        u.setString("taskmanager.network.memory.buffers-per-channel", "1");
+        u.setString("taskmanager.network.memory.floating-buffers-per-gate", "1");
         cs.add(new Case("unaligned", "hashmap", u, false));
         if (r >= 115 && Compat.hasClass("org.apache.flink.state.changelog.ChangelogStateBackend")) {
             Configuration c = Main.baseConfig("hashmap", false);

@@ -189,6 +189,18 @@ ls "$job2/chk-1742" "$job2/ha" | grep -q flinkstate-repair.tmp && { echo "FAIL: 
 check "repair without a _metadata" 1 "$bin" repair --state x "$tmp"
 check "repair without --state" 2 "$bin" repair "$job/chk-1742"
 
+# Files real Flink 1.15.2 wrote in the incident reproduction (tests/testdata).
+real=$(dirname "$0")/../testdata/flink-1.15.2
+real_meta="$real/incident-gen3-checkpoint/_metadata"
+real_ha=$(ls "$real"/incident-gen3-completedCheckpoint/completedCheckpoint* | head -1)
+check "real incident: the union state is flagged" 0 "$bin" inspect "$real_meta"
+expect_grep "real incident: union warning" "UNION_STATE_MULTIPLIES" "$tmp/out"
+check "real incident: strip _metadata" 0 "$bin" strip-state --state topic-partition-offset-states "$real_meta" "$tmp/real_meta"
+check "real incident: strip the HA file" 0 "$bin" strip-state --state topic-partition-offset-states "$real_ha" "$tmp/real_ha"
+check "real incident: both stripped files agree" 0 "$bin" diff "$tmp/real_meta" "$tmp/real_ha"
+expect_grep "real incident: no differences after stripping both" "no differences" "$tmp/out"
+check "real incident: the stripped HA file verifies" 0 "$bin" verify "$tmp/real_ha"
+
 ls "$tmp" | grep -q flinkstate-tmp && { echo "FAIL: temporary file left behind"; failures=$((failures + 1)); }
 echo "$passes passed, $failures failed"
 [[ $failures -eq 0 ]]

@@ -8,11 +8,11 @@
 # reports no difference; every zk-node.bin decodes as a pointer; for every
 # incident case: `repair` on a copy strips the union state from the
 # `_metadata` and the matching HA file, and a second run finds nothing.
-# Exit 77 (skipped) when ROOT does not exist.
+# A missing ROOT or one without HA files is a failure, not a skip.
 set -uo pipefail
 bin=$1
 root=$2
-[[ -d $root ]] || { echo "no real HA files under $root: skipped"; exit 77; }
+[[ -d $root ]] || { echo "no directory $root"; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 pass=0
@@ -58,4 +58,4 @@ while IFS= read -r store; do
   fi
 done < <(find "$root" -type d -path '*/incident/*/ha-storage' | sort)
 echo "$pass passed, $fail failed"
-[[ $fail -eq 0 ]]
+[[ $fail -eq 0 && $pass -gt 0 ]]

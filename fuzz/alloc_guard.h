@@ -1,0 +1,48 @@
+// Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
+//
+// File: alloc_guard.h
+// -----------------------------------------------------------------------------
+// An allocation cap for fuzzing: `alloc_guard.cc` replaces the global
+// `operator new`/`operator delete` family with versions that count bytes
+// (as `malloc_usable_size`) and, while a guard is armed, abort with a report
+// when one allocation or the live total allocated since arming exceeds the
+// budget. DESIGN.md promises "never ... an allocation larger than the input
+// justifies"; this is where that is enforced under the fuzzer.
+//
+//   AllocGuard::Arm(BudgetFor(input.size()));
+//   ... decode ...
+//   AllocGuard::Disarm();
+//
+// Allocations made with `malloc` directly are not counted (libFuzzer's
+// `-malloc_limit_mb` and `-rss_limit_mb` cover those in libFuzzer builds).
+
+#ifndef FLINKSTATE_FUZZ_ALLOC_GUARD_H_
+#define FLINKSTATE_FUZZ_ALLOC_GUARD_H_
+
+#include <cstddef>
+#include <cstdint>
+
+namespace flinkstate::fuzz {
+
+// The budget for an input of `input_size` bytes: 64 x input + 1 MiB.
+inline constexpr uint64_t kBudgetMultiple = 64;
+inline constexpr uint64_t kBudgetBase = uint64_t{1} << 20;
+inline uint64_t BudgetFor(size_t input_size) {
+  return kBudgetMultiple * static_cast<uint64_t>(input_size) + kBudgetBase;
+}
+
+class AllocGuard {
+ public:
+  // Starts counting from zero with `budget` bytes.
+  static void Arm(uint64_t budget);
+  static void Disarm();
+  // Largest live total seen since `Arm`.
+  static uint64_t peak();
+  // True if the replacement operators are linked in (they are whenever this
+  // library is, unless FLINKSTATE_FUZZ_NO_NEW_OVERRIDE is defined).
+  static bool active();
+};
+
+}  // namespace flinkstate::fuzz
+
+#endif  // FLINKSTATE_FUZZ_ALLOC_GUARD_H_

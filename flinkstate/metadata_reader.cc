@@ -331,7 +331,9 @@ absl::Status MetadataDecoder::ReadOperator(OperatorState* op) {
       FLINKSTATE_RETURN_IF_ERROR(I32(&st.subtask_index));
       if (version_ >= 3 && st.subtask_index < 0) {
         st.finished = true;
-        st.subtask_index = -st.subtask_index - 1;
+        // `-(i + 1)`, not `-i - 1`: the same value (Java's wrap-around
+        // gives INT_MAX for INT_MIN too) without signed overflow.
+        st.subtask_index = -(st.subtask_index + 1);
       } else if (st.subtask_index < 0) {
         return Invalid(absl::StrCat("negative subtask index ", st.subtask_index));
       } else if (version_ == 1) {

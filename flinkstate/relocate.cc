@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "flinkstate/handle_walker.h"
 #include "serde/data_output.h"
+#include "serde/modified_utf8.h"
 #include "serde/status_macros.h"
 
 namespace flinkstate {
@@ -56,6 +57,16 @@ absl::StatusOr<RelocateResult> PlanRelocate(const StateFile& file,
   if (options.from_prefix.empty()) {
     return absl::InvalidArgumentError("relocate: --from must not be empty");
   }
+  // Both prefixes must be text: a prefix that ends inside a multi-byte
+  // character would match byte-wise and leave a broken remainder.
+  for (const auto& [flag, prefix] : {std::pair<const char*, const std::string*>{
+                                         "--from", &options.from_prefix},
+                                     {"--to", &options.to_prefix}}) {
+    if (absl::Status s = serde::Utf8ToModifiedUtf8(*prefix).status(); !s.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("relocate: ", flag, " is not valid UTF-8: ", s.message()));
+    }
+  }
   RelocateResult result;
   std::vector<serde::Replacement> edits;
   absl::Status status;
@@ -66,7 +77,7 @@ absl::StatusOr<RelocateResult> PlanRelocate(const StateFile& file,
     absl::Status s = serde::DataOutput(&bytes).WriteModifiedUtf8(now);
     if (!s.ok()) {
       status = absl::InvalidArgumentError(absl::StrCat(
-          "relocate: ", what, " at byte ", u.range.offset, " would become too long: ",
+          "relocate: ", what, " at byte ", u.range.offset, " cannot be written: ",
           s.message()));
       return;
     }

@@ -694,7 +694,19 @@ absl::Status FuzzMetadataStripRelocate(ByteView input) {
     const std::string& p = c.paths[(sel >> 1) % c.paths.size()];
     if (!p.empty()) {
       RelocateOptions opt;
-      opt.from_prefix = p.substr(0, 1 + (sel >> 3) % p.size());
+      // A prefix of whole characters (PlanRelocate rejects one that ends
+      // inside a multi-byte character; that is checked below).
+      size_t cut = 1 + (sel >> 3) % p.size();
+      while (cut < p.size() && (static_cast<uint8_t>(p[cut]) & 0xC0) == 0x80) ++cut;
+      opt.from_prefix = p.substr(0, cut);
+      if (cut > 1 && (static_cast<uint8_t>(p[cut - 1]) & 0x80) != 0) {
+        // Without its last byte the prefix ends inside a character.
+        RelocateOptions broken = opt;
+        broken.from_prefix.pop_back();
+        absl::StatusOr<RelocateResult> r = PlanRelocate(*f, input, broken);
+        FUZZ_CHECK(kT, !r.ok() && r.status().code() == absl::StatusCode::kInvalidArgument,
+                   "relocate accepted a prefix that ends inside a character");
+      }
       opt.to_prefix = (sel & 1) ? "s3://fuzz-bucket/x" : "";
       absl::StatusOr<RelocateResult> r = PlanRelocate(*f, input, opt);
       FUZZ_CHECK(kT, r.ok(), "relocate of a present prefix fails: ",

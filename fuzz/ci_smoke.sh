@@ -17,6 +17,8 @@
 # Environment: FUZZ_SECONDS, FUZZ_BUILD_DIR, FUZZ_OUT, FUZZ_TARGETS (space
 # separated subset), FUZZ_SKIP_LIBFUZZER=1 (only step 1).
 set -eu
+# One fuzzing process at a time: libFuzzer's in-process mode (no -jobs or
+# -workers; `-jobs=1 -workers=1` would fork a child logging to ./fuzz-0.log).
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(dirname "$here")
 build=${1:?usage: fuzz/ci_smoke.sh BUILD_DIR}
@@ -79,11 +81,11 @@ for t in $targets; do
   log=$out/${t}.log
   echo "== fuzzing $t for $secs s"
   # shellcheck disable=SC2086
-  if nice -n 10 "$fbuild/fuzz/${t}_fuzzer" -max_total_time="$secs" -workers=1 -jobs=1 \
+  if nice -n 10 "$fbuild/fuzz/${t}_fuzzer" -max_total_time="$secs" \
       -dict="$here/${t}_fuzzer.dict" -max_len=65536 -timeout=10 \
       -rss_limit_mb=2048 -malloc_limit_mb=512 -print_final_stats=1 \
       -artifact_prefix="$out/artifacts/${t}-" "$work" $dirs >"$log" 2>&1; then
-    grep -E '^#[0-9]+ +DONE' "$log" | tail -1 | sed "s/^/   $t: /"
+    grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -1 | sed "s/^/   $t: /"
   else
     echo "   $t: FAILED, see $log"
     grep -E 'ERROR|flinkstate-fuzz|Test unit written' "$log" | head -5 | sed 's/^/     /'

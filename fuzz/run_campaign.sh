@@ -10,6 +10,8 @@
 # crashes stops early and the campaign moves on to the next one.
 # FUZZ_EXTRA_FLAGS is appended to every libFuzzer command line.
 set -u
+# One fuzzing process at a time: libFuzzer's in-process mode (no -jobs or
+# -workers; `-jobs=1 -workers=1` would fork a child logging to ./fuzz-0.log).
 here=$(cd "$(dirname "$0")" && pwd)
 fbuild=${1:?usage: run_campaign.sh FUZZ_BUILD_DIR WORK_DIR target:seconds ...}
 work=${2:?WORK_DIR}
@@ -24,11 +26,11 @@ for spec in "$@"; do
   log=$work/logs/$t.$n.log
   echo "$(date +%T) start $t for $secs s -> $log"
   # shellcheck disable=SC2086
-  nice -n 10 "$fbuild/fuzz/${t}_fuzzer" -max_total_time="$secs" -workers=1 -jobs=1 \
+  nice -n 10 "$fbuild/fuzz/${t}_fuzzer" -max_total_time="$secs" \
     -dict="$here/${t}_fuzzer.dict" -max_len=65536 -timeout=10 \
     -rss_limit_mb=2048 -malloc_limit_mb=512 -print_final_stats=1 \
     -artifact_prefix="$work/artifacts/${t}-" ${FUZZ_EXTRA_FLAGS:-} \
     "$work/${t}_fuzzer" "$here/regressions/${t}_fuzzer" >"$log" 2>&1
   rc=$?
-  echo "$(date +%T) end $t rc=$rc: $(grep -E '^#[0-9]+ +(DONE|pulse|NEW|REDUCE|INITED)' "$log" | tail -1)"
+  echo "$(date +%T) end $t rc=$rc: $(grep -E '^#[0-9]+[[:space:]]+(DONE|pulse|NEW|REDUCE|INITED)' "$log" | tail -1)"
 done

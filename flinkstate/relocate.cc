@@ -74,10 +74,14 @@ absl::StatusOr<RelocateResult> PlanRelocate(const StateFile& file,
     if (!status.ok() || !absl::StartsWith(u.value, options.from_prefix)) return;
     std::string now = options.to_prefix + u.value.substr(options.from_prefix.size());
     std::string bytes;
-    absl::Status s = serde::DataOutput(&bytes).WriteModifiedUtf8(now);
+    absl::StatusOr<std::string> body = serde::Utf8ToModifiedUtf8(now);
+    absl::Status s = body.ok() ? serde::DataOutput(&bytes).WriteModifiedUtf8Raw(
+                                     serde::AsBytes(*body))
+                               : body.status();
     if (!s.ok()) {
       status = absl::InvalidArgumentError(absl::StrCat(
-          "relocate: ", what, " at byte ", u.range.offset, " cannot be written: ",
+          "relocate: ", what, " at byte ", u.range.offset,
+          body.ok() ? " would become too long: " : " cannot be written: ",
           s.message()));
       return;
     }

@@ -26,11 +26,11 @@ std::atomic<uint64_t> g_budget{0};
   g_armed.store(false);  // fprintf may allocate
   std::fprintf(stderr,
                "==flinkstate-fuzz== allocation cap exceeded: %s %llu bytes, "
-               "budget %llu bytes (%llu x input + %llu)\n",
+               "budget %llu bytes (multiple x input + %llu, multiple %llu by default)\n",
                what, static_cast<unsigned long long>(bytes),
                static_cast<unsigned long long>(g_budget.load()),
-               static_cast<unsigned long long>(kBudgetMultiple),
-               static_cast<unsigned long long>(kBudgetBase));
+               static_cast<unsigned long long>(kBudgetBase),
+               static_cast<unsigned long long>(kBudgetMultiple));
   std::abort();
 }
 
@@ -87,6 +87,7 @@ void AllocGuard::Arm(uint64_t budget) {
   g_armed.store(true);
 }
 void AllocGuard::Disarm() { g_armed.store(false); }
+void AllocGuard::SetBudget(uint64_t budget) { g_budget.store(budget); }
 uint64_t AllocGuard::peak() { return static_cast<uint64_t>(g_peak.load()); }
 bool AllocGuard::active() {
 #ifdef FLINKSTATE_FUZZ_NO_NEW_OVERRIDE

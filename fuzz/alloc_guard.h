@@ -27,15 +27,22 @@ namespace flinkstate::fuzz {
 // The budget for an input of `input_size` bytes: 64 x input + 1 MiB.
 inline constexpr uint64_t kBudgetMultiple = 64;
 inline constexpr uint64_t kBudgetBase = uint64_t{1} << 20;
-inline uint64_t BudgetFor(size_t input_size) {
-  return kBudgetMultiple * static_cast<uint64_t>(input_size) + kBudgetBase;
+inline uint64_t BudgetFor(size_t input_size, uint64_t multiple = kBudgetMultiple) {
+  return multiple * static_cast<uint64_t>(input_size) + kBudgetBase;
 }
+// The metadata targets: the reader's own model budget is 60 bytes of model
+// per input byte (`MetadataReadOptions`, the densest legitimate shape needs
+// 58), and its vectors grow by doubling as elements decode, so the heap peak
+// can reach about three times the charged model.
+inline constexpr uint64_t kMetadataBudgetMultiple = 3 * 64;
 
 class AllocGuard {
  public:
   // Starts counting from zero with `budget` bytes.
   static void Arm(uint64_t budget);
   static void Disarm();
+  // Changes the budget of an armed guard without resetting its counts.
+  static void SetBudget(uint64_t budget);
   // Largest live total seen since `Arm`.
   static uint64_t peak();
   // True if the replacement operators are linked in (they are whenever this

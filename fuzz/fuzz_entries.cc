@@ -517,6 +517,7 @@ void CheckError(absl::string_view target, const absl::Status& s) {
 }  // namespace
 
 absl::Status FuzzMetadataReader(ByteView input) {
+  AllocGuard::SetBudget(BudgetFor(input.size(), kMetadataBudgetMultiple));
   constexpr absl::string_view kT = "metadata_reader";
   absl::Status first;
   absl::StatusOr<CheckpointMetadata> m = ReadCheckpointMetadata(input);
@@ -552,6 +553,7 @@ absl::Status FuzzMetadataReader(ByteView input) {
 }
 
 absl::Status FuzzOperatorSnapshotReader(ByteView input) {
+  AllocGuard::SetBudget(BudgetFor(input.size(), kMetadataBudgetMultiple));
   constexpr absl::string_view kT = "operator_snapshot_reader";
   absl::StatusOr<OperatorSnapshot> snap = ReadOperatorSnapshot(input);
   absl::StatusOr<StateFile> f = ReadStateFile(input);
@@ -685,6 +687,7 @@ struct PathRanges : HandleVisitor {
 }  // namespace
 
 absl::Status FuzzMetadataStripRelocate(ByteView input) {
+  AllocGuard::SetBudget(BudgetFor(input.size(), kMetadataBudgetMultiple));
   constexpr absl::string_view kT = "metadata_strip_relocate";
   absl::StatusOr<StateFile> f = ReadStateFile(input);
   if (!f.ok()) return f.status();

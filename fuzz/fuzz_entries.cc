@@ -186,6 +186,7 @@ absl::Status FuzzModifiedUtf8(ByteView input) {
 // Java serialization streams.
 
 absl::Status FuzzJavaObjStream(ByteView input) {
+  AllocGuard::SetBudget(BudgetFor(input.size(), kJavaObjBudgetMultiple));
   constexpr absl::string_view kT = "javaobj_stream";
   absl::StatusOr<javaobj::Stream> s = javaobj::DecodeStream(input, FuzzDecodeOptions());
   if (!s.ok()) {
@@ -233,6 +234,7 @@ absl::Status FuzzJavaObjStream(ByteView input) {
 }
 
 absl::Status FuzzJavaObjRoundTrip(ByteView input) {
+  AllocGuard::SetBudget(BudgetFor(input.size(), kJavaObjBudgetMultiple));
   constexpr absl::string_view kT = "javaobj_roundtrip";
   absl::StatusOr<javaobj::Stream> s = javaobj::DecodeStream(input, FuzzDecodeOptions());
   if (!s.ok()) return s.status();
@@ -329,6 +331,7 @@ std::string NewText(uint8_t seed, size_t len) {
 }  // namespace
 
 absl::Status FuzzJavaObjRewriter(ByteView input) {
+  AllocGuard::SetBudget(BudgetFor(input.size(), kJavaObjBudgetMultiple));
   constexpr absl::string_view kT = "javaobj_rewriter";
   // Layout: 3 selector bytes (edit kind, index hi, index lo), then the stream.
   if (input.size() < 3) return absl::InvalidArgumentError("too short");

@@ -98,7 +98,21 @@ class MetadataDecoder {
   absl::Status U8(uint8_t* v) { return Wrap(in_.ReadUint8(v)); }
   absl::Status I32(int32_t* v) { return Wrap(in_.ReadInt32(v)); }
   absl::Status I64(int64_t* v) { return Wrap(in_.ReadInt64(v)); }
-  absl::Status Bool(bool* v) { return Wrap(in_.ReadBool(v)); }
+  // Java `readBoolean` takes any non-zero byte as true, but `writeBoolean`
+  // writes only 0 or 1 and the model keeps only the bool, so another byte
+  // could not be written back byte for byte: it is rejected, as non-canonical
+  // `readUTF` bodies are (`ReadUtf`).
+  absl::Status Bool(bool* v) {
+    uint8_t b;
+    FLINKSTATE_RETURN_IF_ERROR(U8(&b));
+    if (b > 1) {
+      return Wrap(absl::InvalidArgumentError(absl::StrCat(
+          "serde: boolean byte ", b, " (0 or 1 expected) at byte ",
+          in_.position() - 1)));
+    }
+    *v = b == 1;
+    return absl::OkStatus();
+  }
   // Java `readUTF`. Unlike Java, a body that is not in the one form
   // `writeUTF` produces (a raw 0x00 byte instead of C0 80, a non-shortest
   // 2- or 3-byte sequence) is rejected: no Flink writer emits one, and the

@@ -6,6 +6,15 @@ if(FLINKSTATE_WERROR)
   list(APPEND FLINKSTATE_WARNING_FLAGS -Werror)
 endif()
 
+# A libFuzzer build instruments every object for coverage and, unless told
+# otherwise, runs under ASan and UBSan (fuzz/README.md).
+if(FLINKSTATE_FUZZ_ENGINE STREQUAL "libfuzzer")
+  add_compile_options(-fsanitize=fuzzer-no-link)
+  if(NOT FLINKSTATE_SANITIZERS)
+    set(FLINKSTATE_SANITIZERS "address;undefined")
+  endif()
+endif()
+
 if(FLINKSTATE_SANITIZERS)
   string(REPLACE ";" "," _fs_san "${FLINKSTATE_SANITIZERS}")
   add_compile_options(-fsanitize=${_fs_san} -fno-omit-frame-pointer -fno-sanitize-recover=all)

@@ -20,16 +20,20 @@ namespace {
 using serde::ByteView;
 using serde::DataInput;
 
-// Containers are grown from decoded elements, never sized from a count. A
-// count is only checked against the bytes left, and a model element is far
-// larger than its smallest encoding (a 1-byte null keyed handle becomes a
-// KeyedStateHandle of about 400 bytes), so `resize(count)` would let a small
-// hostile file allocate hundreds of times its own size before failing on its
-// first element. At most this many elements are reserved up front.
+// One bounds discipline for model memory: a model element is far larger
+// than its smallest encoding (a 1-byte null keyed handle becomes a 408-byte
+// KeyedStateHandle, a 4-byte finished-subtask marker a 232-byte
+// OperatorSubtaskState), so checking counts against the bytes left is not
+// enough. Every element is charged against the model budget
+// (`MetadataReadOptions`) before it exists: a list when its count has been
+// read (`ReadCount` with the element size), single handles where they are
+// created. Containers are still grown from decoded elements, never sized
+// from a count, so a hostile count that fails on its first element costs
+// almost nothing (at most this many elements are reserved up front).
 constexpr int32_t kMaxInitialReserve = 8;
 
 // Appends a default element to `v`, which will hold `count` elements once
-// decoding succeeds.
+// decoding succeeds. Precondition: `count` elements were charged.
 template <typename T>
 T& AppendElement(std::vector<T>* v, int32_t count) {
   if (v->empty()) v->reserve(std::min(count, kMaxInitialReserve));
@@ -45,7 +49,10 @@ struct PathSegment {
 class MetadataDecoder {
  public:
   MetadataDecoder(ByteView input, const MetadataReadOptions& options)
-      : in_(input), options_(options) {}
+      : in_(input),
+        options_(options),
+        model_budget_(options.max_model_bytes_per_input_byte * input.size() +
+                      options.max_model_base_bytes) {}
 
   absl::Status ReadMetadata(CheckpointMetadata* m);
   absl::Status ReadSnapshot(OperatorSnapshot* s);
@@ -91,7 +98,21 @@ class MetadataDecoder {
   absl::Status U8(uint8_t* v) { return Wrap(in_.ReadUint8(v)); }
   absl::Status I32(int32_t* v) { return Wrap(in_.ReadInt32(v)); }
   absl::Status I64(int64_t* v) { return Wrap(in_.ReadInt64(v)); }
-  absl::Status Bool(bool* v) { return Wrap(in_.ReadBool(v)); }
+  // Java `readBoolean` takes any non-zero byte as true, but `writeBoolean`
+  // writes only 0 or 1 and the model keeps only the bool, so another byte
+  // could not be written back byte for byte: it is rejected, as non-canonical
+  // `readUTF` bodies are (`ReadUtf`).
+  absl::Status Bool(bool* v) {
+    uint8_t b;
+    FLINKSTATE_RETURN_IF_ERROR(U8(&b));
+    if (b > 1) {
+      return Wrap(absl::InvalidArgumentError(absl::StrCat(
+          "serde: boolean byte ", b, " (0 or 1 expected) at byte ",
+          in_.position() - 1)));
+    }
+    *v = b == 1;
+    return absl::OkStatus();
+  }
   // Java `readUTF`. Unlike Java, a body that is not in the one form
   // `writeUTF` produces (a raw 0x00 byte instead of C0 80, a non-shortest
   // 2- or 3-byte sequence) is rejected: no Flink writer emits one, and the
@@ -115,10 +136,23 @@ class MetadataDecoder {
     return absl::OkStatus();
   }
 
+  // Charges `count` model elements of `elem_bytes` each against the budget.
+  absl::Status Charge(uint64_t count, uint64_t elem_bytes, absl::string_view what) {
+    model_bytes_ += count * elem_bytes;
+    if (model_bytes_ > model_budget_) {
+      return Error(absl::StatusCode::kResourceExhausted,
+                   absl::StrCat(count, " ", what, " would take the decoded model to ",
+                                model_bytes_, " bytes, over its budget of ",
+                                model_budget_, " bytes for this input"));
+    }
+    return absl::OkStatus();
+  }
+
   // Reads an i32 element count and checks that `count * min_bytes` bytes are
-  // left, so that no container is sized from an impossible count.
+  // left, so that no container is sized from an impossible count, then
+  // charges `count` model elements of `elem_bytes` each (0: none).
   absl::Status ReadCount(absl::string_view what, uint64_t min_bytes,
-                         int32_t* count) {
+                         int32_t* count, uint64_t elem_bytes = 0) {
     FLINKSTATE_RETURN_IF_ERROR(I32(count));
     if (*count < 0) {
       return Invalid(absl::StrCat("negative ", what, " count ", *count));
@@ -129,7 +163,7 @@ class MetadataDecoder {
                                 static_cast<uint64_t>(*count) * min_bytes,
                                 " bytes, ", in_.remaining(), " left"));
     }
-    return absl::OkStatus();
+    return Charge(static_cast<uint64_t>(*count), elem_bytes, what);
   }
 
   // i32 count + count x i64, skipped.
@@ -154,14 +188,15 @@ class MetadataDecoder {
   // handles of at least one byte each. Like `ReadCount`, a count the bytes
   // left cannot hold is an early end of input (`OutOfRange`), so truncated
   // and corrupt files are told apart the same way everywhere.
-  absl::Status CheckSnapshotHandleCount(int32_t count) const {
+  absl::Status CheckSnapshotHandleCount(int32_t count, uint64_t elem_bytes) {
     if (count < -1) return Invalid(absl::StrCat("bad handle count ", count));
     if (count > 0 && static_cast<uint64_t>(count) > in_.remaining()) {
       return Error(absl::StatusCode::kOutOfRange,
                    absl::StrCat("handle count ", count, " needs at least ",
                                 count, " bytes, ", in_.remaining(), " left"));
     }
-    return absl::OkStatus();
+    return count > 0 ? Charge(static_cast<uint64_t>(count), elem_bytes, "handles")
+                     : absl::OkStatus();
   }
 
   absl::Status Enter() {
@@ -196,6 +231,8 @@ class MetadataDecoder {
 
   DataInput in_;
   const MetadataReadOptions& options_;
+  const uint64_t model_budget_;
+  uint64_t model_bytes_ = 0;
   std::vector<PathSegment> path_;
   uint32_t version_ = 0;
   int depth_ = 0;
@@ -226,7 +263,7 @@ absl::Status MetadataDecoder::ReadMetadata(CheckpointMetadata* m) {
       return Invalid(absl::StrCat("negative checkpoint id ", m->checkpoint_id));
     }
     int32_t n;
-    FLINKSTATE_RETURN_IF_ERROR(ReadCount("master state", 8, &n));
+    FLINKSTATE_RETURN_IF_ERROR(ReadCount("master state", 8, &n, sizeof(MasterState)));
     for (int32_t i = 0; i < n; ++i) {
       Scope s(this, "masterStates", i);
       FLINKSTATE_RETURN_IF_ERROR(
@@ -236,7 +273,8 @@ absl::Status MetadataDecoder::ReadMetadata(CheckpointMetadata* m) {
   int32_t n;
   m->operator_count_range = {in_.position(), 4};
   FLINKSTATE_RETURN_IF_ERROR(
-      ReadCount(version_ == 1 ? "task state" : "operator state", 24, &n));
+      ReadCount(version_ == 1 ? "task state" : "operator state", 24, &n,
+                sizeof(OperatorState)));
   for (int32_t i = 0; i < n; ++i) {
     Scope s(this, "operators", i);
     FLINKSTATE_RETURN_IF_ERROR(ReadOperator(&AppendElement(&m->operators, n)));
@@ -324,6 +362,8 @@ absl::Status MetadataDecoder::ReadOperator(OperatorState* op) {
                    absl::StrCat("subtask count ", op->num_subtasks,
                                 " exceeds the bytes left"));
     }
+    FLINKSTATE_RETURN_IF_ERROR(Charge(static_cast<uint64_t>(op->num_subtasks),
+                                      sizeof(OperatorSubtaskState), "subtasks"));
     for (int32_t i = 0; i < op->num_subtasks; ++i) {
       Scope s(this, "subtasks", i);
       OperatorSubtaskState& st = AppendElement(&op->subtasks, op->num_subtasks);
@@ -331,7 +371,9 @@ absl::Status MetadataDecoder::ReadOperator(OperatorState* op) {
       FLINKSTATE_RETURN_IF_ERROR(I32(&st.subtask_index));
       if (version_ >= 3 && st.subtask_index < 0) {
         st.finished = true;
-        st.subtask_index = -st.subtask_index - 1;
+        // `-(i + 1)`, not `-i - 1`: the same value (Java's wrap-around
+        // gives INT_MAX for INT_MIN too) without signed overflow.
+        st.subtask_index = -(st.subtask_index + 1);
       } else if (st.subtask_index < 0) {
         return Invalid(absl::StrCat("negative subtask index ", st.subtask_index));
       } else if (version_ == 1) {
@@ -346,6 +388,8 @@ absl::Status MetadataDecoder::ReadOperator(OperatorState* op) {
           }
           if (st.legacy_count == 1) {
             Scope l(this, "legacyOperatorState");
+            FLINKSTATE_RETURN_IF_ERROR(
+                Charge(1, sizeof(StreamStateHandle), "legacy handle"));
             st.legacy.emplace_back();
             FLINKSTATE_RETURN_IF_ERROR(ReadStreamHandle(&st.legacy.back()));
           }
@@ -374,7 +418,7 @@ absl::Status MetadataDecoder::ReadOperator(OperatorState* op) {
 absl::Status MetadataDecoder::ReadHandleList(
     const char* what, std::vector<OperatorStateHandle>* out, int32_t* count) {
   Scope s(this, what);
-  FLINKSTATE_RETURN_IF_ERROR(ReadCount("handle", 1, count));
+  FLINKSTATE_RETURN_IF_ERROR(ReadCount("handle", 1, count, sizeof(OperatorStateHandle)));
   for (int32_t i = 0; i < *count; ++i) {
     Scope e(this, "", i);
     FLINKSTATE_RETURN_IF_ERROR(ReadOperatorHandle(&AppendElement(out, *count)));
@@ -386,7 +430,8 @@ absl::Status MetadataDecoder::ReadSubtaskV1(OperatorSubtaskState* st) {
   FLINKSTATE_RETURN_IF_ERROR(I64(&st->duration));
   {
     Scope s(this, "legacyOperatorState");
-    FLINKSTATE_RETURN_IF_ERROR(ReadCount("handle", 1, &st->legacy_count));
+    FLINKSTATE_RETURN_IF_ERROR(ReadCount("handle", 1, &st->legacy_count,
+                                               sizeof(StreamStateHandle)));
     for (int32_t i = 0; i < st->legacy_count; ++i) {
       Scope e(this, "", i);
       FLINKSTATE_RETURN_IF_ERROR(
@@ -401,10 +446,13 @@ absl::Status MetadataDecoder::ReadSubtaskV1(OperatorSubtaskState* st) {
                                             &st->has_raw_operator_state));
   {
     Scope s(this, "managedKeyedState");
+    FLINKSTATE_RETURN_IF_ERROR(
+        Charge(1, sizeof(KeyedStateHandle), "keyed handle"));
     st->managed_keyed_state.emplace_back();
     FLINKSTATE_RETURN_IF_ERROR(ReadKeyedHandle(&st->managed_keyed_state[0]));
   }
   Scope s(this, "rawKeyedState");
+  FLINKSTATE_RETURN_IF_ERROR(Charge(1, sizeof(KeyedStateHandle), "keyed handle"));
   st->raw_keyed_state.emplace_back();
   return ReadKeyedHandle(&st->raw_keyed_state[0]);
 }
@@ -413,6 +461,8 @@ absl::Status MetadataDecoder::ReadSubtaskCommon(OperatorSubtaskState* st) {
   FLINKSTATE_RETURN_IF_ERROR(I32(&st->has_managed_operator_state));
   if (st->has_managed_operator_state != 0) {
     Scope s(this, "managedOperatorState");
+    FLINKSTATE_RETURN_IF_ERROR(
+        Charge(1, sizeof(OperatorStateHandle), "operator handle"));
     st->managed_operator_state.emplace_back();
     FLINKSTATE_RETURN_IF_ERROR(
         ReadOperatorHandle(&st->managed_operator_state.back()));
@@ -420,16 +470,21 @@ absl::Status MetadataDecoder::ReadSubtaskCommon(OperatorSubtaskState* st) {
   FLINKSTATE_RETURN_IF_ERROR(I32(&st->has_raw_operator_state));
   if (st->has_raw_operator_state != 0) {
     Scope s(this, "rawOperatorState");
+    FLINKSTATE_RETURN_IF_ERROR(
+        Charge(1, sizeof(OperatorStateHandle), "operator handle"));
     st->raw_operator_state.emplace_back();
     FLINKSTATE_RETURN_IF_ERROR(
         ReadOperatorHandle(&st->raw_operator_state.back()));
   }
   {
     Scope s(this, "managedKeyedState");
+    FLINKSTATE_RETURN_IF_ERROR(
+        Charge(1, sizeof(KeyedStateHandle), "keyed handle"));
     st->managed_keyed_state.emplace_back();
     FLINKSTATE_RETURN_IF_ERROR(ReadKeyedHandle(&st->managed_keyed_state[0]));
   }
   Scope s(this, "rawKeyedState");
+  FLINKSTATE_RETURN_IF_ERROR(Charge(1, sizeof(KeyedStateHandle), "keyed handle"));
   st->raw_keyed_state.emplace_back();
   return ReadKeyedHandle(&st->raw_keyed_state[0]);
 }
@@ -439,7 +494,7 @@ absl::Status MetadataDecoder::ReadChannelLists(OperatorSubtaskState* st) {
     Scope s(this, input ? "inputChannelState" : "resultSubpartitionState");
     auto& list = input ? st->input_channel_state : st->result_subpartition_state;
     int32_t n;
-    FLINKSTATE_RETURN_IF_ERROR(ReadCount("channel handle", 17, &n));
+    FLINKSTATE_RETURN_IF_ERROR(ReadCount("channel handle", 17, &n, sizeof(ChannelStateHandle)));
     for (int32_t i = 0; i < n; ++i) {
       Scope e(this, "", i);
       FLINKSTATE_RETURN_IF_ERROR(
@@ -500,6 +555,7 @@ absl::Status MetadataDecoder::ReadKeyGroupsBody(
   FLINKSTATE_RETURN_IF_ERROR(Wrap(in_.Seek(num_at)));
   FLINKSTATE_RETURN_IF_ERROR(ReadOffsets(offsets));
   Scope s(this, "delegate");
+  FLINKSTATE_RETURN_IF_ERROR(Charge(1, sizeof(StreamStateHandle), "stream handle"));
   *delegate = std::make_unique<StreamStateHandle>();
   return ReadStreamHandle(delegate->get());
 }
@@ -507,7 +563,7 @@ absl::Status MetadataDecoder::ReadKeyGroupsBody(
 absl::Status MetadataDecoder::ReadNamedHandles(
     std::vector<NamedStreamHandle>* out) {
   int32_t n;
-  FLINKSTATE_RETURN_IF_ERROR(ReadCount("state handle", 3, &n));
+  FLINKSTATE_RETURN_IF_ERROR(ReadCount("state handle", 3, &n, sizeof(NamedStreamHandle)));
   for (int32_t i = 0; i < n; ++i) {
     Scope e(this, "", i);
     NamedStreamHandle& named = AppendElement(out, n);
@@ -551,6 +607,7 @@ absl::Status MetadataDecoder::ReadKeyedHandleBody(KeyedStateHandle* h) {
       if (v2) FLINKSTATE_RETURN_IF_ERROR(I64(&h->checkpointed_size));
       {
         Scope s(this, "metaDataState");
+        FLINKSTATE_RETURN_IF_ERROR(Charge(1, sizeof(StreamStateHandle), "stream handle"));
         h->meta_data = std::make_unique<StreamStateHandle>();
         FLINKSTATE_RETURN_IF_ERROR(ReadStreamHandle(h->meta_data.get()));
       }
@@ -574,7 +631,7 @@ absl::Status MetadataDecoder::ReadKeyedHandleBody(KeyedStateHandle* h) {
         Scope s(this, materialized ? "materialized" : "nonMaterialized");
         auto& list = materialized ? h->materialized : h->non_materialized;
         int32_t n;
-        FLINKSTATE_RETURN_IF_ERROR(ReadCount("keyed handle", 1, &n));
+        FLINKSTATE_RETURN_IF_ERROR(ReadCount("keyed handle", 1, &n, sizeof(KeyedStateHandle)));
         for (int32_t i = 0; i < n; ++i) {
           Scope e(this, "", i);
           FLINKSTATE_RETURN_IF_ERROR(ReadKeyedHandle(&AppendElement(&list, n)));
@@ -610,7 +667,7 @@ absl::Status MetadataDecoder::ReadKeyedHandleBody(KeyedStateHandle* h) {
       FLINKSTATE_RETURN_IF_ERROR(I32(&h->start_key_group));
       FLINKSTATE_RETURN_IF_ERROR(I32(&h->num_key_groups));
       int32_t n;
-      FLINKSTATE_RETURN_IF_ERROR(ReadCount("increment", 9, &n));
+      FLINKSTATE_RETURN_IF_ERROR(ReadCount("increment", 9, &n, sizeof(OffsetStreamHandle)));
       for (int32_t i = 0; i < n; ++i) {
         Scope e(this, "increments", i);
         OffsetStreamHandle& inc = AppendElement(&h->increments, n);
@@ -649,7 +706,7 @@ absl::Status MetadataDecoder::ReadOperatorHandle(OperatorStateHandle* h) {
     h->count_range = {in_.position(), 4};
     int32_t n;
     // An entry is at least a 2-byte name, a mode byte and an i32 count.
-    FLINKSTATE_RETURN_IF_ERROR(ReadCount("state name", 7, &n));
+    FLINKSTATE_RETURN_IF_ERROR(ReadCount("state name", 7, &n, sizeof(StateNameEntry)));
     for (int32_t i = 0; i < n; ++i) {
       Scope e(this, "stateNameToPartitionOffsets", i);
       StateNameEntry& entry = AppendElement(&h->states, n);
@@ -670,6 +727,7 @@ absl::Status MetadataDecoder::ReadOperatorHandle(OperatorStateHandle* h) {
       FLINKSTATE_RETURN_IF_ERROR(Bool(&h->is_empty));
     }
     Scope d(this, "delegate");
+    FLINKSTATE_RETURN_IF_ERROR(Charge(1, sizeof(StreamStateHandle), "stream handle"));
     h->delegate = std::make_unique<StreamStateHandle>();
     FLINKSTATE_RETURN_IF_ERROR(ReadStreamHandle(h->delegate.get()));
     if (tag == HandleTag::kSegmentPartitionableOperator &&
@@ -787,7 +845,7 @@ absl::Status MetadataDecoder::ReadSnapshot(OperatorSnapshot* snap) {
                &st.managed_operator_state}}) {
     Scope s(this, l.name);
     FLINKSTATE_RETURN_IF_ERROR(I32(l.count));
-    FLINKSTATE_RETURN_IF_ERROR(CheckSnapshotHandleCount(*l.count));
+    FLINKSTATE_RETURN_IF_ERROR(CheckSnapshotHandleCount(*l.count, sizeof(*l.list->data())));
     for (int32_t i = 0; i < *l.count; ++i) {
       Scope e(this, "", i);
       FLINKSTATE_RETURN_IF_ERROR(
@@ -805,7 +863,7 @@ absl::Status MetadataDecoder::ReadSnapshot(OperatorSnapshot* snap) {
                   &st.managed_keyed_state}}) {
     Scope s(this, l.name);
     FLINKSTATE_RETURN_IF_ERROR(I32(l.count));
-    FLINKSTATE_RETURN_IF_ERROR(CheckSnapshotHandleCount(*l.count));
+    FLINKSTATE_RETURN_IF_ERROR(CheckSnapshotHandleCount(*l.count, sizeof(*l.list->data())));
     for (int32_t i = 0; i < *l.count; ++i) {
       Scope e(this, "", i);
       FLINKSTATE_RETURN_IF_ERROR(
@@ -823,7 +881,7 @@ absl::Status MetadataDecoder::ReadSnapshot(OperatorSnapshot* snap) {
       FLINKSTATE_RETURN_IF_ERROR(
           Wrap(in_.Seek(in_.position() - 4)));
       int32_t n;
-      FLINKSTATE_RETURN_IF_ERROR(ReadCount("channel handle", 17, &n));
+      FLINKSTATE_RETURN_IF_ERROR(ReadCount("channel handle", 17, &n, sizeof(ChannelStateHandle)));
       auto& list = input ? st.input_channel_state : st.result_subpartition_state;
       for (int32_t i = 0; i < n; ++i) {
         Scope e(this, "", i);

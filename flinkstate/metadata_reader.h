@@ -20,7 +20,8 @@
 //   context, a negative count, bad modified UTF-8, inconsistent lengths);
 //   `OutOfRange` when the input ends inside an item;
 //   `Unimplemented` for metadata version 0 (Flink 1.1) and unknown versions;
-//   `ResourceExhausted` when nesting exceeds `max_depth`.
+//   `ResourceExhausted` when nesting exceeds `max_depth` or the model would
+//   exceed its memory budget (`MetadataReadOptions`).
 // Messages read "metadata: <item path>: <problem> at byte <offset>", e.g.
 // "metadata: operators[3].subtasks[1].managedOperatorState.delegate: input
 // ends inside i32 (needs 4 bytes, 2 left) at byte 4711".
@@ -41,6 +42,17 @@ struct MetadataReadOptions {
   // Deepest nesting of handles (changelog handles contain keyed handles,
   // key-group handles contain stream handles, ...).
   int max_depth = 16;
+  // Bound on the memory of the decoded model: every model element is charged
+  // (its `sizeof`) before it is created, and decoding fails with
+  // `ResourceExhausted` once the total would exceed
+  // `max_model_bytes_per_input_byte * input size + max_model_base_bytes`.
+  // Real files stay far below (handles carry paths and offsets); the bound
+  // stops files made of minimal elements (1-byte null handles, 4-byte
+  // finished-subtask markers) from costing hundreds of times their size.
+  // The densest legitimate shape, a run of finished-subtask markers, costs
+  // 58 bytes of model per input byte.
+  uint64_t max_model_bytes_per_input_byte = 60;
+  uint64_t max_model_base_bytes = uint64_t{1} << 20;
 };
 
 [[nodiscard]] absl::StatusOr<CheckpointMetadata> ReadCheckpointMetadata(

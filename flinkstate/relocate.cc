@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "flinkstate/handle_walker.h"
 #include "serde/data_output.h"
+#include "serde/modified_utf8.h"
 #include "serde/status_macros.h"
 
 namespace flinkstate {
@@ -56,6 +57,16 @@ absl::StatusOr<RelocateResult> PlanRelocate(const StateFile& file,
   if (options.from_prefix.empty()) {
     return absl::InvalidArgumentError("relocate: --from must not be empty");
   }
+  // Both prefixes must be text: a prefix that ends inside a multi-byte
+  // character would match byte-wise and leave a broken remainder.
+  for (const auto& [flag, prefix] : {std::pair<const char*, const std::string*>{
+                                         "--from", &options.from_prefix},
+                                     {"--to", &options.to_prefix}}) {
+    if (absl::Status s = serde::Utf8ToModifiedUtf8(*prefix).status(); !s.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("relocate: ", flag, " is not valid UTF-8: ", s.message()));
+    }
+  }
   RelocateResult result;
   std::vector<serde::Replacement> edits;
   absl::Status status;
@@ -63,10 +74,14 @@ absl::StatusOr<RelocateResult> PlanRelocate(const StateFile& file,
     if (!status.ok() || !absl::StartsWith(u.value, options.from_prefix)) return;
     std::string now = options.to_prefix + u.value.substr(options.from_prefix.size());
     std::string bytes;
-    absl::Status s = serde::DataOutput(&bytes).WriteModifiedUtf8(now);
+    absl::StatusOr<std::string> body = serde::Utf8ToModifiedUtf8(now);
+    absl::Status s = body.ok() ? serde::DataOutput(&bytes).WriteModifiedUtf8Raw(
+                                     serde::AsBytes(*body))
+                               : body.status();
     if (!s.ok()) {
       status = absl::InvalidArgumentError(absl::StrCat(
-          "relocate: ", what, " at byte ", u.range.offset, " would become too long: ",
+          "relocate: ", what, " at byte ", u.range.offset,
+          body.ok() ? " would become too long: " : " cannot be written: ",
           s.message()));
       return;
     }

@@ -44,8 +44,9 @@ struct RelocateResult {
 };
 
 // Return values:
-//   `InvalidArgument` for an empty `from_prefix`, or a new path longer than
-//   `writeUTF` allows (65535 modified UTF-8 bytes);
+//   `InvalidArgument` for an empty `from_prefix`, a prefix that is not valid
+//   UTF-8, or a new path longer than `writeUTF` allows (65535 modified UTF-8
+//   bytes);
 //   `NotFound` if no path starts with `from_prefix` (nothing to write).
 [[nodiscard]] absl::StatusOr<RelocateResult> PlanRelocate(
     const StateFile& file, serde::ByteView input, const RelocateOptions& options);

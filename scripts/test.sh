@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Builds flinkstate and runs every test: the unit, golden, corruption and CLI
-# suites; the same suites once more under AddressSanitizer and
-# UndefinedBehaviorSanitizer; and, where Java and Maven are present (they are
-# installed here when missing), the conformance tests against the real JDK and
-# real Flink releases.
+# Builds flinkstate and runs every test: the unit, golden, corruption, CLI and
+# fuzz-replay suites; the conformance tests against the real JDK and real Flink
+# releases (Java 17 and Maven are installed here when missing; Maven fetches
+# Flink once); the same C++ suites once more under AddressSanitizer and
+# UndefinedBehaviorSanitizer; and a short libFuzzer run per fuzz target.
 #
 #   bash scripts/test.sh            # everything
-#   FLINKSTATE_SKIP_SANITIZERS=1 bash scripts/test.sh
+#   FLINKSTATE_SKIP_SANITIZERS=1 FUZZ_SKIP_LIBFUZZER=1 bash scripts/test.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh --with-java
@@ -31,3 +31,6 @@ if [[ -z "${FLINKSTATE_SKIP_SANITIZERS:-}" ]]; then
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE 'conformance|install'
 fi
+
+echo "== fuzz targets: replay, and a short libFuzzer run each (clang)"
+FUZZ_SECONDS=${FUZZ_SECONDS:-30} bash fuzz/ci_smoke.sh build

@@ -16,21 +16,7 @@ bin=$build/tools/flinkstate
 gen=$build/tools/gen/flinkstate-gen-incident
 mkdir -p "$dir"
 
-measure() {  # measure LABEL COMMAND... -> "LABEL  best-wall-s  max-rss-MiB"
-  local label=$1
-  shift
-  "$@" >/dev/null 2>&1 || { echo "$label: command failed: $*" >&2; return 1; }
-  local best=999999 rss=0
-  for _ in 1 2 3 4 5; do
-    rm -f "$dir/out.cp" "$dir/out.stripped"
-    sync
-    /usr/bin/time -f "%e %M" -o "$dir/time.out" "$@" >/dev/null 2>&1
-    read -r wall kib < "$dir/time.out"
-    best=$(awk -v a="$best" -v b="$wall" 'BEGIN{print (b<a)?b:a}')
-    rss=$(( kib > rss ? kib : rss ))
-  done
-  printf "  %-44s %8.3f s %8.1f MiB peak RSS\n" "$label" "$best" "$(awk -v k="$rss" 'BEGIN{print k/1024}')"
-}
+source "$(dirname "$0")/measure.sh"
 
 genha=$build/tools/gen/flinkstate-gen-ha
 for shape in incident small-union; do

@@ -208,6 +208,18 @@ class MetadataDecoder {
     return absl::OkStatus();
   }
 
+  // Reads a handle that may nest others: one level deeper (bounded by
+  // `max_depth`), recording the input range the handle came from.
+  template <typename Handle>
+  absl::Status ReadNested(Handle* h, absl::Status (MetadataDecoder::*body)(Handle*)) {
+    FLINKSTATE_RETURN_IF_ERROR(Enter());
+    const uint64_t start = in_.position();
+    absl::Status s = (this->*body)(h);
+    h->range = {start, in_.position() - start};
+    --depth_;
+    return s;
+  }
+
   absl::Status ReadMasterState(MasterState* m);
   absl::Status ReadOperator(OperatorState* op);
   absl::Status ReadSubtaskV1(OperatorSubtaskState* st);
@@ -505,12 +517,7 @@ absl::Status MetadataDecoder::ReadChannelLists(OperatorSubtaskState* st) {
 }
 
 absl::Status MetadataDecoder::ReadStreamHandle(StreamStateHandle* h) {
-  FLINKSTATE_RETURN_IF_ERROR(Enter());
-  const uint64_t start = in_.position();
-  absl::Status s = ReadStreamHandleBody(h);
-  h->range = {start, in_.position() - start};
-  --depth_;
-  return s;
+  return ReadNested(h, &MetadataDecoder::ReadStreamHandleBody);
 }
 
 absl::Status MetadataDecoder::ReadStreamHandleBody(StreamStateHandle* h) {
@@ -574,12 +581,7 @@ absl::Status MetadataDecoder::ReadNamedHandles(
 }
 
 absl::Status MetadataDecoder::ReadKeyedHandle(KeyedStateHandle* h) {
-  FLINKSTATE_RETURN_IF_ERROR(Enter());
-  const uint64_t start = in_.position();
-  absl::Status s = ReadKeyedHandleBody(h);
-  h->range = {start, in_.position() - start};
-  --depth_;
-  return s;
+  return ReadNested(h, &MetadataDecoder::ReadKeyedHandleBody);
 }
 
 absl::Status MetadataDecoder::ReadKeyedHandleBody(KeyedStateHandle* h) {

@@ -3,6 +3,9 @@
 # flink/harness.sh reproduced with RELEASE (its retained checkpoint and the HA
 # completedCheckpoint files of that run), removes the leftover union state with
 # `flinkstate repair --apply` (not with Flink's classes), then
+#   0. compares the stripped _metadata with what the same release's own
+#      serializer writes after removing the state (flink/harness.sh strip):
+#      they must be byte for byte identical;
 #   1. loads the repaired HA completedCheckpoint with that release's classes
 #      and ObjectInputStream: the state must be gone, the facts must agree;
 #   2. restores the job from the repaired checkpoint several times with that
@@ -25,6 +28,11 @@ cp -r "$incident/$gen" "$work/$gen"
 chk="$work/$last"
 chk=${chk%/_metadata}
 ha=$(dirname "$(ls -d "$work/$gen"/ha/chk-*/completedCheckpoint* | tail -1)")
+echo "== flinkstate strip-state vs Flink $release's own serializer"
+"$bin" strip-state --state "$state" "$chk/_metadata" "$work/flinkstate._metadata"
+"$here/flink/harness.sh" strip --release "$release" --in "$chk" --out "$work/reference" --state "$state"
+cmp "$work/flinkstate._metadata" "$work/reference/_metadata"
+echo "identical"
 echo "== before"
 "$bin" inspect "$chk/_metadata" | grep -E "$state|WARNING" || true
 "$bin" repair --state "$state" --ha-dir "$ha" --apply "$chk"

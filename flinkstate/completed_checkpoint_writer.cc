@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "serde/buffered_fd_writer.h"
 #include "serde/endian.h"
 #include "serde/modified_utf8.h"
 #include "serde/status_macros.h"
@@ -184,60 +185,10 @@ const Cls kCompleted{
 
 // --- Output ------------------------------------------------------------------------
 
-class Out {
+// Big-endian output buffered to the file (serde/buffered_fd_writer.h).
+class Out : public serde::BufferedFdWriter {
  public:
-  static constexpr size_t kBuffer = 1 << 20;
-  explicit Out(int fd) : fd_(fd), buf_(new uint8_t[kBuffer]) {}
-  void Bytes(const void* p, size_t n) {
-    const auto* b = static_cast<const uint8_t*>(p);
-    while (n > 0 && status_.ok()) {
-      if (used_ == kBuffer) Flush();
-      const size_t k = std::min(n, kBuffer - used_);
-      std::memcpy(buf_.get() + used_, b, k);
-      used_ += k;
-      b += k;
-      n -= k;
-    }
-  }
-  void U8(uint8_t v) { Bytes(&v, 1); }
-  void U16(uint16_t v) {
-    uint8_t b[2];
-    serde::EncodeBigEndian16(v, b);
-    Bytes(b, 2);
-  }
-  void I32(int32_t v) {
-    uint8_t b[4];
-    serde::EncodeBigEndian32(static_cast<uint32_t>(v), b);
-    Bytes(b, 4);
-  }
-  void I64(int64_t v) {
-    uint8_t b[8];
-    serde::EncodeBigEndian64(static_cast<uint64_t>(v), b);
-    Bytes(b, 8);
-  }
-  void Flush() {
-    size_t off = 0;
-    while (off < used_ && status_.ok()) {
-      const ssize_t w = ::write(fd_, buf_.get() + off, used_ - off);
-      if (w < 0) {
-        if (errno == EINTR) continue;
-        status_ = absl::ErrnoToStatus(errno, "ccwriter: write");
-      } else {
-        off += static_cast<size_t>(w);
-      }
-    }
-    used_ = 0;
-  }
-  const absl::Status& status() const { return status_; }
-  void Fail(absl::Status s) {
-    if (status_.ok()) status_ = std::move(s);
-  }
-
- private:
-  int fd_;
-  std::unique_ptr<uint8_t[]> buf_;
-  size_t used_ = 0;
-  absl::Status status_;
+  explicit Out(int fd) : serde::BufferedFdWriter(fd, "ccwriter") {}
 };
 
 // A minimal `ObjectOutputStream`: descriptors once per stream then by

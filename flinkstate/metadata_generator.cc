@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "flinkstate/checkpoint_metadata.h"
+#include "serde/buffered_fd_writer.h"
 #include "serde/endian.h"
 #include "serde/modified_utf8.h"
 #include "serde/status_macros.h"
@@ -104,102 +105,38 @@ class ElementSizes {
 
 // --- Output ---------------------------------------------------------------------
 
-// Big-endian writer into a 1 MiB buffer flushed to `fd`; with fd < 0 it only
-// counts. The first write error sticks and later writes are dropped.
-class Output {
+// The buffered big-endian writer (counting only with fd < 0) plus the two
+// shapes of this format it writes in bulk.
+class Output : public serde::BufferedFdWriter {
  public:
-  static constexpr size_t kBufferBytes = 1 << 20;
+  explicit Output(int fd) : serde::BufferedFdWriter(fd, "generator") {}
 
-  explicit Output(int fd) : fd_(fd) {
-    if (fd_ >= 0) buf_.reset(new uint8_t[kBufferBytes]);
-  }
-
-  uint64_t size() const { return size_; }
-  const absl::Status& status() const { return status_; }
-  bool counting() const { return fd_ < 0; }
-
-  void Bytes(const void* p, size_t n) {
-    size_ += n;
-    if (counting()) return;
-    const auto* b = static_cast<const uint8_t*>(p);
-    while (n > 0) {
-      if (used_ == kBufferBytes) Flush();
-      const size_t k = std::min(n, kBufferBytes - used_);
-      std::memcpy(buf_.get() + used_, b, k);
-      used_ += k;
-      b += k;
-      n -= k;
-    }
-  }
-  void U8(uint8_t v) { Bytes(&v, 1); }
-  void I32(int32_t v) {
-    uint8_t b[4];
-    serde::EncodeBigEndian32(static_cast<uint32_t>(v), b);
-    Bytes(b, 4);
-  }
-  void I64(int64_t v) {
-    uint8_t b[8];
-    serde::EncodeBigEndian64(static_cast<uint64_t>(v), b);
-    Bytes(b, 8);
-  }
   // `writeUTF`; `text` was validated by `CheckShape`.
   void Utf(absl::string_view text) {
     absl::StatusOr<std::string> m = serde::Utf8ToModifiedUtf8(text);
     if (!m.ok() || m->size() > serde::kMaxWriteUtfBytes) {
-      if (status_.ok()) status_ = absl::InternalError("generator: unencodable string");
+      Fail(absl::InternalError("generator: unencodable string"));
       return;
     }
-    uint8_t len[2] = {static_cast<uint8_t>(m->size() >> 8),
-                      static_cast<uint8_t>(m->size())};
-    Bytes(len, 2);
+    U16(static_cast<uint16_t>(m->size()));
     Bytes(m->data(), m->size());
   }
 
   // i32 count, then `count` i64 offsets: element i starts at
-  // `first + sizes.Total(i)`. Generated straight into the buffer.
+  // `first + sizes.Total(i)`.
   void Offsets(uint64_t count, uint64_t first, const ElementSizes& sizes) {
     I32(static_cast<int32_t>(count));
-    if (counting()) {
-      size_ += 8 * count;
-      return;
-    }
     uint64_t offset = first;
     for (uint64_t i = 0; i < count; ++i) {
-      if (kBufferBytes - used_ < 8) Flush();
-      serde::EncodeBigEndian64(offset, buf_.get() + used_);
-      used_ += 8;
+      I64(static_cast<int64_t>(offset));
       offset += sizes.size(i);
     }
-    size_ += 8 * count;
   }
 
   absl::Status Finish() {
-    if (!counting()) Flush();
-    return status_;
+    Flush();
+    return status();
   }
-
- private:
-  void Flush() {
-    size_t done = 0;
-    while (done < used_ && status_.ok()) {
-      const ssize_t n = ::write(fd_, buf_.get() + done, used_ - done);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        status_ = absl::Status(absl::ErrnoToStatusCode(errno),
-                               absl::StrCat("generator: write failed: ",
-                                            std::strerror(errno)));
-        break;
-      }
-      done += static_cast<size_t>(n);
-    }
-    used_ = 0;
-  }
-
-  int fd_;
-  std::unique_ptr<uint8_t[]> buf_;
-  size_t used_ = 0;
-  uint64_t size_ = 0;
-  absl::Status status_;
 };
 
 // --- The file ---------------------------------------------------------------------

@@ -224,6 +224,7 @@ class MetadataDecoder {
   absl::Status ReadOperator(OperatorState* op);
   absl::Status ReadSubtaskV1(OperatorSubtaskState* st);
   absl::Status ReadSubtaskCommon(OperatorSubtaskState* st);
+  absl::Status ReadKeyedSlots(OperatorSubtaskState* st);
   absl::Status ReadChannelLists(OperatorSubtaskState* st);
   absl::Status ReadStreamHandle(StreamStateHandle* h);
   absl::Status ReadStreamHandleBody(StreamStateHandle* h);
@@ -456,17 +457,21 @@ absl::Status MetadataDecoder::ReadSubtaskV1(OperatorSubtaskState* st) {
   FLINKSTATE_RETURN_IF_ERROR(ReadHandleList("rawOperatorState",
                                             &st->raw_operator_state,
                                             &st->has_raw_operator_state));
-  {
-    Scope s(this, "managedKeyedState");
-    FLINKSTATE_RETURN_IF_ERROR(
-        Charge(1, sizeof(KeyedStateHandle), "keyed handle"));
-    st->managed_keyed_state.emplace_back();
-    FLINKSTATE_RETURN_IF_ERROR(ReadKeyedHandle(&st->managed_keyed_state[0]));
+  return ReadKeyedSlots(st);
+}
+
+// The managed and the raw keyed-state slot: one keyed handle each (tag 0 when
+// empty), in every version.
+absl::Status MetadataDecoder::ReadKeyedSlots(OperatorSubtaskState* st) {
+  for (const auto& [slot, list] :
+       {std::pair{"managedKeyedState", &st->managed_keyed_state},
+        std::pair{"rawKeyedState", &st->raw_keyed_state}}) {
+    Scope s(this, slot);
+    FLINKSTATE_RETURN_IF_ERROR(Charge(1, sizeof(KeyedStateHandle), "keyed handle"));
+    list->emplace_back();
+    FLINKSTATE_RETURN_IF_ERROR(ReadKeyedHandle(&list->back()));
   }
-  Scope s(this, "rawKeyedState");
-  FLINKSTATE_RETURN_IF_ERROR(Charge(1, sizeof(KeyedStateHandle), "keyed handle"));
-  st->raw_keyed_state.emplace_back();
-  return ReadKeyedHandle(&st->raw_keyed_state[0]);
+  return absl::OkStatus();
 }
 
 absl::Status MetadataDecoder::ReadSubtaskCommon(OperatorSubtaskState* st) {
@@ -488,17 +493,7 @@ absl::Status MetadataDecoder::ReadSubtaskCommon(OperatorSubtaskState* st) {
     FLINKSTATE_RETURN_IF_ERROR(
         ReadOperatorHandle(&st->raw_operator_state.back()));
   }
-  {
-    Scope s(this, "managedKeyedState");
-    FLINKSTATE_RETURN_IF_ERROR(
-        Charge(1, sizeof(KeyedStateHandle), "keyed handle"));
-    st->managed_keyed_state.emplace_back();
-    FLINKSTATE_RETURN_IF_ERROR(ReadKeyedHandle(&st->managed_keyed_state[0]));
-  }
-  Scope s(this, "rawKeyedState");
-  FLINKSTATE_RETURN_IF_ERROR(Charge(1, sizeof(KeyedStateHandle), "keyed handle"));
-  st->raw_keyed_state.emplace_back();
-  return ReadKeyedHandle(&st->raw_keyed_state[0]);
+  return ReadKeyedSlots(st);
 }
 
 absl::Status MetadataDecoder::ReadChannelLists(OperatorSubtaskState* st) {

@@ -8,6 +8,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "flinkstate/ha_pointer.h"
 #include "javaobj/layouts.h"
 #include "javaobj/stream_reader.h"
 #include "serde/endian.h"
@@ -148,12 +149,12 @@ class GraphReader {
     return v.ok() ? *v : "";
   }
 
-  // `org.apache.flink.core.fs.Path` -> `java.net.URI.string`.
+  // `org.apache.flink.core.fs.Path` -> `java.net.URI.string`
+  // (`FlinkPathUriString`); "" for null or anything else.
   std::string PathString(ItemId path) const {
     if (IsNull(path)) return "";
-    const ItemId uri = s_.FieldValue(path, "uri");
-    if (IsNull(uri)) return "";
-    return Str(s_.FieldValue(uri, "string"));
+    const ItemId str = FlinkPathUriString(s_, path);
+    return str == kNoItem ? "" : Str(str);
   }
 
   // `AbstractID`: lowerPart then upperPart, each big-endian.

@@ -119,16 +119,39 @@ absl::StatusOr<HaPointer> DecodeHaPointer(serde::ByteView bytes) {
   }
   p.state_size = s.PrimFieldInt(fh, "stateSize").value_or(0);
   const ItemId path = s.Resolve(s.FieldValue(fh, "filePath"));
-  const ItemId uri = s.item(path).kind == ItemKind::kObject ? s.FieldValue(path, "uri")
-                                                            : javaobj::kNoItem;
-  const ItemId str = uri == javaobj::kNoItem || s.item(s.Resolve(uri)).kind != ItemKind::kObject
-                         ? javaobj::kNoItem
-                         : s.FieldValue(uri, "string");
+  const ItemId str = FlinkPathUriString(s, path);
   absl::StatusOr<std::string> v =
       str == javaobj::kNoItem ? absl::InvalidArgumentError("") : s.StringValue(str);
-  if (!v.ok()) return fail("FileStateHandle.filePath.uri.string", "a string", str == javaobj::kNoItem ? path : str);
+  if (!v.ok()) {
+    const ItemId uri = s.item(path).kind == ItemKind::kObject && s.IsInstanceOf(path, kFlinkPathClass)
+                           ? s.FieldValue(path, "uri")
+                           : javaobj::kNoItem;
+    if (uri == javaobj::kNoItem) return fail("FileStateHandle.filePath", kFlinkPathClass, path);
+    return fail("FileStateHandle.filePath.uri", "a java.net.URI with a string",
+                s.Resolve(uri));
+  }
   p.path = *v;
   return p;
+}
+
+javaobj::ItemId FlinkPathUriString(const javaobj::Stream& s, javaobj::ItemId path) {
+  using javaobj::ItemKind;
+  using javaobj::kNoItem;
+  if (path == kNoItem) return kNoItem;
+  path = s.Resolve(path);
+  if (s.item(path).kind != ItemKind::kObject || !s.IsInstanceOf(path, kFlinkPathClass)) {
+    return kNoItem;
+  }
+  javaobj::ItemId uri = s.FieldValue(path, "uri");
+  if (uri == kNoItem) return kNoItem;
+  uri = s.Resolve(uri);
+  if (s.item(uri).kind != ItemKind::kObject || s.ClassNameOf(uri) != "java.net.URI") {
+    return kNoItem;
+  }
+  javaobj::ItemId str = s.FieldValue(uri, "string");
+  if (str == kNoItem) return kNoItem;
+  str = s.Resolve(str);
+  return s.item(str).kind == ItemKind::kString ? str : kNoItem;
 }
 
 std::string LocalPathOfUri(const std::string& uri) {

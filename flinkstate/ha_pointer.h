@@ -25,6 +25,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "javaobj/object_model.h"
 #include "serde/byte_view.h"
 
 namespace flinkstate {
@@ -66,6 +67,18 @@ bool LooksLikeBase64JavaStream(serde::ByteView text);
 // `InvalidArgument` malformed); `InvalidArgument` "ha-pointer: <path>:
 // expected ..., found <class> at byte <n>" for another object graph.
 [[nodiscard]] absl::StatusOr<HaPointer> DecodeHaPointer(serde::ByteView java_stream);
+
+inline constexpr char kFlinkPathClass[] = "org.apache.flink.core.fs.Path";
+
+// The one way the HA code reads a Flink `Path` (flink-core
+// `org.apache.flink.core.fs.Path`, 1.13-2.x: one field `uri` of the final
+// class `java.net.URI`, whose serialized form is its `string` field): the
+// defining string item of `path.uri.string`, or `javaobj::kNoItem` if `path`
+// is null, no `Path` (or subclass), its `uri` no `java.net.URI`, or the
+// string missing. The pointer decoder, the CompletedCheckpoint mapping and
+// the relocation (which rewrites every `java.net.URI` string) all agree on
+// it: a path the readers report is always one relocation can rewrite.
+javaobj::ItemId FlinkPathUriString(const javaobj::Stream& s, javaobj::ItemId path);
 
 // The local file-system path of a Flink path URI: "file:/a/b", "file:///a/b"
 // and "/a/b" give "/a/b"; any other scheme gives "".

@@ -418,6 +418,31 @@ TEST(HaPointerTest, BadBase64AndWrongGraphs) {
               StatusIs(absl::StatusCode::kInvalidArgument, "completedCheckpoint: top level"));
 }
 
+// A Path whose `uri` is of another class than java.net.URI (fuzz finding,
+// regressions/ha_files_fuzzer/pointer_uri_of_other_class): the readers must
+// not report a path that relocation (which rewrites java.net.URI strings)
+// cannot find. Same-length renames keep the stream well formed.
+TEST(HaPointerTest, PathUriMustBeJavaNetUri) {
+  std::string zk = Synth("1.20", "zk-node.bin");
+  const size_t at = zk.find("java.net.URI");
+  ASSERT_NE(at, std::string::npos);
+  zk.replace(at, 12, "java.net.URJ");
+  EXPECT_THAT(DecodeHaPointer(View(zk)).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "FileStateHandle.filePath.uri: expected a java.net.URI with a string, "
+                       "found java.net.URJ at byte"));
+  std::string cc = Synth("1.20", "completedCheckpoint.bin");
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(StateFile before, ReadCompletedCheckpointBytes(View(cc)));
+  ASSERT_FALSE(before.completed->metadata_path.empty());
+  const size_t cat = cc.find("java.net.URI");
+  ASSERT_NE(cat, std::string::npos);
+  cc.replace(cat, 12, "java.net.URJ");
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(StateFile after, ReadCompletedCheckpointBytes(View(cc)));
+  // Every Path shares the one class description, so no path is read.
+  EXPECT_EQ(after.completed->metadata_path, "");
+  EXPECT_EQ(after.completed->exclusive_checkpoint_dir, "");
+}
+
 TEST(CompletedCheckpointCorruptionTest, EveryTruncationFailsCleanly) {
   for (const char* v : kVersions) {
     SCOPED_TRACE(v);

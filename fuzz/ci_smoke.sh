@@ -11,7 +11,7 @@
 #    libFuzzer + ASan + UBSan build (FUZZ_BUILD_DIR, default BUILD_DIR-fuzz)
 #    and fuzzes each target for FUZZ_SECONDS (default 60) with one worker,
 #    niced. New crashers are left in FUZZ_OUT (default FUZZ_BUILD_DIR/ci-out)
-#    and fail the step. Seven targets x 60 s plus the build stay under ~12
+#    and fail the step. Eight targets x 60 s plus the build stay under ~13
 #    minutes on two cores.
 #
 # Environment: FUZZ_SECONDS, FUZZ_BUILD_DIR, FUZZ_OUT, FUZZ_TARGETS (space
@@ -24,7 +24,7 @@ src=$(dirname "$here")
 build=${1:?usage: fuzz/ci_smoke.sh BUILD_DIR}
 build=$(cd "$build" && pwd)
 secs=${FUZZ_SECONDS:-60}
-targets=${FUZZ_TARGETS:-"serde_modified_utf8 javaobj_stream javaobj_roundtrip javaobj_rewriter metadata_reader operator_snapshot_reader metadata_strip_relocate"}
+targets=${FUZZ_TARGETS:-"serde_modified_utf8 javaobj_stream javaobj_roundtrip javaobj_rewriter metadata_reader operator_snapshot_reader metadata_strip_relocate ha_files"}
 shared=$src/../shared
 
 start=$(date +%s)
@@ -74,6 +74,7 @@ for t in $targets; do
     serde_modified_utf8) seeds="$seeds $shared/spec/samples/jdk" ;;
     javaobj_stream|javaobj_roundtrip) seeds="$seeds $shared/spec/samples" ;;
     javaobj_rewriter) ;;
+    ha_files) seeds="$seeds $shared/spec/samples/flink-synth $src/tests/testdata" ;;
     *) seeds="$seeds $shared/corpus" ;;
   esac
   dirs=""

@@ -84,15 +84,22 @@ void PrintStats();
 // the input's bytes in input order.
 [[nodiscard]] absl::Status FuzzMetadataStripRelocate(serde::ByteView input);
 
-// ---------------------------------------------------------------------------
-// Slot for the high-availability formats (branch `ha`): the
-// CompletedCheckpoint mapping and the ZooKeeper / Kubernetes pointer
-// decoders get their entries here once they land, e.g.
-//   absl::Status FuzzCompletedCheckpoint(serde::ByteView input);
-//   absl::Status FuzzHaPointer(serde::ByteView input);
-// with shims `fuzz/ha_completed_checkpoint_fuzzer.cc` and
-// `fuzz/ha_pointer_fuzzer.cc` and a line each in fuzz/CMakeLists.txt.
-// ---------------------------------------------------------------------------
+// The high-availability files, every input through all three decoders:
+//  1. Kubernetes ConfigMap value: if the input looks like Base64 of a Java
+//     stream, `DecodeBase64JavaStream`; an accepted value re-encodes to the
+//     same text (whitespace around it aside) and the rest of the checks run on
+//     the decoded bytes;
+//  2. ZooKeeper / Kubernetes pointer (`DecodeHaPointer`): an accepted pointer
+//     round-trips through javaobj byte for byte, its `format` agrees with its
+//     root class, and relocating a prefix of its path gives a pointer whose
+//     path is the new prefix + the rest;
+//  3. CompletedCheckpoint mapping (`ReadCompletedCheckpointBytes`): an
+//     accepted file round-trips through javaobj, builds a report, and
+//     strip-state of a state name present in it (chosen by the last input
+//     byte) and relocate of a prefix of a present path give outputs that pass
+//     `VerifyStrippedCompletedCheckpoint` / `VerifyRelocatedCompletedCheckpoint`.
+// Errors are never `Internal` and never empty.
+[[nodiscard]] absl::Status FuzzHaFiles(serde::ByteView input);
 
 }  // namespace flinkstate::fuzz
 

@@ -19,7 +19,7 @@ build=${1:?usage: gen_corpus.sh BUILD_DIR [--work DIR]}
 if [ "${2:-}" = "--work" ]; then
   work=${3:?--work needs a directory}
   for t in serde_modified_utf8 javaobj_stream javaobj_roundtrip javaobj_rewriter \
-           metadata_reader operator_snapshot_reader metadata_strip_relocate; do
+           metadata_reader operator_snapshot_reader metadata_strip_relocate ha_files; do
     mkdir -p "$work/${t}_fuzzer"
     if [ -d "$here/corpus/${t}_fuzzer" ]; then
       cp "$here/corpus/${t}_fuzzer/"* "$work/${t}_fuzzer/"
@@ -28,6 +28,7 @@ if [ "${2:-}" = "--work" ]; then
       serde_modified_utf8) dirs="$shared/spec/samples/jdk" ;;
       javaobj_stream|javaobj_roundtrip) dirs="$shared/spec/samples" ;;
       javaobj_rewriter) dirs="" ;;
+      ha_files) dirs="$shared/spec/samples/flink-synth $src/tests/testdata" ;;
       *) dirs="$shared/corpus" ;;
     esac
     for d in $dirs; do

@@ -33,4 +33,4 @@ if [[ -z "${FLINKSTATE_SKIP_SANITIZERS:-}" ]]; then
 fi
 
 echo "== fuzz targets: replay, and a short libFuzzer run each (clang)"
-FUZZ_SECONDS=${FUZZ_SECONDS:-30} bash fuzz/ci_smoke.sh build
+FUZZ_SECONDS=${FUZZ_SECONDS:-60} bash fuzz/ci_smoke.sh build

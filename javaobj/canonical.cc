@@ -72,7 +72,8 @@ std::string Primitive(char type, const uint8_t* p) {
 
 class Describer {
  public:
-  explicit Describer(const Stream& s) : s_(s), number_(s.num_items(), -1) {}
+  Describer(const Stream& s, uint64_t max_bytes)
+      : s_(s), number_(s.num_items(), -1), max_bytes_(max_bytes) {}
 
   absl::Status Value(ItemId id, int depth);
   absl::Status Top() {
@@ -102,10 +103,25 @@ class Describer {
     if (in_block) Line(1, absl::StrCat("block ", Hex(serde::AsBytes(pending_block))));
     return absl::OkStatus();
   }
-  std::string Take() { return std::move(out_); }
+  // The text, or `ResourceExhausted` if a line did not fit in `max_bytes`.
+  absl::StatusOr<std::string> Take() {
+    if (exceeded_) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "javaobj: description: the text would exceed ", max_bytes_,
+          " bytes (DescribeOptions::max_bytes)"));
+    }
+    return std::move(out_);
+  }
 
  private:
+  // Appends one line unless it would pass `max_bytes_`; from then on every
+  // line is dropped and `Value` stops descending.
   void Line(int depth, absl::string_view text) {
+    if (exceeded_ ||
+        out_.size() + static_cast<uint64_t>(depth) * 2 + text.size() + 1 > max_bytes_) {
+      exceeded_ = true;
+      return;
+    }
     out_.append(depth * 2, ' ');
     out_.append(text.data(), text.size());
     out_.push_back('\n');
@@ -118,6 +134,8 @@ class Describer {
   std::vector<int64_t> number_;
   int64_t next_ = 0;
   std::string out_;
+  const uint64_t max_bytes_;
+  bool exceeded_ = false;
 };
 
 absl::Status Describer::Data(absl::Span<const ItemId> items, int depth) {
@@ -195,6 +213,7 @@ absl::Status Describer::KnownLayout(const std::string& cls,
 }
 
 absl::Status Describer::Value(ItemId id, int depth) {
+  if (exceeded_) return absl::OkStatus();  // reported by Take()
   const Item& it0 = s_.item(id);
   if (it0.kind == ItemKind::kNull) {
     Line(depth, "null");
@@ -303,14 +322,16 @@ absl::Status Describer::Value(ItemId id, int depth) {
 
 }  // namespace
 
-absl::StatusOr<std::string> DescribeStream(const Stream& stream) {
-  Describer d(stream);
+absl::StatusOr<std::string> DescribeStream(const Stream& stream,
+                                           const DescribeOptions& options) {
+  Describer d(stream, options.max_bytes);
   FLINKSTATE_RETURN_IF_ERROR(d.Top());
   return d.Take();
 }
 
-absl::StatusOr<std::string> DescribeValue(const Stream& stream, ItemId id) {
-  Describer d(stream);
+absl::StatusOr<std::string> DescribeValue(const Stream& stream, ItemId id,
+                                          const DescribeOptions& options) {
+  Describer d(stream, options.max_bytes);
   FLINKSTATE_RETURN_IF_ERROR(d.Value(id, 0));
   return d.Take();
 }

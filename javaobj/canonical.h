@@ -46,13 +46,23 @@
 
 namespace flinkstate::javaobj {
 
+struct DescribeOptions {
+  // Upper bound of the description, in bytes. Lines repeat class and field
+  // names and are indented by depth, so the text of a hostile stream can be
+  // hundreds of times its size (a long field name and 1-byte nulls).
+  uint64_t max_bytes = uint64_t{1} << 30;
+};
+
 // Describes every top-level item of `stream`.
-// Return values: `InvalidArgument` for a malformed string body.
-[[nodiscard]] absl::StatusOr<std::string> DescribeStream(const Stream& stream);
+// Return values: `InvalidArgument` for a malformed string body;
+// `ResourceExhausted` if the text would exceed `options.max_bytes`.
+[[nodiscard]] absl::StatusOr<std::string> DescribeStream(
+    const Stream& stream, const DescribeOptions& options = {});
 
 // Describes one value (and everything reachable from it) with fresh numbers.
-[[nodiscard]] absl::StatusOr<std::string> DescribeValue(const Stream& stream,
-                                                        ItemId id);
+// Return values as for `DescribeStream`.
+[[nodiscard]] absl::StatusOr<std::string> DescribeValue(
+    const Stream& stream, ItemId id, const DescribeOptions& options = {});
 
 // Escapes a modified UTF-8 body as the format's string text.
 std::string EscapeJavaString(serde::ByteView mutf8_body);

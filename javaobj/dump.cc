@@ -75,7 +75,13 @@ std::string HexBytes(serde::ByteView b, uint64_t max) {
 class Dumper {
  public:
   Dumper(const Stream& s, const DumpOptions& o, std::string* out)
-      : s_(s), o_(o), out_(out) {}
+      : s_(s), o_(o), out_(out), start_(out->size()) {}
+
+  // True once the text passed `max_output_bytes`; every item stops then.
+  bool Exceeded() {
+    if (!exceeded_ && out_->size() - start_ > o_.max_output_bytes) exceeded_ = true;
+    return exceeded_;
+  }
 
   void Run() {
     if (o_.json) {
@@ -140,6 +146,7 @@ class Dumper {
   }
 
   void Text(ItemId id, int d, absl::string_view label) {
+    if (Exceeded()) return;
     const Item& it = s_.item(id);
     uint64_t off = it.range.offset;
     absl::Span<const ItemId> kids = s_.children(id);
@@ -246,6 +253,7 @@ class Dumper {
     out_->push_back(']');
   }
   void Json(ItemId id) {
+    if (Exceeded()) return;
     const Item& it = s_.item(id);
     absl::Span<const ItemId> kids = s_.children(id);
     switch (it.kind) {
@@ -354,6 +362,8 @@ class Dumper {
   const Stream& s_;
   const DumpOptions& o_;
   std::string* out_;
+  const size_t start_;
+  bool exceeded_ = false;
 };
 
 }  // namespace
@@ -361,8 +371,15 @@ class Dumper {
 absl::Status DumpStream(serde::ByteView input, const DumpOptions& options,
                         std::string* out) {
   FLINKSTATE_ASSIGN_OR_RETURN(Stream s, DecodeStream(input, options.decode));
+  const size_t start = out->size();
   Dumper d(s, options, out);
   d.Run();
+  if (d.Exceeded()) {
+    out->resize(start);
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "javaobj: dump: the text would exceed ", options.max_output_bytes,
+        " bytes (max_output_bytes) for a ", input.size(), "-byte stream"));
+  }
   return absl::OkStatus();
 }
 

@@ -37,11 +37,16 @@ struct DumpOptions {
   uint64_t max_block_bytes = 32;
   // String characters (bytes of the UTF-8 text) shown.
   uint64_t max_string_bytes = 120;
+  // Upper bound of the text appended, in bytes. Every object line repeats its
+  // class name, so the text can be far larger than the stream (a 64 KiB
+  // class name and 1-byte back-references); past this bound the dump stops.
+  uint64_t max_output_bytes = uint64_t{1} << 30;
   DecodeOptions decode;
 };
 
 // Decodes `input` and appends the dump to `*out`.
-// Return values: the decoder's error (nothing is appended then).
+// Return values: the decoder's error; `ResourceExhausted` if the dump would
+// exceed `options.max_output_bytes` (nothing is appended in either case).
 [[nodiscard]] absl::Status DumpStream(serde::ByteView input,
                                       const DumpOptions& options,
                                       std::string* out);

@@ -2,6 +2,9 @@
 
 #include "javaobj/dump.h"
 
+#include "javaobj/canonical.h"
+#include "javaobj/stream_reader.h"
+
 #include <string>
 
 #include "gmock/gmock.h"
@@ -21,6 +24,40 @@ using ::flinkstate::javaobj::testing::FlinkSynthVersions;
 using ::flinkstate::javaobj::testing::JdkSampleDir;
 using ::flinkstate::testing::IsOk;
 using ::testing::HasSubstr;
+
+// Text renderings repeat names per line, so they are bounded by the caller,
+// not by the input size: past the bound both fail with ResourceExhausted and
+// hand back nothing (fuzz finding: a 33 KB stream of TC_RESETs).
+TEST(DumpTest, OutputBoundsAreEnforced) {
+  std::string b = ReadFileOrDie(FlinkSynthFile("completedCheckpoint", "1.20"));
+  std::string full;
+  ASSERT_THAT(DumpStream(Bytes(b), {}, &full), IsOk());
+  DumpOptions small;
+  small.max_output_bytes = full.size() / 2;
+  std::string out = "kept";
+  EXPECT_THAT(DumpStream(Bytes(b), small, &out),
+              ::flinkstate::testing::StatusIs(absl::StatusCode::kResourceExhausted,
+                                              "max_output_bytes"));
+  EXPECT_EQ(out, "kept");
+  small.max_output_bytes = full.size();
+  out.clear();
+  EXPECT_THAT(DumpStream(Bytes(b), small, &out), IsOk());
+  EXPECT_EQ(out, full);
+
+  absl::StatusOr<Stream> s = DecodeStream(Bytes(b));
+  ASSERT_THAT(s.status(), IsOk());
+  absl::StatusOr<std::string> text = DescribeStream(*s);
+  ASSERT_THAT(text.status(), IsOk());
+  DescribeOptions bound;
+  bound.max_bytes = text->size();
+  absl::StatusOr<std::string> same = DescribeStream(*s, bound);
+  ASSERT_THAT(same.status(), IsOk());
+  EXPECT_EQ(*same, *text);
+  bound.max_bytes = text->size() - 1;
+  EXPECT_THAT(DescribeStream(*s, bound).status(),
+              ::flinkstate::testing::StatusIs(absl::StatusCode::kResourceExhausted,
+                                              "DescribeOptions::max_bytes"));
+}
 
 TEST(DumpTest, HashMapText) {
   std::string b = ReadFileOrDie(JdkSampleDir() + "/hashmap.bin");

@@ -49,6 +49,16 @@ javaobj::DecodeOptions FuzzDecodeOptions() {
   return o;
 }
 
+// Canonical descriptions repeat names per line and indent by depth; the
+// targets bound them to a fixed multiple of the input (the library's
+// ResourceExhausted is then a clean outcome). Real streams describe in about
+// 2-5 bytes of text per input byte.
+javaobj::DescribeOptions FuzzDescribeOptions(size_t input_size) {
+  javaobj::DescribeOptions o;
+  o.max_bytes = 16 * static_cast<uint64_t>(input_size) + 65536;
+  return o;
+}
+
 std::string Hex(ByteView b, size_t max = 64) {
   std::string s;
   for (size_t i = 0; i < b.size() && i < max; ++i) {
@@ -135,6 +145,14 @@ int RunTarget(EntryFn fn, const uint8_t* data, size_t size) {
   AllocGuard::Arm(BudgetFor(size));
   absl::Status s = fn(ByteView(data, size));
   AllocGuard::Disarm();
+  // FLINKSTATE_FUZZ_PRINT_PEAK=1: the heap peak of every input, for choosing
+  // and checking the budget multiples (alloc_guard.h).
+  static const bool print_peak = std::getenv("FLINKSTATE_FUZZ_PRINT_PEAK") != nullptr;
+  if (print_peak) {
+    std::fprintf(stderr, "peak %llu bytes for %zu input bytes (%.1fx)\n",
+                 static_cast<unsigned long long>(AllocGuard::peak()), size,
+                 size ? static_cast<double>(AllocGuard::peak()) / size : 0.0);
+  }
   // A status is the expected outcome for most inputs; only properties abort.
   s.IgnoreError();
   return 0;
@@ -218,9 +236,14 @@ absl::Status FuzzJavaObjStream(ByteView input) {
                  "reference ", i, " to a later item or a reference");
     }
   }
-  absl::StatusOr<std::string> text = javaobj::DescribeStream(*s);
-  FUZZ_CHECK(kT, text.ok() || text.status().code() == absl::StatusCode::kInvalidArgument,
+  absl::StatusOr<std::string> text =
+      javaobj::DescribeStream(*s, FuzzDescribeOptions(input.size()));
+  FUZZ_CHECK(kT, text.ok() || text.status().code() == absl::StatusCode::kInvalidArgument ||
+                     text.status().code() == absl::StatusCode::kResourceExhausted,
              "describe failed: ", text.status().ToString());
+  if (!text.ok() && text.status().code() == absl::StatusCode::kResourceExhausted) {
+    CountOutcome("javaobj: description over its bound refused");
+  }
   size_t viewed = 0;
   for (javaobj::ItemId i = 0; i < s->num_items() && viewed < 4096; ++i) {
     const javaobj::Item& it = s->item(i);
@@ -274,13 +297,15 @@ std::string DescribeTop(const javaobj::Stream& s, javaobj::ItemId id) {
     return absl::StrCat("block ", Hex(Slice(s.input(), it.payload), 1 << 20));
   }
   if (it.kind == javaobj::ItemKind::kReset) return "reset";
-  absl::StatusOr<std::string> d = javaobj::DescribeValue(s, id);
+  absl::StatusOr<std::string> d =
+      javaobj::DescribeValue(s, id, FuzzDescribeOptions(s.input().size()));
   return d.ok() ? *d : absl::StrCat("error ", d.status().ToString());
 }
 
 std::string DescribeOr(const javaobj::Stream& s, javaobj::ItemId id) {
   if (id == javaobj::kNoItem) return "none";
-  absl::StatusOr<std::string> d = javaobj::DescribeValue(s, id);
+  absl::StatusOr<std::string> d =
+      javaobj::DescribeValue(s, id, FuzzDescribeOptions(s.input().size()));
   return d.ok() ? *d : absl::StrCat("error ", d.status().ToString());
 }
 

@@ -134,7 +134,11 @@ struct ClassDesc {
   int64_t suid = 0;
   uint8_t flags = 0;           // SC_*; proxies: SC_SERIALIZABLE
   std::vector<FieldDesc> fields;  // wire order: primitives, then objects
-  std::vector<std::string> interfaces;  // proxies
+  std::vector<std::string> interfaces;  // proxies, UTF-8
+  // Proxies: each interface name as written (u2 length + modified UTF-8), so
+  // that the encoder reproduces forms the JDK reads but never writes (a raw
+  // 0x00 byte, which `readUTF` accepts as U+0000).
+  std::vector<serde::SourceRange> interface_ranges;
   uint32_t num_object_fields = 0;
   uint32_t prim_bytes = 0;     // total size of the primitive values
   DescId super = kNoDesc;

@@ -603,6 +603,7 @@ absl::Status StreamReader::ReadNewProxyClassDesc(ItemId* out) {
     FLINKSTATE_ASSIGN_OR_RETURN(std::string iface,
                                 ReadUtfName(&r, "proxy interface name"));
     s_.descs_[did].interfaces.push_back(std::move(iface));
+    s_.descs_[did].interface_ranges.push_back(r);
   }
   uint64_t end_offset;
   uint32_t count;

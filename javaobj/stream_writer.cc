@@ -146,10 +146,9 @@ absl::Status Encoder::Item(ItemId id) {
     case ItemKind::kProxyClassDesc: {
       const ClassDesc& d = s_.desc(it.desc);
       U8(kTcProxyClassDesc);
-      U32(static_cast<uint32_t>(d.interfaces.size()));
-      serde::DataOutput out(&buf_);
-      for (const std::string& iface : d.interfaces) {
-        FLINKSTATE_RETURN_IF_ERROR(out.WriteModifiedUtf8(iface));
+      U32(static_cast<uint32_t>(d.interface_ranges.size()));
+      for (const serde::SourceRange& r : d.interface_ranges) {
+        FLINKSTATE_RETURN_IF_ERROR(Utf(r));
       }
       if (kids.empty()) return absl::InternalError("javaobj: descriptor without super");
       FLINKSTATE_RETURN_IF_ERROR(Annotation(kids.subspan(0, kids.size() - 1)));

@@ -119,6 +119,25 @@ TEST(StreamReaderTest, LongStringUsesTcLongString) {
   EXPECT_GT(v.size(), 65535u);
 }
 
+// Names in forms the JDK reads (`readUTF` takes a raw 0x00 as U+0000) but
+// never writes (it writes C0 80) are kept as written: a proxy descriptor whose
+// interface names are "" and a raw NUL (fuzz finding, javaobj_roundtrip;
+// regressions/javaobj_roundtrip_fuzzer/proxy_interface_name_raw_nul).
+TEST(StreamReaderTest, ProxyInterfaceNamesRoundTripAsWritten) {
+  const std::string b("\xAC\xED\x00\x05"   // magic, version
+                      "\x7D\x00\x00\x00\x02"  // TC_PROXYCLASSDESC, 2 interfaces
+                      "\x00\x00"             // ""
+                      "\x00\x02\x41\x00"     // "A" + raw NUL
+                      "\x78\x70",            // TC_ENDBLOCKDATA, super TC_NULL
+                      17);
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(Stream s, DecodeStream(Bytes(b)));
+  const ClassDesc& d = s.desc(s.item(s.top_level()[0]).desc);
+  ASSERT_EQ(d.interfaces.size(), 2u);
+  EXPECT_EQ(d.interfaces[1], std::string("A\0", 2));
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::string again, EncodeStream(s));
+  EXPECT_EQ(again, b);
+}
+
 TEST(StreamReaderTest, UnicodeStringDecodes) {
   std::string b = Sample("string_unicode");
   FLINKSTATE_ASSERT_OK_AND_ASSIGN(Stream s, DecodeStream(Bytes(b)));

@@ -37,7 +37,9 @@ absl::Status ErrnoStatus(int err, absl::string_view what,
 absl::StatusOr<MappedFile> MappedFile::Open(absl::string_view path) {
   MappedFile f;
   f.path_ = std::string(path);
-  f.fd_ = ::open(f.path_.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO (or a device that waits for a peer) must not
+  // block before the regular-file check below rejects it.
+  f.fd_ = ::open(f.path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (f.fd_ < 0) return ErrnoStatus(errno, "cannot open", path);
   struct stat st;
   if (::fstat(f.fd_, &st) != 0) return ErrnoStatus(errno, "cannot stat", path);

@@ -5,7 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include "absl/flags/flag.h"
@@ -139,8 +141,67 @@ double SecondsSince(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
+std::string JsonQuote(absl::string_view text) {
+  std::string out = "\"";
+  const auto* b = reinterpret_cast<const uint8_t*>(text.data());
+  size_t i = 0;
+  while (i < text.size()) {
+    const uint8_t c = b[i];
+    if (c < 0x80) {
+      switch (c) {
+        case '"': out += "\\\""; break;
+        case '\\': out += "\\\\"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        default:
+          if (c < 0x20 || c == 0x7F) {
+            absl::StrAppend(&out, "\\u00", absl::Hex(c, absl::kZeroPad2));
+          } else {
+            out.push_back(static_cast<char>(c));
+          }
+      }
+      ++i;
+      continue;
+    }
+    // A multi-byte sequence: shortest form, no surrogates, at most U+10FFFF.
+    size_t len = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+    bool ok = len != 0 && i + len <= text.size();
+    uint32_t cp = len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
+    for (size_t k = 1; ok && k < len; ++k) {
+      ok = (b[i + k] & 0xC0) == 0x80;
+      cp = (cp << 6) | (b[i + k] & 0x3F);
+    }
+    static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+    ok = ok && cp >= kMin[len] && cp <= 0x10FFFF && (cp < 0xD800 || cp > 0xDFFF);
+    if (ok) {
+      out.append(text.data() + i, len);
+      i += len;
+    } else {
+      out += "\\ufffd";
+      ++i;
+    }
+  }
+  out.push_back('"');
+  return out;
+}
+
+std::string Printable(absl::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char ch : text) {
+    const auto c = static_cast<uint8_t>(ch);
+    if ((c < 0x20 && c != '\n') || c == 0x7F) {
+      absl::StrAppend(&out, "\\x", absl::Hex(c, absl::kZeroPad2));
+    } else {
+      out.push_back(ch);
+    }
+  }
+  return out;
+}
+
 int Fail(const absl::Status& s) {
-  std::cerr << "flinkstate: " << s.message() << "\n";
+  std::cerr << "flinkstate: " << Printable(s.message()) << "\n";
   return s.code() == absl::StatusCode::kInvalidArgument &&
                  absl::StartsWith(s.message(), "usage:")
              ? kExitUsage
@@ -194,14 +255,21 @@ class Progress {
 
 }  // namespace
 
+std::string RealPath(const std::string& path) {
+  char buf[PATH_MAX];
+  return ::realpath(path.c_str(), buf) != nullptr ? std::string(buf) : std::string();
+}
+
 absl::StatusOr<OutputTarget> ResolveOutput(const std::vector<std::string>& args) {
   OutputTarget t;
   if (absl::GetFlag(FLAGS_in_place)) {
     if (args.size() != 1) {
       return absl::InvalidArgumentError("usage: --in-place takes exactly one FILE");
     }
-    t.input = t.output = args[0];
-    t.backup = args[0] + absl::GetFlag(FLAGS_backup_suffix);
+    t.input = args[0];
+    const std::string real = RealPath(args[0]);
+    t.output = real.empty() ? args[0] : real;
+    t.backup = t.output + absl::GetFlag(FLAGS_backup_suffix);
     return t;
   }
   if (args.size() != 2) {
@@ -227,7 +295,9 @@ absl::Status MakeBackup(const OutputTarget& t, const serde::MappedFile& original
     return absl::FailedPreconditionError(absl::StrCat(
         "backup ", t.backup, " already exists; move it away first (nothing was written)"));
   }
-  if (::link(t.input.c_str(), t.backup.c_str()) == 0) return absl::OkStatus();
+  // `output` is the file being replaced (a symlink given as input resolved;
+  // link(2) would otherwise link the symlink itself).
+  if (::link(t.output.c_str(), t.backup.c_str()) == 0) return absl::OkStatus();
   return serde::WritePlanAtomically(serde::EditPlan::Identity(original.size()),
                                     original, t.backup, nullptr);
 }

@@ -101,6 +101,21 @@ struct Input {
 
 std::string DirOf(const std::string& path);
 
+// `text` as a JSON string literal with its quotes (RFC 8259): `"` `\` and
+// control characters escaped, valid UTF-8 kept, every byte of an invalid
+// UTF-8 sequence replaced by U+FFFD. Names and paths come from the files and
+// may hold anything.
+std::string JsonQuote(absl::string_view text);
+
+// `text` safe for a terminal: control characters other than newline (ESC
+// sequences could retitle the window or overwrite lines) and DEL shown as
+// \xNN; everything else, UTF-8 included, as is.
+std::string Printable(absl::string_view text);
+
+// The canonical absolute path of an existing file or directory (symlinks
+// resolved, realpath(3)), or "" if it cannot be resolved.
+std::string RealPath(const std::string& path);
+
 // Where an output goes: OUT, or FILE itself with a backup (--in-place).
 struct OutputTarget {
   std::string input;
@@ -108,7 +123,9 @@ struct OutputTarget {
   std::string backup;  // non-empty with --in-place
 };
 // From `IN OUT`, or `FILE` with --in-place. `InvalidArgument` "usage: ..."
-// otherwise, or when OUT is IN without --in-place.
+// otherwise, or when OUT is IN without --in-place. With --in-place a symlink
+// is followed: `output` is the file it names (rewritten beside itself, its
+// backup beside it), so the link keeps pointing at the repaired file.
 [[nodiscard]] absl::StatusOr<OutputTarget> ResolveOutput(
     const std::vector<std::string>& args);
 

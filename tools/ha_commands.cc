@@ -41,11 +41,6 @@ ABSL_FLAG(bool, apply, false, "repair: write the changes (default: only print th
 namespace flinkstate::cli {
 namespace {
 
-std::string RealPath(const std::string& p) {
-  char buf[PATH_MAX];
-  return ::realpath(p.c_str(), buf) != nullptr ? std::string(buf) : std::string();
-}
-
 bool Exists(const std::string& p, uint64_t* size = nullptr) {
   struct stat st;
   if (::stat(p.c_str(), &st) != 0) return false;
@@ -126,6 +121,7 @@ int InspectPointer(const Input& in) {
   uint64_t size = 0;
   const bool exists = !local.empty() && Exists(local, &size);
   std::string target_summary;
+  bool target_ok = true;
   if (exists) {
     absl::StatusOr<Input> target = Load(local);
     if (target.ok() && target->kind == FileKind::kCompletedCheckpoint) {
@@ -133,40 +129,49 @@ int InspectPointer(const Input& in) {
                                     target->model.metadata.checkpoint_id, ", job ",
                                     target->model.completed->job_id);
     } else {
-      target_summary = target.ok() ? FileKindName(target->kind) : target.status().ToString();
+      target_ok = false;
+      target_summary = absl::StrCat(
+          "NOT a completedCheckpoint: ",
+          target.ok() ? FileKindName(target->kind) : target.status().message());
     }
   }
   if (absl::GetFlag(FLAGS_json)) {
-    std::cout << "{\"file\": \"" << absl::CEscape(in.path) << "\", \"format\": \""
-              << p->format << "\", \"base64\": "
+    std::cout << "{\"file\": " << JsonQuote(in.path) << ", \"format\": "
+              << JsonQuote(p->format) << ", \"base64\": "
               << (in.kind == FileKind::kBase64JavaStream ? "true" : "false")
-              << ", \"rootClass\": \"" << p->root_class << "\", \"flinkVersions\": \""
-              << p->flink_versions << "\", \"markedForDeletion\": "
-              << (p->marked_for_deletion ? "true" : "false") << ", \"path\": \""
-              << absl::CEscape(p->path) << "\", \"stateSize\": " << p->state_size
-              << ", \"localPath\": \"" << absl::CEscape(local) << "\", \"exists\": "
-              << (exists ? "true" : "false") << ", \"target\": \""
-              << absl::CEscape(target_summary) << "\"}\n";
+              << ", \"rootClass\": " << JsonQuote(p->root_class)
+              << ", \"flinkVersions\": " << JsonQuote(p->flink_versions)
+              << ", \"markedForDeletion\": " << (p->marked_for_deletion ? "true" : "false")
+              << ", \"path\": " << JsonQuote(p->path) << ", \"stateSize\": " << p->state_size
+              << ", \"localPath\": " << JsonQuote(local)
+              << ", \"exists\": " << (exists ? "true" : "false")
+              << ", \"target\": " << JsonQuote(target_summary) << "}\n";
   } else {
-    std::cout << in.path << ": " << (p->format == "kubernetes" ? "Kubernetes" : "ZooKeeper")
-              << " HA pointer (" << p->root_class
-              << (p->flink_versions.empty() ? "" : ", Flink " + p->flink_versions)
-              << (in.kind == FileKind::kBase64JavaStream ? ", Base64" : "") << ")\n"
-              << "  points to " << p->path << " (" << p->state_size << " bytes when written)\n";
-    if (p->marked_for_deletion) std::cout << "  MARKED FOR DELETION\n";
+    std::string text = absl::StrCat(
+        in.path, ": ", p->format == "kubernetes" ? "Kubernetes" : "ZooKeeper", " HA pointer (",
+        p->root_class, p->flink_versions.empty() ? "" : ", Flink " + p->flink_versions,
+        in.kind == FileKind::kBase64JavaStream ? ", Base64" : "", ")\n", "  points to ",
+        p->path, " (", p->state_size, " bytes when written)\n");
+    if (p->marked_for_deletion) text += "  MARKED FOR DELETION\n";
     if (local.empty()) {
-      std::cout << "  not on the local file system: existence not checked\n";
+      text += "  not on the local file system: existence not checked\n";
     } else if (!exists) {
-      std::cout << "  MISSING: " << local << " does not exist\n";
+      absl::StrAppend(&text, "  MISSING: ", local, " does not exist\n");
     } else {
-      std::cout << "  exists: " << local << ", " << size << " bytes"
-                << (size == static_cast<uint64_t>(p->state_size) ? "" : " (size differs)")
-                << "; " << target_summary << "\n";
+      absl::StrAppend(&text, "  exists: ", local, ", ", size, " bytes",
+                      size == static_cast<uint64_t>(p->state_size) ? "" : " (size differs)",
+                      "; ", target_summary, "\n");
     }
+    std::cout << Printable(text);
   }
   if (!local.empty() && !exists) {
-    std::cerr << "flinkstate: " << in.path << ": the pointer's target " << local
-              << " does not exist\n";
+    std::cerr << "flinkstate: " << Printable(in.path) << ": the pointer's target "
+              << Printable(local) << " does not exist\n";
+    return kExitInput;
+  }
+  if (!target_ok) {
+    std::cerr << "flinkstate: " << Printable(in.path) << ": the pointer's target "
+              << Printable(local) << " is not a completedCheckpoint\n";
     return kExitInput;
   }
   return kExitOk;
@@ -206,7 +211,7 @@ int RelocateCompleted(const OutputTarget& target, const Input& in,
   });
   if (!s.ok()) return Fail(s);
   for (const RelocatedString& c : r->changed) {
-    std::cout << "  " << c.what << ": " << c.before << " -> " << c.after << "\n";
+    std::cout << "  " << c.what << ": " << Printable(c.before) << " -> " << Printable(c.after) << "\n";
   }
   std::cout << "wrote " << target.output << ": " << r->changed.size()
             << " strings relocated, verified\n";
@@ -247,6 +252,9 @@ struct RepairItem {
   std::vector<StrippedEntry> removed;
   uint64_t bytes_removed = 0;
   serde::OutputVerifier verify;
+  // The file replaced: `in.path` with symlinks resolved, so that a link
+  // keeps pointing at the repaired file and the backup is of the file.
+  std::string target;
   std::string temp;
   std::string backup;
 };
@@ -297,6 +305,12 @@ int RunRepair(const CommandArgs& a) {
   std::vector<Dir> dirs;
   for (const std::string& d : a.positional) {
     Dir dir{d, RealPath(d)};
+    for (const Dir& other : dirs) {
+      if (!dir.real.empty() && other.real == dir.real) {
+        return Usage(absl::StrCat("repair: ", d, " and ", other.path,
+                                  " are the same checkpoint directory; name it once"));
+      }
+    }
     const std::string meta = d + "/_metadata";
     if (!Exists(meta)) {
       return Fail(absl::NotFoundError(absl::StrCat(d, ": no _metadata in this directory")));
@@ -402,15 +416,27 @@ int RunRepair(const CommandArgs& a) {
       if (!it.temp.empty()) ::unlink(it.temp.c_str());
     }
   };
+  for (RepairItem& it : items) {
+    const std::string real = RealPath(it.in.path);
+    it.target = real.empty() ? it.in.path : real;
+    for (const RepairItem& other : items) {
+      if (&other == &it) break;
+      if (other.target == it.target) {
+        return Fail(absl::InvalidArgumentError(absl::StrCat(
+            "repair: ", it.in.path, " and ", other.in.path, " are the same file ",
+            it.target, " (nothing was written)")));
+      }
+    }
+  }
   for (RepairItem& it : items) {  // every backup name must be free before any write
-    it.backup = it.in.path + suffix;
+    it.backup = it.target + suffix;
     if (Exists(it.backup)) {
       return Fail(absl::FailedPreconditionError(absl::StrCat(
           "backup ", it.backup, " already exists; move it away first (nothing was written)")));
     }
   }
   for (RepairItem& it : items) {
-    const std::string temp = it.in.path + ".flinkstate-repair.tmp";
+    const std::string temp = it.target + ".flinkstate-repair.tmp";
     serde::SpliceOptions so;
     so.sync = absl::GetFlag(FLAGS_fsync);
     absl::Status s = serde::WritePlanAtomically(it.plan, it.in.file, temp, it.verify, so);
@@ -425,7 +451,7 @@ int RunRepair(const CommandArgs& a) {
   // 4. Backups (hard links: the original inode survives the rename).
   std::vector<std::string> made;
   for (RepairItem& it : items) {
-    if (::link(it.in.path.c_str(), it.backup.c_str()) != 0) {
+    if (::link(it.target.c_str(), it.backup.c_str()) != 0) {
       absl::Status s = serde::WritePlanAtomically(
           serde::EditPlan::Identity(it.in.file.size()), it.in.file, it.backup, nullptr);
       if (!s.ok()) {
@@ -440,7 +466,7 @@ int RunRepair(const CommandArgs& a) {
   // 5. Renames.
   size_t done = 0;
   for (RepairItem& it : items) {
-    if (::rename(it.temp.c_str(), it.in.path.c_str()) != 0) {
+    if (::rename(it.temp.c_str(), it.target.c_str()) != 0) {
       const int err = errno;
       std::cerr << "flinkstate: repair: renaming " << it.temp << " to " << it.in.path
                 << " failed: " << std::strerror(err) << "\n";

@@ -4,6 +4,7 @@
 // which accepts any input kind.
 
 #include <iostream>
+#include <limits>
 #include <string>
 
 #include "absl/flags/flag.h"
@@ -46,8 +47,10 @@ int RunDump(const CommandArgs& a) {
   javaobj::DumpOptions options;
   options.json = absl::GetFlag(FLAGS_json);
   options.max_array_elements = static_cast<uint64_t>(absl::GetFlag(FLAGS_max_array_elements));
-  std::string out;
-  absl::Status s = javaobj::DumpStream(stream, options, &out);
+  // Streamed: the text can be far larger than the file (names repeat per
+  // line), memory stays at the decoded model.
+  options.max_output_bytes = std::numeric_limits<uint64_t>::max();
+  absl::Status s = javaobj::DumpStream(stream, options, std::cout);
   if (!s.ok()) {
     return Fail(absl::Status(
         s.code(), absl::StrCat(in->path, ": ", s.message(),
@@ -55,7 +58,6 @@ int RunDump(const CommandArgs& a) {
                                                         " for the file offset)")
                                          : "")));
   }
-  std::cout << out;
   return kExitOk;
 }
 

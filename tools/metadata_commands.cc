@@ -55,7 +55,7 @@ int RunInspect(const CommandArgs& a) {
     if (!json.ok()) return Fail(json.status());
     std::cout << *json;
   } else {
-    std::cout << RenderReportText(r, options.top);
+    std::cout << Printable(RenderReportText(r, options.top));
     std::cout << absl::StrFormat("\n(inspected in %.3f s)\n", SecondsSince(start));
   }
   return kExitOk;
@@ -221,7 +221,7 @@ int RunRelocate(const CommandArgs& a) {
   constexpr size_t kShown = 20;
   for (size_t i = 0; i < result->changed.size() && i < kShown; ++i) {
     const RelocatedString& c = result->changed[i];
-    std::cout << "  " << c.what << ": " << c.before << " -> " << c.after << "\n";
+    std::cout << "  " << c.what << ": " << Printable(c.before) << " -> " << Printable(c.after) << "\n";
   }
   if (result->changed.size() > kShown) {
     std::cout << "  ... and " << result->changed.size() - kShown << " more\n";
@@ -247,16 +247,16 @@ int RunDiff(const CommandArgs& a) {
   if (absl::GetFlag(FLAGS_json)) {
     std::cout << "[";
     for (size_t i = 0; i < diffs.size(); ++i) {
-      std::cout << (i ? ",\n " : "") << "{\"path\": \"" << absl::CEscape(diffs[i].path)
-                << "\", \"a\": \"" << absl::CEscape(diffs[i].a) << "\", \"b\": \""
-                << absl::CEscape(diffs[i].b) << "\"}";
+      std::cout << (i ? ",\n " : "") << "{\"path\": " << JsonQuote(diffs[i].path)
+                << ", \"a\": " << JsonQuote(diffs[i].a) << ", \"b\": "
+                << JsonQuote(diffs[i].b) << "}";
     }
     std::cout << "]\n";
     return kExitOk;
   }
   for (const ReportDifference& d : diffs) {
-    std::cout << d.path << ": " << (d.a.empty() ? "(absent)" : d.a) << " -> "
-              << (d.b.empty() ? "(absent)" : d.b) << "\n";
+    std::cout << Printable(d.path) << ": " << (d.a.empty() ? "(absent)" : Printable(d.a)) << " -> "
+              << (d.b.empty() ? "(absent)" : Printable(d.b)) << "\n";
   }
   std::cout << (diffs.empty() ? "no differences" : absl::StrCat(diffs.size(), " difference(s)"))
             << "\n";

@@ -186,6 +186,48 @@ sum_after=$(cat "$job2/chk-1742/_metadata" "$job2/ha/completedCheckpoint0a1b2c3d
 if [[ $sum_before == "$sum_after" ]]; then passes=$((passes + 1)); else echo "FAIL: a refused repair changed a file"; failures=$((failures + 1)); fi
 expect_no_file "a refused repair leaves no _metadata backup" "$job2/chk-1742/_metadata.bak"
 ls "$job2/chk-1742" "$job2/ha" | grep -q flinkstate-repair.tmp && { echo "FAIL: refused repair left a temporary file"; failures=$((failures + 1)); }
+# Review findings: the same directory twice (via a trailing slash) is refused
+# before anything is written; a FIFO in the HA directory or as a pointer's
+# target is reported, never opened for a blocking read.
+job3="$tmp/job3"
+mkdir -p "$job3/chk-1742" "$job3/ha"
+"$gen_incident" --out "$job3/chk-1742/_metadata" --union_entries_per_subtask 20 >/dev/null
+"$gen_ha" --metadata "$job3/chk-1742/_metadata" --out "$job3/ha/completedCheckpoint0a1b2c3d4e5f"
+sum_before=$(cat "$job3/chk-1742/_metadata" "$job3/ha/completedCheckpoint0a1b2c3d4e5f" | md5sum)
+check "repair refuses a directory given twice" 2 "$bin" repair --state topic-partition-offset-states --ha-dir "$job3/ha" --apply "$job3/chk-1742" "$job3/chk-1742/"
+expect_grep "repair names the duplicate" "same checkpoint directory" "$tmp/err"
+sum_after=$(cat "$job3/chk-1742/_metadata" "$job3/ha/completedCheckpoint0a1b2c3d4e5f" | md5sum)
+if [[ $sum_before == "$sum_after" ]]; then passes=$((passes + 1)); else echo "FAIL: a refused duplicate repair changed a file"; failures=$((failures + 1)); fi
+mkfifo "$job3/ha/completedCheckpointfifo"
+check "repair skips a FIFO in the HA directory" 0 timeout 20 "$bin" repair --state topic-partition-offset-states --ha-dir "$job3/ha" "$job3/chk-1742"
+expect_grep "the FIFO is named as skipped" "completedCheckpointfifo: skipped" "$tmp/out"
+check "relocate a pointer to a FIFO" 0 "$bin" relocate --from "file:$job/ha/completedCheckpoint0a1b2c3d4e5f" --to "file:$job3/ha/completedCheckpointfifo" "$tmp/zk-local" "$tmp/zk-fifo"
+check "inspect a pointer to a FIFO fails, does not hang" 1 timeout 20 "$bin" inspect "$tmp/zk-fifo"
+expect_grep "a FIFO target is not a checkpoint" "is not a completedCheckpoint" "$tmp/err"
+rm -f "$job3/ha/completedCheckpointfifo"
+# --in-place through a symlink rewrites the file it names; the link stays.
+cp "$job3/ha/completedCheckpoint0a1b2c3d4e5f" "$tmp/cc-real"
+ln -s "$tmp/cc-real" "$tmp/cc-link"
+check "strip-state --in-place through a symlink" 0 "$bin" strip-state --state topic-partition-offset-states --in-place "$tmp/cc-link"
+if [[ -L "$tmp/cc-link" ]] && [[ -f "$tmp/cc-real.bak" ]] && ! [[ -L "$tmp/cc-real.bak" ]]; then passes=$((passes + 1)); else echo "FAIL: --in-place replaced the symlink or backed up the link"; failures=$((failures + 1)); fi
+check "the symlink's target is the stripped file" 0 cmp "$tmp/cc-real.bak" "$job3/ha/completedCheckpoint0a1b2c3d4e5f"
+check "the stripped target verifies" 0 "$bin" verify "$tmp/cc-real"
+if ! cmp -s "$tmp/cc-real" "$tmp/cc-real.bak"; then passes=$((passes + 1)); else echo "FAIL: --in-place through a symlink left the file unchanged"; failures=$((failures + 1)); fi
+# Names from hostile files: valid JSON, no raw control characters on a terminal.
+python3 - "$synth_root/1.20/zk-node.bin" "$tmp/zk-hostile" <<'PY'
+import sys
+d = open(sys.argv[1], 'rb').read()
+old = b'hdfs://nn:8020/flink/ha/default/completedCheckpoint3c9a1f0b2e7d'
+i = d.index(old)
+new = 's3://x/o\'brien-"q"-\\-\u00f6-'.encode() + b'\x1b]0;TITLE\x07\xed\xa0\x80'
+open(sys.argv[2], 'wb').write(d[:i - 2] + len(new).to_bytes(2, 'big') + new + d[i + len(old):])
+PY
+check "inspect --json a pointer with hostile bytes" 0 "$bin" inspect --json "$tmp/zk-hostile"
+cp "$tmp/out" "$tmp/hostile.json"
+check "its JSON parses" 0 python3 -c "import json,sys; p=json.load(open(sys.argv[1]))['path']; assert p.startswith(\"s3://x/o'brien-\\\"q\\\"-\\\\-\u00f6-\\x1b\") and p.endswith(\"\\ufffd\"), p" "$tmp/hostile.json"
+check "inspect a pointer with hostile bytes" 0 "$bin" inspect "$tmp/zk-hostile"
+if ! grep -q $'\x1b' "$tmp/out"; then passes=$((passes + 1)); else echo "FAIL: raw ESC reached the text output"; failures=$((failures + 1)); fi
+expect_grep "control characters are shown escaped" 'x1b\]0;TITLE\\x07' "$tmp/out"
 check "repair without a _metadata" 1 "$bin" repair --state x "$tmp"
 check "repair without --state" 2 "$bin" repair "$job/chk-1742"
 

@@ -74,13 +74,32 @@ std::string HexBytes(serde::ByteView b, uint64_t max) {
 
 class Dumper {
  public:
-  Dumper(const Stream& s, const DumpOptions& o, std::string* out)
-      : s_(s), o_(o), out_(out), start_(out->size()) {}
+  // `sink`, if given, receives the text whenever more than 1 MiB is pending
+  // (at item boundaries) and at the end; `*out` then holds only the rest.
+  Dumper(const Stream& s, const DumpOptions& o, std::string* out, std::ostream* sink)
+      : s_(s), o_(o), out_(out), start_(out->size()), sink_(sink) {}
 
   // True once the text passed `max_output_bytes`; every item stops then.
   bool Exceeded() {
-    if (!exceeded_ && out_->size() - start_ > o_.max_output_bytes) exceeded_ = true;
+    if (!exceeded_ && written_ + (out_->size() - start_) > o_.max_output_bytes) {
+      exceeded_ = true;
+    }
+    if (!exceeded_ && sink_ != nullptr && out_->size() - start_ > (size_t{1} << 20)) Flush();
     return exceeded_;
+  }
+  // A class or field name, shortened like string values: names are written
+  // per line, so a 64 KiB class name must not be repeated whole.
+  std::string N(absl::string_view name) const {
+    if (name.size() <= o_.max_string_bytes) return std::string(name);
+    size_t cut = o_.max_string_bytes;
+    while (cut > 0 && (static_cast<uint8_t>(name[cut]) & 0xC0) == 0x80) --cut;
+    return absl::StrCat(name.substr(0, cut), "...(", name.size(), " bytes)");
+  }
+  void Flush() {
+    if (sink_ == nullptr) return;
+    sink_->write(out_->data() + start_, static_cast<std::streamsize>(out_->size() - start_));
+    written_ += out_->size() - start_;
+    out_->resize(start_);
   }
 
   void Run() {
@@ -113,15 +132,15 @@ class Dumper {
     const Item& it = s_.item(id);
     switch (it.kind) {
       case ItemKind::kString: return absl::StrCat("string ", Str(it));
-      case ItemKind::kObject: return absl::StrCat("object ", s_.desc(it.desc).DisplayName());
-      case ItemKind::kArray: return absl::StrCat("array ", s_.desc(it.desc).name, " length=", it.count);
+      case ItemKind::kObject: return absl::StrCat("object ", N(s_.desc(it.desc).DisplayName()));
+      case ItemKind::kArray: return absl::StrCat("array ", N(s_.desc(it.desc).name), " length=", it.count);
       case ItemKind::kEnum: {
         absl::StatusOr<std::string> n = s_.EnumName(id);
-        return absl::StrCat("enum ", s_.desc(it.desc).name, ".", n.ok() ? *n : "?");
+        return absl::StrCat("enum ", N(s_.desc(it.desc).name), ".", n.ok() ? *n : "?");
       }
-      case ItemKind::kClass: return absl::StrCat("class ", s_.desc(it.desc).DisplayName());
+      case ItemKind::kClass: return absl::StrCat("class ", N(s_.desc(it.desc).DisplayName()));
       case ItemKind::kClassDesc:
-      case ItemKind::kProxyClassDesc: return absl::StrCat("classDesc ", s_.desc(it.desc).DisplayName());
+      case ItemKind::kProxyClassDesc: return absl::StrCat("classDesc ", N(s_.desc(it.desc).DisplayName()));
       default: return ItemKindName(it.kind);
     }
   }
@@ -172,18 +191,18 @@ class Dumper {
       case ItemKind::kProxyClassDesc: {
         const ClassDesc& cd = s_.desc(it.desc);
         if (cd.is_proxy) {
-          Line(off, d, label, absl::StrCat("TC_PROXYCLASSDESC ", cd.DisplayName(), HandleText(it)));
+          Line(off, d, label, absl::StrCat("TC_PROXYCLASSDESC ", N(cd.DisplayName()), HandleText(it)));
         } else {
           Line(off, d, label, absl::StrFormat("TC_CLASSDESC %s suid=0x%016x flags=0x%02x %s fields=%d%s",
-                                              cd.name, static_cast<uint64_t>(cd.suid), cd.flags,
+                                              N(cd.name), static_cast<uint64_t>(cd.suid), cd.flags,
                                               Flags(cd.flags), cd.fields.size(), HandleText(it)));
         }
         size_t k = 0;
         for (const FieldDesc& f : cd.fields) {
           if (f.is_primitive()) {
-            Line(off, d + 1, "", absl::StrCat("field ", std::string(1, f.type_code), " ", f.name));
+            Line(off, d + 1, "", absl::StrCat("field ", std::string(1, f.type_code), " ", N(f.name)));
           } else {
-            Text(kids[k++], d + 2, absl::StrCat("field ", std::string(1, f.type_code), " ", f.name, " type"));
+            Text(kids[k++], d + 2, absl::StrCat("field ", std::string(1, f.type_code), " ", N(f.name), " type"));
           }
         }
         for (size_t i = k; i + 1 < kids.size(); ++i) Text(kids[i], d + 1, "classAnnotation");
@@ -191,22 +210,22 @@ class Dumper {
         return;
       }
       case ItemKind::kObject: {
-        Line(off, d, label, absl::StrCat("TC_OBJECT ", s_.desc(it.desc).DisplayName(), HandleText(it)));
+        Line(off, d, label, absl::StrCat("TC_OBJECT ", N(s_.desc(it.desc).DisplayName()), HandleText(it)));
         Text(kids[0], d + 1, "classDesc");
         for (const ClassData& cd : s_.class_data(id)) {
           const ClassDesc& c = s_.desc(cd.desc);
-          Line(cd.prim_values.offset, d + 1, "", absl::StrCat("classdata ", c.DisplayName()));
+          Line(cd.prim_values.offset, d + 1, "", absl::StrCat("classdata ", N(c.DisplayName())));
           serde::ByteView prim = serde::Slice(s_.input(), cd.prim_values);
           uint32_t k = 0;
           for (const FieldDesc& f : c.fields) {
             if (f.is_primitive()) {
               if (prim.size() >= f.prim_offset + PrimitiveSize(f.type_code)) {
                 Line(cd.prim_values.offset + f.prim_offset, d + 2, "",
-                     absl::StrCat(f.name, " (", std::string(1, f.type_code), ") = ",
+                     absl::StrCat(N(f.name), " (", std::string(1, f.type_code), ") = ",
                                   PrimValue(f.type_code, prim.data() + f.prim_offset)));
               }
             } else if (k < cd.num_fields) {
-              Text(kids[cd.first_field + k++], d + 2, absl::StrCat(f.name, " (", f.type_name, ")"));
+              Text(kids[cd.first_field + k++], d + 2, absl::StrCat(N(f.name), " (", N(f.type_name), ")"));
             }
           }
           for (uint32_t a = 0; a < cd.num_annotation; ++a) {
@@ -217,7 +236,7 @@ class Dumper {
       }
       case ItemKind::kArray: {
         bool prim = PrimitiveSize(it.element_type) != 0;
-        Line(off, d, label, absl::StrCat("TC_ARRAY ", s_.desc(it.desc).name, " length=", it.count,
+        Line(off, d, label, absl::StrCat("TC_ARRAY ", N(s_.desc(it.desc).name), " length=", it.count,
                                          HandleText(it), prim ? absl::StrCat(" ", PrimArray(it)) : ""));
         Text(kids[0], d + 1, "classDesc");
         for (size_t i = 1; i < kids.size(); ++i) Text(kids[i], d + 1, absl::StrCat("[", i - 1, "]"));
@@ -282,12 +301,12 @@ class Dumper {
       case ItemKind::kProxyClassDesc: {
         const ClassDesc& cd = s_.desc(it.desc);
         JsonHead(it, cd.is_proxy ? "proxyclassdesc" : "classdesc");
-        absl::StrAppend(out_, ",\"class\":", JsonEscape(cd.DisplayName()),
+        absl::StrAppend(out_, ",\"class\":", JsonEscape(N(cd.DisplayName())),
                         absl::StrFormat(",\"suid\":\"0x%016x\",\"flags\":%d", static_cast<uint64_t>(cd.suid), cd.flags),
                         ",\"fields\":[");
         for (size_t i = 0; i < cd.fields.size(); ++i) {
           absl::StrAppend(out_, i ? "," : "", "{\"type\":\"", std::string(1, cd.fields[i].type_code),
-                          "\",\"name\":", JsonEscape(cd.fields[i].name));
+                          "\",\"name\":", JsonEscape(N(cd.fields[i].name)));
           if (!cd.fields[i].is_primitive()) absl::StrAppend(out_, ",\"class\":", JsonEscape(cd.fields[i].type_name));
           out_->push_back('}');
         }
@@ -297,13 +316,13 @@ class Dumper {
       }
       case ItemKind::kObject: {
         JsonHead(it, "object");
-        absl::StrAppend(out_, ",\"class\":", JsonEscape(s_.desc(it.desc).DisplayName()), ",\"classDesc\":");
+        absl::StrAppend(out_, ",\"class\":", JsonEscape(N(s_.desc(it.desc).DisplayName())), ",\"classDesc\":");
         Json(kids[0]);
         absl::StrAppend(out_, ",\"classdata\":[");
         bool first = true;
         for (const ClassData& cd : s_.class_data(id)) {
           const ClassDesc& c = s_.desc(cd.desc);
-          absl::StrAppend(out_, first ? "" : ",", "{\"class\":", JsonEscape(c.DisplayName()), ",\"fields\":{");
+          absl::StrAppend(out_, first ? "" : ",", "{\"class\":", JsonEscape(N(c.DisplayName())), ",\"fields\":{");
           first = false;
           serde::ByteView prim = serde::Slice(s_.input(), cd.prim_values);
           uint32_t k = 0;
@@ -311,10 +330,10 @@ class Dumper {
           for (const FieldDesc& f : c.fields) {
             if (f.is_primitive()) {
               if (prim.size() < f.prim_offset + PrimitiveSize(f.type_code)) continue;
-              absl::StrAppend(out_, ff ? "" : ",", JsonEscape(f.name), ":",
+              absl::StrAppend(out_, ff ? "" : ",", JsonEscape(N(f.name)), ":",
                               JsonEscape(PrimValue(f.type_code, prim.data() + f.prim_offset)));
             } else if (k < cd.num_fields) {
-              absl::StrAppend(out_, ff ? "" : ",", JsonEscape(f.name), ":");
+              absl::StrAppend(out_, ff ? "" : ",", JsonEscape(N(f.name)), ":");
               Json(kids[cd.first_field + k++]);
             } else {
               continue;
@@ -333,7 +352,7 @@ class Dumper {
       }
       case ItemKind::kArray: {
         JsonHead(it, "array");
-        absl::StrAppend(out_, ",\"class\":", JsonEscape(s_.desc(it.desc).name), ",\"length\":", it.count);
+        absl::StrAppend(out_, ",\"class\":", JsonEscape(N(s_.desc(it.desc).name)), ",\"length\":", it.count);
         if (PrimitiveSize(it.element_type) != 0) {
           absl::StrAppend(out_, ",\"elements\":", JsonEscape(PrimArray(it)));
         } else {
@@ -348,7 +367,7 @@ class Dumper {
         break;
       case ItemKind::kClass:
         JsonHead(it, "class");
-        absl::StrAppend(out_, ",\"class\":", JsonEscape(s_.desc(it.desc).DisplayName()));
+        absl::StrAppend(out_, ",\"class\":", JsonEscape(N(s_.desc(it.desc).DisplayName())));
         break;
       case ItemKind::kException:
         JsonHead(it, "exception");
@@ -363,8 +382,16 @@ class Dumper {
   const DumpOptions& o_;
   std::string* out_;
   const size_t start_;
+  std::ostream* sink_;
+  uint64_t written_ = 0;  // bytes handed to `sink_`
   bool exceeded_ = false;
 };
+
+absl::Status TooLong(const DumpOptions& options, serde::ByteView input) {
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "javaobj: dump: the text would exceed ", options.max_output_bytes,
+      " bytes (max_output_bytes) for a ", input.size(), "-byte stream"));
+}
 
 }  // namespace
 
@@ -372,14 +399,24 @@ absl::Status DumpStream(serde::ByteView input, const DumpOptions& options,
                         std::string* out) {
   FLINKSTATE_ASSIGN_OR_RETURN(Stream s, DecodeStream(input, options.decode));
   const size_t start = out->size();
-  Dumper d(s, options, out);
+  Dumper d(s, options, out, nullptr);
   d.Run();
   if (d.Exceeded()) {
     out->resize(start);
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "javaobj: dump: the text would exceed ", options.max_output_bytes,
-        " bytes (max_output_bytes) for a ", input.size(), "-byte stream"));
+    return TooLong(options, input);
   }
+  return absl::OkStatus();
+}
+
+absl::Status DumpStream(serde::ByteView input, const DumpOptions& options,
+                        std::ostream& out) {
+  FLINKSTATE_ASSIGN_OR_RETURN(Stream s, DecodeStream(input, options.decode));
+  std::string buffer;
+  Dumper d(s, options, &buffer, &out);
+  d.Run();
+  if (d.Exceeded()) return TooLong(options, input);
+  d.Flush();
+  if (!out) return absl::DataLossError("javaobj: dump: writing the output failed");
   return absl::OkStatus();
 }
 

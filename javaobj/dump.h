@@ -21,6 +21,7 @@
 #define FLINKSTATE_JAVAOBJ_DUMP_H_
 
 #include <cstdint>
+#include <ostream>
 #include <string>
 
 #include "absl/status/status.h"
@@ -50,6 +51,14 @@ struct DumpOptions {
 [[nodiscard]] absl::Status DumpStream(serde::ByteView input,
                                       const DumpOptions& options,
                                       std::string* out);
+
+// The same text written to `out` as it is made, in pieces of about 1 MiB at
+// item boundaries, so memory stays bounded by the decoded model whatever the
+// size of the text. Return values as above, and `DataLoss` if `out` fails;
+// on `ResourceExhausted` the text written so far stays written.
+[[nodiscard]] absl::Status DumpStream(serde::ByteView input,
+                                      const DumpOptions& options,
+                                      std::ostream& out);
 
 }  // namespace flinkstate::javaobj
 

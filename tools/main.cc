@@ -38,6 +38,8 @@ commands:
                                          files; prints the plan, writes only
                                          with --apply (keeping FILE.bak)
 
+`flinkstate help COMMAND` or `flinkstate COMMAND --help` lists its flags.
+
 FILE is a checkpoint/savepoint _metadata (format versions 1-7), an
 OperatorSnapshotUtil operator-snapshot file, an HA completedCheckpoint file,
 a ZooKeeper/Kubernetes HA pointer (raw or Base64) or a Java serialization
@@ -49,15 +51,100 @@ exit codes: 0 ok, 1 bad input or findings, 2 usage error
 struct Command {
   const char* name;
   int (*run)(const CommandArgs&);
+  // `flinkstate CMD --help`: synopsis and every flag the command reads.
+  const char* help;
 };
 
-constexpr Command kCommands[] = {
-    {"inspect", RunInspect},       {"strip-state", RunStripState},
-    {"drop-operator", RunDropOperator}, {"relocate", RunRelocate},
-    {"convert", RunConvert},       {"verify", RunVerify},
-    {"diff", RunDiff},             {"dump", RunDump},
-    {"repair", RunRepair},
+constexpr char kOutputFlags[] = R"(
+  --in-place            rewrite FILE itself (a symlink: the file it names),
+                        keeping the original as FILE<backup-suffix>
+  --backup-suffix S     suffix of that backup (default .bak)
+  --nofsync             do not fsync the output before renaming it into place
+  --noprogress          no progress line on a terminal
+)";
+
+const Command kCommands[] = {
+    {"inspect", RunInspect, R"(usage: flinkstate inspect [--json] [--top N] [--nosubtasks] FILE
+What takes the bytes of a _metadata, operator-snapshot, completedCheckpoint
+or HA pointer file, and warnings (e.g. UNION_STATE_MULTIPLIES). For a pointer:
+where it points and whether that local file is the completedCheckpoint
+(exit 1 if it is missing or is no completedCheckpoint).
+  --json                the report as JSON (report.proto field names)
+  --top N               the N largest items listed (default 10)
+  --nosubtasks          leave per-subtask handles out of the JSON
+)"},
+    {"strip-state", RunStripState, R"(usage: flinkstate strip-state --state NAME [--operator ID]... IN OUT
+       flinkstate strip-state --state NAME [--operator ID]... --in-place FILE
+Removes a state name from every operator state handle (_metadata, operator
+snapshot or completedCheckpoint), e.g. a leftover union state.
+  --state NAME          the state name (exact)
+  --operator ID         only in these operators (32 hex digits; repeatable))"},
+    {"drop-operator", RunDropOperator, R"(usage: flinkstate drop-operator --operator ID... IN OUT | --in-place FILE
+Removes operators and all their state from a _metadata file, for good.
+  --operator ID         operator ID, 32 hex digits (repeatable))"},
+    {"relocate", RunRelocate, R"(usage: flinkstate relocate --from PREFIX --to PREFIX IN OUT | --in-place FILE
+Rewrites absolute paths that start with PREFIX (another bucket or cluster):
+file handles, directories, external pointers; in _metadata, completedCheckpoint
+files and raw ZooKeeper pointers (not Base64 Kubernetes values).
+  --from PREFIX         the prefix to replace
+  --to PREFIX           its replacement)"},
+    {"convert", RunConvert, R"(usage: flinkstate convert --to-version N IN OUT | --in-place FILE
+Writes a _metadata file in another format version (2-7; not to or from 1).
+  --to-version N        the target version)"},
+    {"verify", RunVerify, R"(usage: flinkstate verify [--nocheck-files] FILE
+Decodes, re-encodes byte for byte and checks consistency (key-group offsets,
+handle sizes); for relative handles, that the state files exist.
+  --nocheck-files       do not look for the referenced state files
+)"},
+    {"diff", RunDiff, R"(usage: flinkstate diff [--json] A B
+What differs between the reports of two files (a _metadata and its
+completedCheckpoint, or a file before and after a change).
+  --json                the differences as a JSON array
+)"},
+    {"dump", RunDump, R"(usage: flinkstate dump [--json] [--max-array-elements N] FILE
+Any Java serialization stream (also Base64 text and completedCheckpoint
+files) as an annotated tree; the text is streamed, long names and arrays
+are shortened.
+  --json                a JSON tree instead of text
+  --max-array-elements N  primitive array elements shown (default 8)
+)"},
+    {"repair", RunRepair, R"(usage: flinkstate repair --state NAME [--operator ID]... [--ha-dir DIR] [--apply] CHECKPOINT_DIR...
+Strips a state from each CHECKPOINT_DIR/_metadata and from the HA
+completedCheckpoint files in DIR that belong to those checkpoints. Prints the
+plan; writes only with --apply: every output to a temporary file, verified,
+every original kept as FILE<backup-suffix>, then all renamed.
+  --state NAME          the state name (exact)
+  --operator ID         only in these operators (repeatable)
+  --ha-dir DIR          Flink's HA storage directory (high-availability.storageDir/<cluster-id>)
+  --apply               write (default: a dry run)
+  --backup-suffix S     suffix of the backups (default .bak)
+  --nofsync             do not fsync before renaming
+)"},
 };
+
+bool WantsHelp(int argc, char** argv) {
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--") return false;
+    if (a == "--help" || a == "-h" || a == "-help") return true;
+  }
+  return false;
+}
+
+int PrintHelp(const std::string& command) {
+  for (const auto& c : kCommands) {
+    if (command == c.name) {
+      std::cout << c.help;
+      const std::string name = c.name;
+      if (name == "strip-state" || name == "drop-operator" || name == "relocate" ||
+          name == "convert") {
+        std::cout << kOutputFlags;
+      }
+      return kExitOk;
+    }
+  }
+  return Usage(absl::StrCat("unknown command '", command, "'"));
+}
 
 }  // namespace
 }  // namespace flinkstate::cli
@@ -66,10 +153,12 @@ int main(int argc, char** argv) {
   using flinkstate::cli::kCommands;
   using flinkstate::cli::kUsage;
   const std::string first = argc > 1 ? argv[1] : "";
+  if (first == "help" && argc > 2) return flinkstate::cli::PrintHelp(argv[2]);
   if (first.empty() || first == "help" || first == "--help" || first == "-h") {
     std::cout << kUsage;
     return first.empty() ? flinkstate::cli::kExitUsage : flinkstate::cli::kExitOk;
   }
+  if (flinkstate::cli::WantsHelp(argc, argv)) return flinkstate::cli::PrintHelp(first);
   flinkstate::cli::ParsedArgs parsed;
   if (absl::Status s = flinkstate::cli::ParseArgs(argc, argv, {"operator"}, &parsed);
       !s.ok()) {

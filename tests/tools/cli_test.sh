@@ -38,6 +38,10 @@ meta="$corpus/CosmicBeing09__flink/flink-tests/src/test/resources/new-stateful-u
 
 check "no arguments is a usage error" 2 "$bin"
 check "help" 0 "$bin" help
+check "per-command help" 0 "$bin" repair --help
+expect_grep "repair help lists its flags" "--ha-dir DIR" "$tmp/out"
+check "help COMMAND" 0 "$bin" help strip-state
+expect_grep "strip-state help lists --in-place" "--in-place" "$tmp/out"
 check "unknown command" 2 "$bin" frobnicate "$meta"
 check "unknown flag" 2 "$bin" inspect --frobnicate "$meta"
 check "bad flag value" 2 "$bin" inspect --top=many "$meta"

@@ -113,23 +113,34 @@ absl::StatusOr<HaPointer> DecodeHaPointer(serde::ByteView bytes) {
   if (p.root_class.empty()) p.root_class = kRetrievableStreamStateHandleClass;
   ItemId fh = s.FieldValue(root, "wrappedStreamStateHandle");
   fh = fh == javaobj::kNoItem ? fh : s.Resolve(fh);
-  if (fh == javaobj::kNoItem || s.item(fh).kind != ItemKind::kObject ||
-      s.FieldValue(fh, "filePath") == javaobj::kNoItem) {
+  if (fh == javaobj::kNoItem || s.item(fh).kind != ItemKind::kObject) {
     return fail("RetrievableStreamStateHandle.wrappedStreamStateHandle", "a FileStateHandle", fh);
   }
-  p.state_size = s.PrimFieldInt(fh, "stateSize").value_or(0);
-  const ItemId path = s.Resolve(s.FieldValue(fh, "filePath"));
-  const ItemId str = FlinkPathUriString(s, path);
-  absl::StatusOr<std::string> v =
-      str == javaobj::kNoItem ? absl::InvalidArgumentError("") : s.StringValue(str);
-  if (!v.ok()) {
-    const ItemId uri = s.item(path).kind == ItemKind::kObject && s.IsInstanceOf(path, kFlinkPathClass)
-                           ? s.FieldValue(path, "uri")
-                           : javaobj::kNoItem;
-    if (uri == javaobj::kNoItem) return fail("FileStateHandle.filePath", kFlinkPathClass, path);
-    return fail("FileStateHandle.filePath.uri", "a java.net.URI with a string",
-                s.Resolve(uri));
+  if (s.FieldValue(fh, "filePath") == javaobj::kNoItem) {
+    return fail("RetrievableStreamStateHandle.wrappedStreamStateHandle",
+                "a handle with a filePath field", fh);
   }
+  p.state_size = s.PrimFieldInt(fh, "stateSize").value_or(0);
+  // Step by step for the error message; FlinkPathUriString is the rule.
+  const ItemId path = s.Resolve(s.FieldValue(fh, "filePath"));
+  if (s.item(path).kind != ItemKind::kObject || !s.IsInstanceOf(path, kFlinkPathClass)) {
+    return fail("FileStateHandle.filePath", kFlinkPathClass, path);
+  }
+  ItemId uri = s.FieldValue(path, "uri");
+  if (uri == javaobj::kNoItem) return fail("FileStateHandle.filePath", "a Path with a uri field", path);
+  uri = s.Resolve(uri);
+  if (s.item(uri).kind != ItemKind::kObject || s.ClassNameOf(uri) != "java.net.URI") {
+    return fail("FileStateHandle.filePath.uri", "a java.net.URI", uri);
+  }
+  const ItemId str = FlinkPathUriString(s, path);
+  if (str == javaobj::kNoItem) {
+    ItemId field = s.FieldValue(uri, "string");
+    return field == javaobj::kNoItem
+               ? fail("FileStateHandle.filePath.uri", "a java.net.URI with a string field", uri)
+               : fail("FileStateHandle.filePath.uri.string", "a string", s.Resolve(field));
+  }
+  absl::StatusOr<std::string> v = s.StringValue(str);
+  if (!v.ok()) return v.status();
   p.path = *v;
   return p;
 }

@@ -175,9 +175,33 @@ std::string SimpleName(const std::string& name) {
 }
 }  // namespace
 
+namespace {
+
+// A name from the stream as it appears in an error path: at most 80 bytes
+// (whole characters), so a 64 KiB class name does not flood the message.
+std::string ShortName(absl::string_view name) {
+  constexpr size_t kMax = 80;
+  if (name.size() <= kMax) return std::string(name);
+  size_t cut = kMax;
+  while (cut > 0 && (static_cast<uint8_t>(name[cut]) & 0xC0) == 0x80) --cut;
+  return absl::StrCat(name.substr(0, cut), "...");
+}
+
+}  // namespace
+
+// The construct path of an error. Deep graphs
+// (hostile ones, up to `max_depth` levels) show their first 24 and last 24
+// levels around "...(N levels)..."; Flink's graphs are far shallower.
 std::string StreamReader::PathString() const {
   std::string out;
-  for (const PathSeg& seg : path_) {
+  constexpr size_t kHead = 24, kTail = 24;
+  for (size_t i = 0; i < path_.size(); ++i) {
+    if (path_.size() > kHead + kTail && i == kHead) {
+      absl::StrAppend(&out, "...(", path_.size() - kHead - kTail, " levels)...");
+      i = path_.size() - kTail - 1;
+      continue;
+    }
+    const PathSeg& seg = path_[i];
     switch (seg.kind) {
       case Seg::kRoot:
         absl::StrAppend(&out, seg.a == 0 ? "root" : absl::StrCat("root#", seg.a));
@@ -185,7 +209,7 @@ std::string StreamReader::PathString() const {
       case Seg::kObject:
         absl::StrAppend(&out, "[",
                         seg.a < s_.descs_.size()
-                            ? SimpleName(s_.descs_[seg.a].DisplayName())
+                            ? ShortName(SimpleName(s_.descs_[seg.a].DisplayName()))
                             : "?",
                         "]");
         break;
@@ -193,7 +217,7 @@ std::string StreamReader::PathString() const {
         absl::StrAppend(&out, ".field ",
                         seg.a < s_.descs_.size() &&
                                 seg.b < s_.descs_[seg.a].fields.size()
-                            ? s_.descs_[seg.a].fields[seg.b].name
+                            ? ShortName(s_.descs_[seg.a].fields[seg.b].name)
                             : "?");
         break;
       case Seg::kData:

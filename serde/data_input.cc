@@ -5,9 +5,21 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "serde/modified_utf8.h"
 
 namespace flinkstate::serde {
+
+namespace {
+
+// A message of the MUTF-8 codec without its "serde: " prefix, which `Fail`
+// adds again (it was printed twice).
+absl::string_view WithoutLayer(absl::string_view message) {
+  absl::ConsumePrefix(&message, "serde: ");
+  return message;
+}
+
+}  // namespace
 
 absl::Status DataInput::Fail(absl::StatusCode code,
                              absl::string_view what) const {
@@ -138,7 +150,7 @@ absl::Status DataInput::ReadModifiedUtf8Raw(ByteView* body,
     absl::Status s = ModifiedUtf8ToUtf8(b).status();
     if (!s.ok()) {
       pos_ = saved;
-      return Fail(s.code(), s.message());
+      return Fail(s.code(), WithoutLayer(s.message()));
     }
   }
   pos_ += len;
@@ -158,7 +170,7 @@ absl::Status DataInput::ReadModifiedUtf8(std::string* out) {
   absl::StatusOr<std::string> text = ModifiedUtf8ToUtf8(data_.subspan(pos_, len));
   if (!text.ok()) {
     pos_ = saved;
-    return Fail(text.status().code(), text.status().message());
+    return Fail(text.status().code(), WithoutLayer(text.status().message()));
   }
   pos_ += len;
   *out = *std::move(text);

@@ -201,7 +201,18 @@ std::string Printable(absl::string_view text) {
 }
 
 int Fail(const absl::Status& s) {
-  std::cerr << "flinkstate: " << Printable(s.message()) << "\n";
+  // Messages quote names from the file; a hostile one (a 64 KiB class name)
+  // is cut in the middle, keeping the layer and path in front and the
+  // offset at the end.
+  absl::string_view m = s.message();
+  constexpr size_t kHead = 2048, kTail = 1024;
+  if (m.size() > kHead + kTail + 64) {
+    std::cerr << "flinkstate: " << Printable(m.substr(0, kHead)) << "...("
+              << m.size() - kHead - kTail << " bytes of the message omitted)..."
+              << Printable(m.substr(m.size() - kTail)) << "\n";
+  } else {
+    std::cerr << "flinkstate: " << Printable(m) << "\n";
+  }
   return s.code() == absl::StatusCode::kInvalidArgument &&
                  absl::StartsWith(s.message(), "usage:")
              ? kExitUsage

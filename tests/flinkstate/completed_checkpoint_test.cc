@@ -429,7 +429,7 @@ TEST(HaPointerTest, PathUriMustBeJavaNetUri) {
   zk.replace(at, 12, "java.net.URJ");
   EXPECT_THAT(DecodeHaPointer(View(zk)).status(),
               StatusIs(absl::StatusCode::kInvalidArgument,
-                       "FileStateHandle.filePath.uri: expected a java.net.URI with a string, "
+                       "FileStateHandle.filePath.uri: expected a java.net.URI, "
                        "found java.net.URJ at byte"));
   std::string cc = Synth("1.20", "completedCheckpoint.bin");
   FLINKSTATE_ASSERT_OK_AND_ASSIGN(StateFile before, ReadCompletedCheckpointBytes(View(cc)));

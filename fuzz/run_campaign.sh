@@ -25,12 +25,14 @@ for spec in "$@"; do
   while [ -e "$work/logs/$t.$n.log" ]; do n=$((n + 1)); done
   log=$work/logs/$t.$n.log
   echo "$(date +%T) start $t for $secs s -> $log"
+  regressions=""
+  [ -d "$here/regressions/${t}_fuzzer" ] && regressions="$here/regressions/${t}_fuzzer"
   # shellcheck disable=SC2086
   nice -n 10 "$fbuild/fuzz/${t}_fuzzer" -max_total_time="$secs" \
     -dict="$here/${t}_fuzzer.dict" -max_len=65536 -timeout=10 \
     -rss_limit_mb=2048 -malloc_limit_mb=512 -print_final_stats=1 \
     -artifact_prefix="$work/artifacts/${t}-" ${FUZZ_EXTRA_FLAGS:-} \
-    "$work/${t}_fuzzer" "$here/regressions/${t}_fuzzer" >"$log" 2>&1
+    "$work/${t}_fuzzer" $regressions >"$log" 2>&1
   rc=$?
   echo "$(date +%T) end $t rc=$rc: $(grep -E '^#[0-9]+[[:space:]]+(DONE|pulse|NEW|REDUCE|INITED)' "$log" | tail -1)"
 done

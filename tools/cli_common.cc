@@ -114,7 +114,13 @@ absl::StatusOr<Input> LoadStateFile(const std::string& path) {
       in.kind == FileKind::kCompletedCheckpoint) {
     return in;
   }
-  if (in.kind == FileKind::kJavaStream || in.kind == FileKind::kBase64JavaStream) {
+  if (in.kind == FileKind::kBase64JavaStream) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": Base64 text of a Java stream (a Kubernetes HA value); this command does "
+              "not rewrite Base64: decode it (base64 -d), run the command on the raw bytes, "
+              "and encode the result (base64 -w0)"));
+  }
+  if (in.kind == FileKind::kJavaStream) {
     return absl::InvalidArgumentError(absl::StrCat(
         path, ": a Java serialization stream; this command works on _metadata, "
               "operator-snapshot and completedCheckpoint files (see `flinkstate dump`)"));

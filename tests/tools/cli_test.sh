@@ -138,6 +138,13 @@ for v in 1.13 1.15 1.17 1.20 2.0; do
   check "verify stripped completedCheckpoint $v" 0 "$bin" verify "$tmp/cc-$v"
 done
 printf '%s' 'rO0AB***garbage=' > "$tmp/bad.b64"  # 16 characters, '*' at byte 5
+check "relocate refuses a Base64 value" 1 "$bin" relocate --from hdfs: --to s3: "$synth_root/1.20/k8s-value.b64" "$tmp/k8s.out"
+expect_grep "and says how to do it" "base64 -d" "$tmp/err"
+base64 -d "$synth_root/1.20/k8s-value.b64" > "$tmp/k8s.raw"
+check "relocate the decoded Kubernetes value" 0 "$bin" relocate --from hdfs://nn:8020/ --to s3://b/ "$tmp/k8s.raw" "$tmp/k8s.raw2"
+base64 -w0 "$tmp/k8s.raw2" > "$tmp/k8s.b64"
+check "the re-encoded value reads" 0 "$bin" inspect "$tmp/k8s.b64"
+expect_grep "with the new path" "points to s3://b/flink/ha/default/completedCheckpoint3c9a1f0b2e7d" "$tmp/out"
 check "base64 garbage" 1 "$bin" inspect "$tmp/bad.b64"
 expect_grep "base64 error names the offset" "base64: .*at byte" "$tmp/err"
 head -c 3000 "$synth_root/1.20/completedCheckpoint.bin" > "$tmp/cc.cut"

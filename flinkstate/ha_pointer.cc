@@ -166,6 +166,8 @@ javaobj::ItemId FlinkPathUriString(const javaobj::Stream& s, javaobj::ItemId pat
 }
 
 std::string LocalPathOfUri(const std::string& uri) {
+  // No file name holds a NUL; the C calls would silently check a prefix.
+  if (uri.find('\0') != std::string::npos) return "";
   if (absl::StartsWith(uri, "/")) return uri;
   if (absl::StartsWith(uri, "file://")) {
     const std::string rest = uri.substr(7);

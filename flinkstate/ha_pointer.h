@@ -81,7 +81,8 @@ inline constexpr char kFlinkPathClass[] = "org.apache.flink.core.fs.Path";
 javaobj::ItemId FlinkPathUriString(const javaobj::Stream& s, javaobj::ItemId path);
 
 // The local file-system path of a Flink path URI: "file:/a/b", "file:///a/b"
-// and "/a/b" give "/a/b"; any other scheme gives "".
+// and "/a/b" give "/a/b"; any other scheme, and any string with a NUL in it,
+// gives "".
 std::string LocalPathOfUri(const std::string& uri);
 
 }  // namespace flinkstate

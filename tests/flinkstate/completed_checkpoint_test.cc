@@ -395,6 +395,7 @@ TEST(HaPointerTest, ZooKeeperAndKubernetesPointers) {
   }
   EXPECT_EQ(LocalPathOfUri("file:/a/b"), "/a/b");
   EXPECT_EQ(LocalPathOfUri("file:///a/b"), "/a/b");
+  EXPECT_EQ(LocalPathOfUri(std::string("file:/tmp/a\0b", 14)), "");
   EXPECT_EQ(LocalPathOfUri("/a/b"), "/a/b");
   EXPECT_EQ(LocalPathOfUri("s3://x/a"), "");
 }

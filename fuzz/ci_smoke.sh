@@ -75,7 +75,7 @@ for t in $targets; do
     javaobj_stream|javaobj_roundtrip) seeds="$seeds $shared/spec/samples" ;;
     javaobj_rewriter) ;;
     ha_files) seeds="$seeds $shared/spec/samples/flink-synth $src/tests/testdata" ;;
-    *) seeds="$seeds $shared/corpus" ;;
+    *) seeds="$seeds $shared/corpus $src/tests/testdata" ;;
   esac
   dirs=""
   for d in $seeds; do [ -d "$d" ] && dirs="$dirs $d"; done

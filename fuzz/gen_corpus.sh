@@ -29,7 +29,7 @@ if [ "${2:-}" = "--work" ]; then
       javaobj_stream|javaobj_roundtrip) dirs="$shared/spec/samples" ;;
       javaobj_rewriter) dirs="" ;;
       ha_files) dirs="$shared/spec/samples/flink-synth $src/tests/testdata" ;;
-      *) dirs="$shared/corpus" ;;
+      *) dirs="$shared/corpus $src/tests/testdata" ;;
     esac
     for d in $dirs; do
       find "$d" -type f -size -65k | while read -r f; do

@@ -7,6 +7,10 @@
 # are counted alike (edge coverage `cov` and features `ft` at INITED).
 #
 #   fuzz/ab_mutator.sh FUZZ_BUILD_DIR WORK_DIR [target] [runs]
+#
+# AB_SEED (default 1) is libFuzzer's -seed; AB_RUNS_WITHOUT (default: runs)
+# lets the run without the mutator have more executions, e.g. as many as it
+# does in the time the mutator run took (the mutator makes each run slower).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 fbuild=${1:?usage: ab_mutator.sh FUZZ_BUILD_DIR WORK_DIR [target] [runs]}
@@ -28,13 +32,15 @@ for v in with without; do
   else
     unset FLINKSTATE_FUZZ_NO_CUSTOM_MUTATOR
   fi
+  n=$runs
+  if [ "$v" = without ]; then n=${AB_RUNS_WITHOUT:-$runs}; fi
   # shellcheck disable=SC2086
-  nice -n "${AB_NICE:-10}" "$bin" -seed=1 -runs="$runs" -dict="$here/${t}_fuzzer.dict" \
+  nice -n "${AB_NICE:-10}" "$bin" -seed="${AB_SEED:-1}" -runs="$n" -dict="$here/${t}_fuzzer.dict" \
     -max_len=65536 -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 \
     -print_final_stats=1 -artifact_prefix="$work/$v-" "$work/$v" >"$work/$v.log" 2>&1 || true
   unset FLINKSTATE_FUZZ_NO_CUSTOM_MUTATOR
   secs=$(( $(date +%s) - start ))
   done_line=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$work/$v.log" | tail -1)
   replay=$("$bin" -runs=0 "$work/$v" 2>&1 | grep -E 'INITED' | tail -1)
-  echo "$v mutator: $runs runs in $secs s; run: $done_line; replay: $replay"
+  echo "$v mutator: $n runs in $secs s; run: $done_line; replay: $replay"
 done

@@ -606,6 +606,14 @@ absl::Status FuzzOperatorSnapshotReader(ByteView input) {
 
 namespace {
 
+// A prefix of `p` of whole characters, its length chosen by `sel` (at least
+// one byte).
+std::string WholeCharPrefix(const std::string& p, uint8_t sel) {
+  size_t cut = 1 + sel % p.size();
+  while (cut < p.size() && (static_cast<uint8_t>(p[cut]) & 0xC0) == 0x80) ++cut;
+  return p.substr(0, cut);
+}
+
 // The uncopied input bytes of `plan`, as sorted disjoint ranges.
 std::vector<SourceRange> Uncopied(const serde::EditPlan& plan, uint64_t size) {
   std::vector<SourceRange> gaps;
@@ -766,9 +774,8 @@ absl::Status FuzzMetadataStripRelocate(ByteView input) {
       RelocateOptions opt;
       // A prefix of whole characters (PlanRelocate rejects one that ends
       // inside a multi-byte character; that is checked below).
-      size_t cut = 1 + (sel >> 3) % p.size();
-      while (cut < p.size() && (static_cast<uint8_t>(p[cut]) & 0xC0) == 0x80) ++cut;
-      opt.from_prefix = p.substr(0, cut);
+      opt.from_prefix = WholeCharPrefix(p, sel >> 3);
+      const size_t cut = opt.from_prefix.size();
       if (cut > 1 && (static_cast<uint8_t>(p[cut - 1]) & 0x80) != 0) {
         // Without its last byte the prefix ends inside a character.
         RelocateOptions broken = opt;
@@ -804,14 +811,6 @@ absl::Status FuzzMetadataStripRelocate(ByteView input) {
 // High-availability files.
 
 namespace {
-
-// A prefix of `p` of whole characters, its length chosen by `sel` (at least
-// one byte).
-std::string WholeCharPrefix(const std::string& p, uint8_t sel) {
-  size_t cut = 1 + sel % p.size();
-  while (cut < p.size() && (static_cast<uint8_t>(p[cut]) & 0xC0) == 0x80) ++cut;
-  return p.substr(0, cut);
-}
 
 void FuzzHaPointerBytes(ByteView java, uint8_t sel) {
   constexpr absl::string_view kT = "ha_files";

@@ -7,6 +7,7 @@
 #include "javaobj/canonical.h"
 #include "javaobj/stream_constants.h"
 #include "serde/endian.h"
+#include "serde/modified_utf8.h"
 #include "serde/status_macros.h"
 
 namespace flinkstate::javaobj {
@@ -91,9 +92,8 @@ class Dumper {
   // per line, so a 64 KiB class name must not be repeated whole.
   std::string N(absl::string_view name) const {
     if (name.size() <= o_.max_string_bytes) return std::string(name);
-    size_t cut = o_.max_string_bytes;
-    while (cut > 0 && (static_cast<uint8_t>(name[cut]) & 0xC0) == 0x80) --cut;
-    return absl::StrCat(name.substr(0, cut), "...(", name.size(), " bytes)");
+    return absl::StrCat(name.substr(0, serde::Utf8PrefixLength(name, o_.max_string_bytes)),
+                        "...(", name.size(), " bytes)");
   }
   void Flush() {
     if (sink_ == nullptr) return;

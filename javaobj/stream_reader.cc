@@ -182,9 +182,7 @@ namespace {
 std::string ShortName(absl::string_view name) {
   constexpr size_t kMax = 80;
   if (name.size() <= kMax) return std::string(name);
-  size_t cut = kMax;
-  while (cut > 0 && (static_cast<uint8_t>(name[cut]) & 0xC0) == 0x80) --cut;
-  return absl::StrCat(name.substr(0, cut), "...");
+  return absl::StrCat(name.substr(0, serde::Utf8PrefixLength(name, kMax)), "...");
 }
 
 }  // namespace

@@ -85,6 +85,13 @@ absl::Status DecodeJavaChar(ByteView b, size_t* i, uint32_t* unit) {
 
 }  // namespace
 
+size_t Utf8PrefixLength(absl::string_view text, size_t max) {
+  if (text.size() <= max) return text.size();
+  size_t cut = max;
+  while (cut > 0 && (static_cast<uint8_t>(text[cut]) & 0xC0) == 0x80) --cut;
+  return cut;
+}
+
 bool IsPlainAscii(ByteView body) {
   for (uint8_t c : body) {
     if (c == 0 || c >= 0x80) return false;

@@ -56,6 +56,11 @@ inline constexpr size_t kMaxWriteUtfBytes = 65535;
 [[nodiscard]] absl::StatusOr<std::string> Utf8ToModifiedUtf8(
     absl::string_view utf8);
 
+// The length of the longest prefix of UTF-8 `text` that is at most `max` bytes
+// and does not end inside a multi-byte character (for shortening names in
+// messages and dumps without breaking a character).
+size_t Utf8PrefixLength(absl::string_view text, size_t max);
+
 // True if `body` is 7-bit ASCII without NUL, i.e. identical in both encodings.
 // Lets hot paths skip conversion.
 bool IsPlainAscii(ByteView body);

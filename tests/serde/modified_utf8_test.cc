@@ -183,5 +183,15 @@ TEST(ModifiedUtf8Test, MatchesJdkWriteUtfBytes) {
   EXPECT_EQ(rejected, 1);
 }
 
+TEST(ModifiedUtf8Test, Utf8PrefixLengthEndsOnACharacter) {
+  const std::string t = "ab\xC3\xB6\xE2\x82\xAC";  // "ab", U+00F6, U+20AC
+  EXPECT_EQ(Utf8PrefixLength(t, 100), t.size());
+  EXPECT_EQ(Utf8PrefixLength(t, 2), 2u);
+  EXPECT_EQ(Utf8PrefixLength(t, 3), 2u);  // inside U+00F6
+  EXPECT_EQ(Utf8PrefixLength(t, 4), 4u);
+  EXPECT_EQ(Utf8PrefixLength(t, 6), 4u);  // inside U+20AC
+  EXPECT_EQ(Utf8PrefixLength(t, 0), 0u);
+}
+
 }  // namespace
 }  // namespace flinkstate::serde

@@ -27,10 +27,10 @@
 #include "flinkstate/ha_rewrite.h"
 #include "flinkstate/metadata_generator.h"
 #include "flinkstate/metadata_reader.h"
-#include "javaobj/stream_reader.h"
-#include "serde/edit_plan.h"
-#include "serde/mapped_file.h"
-#include "serde/splice_writer.h"
+#include "flinkstate/javaobj/stream_reader.h"
+#include "flinkstate/serde/edit_plan.h"
+#include "flinkstate/serde/mapped_file.h"
+#include "flinkstate/serde/splice_writer.h"
 
 namespace flinkstate {
 namespace {

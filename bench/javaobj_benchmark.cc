@@ -16,12 +16,12 @@
 #include <string>
 
 #include "benchmark/benchmark.h"
-#include "javaobj/layouts.h"
-#include "javaobj/rewriter.h"
-#include "javaobj/stream_reader.h"
-#include "javaobj/stream_writer.h"
-#include "serde/data_output.h"
-#include "serde/mapped_file.h"
+#include "flinkstate/javaobj/layouts.h"
+#include "flinkstate/javaobj/rewriter.h"
+#include "flinkstate/javaobj/stream_reader.h"
+#include "flinkstate/javaobj/stream_writer.h"
+#include "flinkstate/serde/data_output.h"
+#include "flinkstate/serde/mapped_file.h"
 
 namespace flinkstate::javaobj {
 namespace {

@@ -25,8 +25,8 @@
 #include "flinkstate/metadata_generator.h"
 #include "flinkstate/metadata_reader.h"
 #include "flinkstate/strip_state.h"
-#include "serde/mapped_file.h"
-#include "serde/splice_writer.h"
+#include "flinkstate/serde/mapped_file.h"
+#include "flinkstate/serde/splice_writer.h"
 
 extern char** environ;
 

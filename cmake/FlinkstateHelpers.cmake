@@ -23,7 +23,8 @@ endif()
 
 # flinkstate_cc_library(NAME <n> [EXPORT_NAME <e>] HDRS ... SRCS ... DEPS ... [PRIVATE_DEPS ...])
 # Creates static library flinkstate_<n> with alias flinkstate::<export name>, and
-# installs it with its headers under include/flinkstate/<folder>/.
+# installs it with its headers under include/<folder>/ (every folder is
+# below flinkstate/, so consumers write #include "flinkstate/...").
 function(flinkstate_cc_library)
   cmake_parse_arguments(A "" "NAME;EXPORT_NAME;HEADER_DIR" "HDRS;SRCS;DEPS;PRIVATE_DEPS" ${ARGN})
   if(NOT A_EXPORT_NAME)
@@ -40,7 +41,7 @@ function(flinkstate_cc_library)
   target_include_directories(${target} PUBLIC
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>
     $<BUILD_INTERFACE:${PROJECT_BINARY_DIR}>
-    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/flinkstate>)
+    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
   target_link_libraries(${target} PUBLIC ${A_DEPS} PRIVATE ${A_PRIVATE_DEPS})
   if(FLINKSTATE_INSTALL)
     install(TARGETS ${target} EXPORT flinkstateTargets
@@ -52,7 +53,7 @@ function(flinkstate_cc_library)
         file(RELATIVE_PATH rel "${PROJECT_SOURCE_DIR}" "${CMAKE_CURRENT_SOURCE_DIR}/${h}")
       endif()
       get_filename_component(dir "${rel}" DIRECTORY)
-      install(FILES ${h} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/flinkstate/${dir})
+      install(FILES ${h} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/${dir})
     endforeach()
   endif()
 endfunction()

@@ -30,7 +30,7 @@
 #include <string>
 #include <vector>
 
-#include "serde/byte_view.h"
+#include "flinkstate/serde/byte_view.h"
 
 namespace flinkstate {
 

@@ -3,7 +3,7 @@
 #include "flinkstate/checkpoint_properties.h"
 
 #include "absl/strings/str_cat.h"
-#include "javaobj/stream_reader.h"
+#include "flinkstate/javaobj/stream_reader.h"
 
 namespace flinkstate {
 namespace {

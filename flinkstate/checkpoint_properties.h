@@ -22,8 +22,8 @@
 
 #include <string>
 
-#include "javaobj/object_model.h"
-#include "serde/byte_view.h"
+#include "flinkstate/javaobj/object_model.h"
+#include "flinkstate/serde/byte_view.h"
 
 namespace flinkstate {
 

@@ -9,10 +9,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "flinkstate/ha_pointer.h"
-#include "javaobj/layouts.h"
-#include "javaobj/stream_reader.h"
-#include "serde/endian.h"
-#include "serde/status_macros.h"
+#include "flinkstate/javaobj/layouts.h"
+#include "flinkstate/javaobj/stream_reader.h"
+#include "flinkstate/serde/endian.h"
+#include "flinkstate/serde/status_macros.h"
 
 namespace flinkstate {
 namespace {

@@ -51,8 +51,8 @@
 #include "absl/status/statusor.h"
 #include "flinkstate/checkpoint_metadata.h"
 #include "flinkstate/checkpoint_properties.h"
-#include "javaobj/object_model.h"
-#include "serde/byte_view.h"
+#include "flinkstate/javaobj/object_model.h"
+#include "flinkstate/serde/byte_view.h"
 
 namespace flinkstate {
 

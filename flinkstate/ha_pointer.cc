@@ -5,8 +5,8 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "javaobj/stream_reader.h"
-#include "serde/status_macros.h"
+#include "flinkstate/javaobj/stream_reader.h"
+#include "flinkstate/serde/status_macros.h"
 
 namespace flinkstate {
 namespace {

@@ -25,8 +25,8 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "javaobj/object_model.h"
-#include "serde/byte_view.h"
+#include "flinkstate/javaobj/object_model.h"
+#include "flinkstate/serde/byte_view.h"
 
 namespace flinkstate {
 

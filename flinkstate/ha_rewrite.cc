@@ -10,10 +10,10 @@
 #include "flinkstate/completed_checkpoint.h"
 #include "flinkstate/inspect.h"
 #include "flinkstate/report_diff.h"
-#include "javaobj/layouts.h"
-#include "javaobj/stream_reader.h"
-#include "javaobj/stream_writer.h"
-#include "serde/status_macros.h"
+#include "flinkstate/javaobj/layouts.h"
+#include "flinkstate/javaobj/stream_reader.h"
+#include "flinkstate/javaobj/stream_writer.h"
+#include "flinkstate/serde/status_macros.h"
 
 namespace flinkstate {
 namespace {

@@ -29,9 +29,9 @@
 #include "flinkstate/checkpoint_metadata.h"
 #include "flinkstate/relocate.h"
 #include "flinkstate/strip_state.h"
-#include "javaobj/object_model.h"
-#include "javaobj/rewriter.h"
-#include "serde/edit_plan.h"
+#include "flinkstate/javaobj/object_model.h"
+#include "flinkstate/javaobj/rewriter.h"
+#include "flinkstate/serde/edit_plan.h"
 
 namespace flinkstate {
 

@@ -18,7 +18,7 @@
 #include "absl/status/statusor.h"
 #include "flinkstate/checkpoint_metadata.h"
 #include "flinkstate/report.pb.h"
-#include "serde/byte_view.h"
+#include "flinkstate/serde/byte_view.h"
 
 namespace flinkstate {
 

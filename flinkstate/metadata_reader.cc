@@ -10,9 +10,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "serde/data_input.h"
-#include "serde/modified_utf8.h"
-#include "serde/status_macros.h"
+#include "flinkstate/serde/data_input.h"
+#include "flinkstate/serde/modified_utf8.h"
+#include "flinkstate/serde/status_macros.h"
 
 namespace flinkstate {
 namespace {

@@ -7,8 +7,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "serde/data_output.h"
-#include "serde/status_macros.h"
+#include "flinkstate/serde/data_output.h"
+#include "flinkstate/serde/status_macros.h"
 
 namespace flinkstate {
 namespace {

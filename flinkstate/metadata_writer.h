@@ -23,8 +23,8 @@
 
 #include "absl/status/statusor.h"
 #include "flinkstate/checkpoint_metadata.h"
-#include "serde/byte_view.h"
-#include "serde/edit_plan.h"
+#include "flinkstate/serde/byte_view.h"
+#include "flinkstate/serde/edit_plan.h"
 
 namespace flinkstate {
 

@@ -5,9 +5,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "flinkstate/handle_walker.h"
-#include "serde/data_output.h"
-#include "serde/modified_utf8.h"
-#include "serde/status_macros.h"
+#include "flinkstate/serde/data_output.h"
+#include "flinkstate/serde/modified_utf8.h"
+#include "flinkstate/serde/status_macros.h"
 
 namespace flinkstate {
 namespace {

@@ -22,7 +22,7 @@
 
 #include "absl/status/statusor.h"
 #include "flinkstate/checkpoint_metadata.h"
-#include "serde/edit_plan.h"
+#include "flinkstate/serde/edit_plan.h"
 
 namespace flinkstate {
 

@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "flinkstate/handle_walker.h"
 #include "flinkstate/metadata_writer.h"
-#include "serde/endian.h"
+#include "flinkstate/serde/endian.h"
 
 namespace flinkstate {
 namespace {

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "flinkstate/checkpoint_metadata.h"
-#include "serde/byte_view.h"
+#include "flinkstate/serde/byte_view.h"
 
 namespace flinkstate {
 

@@ -29,7 +29,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "serde/byte_view.h"
+#include "flinkstate/serde/byte_view.h"
 
 namespace flinkstate::fuzz {
 

@@ -36,7 +36,7 @@
 #include "flinkstate/metadata_generator.h"
 #include "flinkstate/metadata_reader.h"
 #include "flinkstate/metadata_writer.h"
-#include "serde/byte_view.h"
+#include "flinkstate/serde/byte_view.h"
 
 namespace fs = std::filesystem;
 

@@ -27,7 +27,7 @@
 #include "flinkstate/checkpoint_metadata.h"
 #include "flinkstate/handle_walker.h"
 #include "flinkstate/metadata_reader.h"
-#include "serde/byte_view.h"
+#include "flinkstate/serde/byte_view.h"
 
 extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size);
 

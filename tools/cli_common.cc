@@ -19,7 +19,7 @@
 #include "flinkstate/ha_pointer.h"
 #include "flinkstate/metadata_reader.h"
 #include "flinkstate/metadata_writer.h"
-#include "serde/status_macros.h"
+#include "flinkstate/serde/status_macros.h"
 
 ABSL_FLAG(bool, json, false, "print JSON instead of text (inspect, dump, diff)");
 ABSL_FLAG(bool, in_place, false,

@@ -21,10 +21,10 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "flinkstate/checkpoint_metadata.h"
-#include "javaobj/object_model.h"
-#include "serde/edit_plan.h"
-#include "serde/mapped_file.h"
-#include "serde/splice_writer.h"
+#include "flinkstate/javaobj/object_model.h"
+#include "flinkstate/serde/edit_plan.h"
+#include "flinkstate/serde/mapped_file.h"
+#include "flinkstate/serde/splice_writer.h"
 
 ABSL_DECLARE_FLAG(bool, json);
 ABSL_DECLARE_FLAG(bool, in_place);

@@ -28,9 +28,9 @@
 #include "flinkstate/completed_checkpoint.h"
 #include "flinkstate/ha_pointer.h"
 #include "flinkstate/ha_rewrite.h"
-#include "javaobj/stream_writer.h"
-#include "serde/splice_writer.h"
-#include "serde/status_macros.h"
+#include "flinkstate/javaobj/stream_writer.h"
+#include "flinkstate/serde/splice_writer.h"
+#include "flinkstate/serde/status_macros.h"
 #include "tools/commands.h"
 
 ABSL_DECLARE_FLAG(std::string, state);

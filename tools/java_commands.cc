@@ -9,8 +9,8 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
-#include "javaobj/dump.h"
-#include "javaobj/stream_writer.h"
+#include "flinkstate/javaobj/dump.h"
+#include "flinkstate/javaobj/stream_writer.h"
 #include "tools/cli_common.h"
 #include "tools/commands.h"
 

@@ -26,11 +26,11 @@
 #include "gtest/gtest.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "javaobj/layouts.h"
-#include "javaobj/rewriter.h"
-#include "javaobj/stream_reader.h"
-#include "javaobj/stream_writer.h"
-#include "serde/endian.h"
+#include "flinkstate/javaobj/layouts.h"
+#include "flinkstate/javaobj/rewriter.h"
+#include "flinkstate/javaobj/stream_reader.h"
+#include "flinkstate/javaobj/stream_writer.h"
+#include "flinkstate/serde/endian.h"
 #include "tests/testing/status_matchers.h"
 
 namespace flinkstate {

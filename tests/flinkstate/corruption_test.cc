@@ -35,7 +35,7 @@
 #include "flinkstate/metadata_writer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "serde/data_output.h"
+#include "flinkstate/serde/data_output.h"
 #include "tests/flinkstate/corpus.h"
 #include "tests/testing/status_matchers.h"
 

@@ -18,8 +18,8 @@
 #include "flinkstate/metadata_writer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "serde/endian.h"
-#include "serde/mapped_file.h"
+#include "flinkstate/serde/endian.h"
+#include "flinkstate/serde/mapped_file.h"
 #include "tests/flinkstate/corpus.h"
 #include "tests/testing/status_matchers.h"
 

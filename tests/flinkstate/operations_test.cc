@@ -18,7 +18,7 @@
 #include "gmock/gmock.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
-#include "serde/endian.h"
+#include "flinkstate/serde/endian.h"
 #include "tests/flinkstate/corpus.h"
 #include "tests/testing/status_matchers.h"
 

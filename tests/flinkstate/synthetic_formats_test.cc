@@ -16,7 +16,7 @@
 #include "flinkstate/strip_state.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "serde/data_output.h"
+#include "flinkstate/serde/data_output.h"
 #include "tests/testing/status_matchers.h"
 
 namespace flinkstate {

@@ -17,7 +17,8 @@ foreach(f lib/cmake/flinkstate/flinkstateConfig.cmake
           lib/cmake/flinkstate/flinkstateConfigVersion.cmake
           lib/cmake/flinkstate/flinkstateTargets.cmake
           include/flinkstate/serde/data_input.h
-          include/flinkstate/flinkstate/metadata_reader.h
+          include/flinkstate/metadata_reader.h
+          include/flinkstate/report.pb.h
           include/flinkstate/javaobj/stream_constants.h)
   if(NOT EXISTS "${prefix}/${f}")
     message(FATAL_ERROR "not installed: ${f}")

@@ -8,9 +8,9 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "javaobj/canonical.h"
-#include "javaobj/stream_reader.h"
-#include "javaobj/stream_writer.h"
+#include "flinkstate/javaobj/canonical.h"
+#include "flinkstate/javaobj/stream_reader.h"
+#include "flinkstate/javaobj/stream_writer.h"
 #include "tests/javaobj/test_util.h"
 
 namespace flinkstate::javaobj {

@@ -1,9 +1,9 @@
 // Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
 
-#include "javaobj/dump.h"
+#include "flinkstate/javaobj/dump.h"
 
-#include "javaobj/canonical.h"
-#include "javaobj/stream_reader.h"
+#include "flinkstate/javaobj/canonical.h"
+#include "flinkstate/javaobj/stream_reader.h"
 
 #include <sstream>
 #include <string>
@@ -12,7 +12,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "serde/data_output.h"
+#include "flinkstate/serde/data_output.h"
 #include "tests/javaobj/test_util.h"
 #include "tests/testing/status_matchers.h"
 

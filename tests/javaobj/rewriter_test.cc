@@ -1,17 +1,17 @@
 // Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
 
-#include "javaobj/rewriter.h"
+#include "flinkstate/javaobj/rewriter.h"
 
 #include <string>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "javaobj/canonical.h"
-#include "javaobj/layouts.h"
-#include "javaobj/stream_reader.h"
-#include "javaobj/stream_writer.h"
-#include "serde/data_output.h"
+#include "flinkstate/javaobj/canonical.h"
+#include "flinkstate/javaobj/layouts.h"
+#include "flinkstate/javaobj/stream_reader.h"
+#include "flinkstate/javaobj/stream_writer.h"
+#include "flinkstate/serde/data_output.h"
 #include "tests/javaobj/test_util.h"
 #include "tests/testing/status_matchers.h"
 

@@ -1,14 +1,14 @@
 // Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
 
-#include "javaobj/stream_reader.h"
+#include "flinkstate/javaobj/stream_reader.h"
 
 #include <string>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "javaobj/stream_constants.h"
-#include "javaobj/stream_writer.h"
+#include "flinkstate/javaobj/stream_constants.h"
+#include "flinkstate/javaobj/stream_writer.h"
 #include "tests/javaobj/test_util.h"
 #include "tests/testing/status_matchers.h"
 

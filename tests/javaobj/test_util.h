@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "serde/byte_view.h"
+#include "flinkstate/serde/byte_view.h"
 
 namespace flinkstate::javaobj::testing {
 

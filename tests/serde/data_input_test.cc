@@ -1,12 +1,12 @@
 // Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
 
-#include "serde/data_input.h"
+#include "flinkstate/serde/data_input.h"
 
 #include <string>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "serde/data_output.h"
+#include "flinkstate/serde/data_output.h"
 #include "tests/testing/status_matchers.h"
 
 namespace flinkstate::serde {

@@ -1,6 +1,6 @@
 // Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
 
-#include "serde/modified_utf8.h"
+#include "flinkstate/serde/modified_utf8.h"
 
 #include <fstream>
 #include <sstream>
@@ -11,8 +11,8 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "serde/data_input.h"
-#include "serde/data_output.h"
+#include "flinkstate/serde/data_input.h"
+#include "flinkstate/serde/data_output.h"
 #include "tests/testing/status_matchers.h"
 
 namespace flinkstate::serde {

@@ -1,6 +1,6 @@
 // Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
 
-#include "serde/splice_writer.h"
+#include "flinkstate/serde/splice_writer.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,8 +12,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "serde/edit_plan.h"
-#include "serde/mapped_file.h"
+#include "flinkstate/serde/edit_plan.h"
+#include "flinkstate/serde/mapped_file.h"
 #include "tests/testing/status_matchers.h"
 
 namespace flinkstate::serde {

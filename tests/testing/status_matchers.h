@@ -15,7 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "gmock/gmock.h"
-#include "serde/status_macros.h"
+#include "flinkstate/serde/status_macros.h"
 
 namespace flinkstate::testing {
 

@@ -23,7 +23,7 @@
 #include "absl/strings/str_cat.h"
 #include "flinkstate/completed_checkpoint_writer.h"
 #include "flinkstate/metadata_reader.h"
-#include "serde/mapped_file.h"
+#include "flinkstate/serde/mapped_file.h"
 
 ABSL_FLAG(std::string, metadata, "", "The _metadata file (required)");
 ABSL_FLAG(std::string, out, "", "Path of the completedCheckpoint file to write (required)");

@@ -17,14 +17,14 @@
 #include <sstream>
 #include <string>
 
-#include "javaobj/canonical.h"
-#include "javaobj/layouts.h"
-#include "javaobj/rewriter.h"
-#include "javaobj/stream_reader.h"
-#include "javaobj/stream_writer.h"
-#include "serde/mapped_file.h"
-#include "serde/splice_writer.h"
-#include "serde/status_macros.h"
+#include "flinkstate/javaobj/canonical.h"
+#include "flinkstate/javaobj/layouts.h"
+#include "flinkstate/javaobj/rewriter.h"
+#include "flinkstate/javaobj/stream_reader.h"
+#include "flinkstate/javaobj/stream_writer.h"
+#include "flinkstate/serde/mapped_file.h"
+#include "flinkstate/serde/splice_writer.h"
+#include "flinkstate/serde/status_macros.h"
 #include "tests/javaobj/test_util.h"
 
 namespace flinkstate::javaobj {

@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "flinkstate/metadata_reader.h"
-#include "serde/mapped_file.h"
+#include "flinkstate/serde/mapped_file.h"
 
 int main(int argc, char** argv) {
   if (argc != 2) return 2;

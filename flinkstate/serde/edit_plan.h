@@ -24,7 +24,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "serde/byte_view.h"
+#include "flinkstate/serde/byte_view.h"
 
 namespace flinkstate::serde {
 

@@ -48,8 +48,8 @@
 #include <cstdint>
 
 #include "absl/status/statusor.h"
-#include "javaobj/object_model.h"
-#include "serde/byte_view.h"
+#include "flinkstate/javaobj/object_model.h"
+#include "flinkstate/serde/byte_view.h"
 
 namespace flinkstate::javaobj {
 

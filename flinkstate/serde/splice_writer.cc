@@ -1,6 +1,6 @@
 // Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
 
-#include "serde/splice_writer.h"
+#include "flinkstate/serde/splice_writer.h"
 
 #include <fcntl.h>
 #include <limits.h>

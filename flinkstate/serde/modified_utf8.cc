@@ -1,6 +1,6 @@
 // Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
 
-#include "serde/modified_utf8.h"
+#include "flinkstate/serde/modified_utf8.h"
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"

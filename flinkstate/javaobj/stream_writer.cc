@@ -1,16 +1,16 @@
 // Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
 
-#include "javaobj/stream_writer.h"
+#include "flinkstate/javaobj/stream_writer.h"
 
 #include <cstring>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "javaobj/stream_constants.h"
-#include "serde/data_output.h"
-#include "serde/endian.h"
-#include "serde/modified_utf8.h"
-#include "serde/status_macros.h"
+#include "flinkstate/javaobj/stream_constants.h"
+#include "flinkstate/serde/data_output.h"
+#include "flinkstate/serde/endian.h"
+#include "flinkstate/serde/modified_utf8.h"
+#include "flinkstate/serde/status_macros.h"
 
 namespace flinkstate::javaobj {
 namespace {

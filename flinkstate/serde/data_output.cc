@@ -1,13 +1,13 @@
 // Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
 
-#include "serde/data_output.h"
+#include "flinkstate/serde/data_output.h"
 
 #include <cstring>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "serde/endian.h"
-#include "serde/modified_utf8.h"
+#include "flinkstate/serde/endian.h"
+#include "flinkstate/serde/modified_utf8.h"
 
 namespace flinkstate::serde {
 

@@ -33,9 +33,9 @@
 #include "absl/strings/string_view.h"
 
 #include "absl/status/status.h"
-#include "serde/byte_view.h"
-#include "serde/edit_plan.h"
-#include "serde/mapped_file.h"
+#include "flinkstate/serde/byte_view.h"
+#include "flinkstate/serde/edit_plan.h"
+#include "flinkstate/serde/mapped_file.h"
 
 namespace flinkstate::serde {
 

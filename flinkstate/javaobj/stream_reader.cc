@@ -1,6 +1,6 @@
 // Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
 
-#include "javaobj/stream_reader.h"
+#include "flinkstate/javaobj/stream_reader.h"
 
 #include <string>
 #include <utility>
@@ -9,10 +9,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
-#include "javaobj/stream_constants.h"
-#include "serde/data_input.h"
-#include "serde/modified_utf8.h"
-#include "serde/status_macros.h"
+#include "flinkstate/javaobj/stream_constants.h"
+#include "flinkstate/serde/data_input.h"
+#include "flinkstate/serde/modified_utf8.h"
+#include "flinkstate/serde/status_macros.h"
 
 namespace flinkstate::javaobj {
 

@@ -1,6 +1,6 @@
 // Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
 
-#include "serde/buffered_fd_writer.h"
+#include "flinkstate/serde/buffered_fd_writer.h"
 
 #include <unistd.h>
 

@@ -21,7 +21,7 @@
 #include "absl/strings/string_view.h"
 
 #include "absl/status/status.h"
-#include "serde/byte_view.h"
+#include "flinkstate/serde/byte_view.h"
 
 namespace flinkstate::serde {
 

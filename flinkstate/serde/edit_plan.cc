@@ -1,6 +1,6 @@
 // Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
 
-#include "serde/edit_plan.h"
+#include "flinkstate/serde/edit_plan.h"
 
 #include <algorithm>
 

@@ -1,6 +1,6 @@
 // Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
 
-#include "javaobj/stream_constants.h"
+#include "flinkstate/javaobj/stream_constants.h"
 
 namespace flinkstate::javaobj {
 

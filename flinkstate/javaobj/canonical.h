@@ -42,7 +42,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "javaobj/object_model.h"
+#include "flinkstate/javaobj/object_model.h"
 
 namespace flinkstate::javaobj {
 

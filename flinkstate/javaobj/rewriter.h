@@ -49,9 +49,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "javaobj/layouts.h"
-#include "javaobj/object_model.h"
-#include "serde/edit_plan.h"
+#include "flinkstate/javaobj/layouts.h"
+#include "flinkstate/javaobj/object_model.h"
+#include "flinkstate/serde/edit_plan.h"
 
 namespace flinkstate::javaobj {
 

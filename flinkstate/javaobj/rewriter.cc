@@ -1,15 +1,15 @@
 // Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
 
-#include "javaobj/rewriter.h"
+#include "flinkstate/javaobj/rewriter.h"
 
 #include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "javaobj/stream_constants.h"
-#include "javaobj/stream_writer.h"
-#include "serde/endian.h"
-#include "serde/status_macros.h"
+#include "flinkstate/javaobj/stream_constants.h"
+#include "flinkstate/javaobj/stream_writer.h"
+#include "flinkstate/serde/endian.h"
+#include "flinkstate/serde/status_macros.h"
 
 namespace flinkstate::javaobj {
 

@@ -36,8 +36,8 @@
 #include "absl/base/attributes.h"
 #include "absl/base/optimization.h"
 #include "absl/status/status.h"
-#include "serde/byte_view.h"
-#include "serde/endian.h"
+#include "flinkstate/serde/byte_view.h"
+#include "flinkstate/serde/endian.h"
 
 namespace flinkstate::serde {
 

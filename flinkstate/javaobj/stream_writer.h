@@ -26,9 +26,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "javaobj/object_model.h"
-#include "javaobj/stream_reader.h"
-#include "serde/byte_view.h"
+#include "flinkstate/javaobj/object_model.h"
+#include "flinkstate/javaobj/stream_reader.h"
+#include "flinkstate/serde/byte_view.h"
 
 namespace flinkstate::javaobj {
 

@@ -1,14 +1,14 @@
 // Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
 
-#include "javaobj/layouts.h"
+#include "flinkstate/javaobj/layouts.h"
 
 #include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "javaobj/stream_constants.h"
-#include "serde/endian.h"
-#include "serde/status_macros.h"
+#include "flinkstate/javaobj/stream_constants.h"
+#include "flinkstate/serde/endian.h"
+#include "flinkstate/serde/status_macros.h"
 
 namespace flinkstate::javaobj {
 namespace {

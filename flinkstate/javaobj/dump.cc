@@ -1,14 +1,14 @@
 // Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
 
-#include "javaobj/dump.h"
+#include "flinkstate/javaobj/dump.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "javaobj/canonical.h"
-#include "javaobj/stream_constants.h"
-#include "serde/endian.h"
-#include "serde/modified_utf8.h"
-#include "serde/status_macros.h"
+#include "flinkstate/javaobj/canonical.h"
+#include "flinkstate/javaobj/stream_constants.h"
+#include "flinkstate/serde/endian.h"
+#include "flinkstate/serde/modified_utf8.h"
+#include "flinkstate/serde/status_macros.h"
 
 namespace flinkstate::javaobj {
 namespace {

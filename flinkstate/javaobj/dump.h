@@ -25,8 +25,8 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "javaobj/stream_reader.h"
-#include "serde/byte_view.h"
+#include "flinkstate/javaobj/stream_reader.h"
+#include "flinkstate/serde/byte_view.h"
 
 namespace flinkstate::javaobj {
 

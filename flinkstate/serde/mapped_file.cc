@@ -1,6 +1,6 @@
 // Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
 
-#include "serde/mapped_file.h"
+#include "flinkstate/serde/mapped_file.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>

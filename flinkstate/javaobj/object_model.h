@@ -51,7 +51,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "serde/byte_view.h"
+#include "flinkstate/serde/byte_view.h"
 
 namespace flinkstate::javaobj {
 

@@ -26,7 +26,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "serde/endian.h"
+#include "flinkstate/serde/endian.h"
 
 namespace flinkstate::serde {
 

@@ -20,7 +20,7 @@
 
 #include "absl/base/attributes.h"
 #include "absl/status/statusor.h"
-#include "serde/byte_view.h"
+#include "flinkstate/serde/byte_view.h"
 
 namespace flinkstate::serde {
 

@@ -1,12 +1,12 @@
 // Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
 
-#include "serde/data_input.h"
+#include "flinkstate/serde/data_input.h"
 
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "serde/modified_utf8.h"
+#include "flinkstate/serde/modified_utf8.h"
 
 namespace flinkstate::serde {
 

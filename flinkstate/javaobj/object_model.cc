@@ -1,12 +1,12 @@
 // Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
 
-#include "javaobj/object_model.h"
+#include "flinkstate/javaobj/object_model.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "javaobj/stream_constants.h"
-#include "serde/endian.h"
-#include "serde/modified_utf8.h"
+#include "flinkstate/javaobj/stream_constants.h"
+#include "flinkstate/serde/endian.h"
+#include "flinkstate/serde/modified_utf8.h"
 
 namespace flinkstate::javaobj {
 

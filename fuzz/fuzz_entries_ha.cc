@@ -1,0 +1,178 @@
+// Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
+//
+// Fuzz entries of the high-availability files (fuzz_entries.h): Kubernetes
+// Base64 values, ZooKeeper / Kubernetes pointers and completedCheckpoint.
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
+#include "absl/strings/string_view.h"
+#include "flinkstate/checkpoint_metadata.h"
+#include "flinkstate/completed_checkpoint.h"
+#include "flinkstate/ha_pointer.h"
+#include "flinkstate/ha_rewrite.h"
+#include "flinkstate/handle_walker.h"
+#include "flinkstate/inspect.h"
+#include "flinkstate/javaobj/canonical.h"
+#include "flinkstate/javaobj/stream_reader.h"
+#include "flinkstate/javaobj/stream_writer.h"
+#include "flinkstate/relocate.h"
+#include "flinkstate/serde/byte_view.h"
+#include "flinkstate/strip_state.h"
+#include "fuzz/alloc_guard.h"
+#include "fuzz/fuzz_common.h"
+#include "fuzz/fuzz_entries.h"
+
+namespace flinkstate::fuzz {
+
+using serde::ByteView;
+
+namespace {
+
+void FuzzHaPointerBytes(ByteView java, uint8_t sel) {
+  constexpr absl::string_view kT = "ha_files";
+  absl::StatusOr<HaPointer> p = DecodeHaPointer(java);
+  if (!p.ok()) {
+    CheckError(kT, p.status());
+    return;
+  }
+  absl::Status same = javaobj::VerifyRoundTrip(java, FuzzDecodeOptions());
+  FUZZ_CHECK(kT, same.ok(), "accepted pointer does not round-trip: ", same.ToString());
+  if (p->format == "zookeeper") {
+    FUZZ_CHECK(kT, p->root_class == kRetrievableStreamStateHandleClass && !p->marked_for_deletion,
+               "zookeeper pointer of class ", p->root_class);
+  } else {
+    FUZZ_CHECK(kT, p->format == "kubernetes" && p->root_class == kStateHandleWithDeleteMarkerClass &&
+                       !p->flink_versions.empty(),
+               "pointer format '", p->format, "' of class ", p->root_class, " for ",
+               p->flink_versions);
+  }
+  CountOutcome("pointer: decoded and round-trips");
+  if (p->path.empty()) return;
+  absl::StatusOr<javaobj::Stream> s = javaobj::DecodeStream(java, FuzzDecodeOptions());
+  FUZZ_CHECK(kT, s.ok(), "accepted pointer does not decode again");
+  RelocateOptions opt;
+  opt.from_prefix = WholeCharPrefix(p->path, sel);
+  opt.to_prefix = (sel & 1) ? "s3://fuzz-bucket/ha" : "file:/";
+  absl::StatusOr<RelocateResult> r = PlanRelocateCompletedCheckpoint(*s, opt);
+  FUZZ_CHECK(kT, r.ok(), "relocate of the pointer's own path prefix fails: ",
+             r.status().ToString());
+  absl::StatusOr<std::string> out = r->plan.ApplyToString(java);
+  FUZZ_CHECK(kT, out.ok(), "pointer relocate plan does not apply");
+  CheckPlanOutput(kT, r->plan, java, *out);
+  absl::StatusOr<HaPointer> after = DecodeHaPointer(serde::AsBytes(*out));
+  FUZZ_CHECK(kT, after.ok(), "relocated pointer does not decode: ", after.status().ToString());
+  FUZZ_CHECK(kT, after->path == opt.to_prefix + p->path.substr(opt.from_prefix.size()),
+             "relocated pointer path is '", after->path, "'");
+  FUZZ_CHECK(kT, after->format == p->format && after->state_size == p->state_size &&
+                     after->marked_for_deletion == p->marked_for_deletion,
+             "relocate changed more than the pointer's path");
+  CountOutcome("pointer: relocated and checked");
+}
+
+void FuzzCompletedCheckpointBytes(ByteView input, uint8_t sel) {
+  constexpr absl::string_view kT = "ha_files";
+  javaobj::Stream stream;
+  absl::StatusOr<StateFile> f = ReadCompletedCheckpointBytes(input, &stream);
+  if (!f.ok()) {
+    CheckError(kT, f.status());
+    return;
+  }
+  FUZZ_CHECK(kT, f->kind == StateFileKind::kCompletedCheckpoint && f->completed != nullptr,
+             "completedCheckpoint read as another kind");
+  absl::Status same = javaobj::VerifyRoundTrip(input, FuzzDecodeOptions());
+  FUZZ_CHECK(kT, same.ok(), "accepted completedCheckpoint does not round-trip: ",
+             same.ToString());
+  const report::Report report = BuildReport(*f, input, InspectOptions{});
+  FUZZ_CHECK(kT, report.operators_size() == static_cast<int>(f->metadata.operators.size()),
+             "report lists ", report.operators_size(), " operators, the model ",
+             f->metadata.operators.size());
+  CountOutcome("completedCheckpoint: mapped, round-trips, reported");
+
+  Collected c;
+  WalkStateFile(*f, &c);
+  if (!c.names.empty()) {
+    StripOptions opt;
+    opt.state_name = c.names[sel % c.names.size()];
+    absl::StatusOr<HaStripResult> r = PlanStripCompletedCheckpoint(stream, *f, opt);
+    if (r.ok()) {
+      absl::StatusOr<std::string> out = r->plan.ApplyToString(input);
+      FUZZ_CHECK(kT, out.ok(), "strip plan does not apply");
+      CheckPlanOutput(kT, r->plan, input, *out);
+      FUZZ_CHECK(kT, out->size() + r->bytes_removed == input.size(),
+                 "strip removed ", input.size() - out->size(), " bytes, reports ",
+                 r->bytes_removed);
+      FUZZ_CHECK(kT, !r->removed.empty(), "strip removed no entry");
+      absl::Status v = VerifyStrippedCompletedCheckpoint(*f, serde::AsBytes(*out), opt);
+      FUZZ_CHECK(kT, v.ok(), "VerifyStrippedCompletedCheckpoint: ", v.ToString());
+      CountOutcome("completedCheckpoint: present state stripped and verified");
+    } else {
+      // A map that cannot shrink in place is refused, never misreported as
+      // absent.
+      FUZZ_CHECK(kT, r.status().code() != absl::StatusCode::kNotFound,
+                 "strip of a present state says not found: ", r.status().ToString());
+      CheckError(kT, r.status());
+      CountOutcome("completedCheckpoint: strip refused");
+    }
+  }
+  if (!c.paths.empty()) {
+    const std::string& p = c.paths[(sel >> 1) % c.paths.size()];
+    if (!p.empty()) {
+      RelocateOptions opt;
+      opt.from_prefix = WholeCharPrefix(p, sel >> 3);
+      opt.to_prefix = (sel & 1) ? "s3://fuzz-bucket/x" : "";
+      absl::StatusOr<RelocateResult> r = PlanRelocateCompletedCheckpoint(stream, opt);
+      FUZZ_CHECK(kT, r.ok(), "relocate of a present prefix fails: ", r.status().ToString());
+      FUZZ_CHECK(kT, !r->changed.empty(), "relocate changed nothing");
+      absl::StatusOr<std::string> out = r->plan.ApplyToString(input);
+      FUZZ_CHECK(kT, out.ok(), "relocate plan does not apply");
+      CheckPlanOutput(kT, r->plan, input, *out);
+      absl::Status v =
+          VerifyRelocatedCompletedCheckpoint(*f, input, serde::AsBytes(*out), opt);
+      FUZZ_CHECK(kT, v.ok(), "VerifyRelocatedCompletedCheckpoint: ", v.ToString());
+      CountOutcome("completedCheckpoint: present prefix relocated and verified");
+    }
+  }
+}
+
+}  // namespace
+
+absl::Status FuzzHaFiles(ByteView input) {
+  AllocGuard::SetBudget(BudgetFor(input.size(), kJavaObjBudgetMultiple));
+  constexpr absl::string_view kT = "ha_files";
+  const uint8_t sel = input.empty() ? 0 : input[input.size() - 1];
+  ByteView java = input;
+  std::string decoded;
+  if (LooksLikeBase64JavaStream(input)) {
+    absl::StatusOr<std::string> d = DecodeBase64JavaStream(input);
+    if (!d.ok()) {
+      CheckError(kT, d.status());
+      return d.status();
+    }
+    FUZZ_CHECK(kT, absl::StartsWith(*d, absl::string_view("\xAC\xED\x00\x05", 4)),
+               "Base64 value decoded to no Java stream");
+    // Re-encoding gives text of the same length that decodes to the same
+    // bytes (a decoder may accept non-zero bits after the last byte, as
+    // java.util.Base64 does, so the text itself need not come back).
+    const absl::string_view text = absl::StripAsciiWhitespace(serde::AsStringView(input));
+    const std::string again = absl::Base64Escape(*d);
+    FUZZ_CHECK(kT, again.size() == text.size(), "Base64 of ", d->size(), " bytes is ",
+               again.size(), " characters, the value had ", text.size());
+    absl::StatusOr<std::string> back = DecodeBase64JavaStream(serde::AsBytes(again));
+    FUZZ_CHECK(kT, back.ok() && *back == *d, "Base64 re-encoding does not decode back");
+    CountOutcome("k8s: Base64 value decoded and re-encoded");
+    decoded = *std::move(d);
+    java = serde::AsBytes(decoded);
+  }
+  FuzzHaPointerBytes(java, sel);
+  FuzzCompletedCheckpointBytes(java, sel);
+  return absl::OkStatus();
+}
+
+}  // namespace flinkstate::fuzz

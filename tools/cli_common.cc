@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <climits>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -42,93 +43,91 @@ std::vector<std::string> CommandArgs::List(const std::string& flag) const {
   return out;
 }
 
-FileKind SniffFileKind(serde::ByteView b) {
-  if (b.size() >= 4 && b[0] == 0x49 && b[1] == 0x60 && b[2] == 0x67 && b[3] == 0x2D) {
-    return FileKind::kMetadata;
-  }
-  if (b.size() >= 4 && b[0] == 0xAC && b[1] == 0xED && b[2] == 0x00 && b[3] == 0x05) {
-    return LooksLikeCompletedCheckpoint(b) ? FileKind::kCompletedCheckpoint
-                                           : FileKind::kJavaStream;
-  }
-  if (LooksLikeBase64JavaStream(b)) return FileKind::kBase64JavaStream;
-  if (b.size() >= 5 && b[0] == 0 && b[1] == 0 && b[2] == 0 && (b[3] == 0 || b[3] == 3) &&
-      b[4] <= 17) {
-    return FileKind::kOperatorSnapshot;
-  }
-  return FileKind::kUnknown;
-}
-
-const char* FileKindName(FileKind kind) {
-  switch (kind) {
-    case FileKind::kMetadata:
-      return "Flink _metadata";
-    case FileKind::kOperatorSnapshot:
-      return "operator snapshot";
-    case FileKind::kJavaStream:
-      return "Java serialization stream";
-    case FileKind::kCompletedCheckpoint:
-      return "Flink HA completedCheckpoint";
-    case FileKind::kBase64JavaStream:
-      return "Base64 text of a Java serialization stream";
-    default:
-      return "unknown";
-  }
-}
-
-absl::StatusOr<Input> Load(const std::string& path) {
-  Input in;
-  in.path = path;
-  FLINKSTATE_ASSIGN_OR_RETURN(in.file, serde::MappedFile::Open(path));
-  in.kind = SniffFileKind(in.file.bytes());
-  if (in.kind == FileKind::kMetadata || in.kind == FileKind::kOperatorSnapshot) {
-    absl::StatusOr<StateFile> model = ReadStateFile(in.file.bytes());
-    if (!model.ok()) {
-      return absl::Status(model.status().code(),
-                          absl::StrCat(path, ": ", model.status().message()));
-    }
-    in.model = *std::move(model);
-  } else if (in.kind == FileKind::kCompletedCheckpoint) {
-    auto stream = std::make_shared<javaobj::Stream>();
-    absl::StatusOr<StateFile> model =
-        ReadCompletedCheckpointBytes(in.file.bytes(), stream.get());
-    if (!model.ok()) {
-      return absl::Status(model.status().code(),
-                          absl::StrCat(path, ": ", model.status().message()));
-    }
-    in.model = *std::move(model);
-    in.stream = std::move(stream);
-  } else if (in.kind == FileKind::kBase64JavaStream) {
-    absl::StatusOr<std::string> raw = DecodeBase64JavaStream(in.file.bytes());
-    if (!raw.ok()) {
-      return absl::Status(raw.status().code(),
-                          absl::StrCat(path, ": ", raw.status().message()));
-    }
-    in.decoded = std::make_shared<const std::string>(*std::move(raw));
-  }
-  return in;
-}
+absl::StatusOr<Input> Load(const std::string& path) { return ::flinkstate::Open(path); }
 
 absl::StatusOr<Input> LoadStateFile(const std::string& path) {
-  FLINKSTATE_ASSIGN_OR_RETURN(Input in, Load(path));
-  if (in.kind == FileKind::kMetadata || in.kind == FileKind::kOperatorSnapshot ||
-      in.kind == FileKind::kCompletedCheckpoint) {
-    return in;
+  return ::flinkstate::OpenStateFile(path);
+}
+
+namespace {
+
+// See CliFileOps in the header.
+class CrashTestFileOps : public serde::FileOps {
+ public:
+  CrashTestFileOps(int64_t kill_at, const char* log) : kill_at_(kill_at) {
+    if (log != nullptr) log_ = std::fopen(log, "a");
   }
-  if (in.kind == FileKind::kBase64JavaStream) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        path, ": Base64 text of a Java stream (a Kubernetes HA value); this command does "
-              "not rewrite Base64: decode it (base64 -d), run the command on the raw bytes, "
-              "and encode the result (base64 -w0)"));
+  absl::StatusOr<int> CreateExclusive(const std::string& p) override {
+    Step("create", p);
+    return FileOps::CreateExclusive(p);
   }
-  if (in.kind == FileKind::kJavaStream) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        path, ": a Java serialization stream; this command works on _metadata, "
-              "operator-snapshot and completedCheckpoint files (see `flinkstate dump`)"));
+  absl::Status WritePlan(int fd, const std::string& p, const serde::EditPlan& plan,
+                         const serde::MappedFile& in, const serde::SpliceOptions& o,
+                         serde::SpliceStats* st) override {
+    Step("write", p);
+    return FileOps::WritePlan(fd, p, plan, in, o, st);
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      path, ": metadata: header: neither a Flink metadata file (magic 49 60 67 2d), an "
-            "operator snapshot (header 0 or 3) nor a Java serialization stream (ac ed 00 05) "
-            "at byte 0"));
+  absl::Status WriteAll(int fd, const std::string& p, absl::string_view d) override {
+    Step("write", p);
+    return FileOps::WriteAll(fd, p, d);
+  }
+  absl::Status Fchmod(int fd, const std::string& p, mode_t m) override {
+    Step("fchmod", p);
+    return FileOps::Fchmod(fd, p, m);
+  }
+  absl::Status Fchown(int fd, const std::string& p, uid_t u, gid_t g) override {
+    Step("fchown", p);
+    return FileOps::Fchown(fd, p, u, g);
+  }
+  absl::Status Fsync(int fd, const std::string& p) override {
+    Step("fsync", p);
+    return FileOps::Fsync(fd, p);
+  }
+  absl::Status Close(int fd, const std::string& p) override {
+    Step("close", p);
+    return FileOps::Close(fd, p);
+  }
+  absl::Status Link(const std::string& a, const std::string& b) override {
+    Step("link", b);
+    return FileOps::Link(a, b);
+  }
+  absl::Status Rename(const std::string& a, const std::string& b) override {
+    Step("rename", b);
+    return FileOps::Rename(a, b);
+  }
+  absl::Status Unlink(const std::string& p) override {
+    Step("unlink", p);
+    return FileOps::Unlink(p);
+  }
+  absl::Status FsyncDirectory(const std::string& d) override {
+    Step("fsync-dir", d);
+    return FileOps::FsyncDirectory(d);
+  }
+
+ private:
+  void Step(const char* what, const std::string& path) {
+    ++n_;
+    if (log_ != nullptr) {
+      std::fprintf(log_, "%lld %s %s\n", static_cast<long long>(n_), what, path.c_str());
+      std::fflush(log_);
+    }
+    if (n_ == kill_at_) ::raise(SIGKILL);
+  }
+  int64_t kill_at_;
+  int64_t n_ = 0;
+  std::FILE* log_ = nullptr;
+};
+
+}  // namespace
+
+serde::FileOps* CliFileOps() {
+  static serde::FileOps* const ops = []() -> serde::FileOps* {
+    const char* kill_at = std::getenv("FLINKSTATE_TEST_KILL_AT");
+    const char* log = std::getenv("FLINKSTATE_TEST_OPS_LOG");
+    if (kill_at == nullptr && log == nullptr) return serde::PosixFileOps();
+    return new CrashTestFileOps(kill_at != nullptr ? std::atoll(kill_at) : -1, log);
+  }();
+  return ops;
 }
 
 serde::OutputVerifier StateFileVerifier(
@@ -277,6 +276,20 @@ std::string RealPath(const std::string& path) {
   return ::realpath(path.c_str(), buf) != nullptr ? std::string(buf) : std::string();
 }
 
+namespace {
+
+// Resolves an interrupted earlier run beside `output` and says what it did.
+absl::Status RecoverBeside(const std::string& output) {
+  absl::StatusOr<serde::RecoveryReport> r = serde::RecoverInterruptedWrite(output, CliFileOps());
+  if (!r.ok()) return r.status();
+  for (const std::string& a : r->actions) {
+    std::cerr << "flinkstate: interrupted earlier run: " << Printable(a) << "\n";
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<OutputTarget> ResolveOutput(const std::vector<std::string>& args) {
   OutputTarget t;
   if (absl::GetFlag(FLAGS_in_place)) {
@@ -287,6 +300,7 @@ absl::StatusOr<OutputTarget> ResolveOutput(const std::vector<std::string>& args)
     const std::string real = RealPath(args[0]);
     t.output = real.empty() ? args[0] : real;
     t.backup = t.output + absl::GetFlag(FLAGS_backup_suffix);
+    FLINKSTATE_RETURN_IF_ERROR(RecoverBeside(t.output));
     return t;
   }
   if (args.size() != 2) {
@@ -298,44 +312,27 @@ absl::StatusOr<OutputTarget> ResolveOutput(const std::vector<std::string>& args)
     return absl::InvalidArgumentError(
         "usage: OUT is the input file; use --in-place to rewrite it (a backup is kept)");
   }
+  FLINKSTATE_RETURN_IF_ERROR(RecoverBeside(t.output));
   return t;
 }
-
-namespace {
-
-// Keeps the original beside itself before it is replaced: a hard link (no
-// copy; the original inode survives the rename), or a copy where links fail.
-absl::Status MakeBackup(const OutputTarget& t, const serde::MappedFile& original) {
-  if (t.backup.empty()) return absl::OkStatus();
-  struct stat st;
-  if (::stat(t.backup.c_str(), &st) == 0) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "backup ", t.backup, " already exists; move it away first (nothing was written)"));
-  }
-  // `output` is the file being replaced (a symlink given as input resolved;
-  // link(2) would otherwise link the symlink itself).
-  if (::link(t.output.c_str(), t.backup.c_str()) == 0) return absl::OkStatus();
-  return serde::WritePlanAtomically(serde::EditPlan::Identity(original.size()),
-                                    original, t.backup, nullptr);
-}
-
-// Writes `plan` over `in` to the target after `verify` accepted the result.
-}  // namespace
 
 absl::Status WriteVerified(const OutputTarget& t, const Input& in,
                            const serde::EditPlan& plan,
                            const serde::OutputVerifier& verify,
                            serde::SpliceStats* stats) {
-  FLINKSTATE_RETURN_IF_ERROR(MakeBackup(t, in.file));
+  if (in.decoded) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        in.path, ": decoded from its on-disk form; rewrite the raw bytes instead"));
+  }
   Progress progress("writing", plan.output_size());
-  serde::SpliceOptions options;
+  serde::TransactionOptions options;
   options.sync = absl::GetFlag(FLAGS_fsync);
-  options.progress = [&progress](uint64_t done, uint64_t total) {
-    progress.Update(done, total);
+  options.ops = CliFileOps();
+  options.stats = stats;
+  options.progress = [&progress](absl::string_view phase, uint64_t done, uint64_t total) {
+    if (phase == "writing") progress.Update(done, total);
   };
-  absl::Status s = serde::WritePlanAtomically(plan, in.file, t.output, verify, options, stats);
-  if (!s.ok() && !t.backup.empty()) ::unlink(t.backup.c_str());
-  return s;
+  return serde::WriteFileTransaction(t.output, t.backup, in.file, plan, verify, options);
 }
 
 std::string Human(uint64_t n) {

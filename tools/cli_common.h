@@ -22,7 +22,9 @@
 #include "absl/status/statusor.h"
 #include "flinkstate/checkpoint_metadata.h"
 #include "flinkstate/javaobj/object_model.h"
+#include "flinkstate/open.h"
 #include "flinkstate/serde/edit_plan.h"
+#include "flinkstate/serde/file_transaction.h"
 #include "flinkstate/serde/mapped_file.h"
 #include "flinkstate/serde/splice_writer.h"
 
@@ -58,46 +60,23 @@ int Usage(absl::string_view problem);
 // "12.3 KiB", "4.00 MiB".
 std::string Human(uint64_t bytes);
 
-// What a file is, from its first bytes.
-enum class FileKind : uint8_t {
-  kMetadata,          // 49 60 67 2D
-  kOperatorSnapshot,  // i32 0 or 3, then a handle tag
-  kJavaStream,        // AC ED 00 05 (other than the kinds below)
-  // AC ED 00 05 73 72 + "org.apache.flink.runtime.checkpoint.CompletedCheckpoint"
-  kCompletedCheckpoint,
-  // "rO0AB...": Base64 of a Java stream (a Kubernetes HA ConfigMap value)
-  kBase64JavaStream,
-  kUnknown,
-};
-FileKind SniffFileKind(serde::ByteView bytes);
-const char* FileKindName(FileKind kind);
+// Opening files is the library's (flinkstate/open.h); these names keep the
+// command code short.
+using ::flinkstate::FileKind;
+using ::flinkstate::FileKindName;
+using ::flinkstate::SniffFileKind;
+using Input = ::flinkstate::LoadedFile;
 
-// A decoded input: the mapping and, for metadata, snapshots and
-// completedCheckpoint files, its model.
-struct Input {
-  std::string path;
-  serde::MappedFile file;
-  FileKind kind = FileKind::kUnknown;
-  StateFile model;  // kMetadata, kOperatorSnapshot, kCompletedCheckpoint
-  // kBase64JavaStream: the decoded Java stream.
-  std::shared_ptr<const std::string> decoded;
-  // kCompletedCheckpoint: the decoded stream the model refers to (borrows
-  // `file`'s mapping, which does not move when `Input` does).
-  std::shared_ptr<const javaobj::Stream> stream;
-  // The bytes a Java-stream command works on: `decoded` or the mapping.
-  serde::ByteView java_bytes() const {
-    return decoded ? serde::ByteView(reinterpret_cast<const uint8_t*>(decoded->data()),
-                                     decoded->size())
-                   : file.bytes();
-  }
-};
-
-// Maps `path` and decodes it if it is a metadata or snapshot file. Errors are
-// prefixed with the path.
+// flinkstate::Open (any kind; a directory opens its _metadata).
 [[nodiscard]] absl::StatusOr<Input> Load(const std::string& path);
-// As `Load`, but fails unless the file is a metadata, operator-snapshot or
-// completedCheckpoint file.
+// flinkstate::OpenStateFile: metadata, operator-snapshot or completedCheckpoint.
 [[nodiscard]] absl::StatusOr<Input> LoadStateFile(const std::string& path);
+
+// The file-system calls the CLI's writes make: the real ones, or (for the
+// crash tests in tests/tools) ones that log each step to
+// $FLINKSTATE_TEST_OPS_LOG and kill the process with SIGKILL before step
+// $FLINKSTATE_TEST_KILL_AT.
+serde::FileOps* CliFileOps();
 
 std::string DirOf(const std::string& path);
 
@@ -126,12 +105,17 @@ struct OutputTarget {
 // otherwise, or when OUT is IN without --in-place. With --in-place a symlink
 // is followed: `output` is the file it names (rewritten beside itself, its
 // backup beside it), so the link keeps pointing at the repaired file.
+// Before returning, what an interrupted earlier run left beside the output
+// is resolved (serde::RecoverInterruptedWrite: originals restored from their
+// backups, temporary files and journals removed), so that rerunning a killed
+// command just works; the actions are printed on stderr.
 [[nodiscard]] absl::StatusOr<OutputTarget> ResolveOutput(
     const std::vector<std::string>& args);
 
-// Executes `plan` over `in` into the target: keeps the backup first (with
-// --in-place), writes a temporary file beside the output, runs `verify` on
-// it, renames it into place. Shows progress on a terminal for large outputs.
+// Executes `plan` over `in` into the target as one crash-safe transaction
+// (serde::WriteFileTransaction): temporary file with the original's mode and
+// owner, verified, backup link (with --in-place; a file with other hard links
+// is refused), rename, fsyncs. Shows progress on a terminal for large outputs.
 [[nodiscard]] absl::Status WriteVerified(const OutputTarget& t, const Input& in,
                                          const serde::EditPlan& plan,
                                          const serde::OutputVerifier& verify,

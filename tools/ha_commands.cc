@@ -28,6 +28,7 @@
 #include "flinkstate/completed_checkpoint.h"
 #include "flinkstate/ha_pointer.h"
 #include "flinkstate/ha_rewrite.h"
+#include "flinkstate/repair.h"
 #include "flinkstate/javaobj/stream_writer.h"
 #include "flinkstate/serde/splice_writer.h"
 #include "flinkstate/serde/status_macros.h"
@@ -46,17 +47,6 @@ bool Exists(const std::string& p, uint64_t* size = nullptr) {
   if (::stat(p.c_str(), &st) != 0) return false;
   if (size != nullptr) *size = static_cast<uint64_t>(st.st_size);
   return true;
-}
-
-// The last two components of a path or URI: "<jobId>/chk-<n>" for a
-// checkpoint directory, which stays the same when the directory is copied or
-// downloaded elsewhere.
-std::string JobAndCheckpoint(std::string p) {
-  while (p.size() > 1 && p.back() == '/') p.pop_back();
-  const size_t last = p.rfind('/');
-  if (last == std::string::npos || last == 0) return p;
-  const size_t before = p.rfind('/', last - 1);
-  return before == std::string::npos ? p : p.substr(before + 1);
 }
 
 void PrintStripped(const std::vector<StrippedEntry>& removed) {
@@ -138,7 +128,7 @@ int InspectPointer(const Input& in) {
   if (absl::GetFlag(FLAGS_json)) {
     std::cout << "{\"file\": " << JsonQuote(in.path) << ", \"format\": "
               << JsonQuote(p->format) << ", \"base64\": "
-              << (in.kind == FileKind::kBase64JavaStream ? "true" : "false")
+              << (in.encoding == Encoding::kBase64 ? "true" : "false")
               << ", \"rootClass\": " << JsonQuote(p->root_class)
               << ", \"flinkVersions\": " << JsonQuote(p->flink_versions)
               << ", \"markedForDeletion\": " << (p->marked_for_deletion ? "true" : "false")
@@ -150,7 +140,7 @@ int InspectPointer(const Input& in) {
     std::string text = absl::StrCat(
         in.path, ": ", p->format == "kubernetes" ? "Kubernetes" : "ZooKeeper", " HA pointer (",
         p->root_class, p->flink_versions.empty() ? "" : ", Flink " + p->flink_versions,
-        in.kind == FileKind::kBase64JavaStream ? ", Base64" : "", ")\n", "  points to ",
+        in.encoding == Encoding::kBase64 ? ", Base64" : "", ")\n", "  points to ",
         p->path, " (", p->state_size, " bytes when written)\n");
     if (p->marked_for_deletion) text += "  MARKED FOR DELETION\n";
     if (local.empty()) {
@@ -243,247 +233,48 @@ int RelocatePointer(const OutputTarget& target, const Input& in,
   return kExitOk;
 }
 
-namespace {
-
-// One file `repair` rewrites.
-struct RepairItem {
-  Input in;
-  serde::EditPlan plan;
-  std::vector<StrippedEntry> removed;
-  uint64_t bytes_removed = 0;
-  serde::OutputVerifier verify;
-  // The file replaced: `in.path` with symlinks resolved, so that a link
-  // keeps pointing at the repaired file and the backup is of the file.
-  std::string target;
-  std::string temp;
-  std::string backup;
-};
-
-absl::Status PlanMetadata(const std::string& path, const StripOptions& o,
-                          std::deque<RepairItem>* items, int64_t* checkpoint_id) {
-  FLINKSTATE_ASSIGN_OR_RETURN(Input in, Load(path));
-  if (in.kind != FileKind::kMetadata) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ": not a Flink _metadata file (", FileKindName(in.kind), ")"));
-  }
-  *checkpoint_id = in.model.metadata.checkpoint_id;
-  absl::StatusOr<StripResult> r = PlanStripState(in.model, in.file.bytes(), o);
-  if (absl::IsNotFound(r.status())) return absl::OkStatus();
-  if (!r.ok()) return absl::Status(r.status().code(), absl::StrCat(path, ": ", r.status().message()));
-  RepairItem item;
-  item.plan = std::move(r->plan);
-  item.removed = std::move(r->removed);
-  item.bytes_removed = r->bytes_removed;
-  item.in = std::move(in);
-  items->push_back(std::move(item));
-  RepairItem& it = items->back();
-  const StateFile* before = &it.in.model;
-  it.verify = StateFileVerifier([before, o](const StateFile& after, serde::ByteView) {
-    return VerifyStripped(*before, after, o);
-  });
-  return absl::OkStatus();
-}
-
-}  // namespace
-
+// `repair`: the library's transaction (flinkstate/repair.h) with the CLI's
+// flags, output and exit codes.
 int RunRepair(const CommandArgs& a) {
-  StripOptions options;
-  options.state_name = absl::GetFlag(FLAGS_state);
-  options.operator_ids = a.List("operator");
-  if (options.state_name.empty()) return Usage("repair needs --state NAME");
+  RepairOptions options;
+  options.strip.state_name = absl::GetFlag(FLAGS_state);
+  options.strip.operator_ids = a.List("operator");
+  if (options.strip.state_name.empty()) return Usage("repair needs --state NAME");
   if (a.positional.empty()) return Usage("repair needs at least one CHECKPOINT_DIR");
-  const std::string ha_dir = absl::GetFlag(FLAGS_ha_dir);
+  options.checkpoint_dirs = a.positional;
+  options.ha_dir = absl::GetFlag(FLAGS_ha_dir);
+  options.backup_suffix = absl::GetFlag(FLAGS_backup_suffix);
+  options.sync = absl::GetFlag(FLAGS_fsync);
   const bool apply = absl::GetFlag(FLAGS_apply);
-
-  // 1. Plans for every file; nothing is written before all of them exist.
-  // A deque: verifiers point at the models inside their items, which must not move.
-  std::deque<RepairItem> items;
-  struct Dir {
-    std::string path, real;
-    int64_t checkpoint_id = -1;
-  };
-  std::vector<Dir> dirs;
-  for (const std::string& d : a.positional) {
-    Dir dir{d, RealPath(d)};
-    for (const Dir& other : dirs) {
-      if (!dir.real.empty() && other.real == dir.real) {
-        return Usage(absl::StrCat("repair: ", d, " and ", other.path,
-                                  " are the same checkpoint directory; name it once"));
-      }
-    }
-    const std::string meta = d + "/_metadata";
-    if (!Exists(meta)) {
-      return Fail(absl::NotFoundError(absl::StrCat(d, ": no _metadata in this directory")));
-    }
-    if (absl::Status s = PlanMetadata(meta, options, &items, &dir.checkpoint_id); !s.ok()) {
-      return Fail(s);
-    }
-    dirs.push_back(dir);
-  }
-  std::vector<std::string> notes;
-  if (!ha_dir.empty()) {
-    DIR* dp = ::opendir(ha_dir.c_str());
-    if (dp == nullptr) {
-      return Fail(absl::NotFoundError(absl::StrCat(ha_dir, ": cannot open the HA directory")));
-    }
-    std::vector<std::string> names;
-    while (dirent* e = ::readdir(dp)) {
-      const std::string n = e->d_name;
-      if (absl::StartsWith(n, "completedCheckpoint") &&
-          n.find('.') == std::string::npos) {
-        names.push_back(n);
-      }
-    }
-    ::closedir(dp);
-    std::sort(names.begin(), names.end());
-    for (const std::string& n : names) {
-      const std::string path = ha_dir + "/" + n;
-      absl::StatusOr<Input> in = Load(path);
-      if (!in.ok() || in->kind != FileKind::kCompletedCheckpoint) {
-        notes.push_back(absl::StrCat(path, ": skipped (",
-                                     in.ok() ? FileKindName(in->kind) : in.status().message(),
-                                     ")"));
-        continue;
-      }
-      const CompletedCheckpointInfo& c = *in->model.completed;
-      const std::string local = LocalPathOfUri(c.external_pointer);
-      // The directory the file names, where it still is; else one that ends
-      // in the same "<jobId>/chk-<n>" (a copy, or a download from a bucket).
-      const Dir* match = nullptr;
-      for (const Dir& d : dirs) {
-        if (d.checkpoint_id != in->model.metadata.checkpoint_id) continue;
-        if (!local.empty() && RealPath(local) == d.real) match = &d;
-      }
-      for (const Dir& d : dirs) {
-        if (match != nullptr) break;
-        if (d.checkpoint_id != in->model.metadata.checkpoint_id) continue;
-        if (JobAndCheckpoint(c.external_pointer) == JobAndCheckpoint(d.real)) match = &d;
-      }
-      if (match == nullptr) {
-        notes.push_back(absl::StrCat(path, ": checkpoint ", in->model.metadata.checkpoint_id,
-                                     " of ", c.external_pointer, " matches no CHECKPOINT_DIR"));
-        continue;
-      }
-      absl::StatusOr<HaStripResult> r =
-          PlanStripCompletedCheckpoint(*in->stream, in->model, options);
-      if (absl::IsNotFound(r.status())) {
-        notes.push_back(absl::StrCat(path, ": nothing to strip"));
-        continue;
-      }
-      if (!r.ok()) return Fail(absl::Status(r.status().code(),
-                                            absl::StrCat(path, ": ", r.status().message())));
-      RepairItem item;
-      item.plan = std::move(r->plan);
-      item.removed = std::move(r->removed);
-      item.bytes_removed = r->bytes_removed;
-      item.in = *std::move(in);
-      items.push_back(std::move(item));
-      RepairItem& it = items.back();
-      const StateFile* before = &it.in.model;
-      it.verify = [before, options](serde::ByteView out) {
-        return VerifyStrippedCompletedCheckpoint(*before, out, options);
-      };
-    }
-  }
-
-  // 2. The plan.
-  uint64_t total = 0;
-  std::cout << "repair: remove '" << options.state_name << "'\n";
-  for (const RepairItem& it : items) {
-    uint64_t entries = 0;
-    for (const StrippedEntry& e : it.removed) entries += e.entry_count;
-    total += it.bytes_removed;
-    std::cout << "  " << it.in.path << " (" << FileKindName(it.in.kind) << "): "
-              << it.removed.size() << " handle(s), " << entries << " entries, "
-              << Human(it.bytes_removed) << " of " << Human(it.in.file.size()) << "\n";
-    PrintStripped(it.removed);
-  }
-  for (const std::string& n : notes) std::cout << "  note: " << n << "\n";
-  if (items.empty()) {
-    std::cout << "nothing to strip\n";
+  const bool json = absl::GetFlag(FLAGS_json);
+  options.recover = apply;
+  options.ops = CliFileOps();
+  absl::StatusOr<std::unique_ptr<Repair>> r = Repair::Plan(options);
+  if (!r.ok()) return Fail(r.status());
+  Repair& repair = **r;
+  if (!json) std::cout << repair.PlanText();
+  if (repair.empty()) {
+    if (json) std::cout << *repair.PlanJson();
     return kExitOk;
   }
   if (!apply) {
-    std::cout << items.size() << " file(s), " << Human(total)
-              << " to remove; dry run, nothing written (add --apply)\n";
+    if (json) {
+      std::cout << *repair.PlanJson();
+    } else {
+      std::cout << "dry run, nothing written (add --apply)\n";
+    }
     return kExitOk;
   }
-
-  // 3. Every output to its temporary file, verified; no original touched yet.
-  const std::string suffix = absl::GetFlag(FLAGS_backup_suffix);
-  auto cleanup = [&items]() {
-    for (const RepairItem& it : items) {
-      if (!it.temp.empty()) ::unlink(it.temp.c_str());
-    }
-  };
-  for (RepairItem& it : items) {
-    const std::string real = RealPath(it.in.path);
-    it.target = real.empty() ? it.in.path : real;
-    for (const RepairItem& other : items) {
-      if (&other == &it) break;
-      if (other.target == it.target) {
-        return Fail(absl::InvalidArgumentError(absl::StrCat(
-            "repair: ", it.in.path, " and ", other.in.path, " are the same file ",
-            it.target, " (nothing was written)")));
-      }
-    }
+  if (!json) std::cout << "writing and verifying " << repair.plan().files_size() << " file(s)...\n";
+  if (absl::Status s = repair.Apply(); !s.ok()) return Fail(s);
+  if (json) {
+    std::cout << *repair.PlanJson();
+    return kExitOk;
   }
-  for (RepairItem& it : items) {  // every backup name must be free before any write
-    it.backup = it.target + suffix;
-    if (Exists(it.backup)) {
-      return Fail(absl::FailedPreconditionError(absl::StrCat(
-          "backup ", it.backup, " already exists; move it away first (nothing was written)")));
-    }
-  }
-  for (RepairItem& it : items) {
-    const std::string temp = it.target + ".flinkstate-repair.tmp";
-    serde::SpliceOptions so;
-    so.sync = absl::GetFlag(FLAGS_fsync);
-    absl::Status s = serde::WritePlanAtomically(it.plan, it.in.file, temp, it.verify, so);
-    if (!s.ok()) {
-      cleanup();
-      ::unlink(temp.c_str());
-      return Fail(absl::Status(s.code(), absl::StrCat(it.in.path, ": ", s.message(),
-                                                      " (nothing was replaced)")));
-    }
-    it.temp = temp;
-  }
-  // 4. Backups (hard links: the original inode survives the rename).
-  std::vector<std::string> made;
-  for (RepairItem& it : items) {
-    if (::link(it.target.c_str(), it.backup.c_str()) != 0) {
-      absl::Status s = serde::WritePlanAtomically(
-          serde::EditPlan::Identity(it.in.file.size()), it.in.file, it.backup, nullptr);
-      if (!s.ok()) {
-        for (const std::string& b : made) ::unlink(b.c_str());
-        cleanup();
-        return Fail(absl::Status(s.code(), absl::StrCat("backup of ", it.in.path, ": ",
-                                                        s.message(), " (nothing was replaced)")));
-      }
-    }
-    made.push_back(it.backup);
-  }
-  // 5. Renames.
-  size_t done = 0;
-  for (RepairItem& it : items) {
-    if (::rename(it.temp.c_str(), it.target.c_str()) != 0) {
-      const int err = errno;
-      std::cerr << "flinkstate: repair: renaming " << it.temp << " to " << it.in.path
-                << " failed: " << std::strerror(err) << "\n";
-      std::cerr << "  replaced (" << done << "):";
-      for (size_t i = 0; i < done; ++i) std::cerr << " " << items[i].in.path;
-      std::cerr << "\n  NOT replaced (" << items.size() - done << "):";
-      for (size_t i = done; i < items.size(); ++i) {
-        std::cerr << " " << items[i].in.path << " (new version in " << items[i].temp << ")";
-      }
-      std::cerr << "\n  every original is kept as <file>" << suffix << "\n";
-      return kExitInput;
-    }
-    it.temp.clear();
-    ++done;
-  }
-  std::cout << "repaired " << items.size() << " file(s), " << Human(total)
-            << " removed; originals kept as <file>" << suffix << "\n";
+  std::cout << "repaired " << repair.plan().files_size() << " file(s), "
+            << Human(repair.plan().bytes_removed()) << " removed; originals kept as:\n";
+  for (const auto& f : repair.plan().files()) std::cout << "  " << Printable(f.backup()) << "\n";
+  std::cout << Repair::NextSteps(repair.plan());
   return kExitOk;
 }
 

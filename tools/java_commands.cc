@@ -39,7 +39,7 @@ int RunDump(const CommandArgs& a) {
                 << r.offset << ", " << r.end() << "); offsets below are relative to it\n";
     }
   } else if (in->kind != FileKind::kJavaStream && in->kind != FileKind::kCompletedCheckpoint &&
-             in->kind != FileKind::kBase64JavaStream) {
+             in->kind != FileKind::kHaPointer) {
     return Fail(absl::InvalidArgumentError(
         absl::StrCat(in->path, ": not a Java serialization stream (",
                      FileKindName(in->kind), "); try `flinkstate inspect`")));
@@ -78,7 +78,7 @@ int RunVerify(const CommandArgs& a) {
     case FileKind::kOperatorSnapshot:
     case FileKind::kCompletedCheckpoint:
       return VerifyStateFileInput(*in);
-    case FileKind::kBase64JavaStream:
+    case FileKind::kHaPointer:
     case FileKind::kJavaStream: {
       absl::Status s = javaobj::VerifyRoundTrip(in->java_bytes());
       if (!s.ok()) {

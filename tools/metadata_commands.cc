@@ -41,7 +41,7 @@ int RunInspect(const CommandArgs& a) {
   const auto start = Clock::now();
   absl::StatusOr<Input> in = Load(args[0]);
   if (!in.ok()) return Fail(in.status());
-  if (in->kind == FileKind::kJavaStream || in->kind == FileKind::kBase64JavaStream) {
+  if (in->kind == FileKind::kJavaStream || in->kind == FileKind::kHaPointer) {
     return InspectPointer(*in);
   }
   if (absl::Status s = LoadStateFile(args[0]).status(); !s.ok()) return Fail(s);
@@ -200,7 +200,8 @@ int RunRelocate(const CommandArgs& a) {
   absl::StatusOr<OutputTarget> target = ResolveOutput(args);
   if (!target.ok()) return Usage(target.status().message());
   if (absl::StatusOr<Input> raw = Load(target->input);
-      raw.ok() && raw->kind == FileKind::kJavaStream) {
+      raw.ok() && raw->encoding == Encoding::kRaw &&
+      (raw->kind == FileKind::kJavaStream || raw->kind == FileKind::kHaPointer)) {
     return RelocatePointer(*target, *raw, options);  // a ZooKeeper pointer
   }
   absl::StatusOr<Input> in = LoadStateFile(target->input);

@@ -7,8 +7,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <signal.h>
+
+#include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -32,6 +36,85 @@ absl::Status ErrnoStatus(int err, absl::string_view what,
   }
 }
 
+// The SIGBUS guard. A fixed table of lock-free slots, so that the signal
+// handler reads it without locks or allocation. A slot is claimed by a CAS on
+// `begin` (0 = free); `end` is published before `begin`.
+struct GuardSlot {
+  std::atomic<uintptr_t> begin{0};
+  std::atomic<uintptr_t> end{0};
+  std::atomic<int> lost{0};  // set by the handler: zero pages were mapped in
+};
+GuardSlot g_slots[MappedFile::kMaxGuardedMappings];
+struct sigaction g_previous;
+std::once_flag g_install_once;
+
+void OnSigbus(int sig, siginfo_t* info, void* context) {
+  const auto addr = reinterpret_cast<uintptr_t>(info->si_addr);
+  for (GuardSlot& slot : g_slots) {
+    const uintptr_t begin = slot.begin.load(std::memory_order_acquire);
+    if (begin == 0 || addr < begin) continue;
+    const uintptr_t end = slot.end.load(std::memory_order_acquire);
+    if (addr >= end) continue;
+    const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const uintptr_t from = addr & ~(page - 1);
+    // mmap is a plain system call here (not on POSIX's async-signal-safe
+    // list, but it takes no user-space locks). Zero pages from the fault to
+    // the end of the mapping: everything after a lost page is lost too.
+    void* p = ::mmap(reinterpret_cast<void*>(from), end - from, PROT_READ,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+    if (p != MAP_FAILED) {
+      slot.lost.store(1, std::memory_order_release);
+      return;  // the faulting load is retried and reads zeros
+    }
+    break;
+  }
+  // Not ours (or the repair failed): what would have happened without us.
+  if (g_previous.sa_flags & SA_SIGINFO) {
+    if (g_previous.sa_sigaction != nullptr) {
+      g_previous.sa_sigaction(sig, info, context);
+      return;
+    }
+  } else if (g_previous.sa_handler != SIG_DFL && g_previous.sa_handler != SIG_IGN) {
+    g_previous.sa_handler(sig);
+    return;
+  }
+  ::signal(SIGBUS, SIG_DFL);  // the fault repeats on return and kills as before
+}
+
+void InstallSigbusGuard() {
+  std::call_once(g_install_once, [] {
+    struct sigaction sa;
+    std::memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = OnSigbus;
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGBUS, &sa, &g_previous);
+  });
+}
+
+int GuardMapping(const uint8_t* data, uint64_t size) {
+  InstallSigbusGuard();
+  const auto begin = reinterpret_cast<uintptr_t>(data);
+  for (int i = 0; i < MappedFile::kMaxGuardedMappings; ++i) {
+    uintptr_t expected = 0;
+    GuardSlot& slot = g_slots[i];
+    // Claim with a sentinel that no address matches, then publish.
+    if (slot.begin.compare_exchange_strong(expected, UINTPTR_MAX, std::memory_order_acq_rel)) {
+      slot.lost.store(0, std::memory_order_relaxed);
+      slot.end.store(begin + size, std::memory_order_release);
+      slot.begin.store(begin, std::memory_order_release);
+      return i;
+    }
+  }
+  return -1;
+}
+
+void UnguardMapping(int i) {
+  if (i < 0) return;
+  g_slots[i].end.store(0, std::memory_order_release);
+  g_slots[i].begin.store(0, std::memory_order_release);
+}
+
 }  // namespace
 
 absl::StatusOr<MappedFile> MappedFile::Open(absl::string_view path) {
@@ -52,6 +135,7 @@ absl::StatusOr<MappedFile> MappedFile::Open(absl::string_view path) {
     void* p = ::mmap(nullptr, f.size_, PROT_READ, MAP_PRIVATE, f.fd_, 0);
     if (p == MAP_FAILED) return ErrnoStatus(errno, "cannot map", path);
     f.data_ = static_cast<const uint8_t*>(p);
+    f.guard_slot_ = GuardMapping(f.data_, f.size_);
   }
   return f;
 }
@@ -60,7 +144,8 @@ MappedFile::MappedFile(MappedFile&& other) noexcept
     : path_(std::move(other.path_)),
       fd_(std::exchange(other.fd_, -1)),
       data_(std::exchange(other.data_, nullptr)),
-      size_(std::exchange(other.size_, 0)) {}
+      size_(std::exchange(other.size_, 0)),
+      guard_slot_(std::exchange(other.guard_slot_, -1)) {}
 
 MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
   if (this != &other) {
@@ -69,6 +154,7 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
     fd_ = std::exchange(other.fd_, -1);
     data_ = std::exchange(other.data_, nullptr);
     size_ = std::exchange(other.size_, 0);
+    guard_slot_ = std::exchange(other.guard_slot_, -1);
   }
   return *this;
 }
@@ -77,6 +163,8 @@ MappedFile::~MappedFile() { Reset(); }
 
 void MappedFile::Reset() {
   if (data_ != nullptr) {
+    // Unguard first: once unmapped, the range may be reused by anyone.
+    UnguardMapping(std::exchange(guard_slot_, -1));
     ::munmap(const_cast<uint8_t*>(data_), size_);
     data_ = nullptr;
   }
@@ -85,6 +173,19 @@ void MappedFile::Reset() {
     fd_ = -1;
   }
   size_ = 0;
+}
+
+absl::Status MappedFile::CheckIntact() const {
+  const bool lost =
+      guard_slot_ >= 0 && g_slots[guard_slot_].lost.load(std::memory_order_acquire) != 0;
+  struct stat st;
+  const bool shorter = fd_ >= 0 && ::fstat(fd_, &st) == 0 &&
+                       static_cast<uint64_t>(st.st_size) < size_;
+  if (!lost && !shorter) return absl::OkStatus();
+  return absl::DataLossError(absl::StrCat(
+      "serde: ", path_, " was truncated while being read (it had ", size_, " bytes",
+      shorter ? absl::StrCat(", now ", st.st_size) : std::string(),
+      "); whatever was decoded from it is not trusted: read it again once it is complete"));
 }
 
 void MappedFile::AdviseSequential() const {

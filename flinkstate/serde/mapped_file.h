@@ -10,6 +10,18 @@
 //
 // Pages are touched only when read, so decoding the structure of a 500 MB
 // file faults in only the pages that hold structure.
+//
+// Truncation under the reader: if another process shortens the file while it
+// is mapped, reading a lost page would raise SIGBUS and kill the process. A
+// process-wide SIGBUS handler (installed on the first `Open`, chaining to any
+// handler installed before it) recognises faults inside a live `MappedFile`,
+// maps zero-filled pages over the rest of that mapping, flags the file, and
+// lets the read continue. Decoders therefore see zeros instead of dying, and
+// callers call `CheckIntact()` after decoding: it reports the truncation as
+// `DataLoss`, so nothing decoded from zeros is trusted. Faults outside our
+// mappings go to the previous handler (or the default action). Up to
+// `kMaxGuardedMappings` mappings are guarded at once; beyond that a mapping
+// is unguarded (the old behaviour) rather than an error.
 
 #ifndef FLINKSTATE_SERDE_MAPPED_FILE_H_
 #define FLINKSTATE_SERDE_MAPPED_FILE_H_
@@ -19,6 +31,7 @@
 #include "absl/strings/string_view.h"
 
 #include "absl/base/attributes.h"
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "flinkstate/serde/byte_view.h"
 
@@ -52,6 +65,14 @@ class MappedFile {
   int fd() const { return fd_; }
   const std::string& path() const { return path_; }
 
+  // OK if the file still has the size it had when mapped and no read hit a
+  // page lost to truncation. `DataLoss` "serde: <path> was truncated while
+  // being read (...)" otherwise. Call it after decoding (and after writing
+  // output from the mapping) before trusting the result. Thread-safe.
+  [[nodiscard]] absl::Status CheckIntact() const;
+
+  static constexpr int kMaxGuardedMappings = 256;
+
   // Hints the kernel that the map will be read front to back.
   void AdviseSequential() const;
 
@@ -62,6 +83,7 @@ class MappedFile {
   int fd_ = -1;
   const uint8_t* data_ = nullptr;
   uint64_t size_ = 0;
+  int guard_slot_ = -1;  // index in the SIGBUS guard table, -1 if unguarded
 };
 
 // Reads a whole (small) file into memory; for inputs that are not mapped,

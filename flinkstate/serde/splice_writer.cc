@@ -154,21 +154,41 @@ std::string DirName(absl::string_view path) {
   return std::string(path.substr(0, slash));
 }
 
-// Creates the temporary file beside `target`; returns its fd and path.
+// Creates the temporary file beside `target` (unique name, O_EXCL) with the
+// mode and owner of the file it replaces, set before any byte is written (a
+// new output gets 0666 & ~umask); returns its fd and path.
 absl::Status MakeTemp(absl::string_view target, int* fd, std::string* path) {
   *path = absl::StrCat(target, ".flinkstate-tmp-XXXXXX");
   *fd = ::mkostemp(path->data(), O_CLOEXEC);
   if (*fd < 0) return SysError("mkostemp", *path);
-  // Keep the mode an ordinary new file would get.
-  mode_t mask = ::umask(0);
-  ::umask(mask);
-  ::fchmod(*fd, 0666 & ~mask);
+  struct stat st;
+  mode_t mode;
+  if (::stat(std::string(target).c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+    mode = st.st_mode & 07777;
+    if ((st.st_uid != ::geteuid() || st.st_gid != ::getegid()) &&
+        ::fchown(*fd, st.st_uid, st.st_gid) != 0) {
+      absl::Status s = SysError("fchown", absl::StrCat(*path, " (to keep the owner of ", target, ")"));
+      ::close(*fd);
+      ::unlink(path->c_str());
+      return s;
+    }
+  } else {
+    mode_t mask = ::umask(0);
+    ::umask(mask);
+    mode = 0666 & ~mask;
+  }
+  if (::fchmod(*fd, mode) != 0) {
+    absl::Status s = SysError("fchmod", *path);
+    ::close(*fd);
+    ::unlink(path->c_str());
+    return s;
+  }
   return absl::OkStatus();
 }
 
 // Flushes, verifies and renames a written temporary file; removes it on error.
 absl::Status FinishTemp(int fd, const std::string& tmp, absl::string_view target,
-                        const OutputVerifier& verify,
+                        const MappedFile* input, const OutputVerifier& verify,
                         const SpliceOptions& options) {
   auto fail = [&](absl::Status s) {
     ::close(fd);
@@ -191,6 +211,12 @@ absl::Status FinishTemp(int fd, const std::string& tmp, absl::string_view target
   if (::close(fd) != 0) {
     ::unlink(tmp.c_str());
     return SysError("close", tmp);
+  }
+  if (input != nullptr) {
+    if (absl::Status s = input->CheckIntact(); !s.ok()) {
+      ::unlink(tmp.c_str());
+      return s;
+    }
   }
   if (::rename(tmp.c_str(), std::string(target).c_str()) != 0) {
     absl::Status s = SysError("rename", absl::StrCat(tmp, " -> ", target));
@@ -282,7 +308,7 @@ absl::Status WritePlanAtomically(const EditPlan& plan, const MappedFile& input,
     ::unlink(tmp.c_str());
     return s;
   }
-  return FinishTemp(fd, tmp, target_path, verify, options);
+  return FinishTemp(fd, tmp, target_path, &input, verify, options);
 }
 
 absl::Status WriteBytesAtomically(ByteView content,
@@ -301,7 +327,7 @@ absl::Status WriteBytesAtomically(ByteView content,
     ::unlink(tmp.c_str());
     return s;
   }
-  return FinishTemp(fd, tmp, target_path, verify, options);
+  return FinishTemp(fd, tmp, target_path, nullptr, verify, options);
 }
 
 }  // namespace flinkstate::serde

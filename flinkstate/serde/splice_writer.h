@@ -22,8 +22,13 @@
 // Safety: output goes to a temporary file `<target>.flinkstate-tmp-XXXXXX` in
 // the target's directory; it is flushed (`fsync` unless disabled), mapped
 // again, passed to the verifier, and only then `rename(2)`d over the target.
+// The temporary file gets the mode and owner of the file it replaces (fchmod/
+// fchown before the first byte), the input is checked not to have been
+// truncated under the writer, and after the rename the directory is fsynced.
 // On any failure the temporary file is removed and the target is untouched.
-// The input is only read.
+// The input is only read. A kill -9 can leave the temporary file; writes that
+// must leave nothing behind, keep backups or replace several files together
+// use `serde/file_transaction.h`.
 
 #ifndef FLINKSTATE_SERDE_SPLICE_WRITER_H_
 #define FLINKSTATE_SERDE_SPLICE_WRITER_H_

@@ -1,0 +1,198 @@
+// Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
+
+#include "flinkstate/open.h"
+
+#include <sys/stat.h>
+
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "flinkstate/completed_checkpoint.h"
+#include "flinkstate/metadata_reader.h"
+#include "flinkstate/serde/status_macros.h"
+
+namespace flinkstate {
+namespace {
+
+bool StartsWith(serde::ByteView b, const uint8_t* magic, size_t n) {
+  return b.size() >= n && std::memcmp(b.data(), magic, n) == 0;
+}
+
+// The leading 4 bytes of each kind, big-endian as on disk.
+constexpr uint8_t kMetadataHead[4] = {
+    static_cast<uint8_t>(kMetadataMagic >> 24), static_cast<uint8_t>(kMetadataMagic >> 16),
+    static_cast<uint8_t>(kMetadataMagic >> 8), static_cast<uint8_t>(kMetadataMagic)};
+constexpr uint8_t kJavaStreamHead[4] = {
+    static_cast<uint8_t>(javaobj::kStreamMagic >> 8), static_cast<uint8_t>(javaobj::kStreamMagic),
+    static_cast<uint8_t>(javaobj::kStreamVersion >> 8),
+    static_cast<uint8_t>(javaobj::kStreamVersion)};
+
+absl::Status WithPath(const std::string& path, const absl::Status& s) {
+  return absl::Status(s.code(), absl::StrCat(path, ": ", s.message()));
+}
+
+// What bytes of no known kind look like, for the error message.
+std::string Describe(serde::ByteView b) {
+  if (b.empty()) return "an empty file";
+  if (b.size() < 4) {
+    const char* what = std::memcmp(b.data(), kMetadataHead, b.size()) == 0 ? "_metadata file"
+                       : std::memcmp(b.data(), kJavaStreamHead, b.size()) == 0 ? "Java stream"
+                                                                               : nullptr;
+    if (what != nullptr) {
+      return absl::StrCat("only ", b.size(), " bytes (a truncated ", what, ")");
+    }
+  }
+  if (StartsWith(b, kGzipMagic, 2)) {
+    return "gzip data (decompress it first: gunzip -k FILE)";
+  }
+  if (StartsWith(b, kZipMagic, 4)) return "a zip archive (unpack it first)";
+  const size_t n = std::min<size_t>(b.size(), 512);
+  size_t text = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const uint8_t c = b[i];
+    if (c == '\n' || c == '\r' || c == '\t' || (c >= 0x20 && c != 0x7F)) ++text;
+  }
+  if (text == n) {
+    const bool json = b[0] == '{' || b[0] == '[';
+    return json ? "JSON text (kubectl output? take the ConfigMap value out of it)"
+                : "text, not a binary state file";
+  }
+  return absl::StrCat(b.size(), " bytes of unknown binary data");
+}
+
+// Decodes `f.bytes()` into the model of its kind.
+absl::Status Decode(LoadedFile& f) {
+  serde::ByteView b = f.bytes();
+  // Input-format step: this is where wrapped forms are unwrapped into
+  // `f.decoded` before sniffing (serde/input_format.h: gzip, hex text,
+  // kubectl/JSON output). Today: Base64, as Kubernetes HA stores values.
+  if (LooksLikeBase64JavaStream(b)) {
+    FLINKSTATE_ASSIGN_OR_RETURN(std::string raw, DecodeBase64JavaStream(b));
+    f.decoded = std::make_shared<const std::string>(std::move(raw));
+    f.encoding = Encoding::kBase64;
+    b = f.bytes();
+  }
+  f.kind = SniffFileKind(b);
+  switch (f.kind) {
+    case FileKind::kMetadata:
+    case FileKind::kOperatorSnapshot: {
+      if (f.encoding != Encoding::kRaw) break;
+      FLINKSTATE_ASSIGN_OR_RETURN(f.model, ReadStateFile(b));
+      return absl::OkStatus();
+    }
+    case FileKind::kCompletedCheckpoint: {
+      if (f.encoding != Encoding::kRaw) {
+        f.kind = FileKind::kJavaStream;  // Base64 of one: shown as a stream
+        return absl::OkStatus();
+      }
+      auto stream = std::make_shared<javaobj::Stream>();
+      FLINKSTATE_ASSIGN_OR_RETURN(f.model, ReadCompletedCheckpointBytes(b, stream.get()));
+      f.stream = std::move(stream);
+      return absl::OkStatus();
+    }
+    case FileKind::kJavaStream: {
+      absl::StatusOr<HaPointer> p = DecodeHaPointer(b);
+      if (p.ok()) {
+        f.kind = FileKind::kHaPointer;
+        f.pointer = *std::move(p);
+      }
+      return absl::OkStatus();
+    }
+    default:
+      break;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "metadata: header: ", Describe(b),
+      "; neither a Flink _metadata file (magic 49 60 67 2d), an operator snapshot "
+      "(header 0 or 3) nor a Java serialization stream (ac ed 00 05) at byte 0"));
+}
+
+}  // namespace
+
+const char* FileKindName(FileKind kind) {
+  switch (kind) {
+    case FileKind::kMetadata:
+      return "Flink _metadata";
+    case FileKind::kOperatorSnapshot:
+      return "operator snapshot";
+    case FileKind::kCompletedCheckpoint:
+      return "Flink HA completedCheckpoint";
+    case FileKind::kHaPointer:
+      return "Flink HA pointer (ZooKeeper node or Kubernetes value)";
+    case FileKind::kJavaStream:
+      return "Java serialization stream";
+    case FileKind::kUnknown:
+      break;
+  }
+  return "unknown";
+}
+
+FileKind SniffFileKind(serde::ByteView b) {
+  if (StartsWith(b, kMetadataHead, 4)) return FileKind::kMetadata;
+  if (StartsWith(b, kJavaStreamHead, 4)) {
+    return LooksLikeCompletedCheckpoint(b) ? FileKind::kCompletedCheckpoint
+                                           : FileKind::kJavaStream;
+  }
+  if (b.size() >= 5 && b[0] == 0 && b[1] == 0 && b[2] == 0 && (b[3] == 0 || b[3] == 3) &&
+      b[4] <= kMaxSnapshotHandleTag) {
+    return FileKind::kOperatorSnapshot;
+  }
+  return FileKind::kUnknown;
+}
+
+serde::ByteView LoadedFile::bytes() const {
+  if (decoded) {
+    return serde::ByteView(reinterpret_cast<const uint8_t*>(decoded->data()),
+                           decoded->size());
+  }
+  return file.bytes();
+}
+
+absl::StatusOr<LoadedFile> Open(const std::string& path) {
+  LoadedFile f;
+  f.path = path;
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    f.path = absl::StrCat(path, path.empty() || path.back() == '/' ? "" : "/",
+                          kMetadataFileName);
+    if (::stat(f.path.c_str(), &st) != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, ": a directory without ", kMetadataFileName,
+          " (give a checkpoint or savepoint directory, or a file)"));
+    }
+  }
+  FLINKSTATE_ASSIGN_OR_RETURN(f.file, serde::MappedFile::Open(f.path));
+  absl::Status s = Decode(f);
+  // Checked after decoding either way: an error caused by lost pages is
+  // reported as the truncation it is.
+  if (absl::Status intact = f.file.CheckIntact(); !intact.ok()) return intact;
+  if (!s.ok()) return WithPath(f.path, s);
+  return f;
+}
+
+absl::StatusOr<LoadedFile> OpenBytes(std::string bytes, absl::string_view name) {
+  LoadedFile f;
+  f.path = std::string(name);
+  f.decoded = std::make_shared<const std::string>(std::move(bytes));
+  absl::Status s = Decode(f);
+  if (!s.ok()) return WithPath(f.path, s);
+  return f;
+}
+
+absl::StatusOr<LoadedFile> OpenStateFile(const std::string& path) {
+  FLINKSTATE_ASSIGN_OR_RETURN(LoadedFile f, Open(path));
+  if (f.is_state_file() && f.encoding == Encoding::kRaw) return f;
+  if (f.encoding == Encoding::kBase64) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        f.path, ": Base64 text of a Java stream (a Kubernetes HA value); this command does "
+                "not rewrite Base64: decode it (base64 -d), run the command on the raw bytes, "
+                "and encode the result (base64 -w0)"));
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      f.path, ": a ", FileKindName(f.kind),
+      "; this command works on _metadata, operator-snapshot and completedCheckpoint files "
+      "(see `flinkstate dump`)"));
+}
+
+}  // namespace flinkstate

@@ -1,0 +1,461 @@
+// Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
+
+#include "flinkstate/repair.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <system_error>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "flinkstate/completed_checkpoint.h"
+#include "flinkstate/ha_pointer.h"
+#include "flinkstate/ha_rewrite.h"
+#include "flinkstate/metadata_reader.h"
+#include "flinkstate/metadata_writer.h"
+#include "flinkstate/serde/status_macros.h"
+#include "google/protobuf/util/json_util.h"
+
+namespace flinkstate {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr char kCompletedCheckpointPrefix[] = "completedCheckpoint";
+
+std::string RealPathOf(const std::string& p) {
+  std::error_code ec;
+  fs::path r = fs::canonical(p, ec);
+  return ec ? std::string() : r.string();
+}
+
+// The last two components of a path or URI: "<jobId>/chk-<n>", which stays
+// the same when the directory is copied or downloaded elsewhere.
+std::string JobAndCheckpoint(std::string p) {
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  const size_t last = p.rfind('/');
+  if (last == std::string::npos || last == 0) return p;
+  const size_t before = p.rfind('/', last - 1);
+  return before == std::string::npos ? p : p.substr(before + 1);
+}
+
+bool IsHaFileName(const std::string& n) {
+  return absl::StartsWith(n, kCompletedCheckpointPrefix) &&
+         n.find('.') == std::string::npos && !serde::IsTransactionLeftoverName(n);
+}
+
+// The completedCheckpoint files directly in `dir`, sorted.
+std::vector<std::string> HaFilesIn(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string n = it->path().filename().string();
+    if (IsHaFileName(n)) out.push_back(n);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Directories up to two levels below `dir` that hold completedCheckpoint files.
+std::vector<std::string> HaDirsBelow(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
+  for (fs::recursive_directory_iterator end; !ec && it != end; it.increment(ec)) {
+    if (it.depth() >= 2) it.disable_recursion_pending();
+    std::error_code e2;
+    if (it->is_directory(e2) && !HaFilesIn(it->path().string()).empty()) {
+      out.push_back(it->path().string());
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string Human(uint64_t n) {
+  if (n >= (uint64_t{1} << 30)) return absl::StrFormat("%.2f GiB", n / 1073741824.0);
+  if (n >= (uint64_t{1} << 20)) return absl::StrFormat("%.2f MiB", n / 1048576.0);
+  if (n >= 1024) return absl::StrFormat("%.1f KiB", n / 1024.0);
+  return absl::StrCat(n, " B");
+}
+
+// Control characters shown as \xNN (names and paths come from the files).
+std::string Printable(absl::string_view text) {
+  std::string out;
+  for (char ch : text) {
+    const auto c = static_cast<uint8_t>(ch);
+    if ((c < 0x20 && c != '\n') || c == 0x7F) {
+      absl::StrAppend(&out, "\\x", absl::Hex(c, absl::kZeroPad2));
+    } else {
+      out.push_back(ch);
+    }
+  }
+  return out;
+}
+
+void FillRemoved(const std::vector<StrippedEntry>& removed, repair::RepairFile* f) {
+  std::map<std::string, repair::RemovedFromOperator> per_op;
+  for (const StrippedEntry& e : removed) {
+    repair::RemovedFromOperator& op = per_op[e.operator_id];
+    op.set_operator_id(e.operator_id);
+    op.set_handles(op.handles() + 1);
+    op.set_entries(op.entries() + e.entry_count);
+    op.set_bytes(op.bytes() + e.bytes);
+  }
+  for (auto& [id, op] : per_op) *f->add_operators() = std::move(op);
+}
+
+}  // namespace
+
+struct Repair::Item {
+  LoadedFile in;
+  serde::EditPlan plan;
+  serde::OutputVerifier verify;
+  std::string target;
+};
+
+Repair::Repair() = default;
+Repair::~Repair() = default;
+
+absl::Status Repair::PlanFile(const std::string& path, FileKind want,
+                              repair::RepairFile* out) {
+  absl::StatusOr<LoadedFile> in = Open(path);
+  if (!in.ok()) {
+    return absl::Status(in.status().code(),
+                        absl::StrCat(in.status().message(), " (nothing was written)"));
+  }
+  if (in->kind != want || in->encoding != Encoding::kRaw) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": expected a ", FileKindName(want),
+                                                   ", found a ", FileKindName(in->kind),
+                                                   " (nothing was written)"));
+  }
+  out->set_path(path);
+  out->set_kind(want == FileKind::kMetadata ? "metadata" : "completedCheckpoint");
+  out->set_checkpoint_id(in->model.metadata.checkpoint_id);
+  out->set_input_size(in->file.size());
+  const StripOptions& o = options_.strip;
+  Item item;
+  if (want == FileKind::kMetadata) {
+    absl::StatusOr<StripResult> r = PlanStripState(in->model, in->file.bytes(), o);
+    if (absl::IsNotFound(r.status())) return r.status();
+    if (!r.ok()) return absl::Status(r.status().code(), absl::StrCat(path, ": ", r.status().message()));
+    item.plan = std::move(r->plan);
+    out->set_bytes_removed(r->bytes_removed);
+    FillRemoved(r->removed, out);
+  } else {
+    absl::StatusOr<HaStripResult> r = PlanStripCompletedCheckpoint(*in->stream, in->model, o);
+    if (absl::IsNotFound(r.status())) return r.status();
+    if (!r.ok()) return absl::Status(r.status().code(), absl::StrCat(path, ": ", r.status().message()));
+    item.plan = std::move(r->plan);
+    out->set_bytes_removed(r->bytes_removed);
+    FillRemoved(r->removed, out);
+  }
+  out->set_output_size(item.plan.output_size());
+  const std::string real = RealPathOf(path);
+  item.target = real.empty() ? path : real;
+  out->set_target(item.target);
+  out->set_backup(item.target + options_.backup_suffix);
+  item.in = *std::move(in);
+  items_.push_back(std::move(item));
+  Item& it = items_.back();  // a deque: the model does not move any more
+  const StateFile* before = &it.in.model;
+  if (want == FileKind::kMetadata) {
+    it.verify = [before, o](serde::ByteView bytes) -> absl::Status {
+      FLINKSTATE_ASSIGN_OR_RETURN(StateFile after, ReadStateFile(bytes));
+      FLINKSTATE_ASSIGN_OR_RETURN(serde::EditPlan again, EncodeStateFile(after, bytes));
+      FLINKSTATE_RETURN_IF_ERROR(CheckReproducesInput(again, bytes));
+      return VerifyStripped(*before, after, o);
+    };
+  } else {
+    it.verify = [before, o](serde::ByteView bytes) {
+      return VerifyStrippedCompletedCheckpoint(*before, bytes, o);
+    };
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<Repair>> Repair::Plan(const RepairOptions& options) {
+  if (options.strip.state_name.empty()) {
+    return absl::InvalidArgumentError("usage: repair needs --state NAME");
+  }
+  if (options.checkpoint_dirs.empty()) {
+    return absl::InvalidArgumentError("usage: repair needs at least one CHECKPOINT_DIR");
+  }
+  if (options.backup_suffix.empty() || options.backup_suffix.find('/') != std::string::npos) {
+    return absl::InvalidArgumentError("usage: the backup suffix must be non-empty, without '/'");
+  }
+  std::unique_ptr<Repair> r(new Repair());
+  r->options_ = options;
+  repair::RepairPlan& plan = r->plan_;
+  plan.set_state_name(options.strip.state_name);
+  for (const std::string& id : options.strip.operator_ids) plan.add_operator_ids(id);
+  plan.set_ha_dir(options.ha_dir);
+
+  // 1. Directories: distinct, existing, locked.
+  struct Dir {
+    std::string path, real;
+    int64_t checkpoint_id = -1;
+  };
+  std::vector<Dir> dirs;
+  std::vector<std::string> lock_dirs;
+  for (const std::string& d : options.checkpoint_dirs) {
+    Dir dir{d, RealPathOf(d)};
+    if (dir.real.empty()) {
+      return absl::NotFoundError(absl::StrCat(d, ": no such checkpoint directory"));
+    }
+    for (const Dir& other : dirs) {
+      if (other.real == dir.real) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "usage: repair: ", d, " and ", other.path,
+            " are the same checkpoint directory; name it once"));
+      }
+    }
+    plan.add_checkpoint_dirs(d);
+    lock_dirs.push_back(dir.real);
+    dirs.push_back(std::move(dir));
+  }
+  if (!options.ha_dir.empty()) {
+    const std::string real = RealPathOf(options.ha_dir);
+    std::error_code ec;
+    if (real.empty() || !fs::is_directory(real, ec)) {
+      return absl::NotFoundError(absl::StrCat(options.ha_dir, ": no such HA directory"));
+    }
+    lock_dirs.push_back(real);
+  }
+  for (const std::string& d : lock_dirs) FLINKSTATE_RETURN_IF_ERROR(r->locks_.Add(d));
+
+  // 2. An interrupted earlier run.
+  if (options.recover) {
+    FLINKSTATE_ASSIGN_OR_RETURN(
+        serde::RecoveryReport rec,
+        serde::RecoverTransactions(lock_dirs, serde::RecoveryPolicy::kCompleteCommitted,
+                                   &r->locks_, options.ops));
+    for (const std::string& a : rec.actions) plan.add_recovered(a);
+    if (rec.completed + rec.rolled_back > 0) {
+      plan.add_recovered(absl::StrCat("interrupted run(s): ", rec.completed, " completed, ",
+                                      rec.rolled_back, " rolled back"));
+    }
+  } else {
+    for (const std::string& d : lock_dirs) {
+      std::error_code ec;
+      for (fs::directory_iterator it(d, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string n = it->path().filename().string();
+        if (absl::StartsWith(n, ".flinkstate-txn-")) {
+          plan.add_warnings(absl::StrCat(
+              "an interrupted run left ", it->path().string(),
+              "; applying this repair first finishes or undoes it"));
+        }
+      }
+    }
+  }
+
+  // 3. Every _metadata.
+  uint64_t total = 0;
+  for (Dir& d : dirs) {
+    const std::string meta = absl::StrCat(d.path, "/", kMetadataFileName);
+    std::error_code ec;
+    if (!fs::exists(meta, ec)) {
+      return absl::NotFoundError(absl::StrCat(d.path, ": no _metadata in this directory"));
+    }
+    repair::RepairFile f;
+    absl::Status s = r->PlanFile(meta, FileKind::kMetadata, &f);
+    if (!s.ok() && !absl::IsNotFound(s)) return s;
+    d.checkpoint_id = r->items_.empty() || !s.ok()
+                          ? -1 : r->items_.back().in.model.metadata.checkpoint_id;
+    if (absl::IsNotFound(s)) {
+      // Read anyway for its checkpoint ID (matching the HA files).
+      FLINKSTATE_ASSIGN_OR_RETURN(LoadedFile again, Open(meta));
+      d.checkpoint_id = again.model.metadata.checkpoint_id;
+      plan.add_notes(absl::StrCat(meta, ": nothing to strip"));
+      continue;
+    }
+    total += f.bytes_removed();
+    *plan.add_files() = std::move(f);
+  }
+
+  // 4. The HA directory.
+  if (options.ha_dir.empty()) {
+    plan.add_warnings(
+        "no --ha-dir: only _metadata is repaired. On failover the JobManager recovers from "
+        "the HA completedCheckpoint files, not from _metadata; repair them too with "
+        "--ha-dir <high-availability.storageDir>/<cluster-id>");
+  } else {
+    std::vector<std::string> names;
+    for (const std::string& n : HaFilesIn(options.ha_dir)) {
+      // A FIFO or directory with the name is nothing Flink wrote; opening a
+      // FIFO could block. Unreadable regular files fail below.
+      std::error_code ec;
+      if (fs::is_regular_file(absl::StrCat(options.ha_dir, "/", n), ec)) {
+        names.push_back(n);
+      } else {
+        plan.add_notes(absl::StrCat(options.ha_dir, "/", n, ": skipped (not a regular file)"));
+      }
+    }
+    if (names.empty()) {
+      const std::vector<std::string> below = HaDirsBelow(options.ha_dir);
+      std::string hint =
+          below.empty() ? std::string(" and none of its subdirectories does")
+                        : absl::StrCat("; they are in ", absl::StrJoin(below, ", "),
+                                       " (give --ha-dir <high-availability.storageDir>/"
+                                       "<cluster-id>, not the storageDir itself)");
+      return absl::InvalidArgumentError(absl::StrCat(
+          options.ha_dir, ": holds no completedCheckpoint files", hint,
+          " (nothing was written)"));
+    }
+    int matched = 0;
+    std::vector<std::string> others;
+    for (const std::string& n : names) {
+      const std::string path = absl::StrCat(options.ha_dir, "/", n);
+      // Everything is read first, also files of other checkpoints: an
+      // unreadable file is never skipped silently.
+      absl::StatusOr<LoadedFile> probe = Open(path);
+      if (!probe.ok()) {
+        return absl::Status(probe.status().code(),
+                            absl::StrCat(probe.status().message(), " (nothing was written)"));
+      }
+      if (probe->kind != FileKind::kCompletedCheckpoint) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            path, ": named like an HA completedCheckpoint but is a ",
+            FileKindName(probe->kind), " (nothing was written)"));
+      }
+      const CompletedCheckpointInfo& c = *probe->model.completed;
+      const int64_t id = probe->model.metadata.checkpoint_id;
+      const std::string local = LocalPathOfUri(c.external_pointer);
+      const Dir* match = nullptr;
+      for (const Dir& d : dirs) {
+        if (d.checkpoint_id == id && !local.empty() && RealPathOf(local) == d.real) match = &d;
+      }
+      for (const Dir& d : dirs) {
+        if (match != nullptr) break;
+        if (d.checkpoint_id == id &&
+            JobAndCheckpoint(c.external_pointer) == JobAndCheckpoint(d.real)) {
+          match = &d;
+        }
+      }
+      if (match == nullptr) {
+        others.push_back(absl::StrCat("checkpoint ", id, " (", c.external_pointer, ")"));
+        plan.add_notes(absl::StrCat(path, ": checkpoint ", id, " of ", c.external_pointer,
+                                    " matches no CHECKPOINT_DIR"));
+        continue;
+      }
+      ++matched;
+      probe = absl::StatusOr<LoadedFile>();  // release before planning reopens it
+      repair::RepairFile f;
+      absl::Status s = r->PlanFile(path, FileKind::kCompletedCheckpoint, &f);
+      if (absl::IsNotFound(s)) {
+        plan.add_notes(absl::StrCat(path, ": nothing to strip"));
+        continue;
+      }
+      FLINKSTATE_RETURN_IF_ERROR(s);
+      total += f.bytes_removed();
+      *plan.add_files() = std::move(f);
+    }
+    if (matched == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          options.ha_dir, ": none of its ", names.size(),
+          " completedCheckpoint files belongs to the given checkpoint(s); they hold ",
+          absl::StrJoin(others, ", "),
+          ". Is this the HA directory of this job's cluster? (nothing was written)"));
+    }
+  }
+  plan.set_bytes_removed(total);
+  // Every target's directory is locked too (a symlinked _metadata).
+  for (const Item& it : r->items_) {
+    FLINKSTATE_RETURN_IF_ERROR(r->locks_.Add(serde::DirName(it.target)));
+  }
+  return r;
+}
+
+std::string Repair::PlanText() const {
+  std::string out = absl::StrCat("repair: remove '", plan_.state_name(), "'\n");
+  for (const std::string& a : plan_.recovered()) absl::StrAppend(&out, "  recovered: ", a, "\n");
+  for (const repair::RepairFile& f : plan_.files()) {
+    uint64_t handles = 0, entries = 0;
+    for (const auto& op : f.operators()) {
+      handles += op.handles();
+      entries += op.entries();
+    }
+    absl::StrAppend(&out, "  ", f.path(), " (", f.kind(), ", checkpoint ", f.checkpoint_id(),
+                    "): ", handles, " handle(s), ", entries, " entries, ",
+                    Human(f.bytes_removed()), " of ", Human(f.input_size()), "\n");
+    for (const auto& op : f.operators()) {
+      absl::StrAppend(&out, "    operator ", op.operator_id(), ": ", op.entries(), " entries, ",
+                      Human(op.bytes()), "\n");
+    }
+  }
+  for (const std::string& n : plan_.notes()) absl::StrAppend(&out, "  note: ", n, "\n");
+  for (const std::string& w : plan_.warnings()) absl::StrAppend(&out, "warning: ", w, "\n");
+  if (plan_.files().empty()) {
+    absl::StrAppend(&out, "nothing to strip\n");
+  } else if (!plan_.applied()) {
+    absl::StrAppend(&out, plan_.files_size(), " file(s), ", Human(plan_.bytes_removed()),
+                    " to remove\n");
+  }
+  return Printable(out);
+}
+
+absl::StatusOr<std::string> Repair::PlanJson() const {
+  std::string json;
+  google::protobuf::util::JsonPrintOptions o;
+  o.add_whitespace = true;
+  o.always_print_primitive_fields = true;
+  auto s = google::protobuf::util::MessageToJsonString(plan_, &json, o);
+  if (!s.ok()) return absl::InternalError(absl::StrCat("repair: json: ", s.ToString()));
+  return json;
+}
+
+absl::Status Repair::Apply() {
+  if (applied_) return absl::FailedPreconditionError("repair: already applied");
+  applied_ = true;
+  if (items_.empty()) return absl::OkStatus();
+  std::vector<serde::FileChange> changes;
+  for (Item& it : items_) {
+    serde::FileChange c;
+    c.target = it.target;
+    c.backup = it.target + options_.backup_suffix;
+    c.input = &it.in.file;
+    c.plan = &it.plan;
+    c.verify = it.verify;
+    changes.push_back(std::move(c));
+  }
+  serde::TransactionOptions to;
+  to.sync = options_.sync;
+  to.ops = options_.ops;
+  to.progress = options_.progress;
+  FLINKSTATE_RETURN_IF_ERROR(serde::CommitFiles(changes, to));
+  plan_.set_applied(true);
+  return absl::OkStatus();
+}
+
+std::string Repair::NextSteps(const repair::RepairPlan& plan) {
+  std::string out = "next steps in Flink:\n";
+  absl::StrAppend(&out,
+                  "  1. keep the job stopped until both the checkpoint directory and the HA "
+                  "files are repaired; if they live in object storage (S3, GCS, HDFS), upload "
+                  "the repaired _metadata and completedCheckpoint files over the originals now, "
+                  "while the job is stopped\n");
+  absl::StrAppend(&out,
+                  "  2. repair every retained checkpoint the same way (the JobManager may "
+                  "recover from any of them: state.checkpoints.num-retained)\n");
+  absl::StrAppend(&out, "  3. move the backups (",
+                  plan.files().empty() ? std::string("*.bak") : plan.files(0).backup(),
+                  " ...) out of the HA directory before restarting, so nothing stale sits "
+                  "next to the files the JobManager reads\n");
+  absl::StrAppend(&out,
+                  "  4. restart the JobManager (it recovers the repaired completedCheckpoint "
+                  "from HA), or start the job from the checkpoint with "
+                  "`flink run -s <checkpoint-dir> ...`\n");
+  if (plan.ha_dir().empty()) {
+    absl::StrAppend(&out, "  (no --ha-dir was given: with HA enabled, repair the HA files "
+                          "first or the JobManager recovers the unrepaired state)\n");
+  }
+  return out;
+}
+
+}  // namespace flinkstate

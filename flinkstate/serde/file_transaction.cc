@@ -1,0 +1,634 @@
+// Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
+
+#include "flinkstate/serde/file_transaction.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+#include <utility>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "flinkstate/serde/status_macros.h"
+
+namespace flinkstate::serde {
+namespace {
+
+constexpr char kTempMarker[] = ".flinkstate-tmp-";
+constexpr char kJournalPrefix[] = ".flinkstate-txn-";
+constexpr char kJournalSuffix[] = ".journal";
+constexpr char kJournalMagic[] = "flinkstate-txn 1";
+
+absl::Status Errno(int err, absl::string_view call, absl::string_view what) {
+  std::string msg = absl::StrCat("serde: ", call, " ", what, ": ", std::strerror(err));
+  switch (err) {
+    case ENOENT:
+      return absl::NotFoundError(msg);
+    case EACCES:
+    case EPERM:
+      return absl::PermissionDeniedError(msg);
+    case EEXIST:
+      return absl::AlreadyExistsError(msg);
+    default:
+      return absl::InternalError(msg);
+  }
+}
+
+std::string RandomToken() {
+  uint8_t b[6];
+  if (::getrandom(b, sizeof(b), 0) != static_cast<ssize_t>(sizeof(b))) {
+    // No entropy source: pid and time are unique enough under the lock.
+    const uint64_t v = static_cast<uint64_t>(::getpid()) * 1000003u ^
+                       static_cast<uint64_t>(::time(nullptr));
+    std::memcpy(b, &v, sizeof(b));
+  }
+  return absl::BytesToHexString(
+      absl::string_view(reinterpret_cast<const char*>(b), sizeof(b)));
+}
+
+bool SameInode(const std::string& a, const std::string& b) {
+  struct stat sa, sb;
+  return ::lstat(a.c_str(), &sa) == 0 && ::lstat(b.c_str(), &sb) == 0 &&
+         sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+bool Exists(const std::string& p) {
+  struct stat st;
+  return ::lstat(p.c_str(), &st) == 0;
+}
+
+// The journal: a text file, one record per line, fields tab-separated and
+// C-escaped (paths may hold any byte but NUL).
+struct JournalEntry {
+  std::string target, temp, backup, backup_temp;
+};
+struct Journal {
+  std::string path;
+  std::string state;  // "prepare" or "commit"
+  std::vector<JournalEntry> entries;
+};
+
+std::string Field(const std::string& s) { return s.empty() ? "-" : absl::CEscape(s); }
+
+std::string RenderJournal(const Journal& j) {
+  std::string out = absl::StrCat(kJournalMagic, "\nstate\t", j.state, "\n");
+  for (const JournalEntry& e : j.entries) {
+    absl::StrAppend(&out, "file\t", Field(e.target), "\t", Field(e.temp), "\t",
+                    Field(e.backup), "\t", Field(e.backup_temp), "\n");
+  }
+  absl::StrAppend(&out, "end\n");
+  return out;
+}
+
+absl::StatusOr<Journal> ParseJournal(const std::string& path, absl::string_view text) {
+  Journal j;
+  j.path = path;
+  auto bad = [&](absl::string_view why) {
+    return absl::DataLossError(absl::StrCat("serde: transaction journal ", path, ": ", why,
+                                            "; it is left in place, resolve by hand"));
+  };
+  std::vector<absl::string_view> lines = absl::StrSplit(text, '\n');
+  if (lines.empty() || lines[0] != kJournalMagic) return bad("not a journal");
+  bool ended = false;
+  for (size_t i = 1; i < lines.size(); ++i) {
+    if (lines[i].empty()) continue;
+    std::vector<absl::string_view> f = absl::StrSplit(lines[i], '\t');
+    if (f[0] == "state" && f.size() == 2) {
+      j.state = std::string(f[1]);
+    } else if (f[0] == "file" && f.size() == 5) {
+      JournalEntry e;
+      std::string* out[] = {&e.target, &e.temp, &e.backup, &e.backup_temp};
+      for (int k = 0; k < 4; ++k) {
+        if (f[k + 1] == "-") continue;
+        std::string err;
+        if (!absl::CUnescape(f[k + 1], out[k], &err)) return bad("bad escape");
+      }
+      if (e.target.empty() || e.temp.empty()) return bad("file record without names");
+      j.entries.push_back(std::move(e));
+    } else if (f[0] == "end") {
+      ended = true;
+    } else {
+      return bad(absl::StrCat("unknown record at line ", i + 1));
+    }
+  }
+  // Journals are renamed into place whole, so a torn one is not ours.
+  if (!ended || (j.state != "prepare" && j.state != "commit")) return bad("incomplete");
+  return j;
+}
+
+// Writes `j` atomically: to `<journal>.tmp`, fsynced, renamed over the
+// journal, directory fsynced.
+absl::Status WriteJournal(const Journal& j, FileOps* ops, bool sync) {
+  const std::string tmp = j.path + ".tmp";
+  ops->Unlink(tmp).IgnoreError();  // a leftover of an earlier crash
+  FLINKSTATE_ASSIGN_OR_RETURN(int fd, ops->CreateExclusive(tmp));
+  absl::Status s = ops->WriteAll(fd, tmp, RenderJournal(j));
+  if (s.ok() && sync) s = ops->Fsync(fd, tmp);
+  absl::Status c = ops->Close(fd, tmp);
+  if (s.ok()) s = c;
+  if (s.ok()) s = ops->Rename(tmp, j.path);
+  if (!s.ok()) {
+    ops->Unlink(tmp).IgnoreError();  // best effort; recovery removes it too
+    return s;
+  }
+  if (sync) return ops->FsyncDirectory(DirName(j.path));
+  return absl::OkStatus();
+}
+
+std::vector<std::string> DirsOf(const std::vector<JournalEntry>& entries,
+                                const std::string& journal) {
+  std::set<std::string> dirs;
+  dirs.insert(DirName(journal));
+  for (const JournalEntry& e : entries) {
+    dirs.insert(DirName(e.target));
+    if (!e.backup.empty()) dirs.insert(DirName(e.backup));
+  }
+  return {dirs.begin(), dirs.end()};
+}
+
+absl::Status SyncDirs(const std::vector<std::string>& dirs, FileOps* ops, bool sync) {
+  if (!sync) return absl::OkStatus();
+  for (const std::string& d : dirs) FLINKSTATE_RETURN_IF_ERROR(ops->FsyncDirectory(d));
+  return absl::OkStatus();
+}
+
+// Removes `path` if it exists; a missing file is fine.
+absl::Status RemoveIfPresent(const std::string& path, FileOps* ops,
+                             std::vector<std::string>* actions) {
+  absl::Status s = ops->Unlink(path);
+  if (absl::IsNotFound(s)) return absl::OkStatus();
+  if (s.ok() && actions != nullptr) actions->push_back(absl::StrCat("removed ", path));
+  return s;
+}
+
+// The mode and owner a new file for `target` gets.
+struct Attributes {
+  bool from_original = false;
+  mode_t mode = 0;
+  uid_t uid = 0;
+  gid_t gid = 0;
+};
+
+Attributes AttributesFor(const struct stat* original) {
+  Attributes a;
+  if (original != nullptr) {
+    a.from_original = true;
+    a.mode = original->st_mode & 07777;
+    a.uid = original->st_uid;
+    a.gid = original->st_gid;
+  } else {
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    a.mode = 0666 & ~mask;
+  }
+  return a;
+}
+
+// Creates `path` exclusively with `attrs` set before any content is written.
+absl::StatusOr<int> CreateLike(const std::string& path, const Attributes& attrs,
+                               FileOps* ops) {
+  FLINKSTATE_ASSIGN_OR_RETURN(int fd, ops->CreateExclusive(path));
+  absl::Status s;
+  if (attrs.from_original && (attrs.uid != ::geteuid() || attrs.gid != ::getegid())) {
+    s = ops->Fchown(fd, path, attrs.uid, attrs.gid);
+    if (absl::IsPermissionDenied(s)) {
+      s = absl::PermissionDeniedError(absl::StrCat(
+          "serde: cannot give ", path, " the original's owner ", attrs.uid, ":", attrs.gid,
+          " (run as that user or as root, so that the file Flink reads keeps its owner)"));
+    }
+  }
+  // After chown: chown clears set-id bits, fchmod restores the exact mode.
+  if (s.ok()) s = ops->Fchmod(fd, path, attrs.mode);
+  if (!s.ok()) {
+    ops->Close(fd, path).IgnoreError();
+    ops->Unlink(path).IgnoreError();
+    return s;
+  }
+  return fd;
+}
+
+// Writes, fsyncs and verifies one temporary file.
+absl::Status WriteTemp(const FileChange& c, const Attributes& attrs,
+                       const TransactionOptions& o, FileOps* ops) {
+  FLINKSTATE_ASSIGN_OR_RETURN(int fd, CreateLike(c.temp, attrs, ops));
+  SpliceOptions so = o.splice;
+  so.sync = o.sync;
+  if (o.progress) {
+    so.progress = [&o](uint64_t done, uint64_t total) { o.progress("writing", done, total); };
+  }
+  absl::Status s = ops->WritePlan(fd, c.temp, *c.plan, *c.input, so, o.stats);
+  if (s.ok() && o.sync) s = ops->Fsync(fd, c.temp);
+  absl::Status closed = ops->Close(fd, c.temp);
+  if (s.ok()) s = closed;
+  FLINKSTATE_RETURN_IF_ERROR(s);
+  FLINKSTATE_RETURN_IF_ERROR(c.input->CheckIntact());
+  absl::StatusOr<MappedFile> written = MappedFile::Open(c.temp);
+  if (!written.ok()) return written.status();
+  if (written->size() != c.plan->output_size()) {
+    return absl::DataLossError(absl::StrCat("serde: ", c.temp, " has ", written->size(),
+                                            " bytes, the plan ", c.plan->output_size()));
+  }
+  if (c.verify) {
+    if (o.progress) o.progress("verifying", 0, written->size());
+    absl::Status v = c.verify(written->bytes());
+    if (v.ok()) v = written->CheckIntact();
+    if (!v.ok()) {
+      return absl::Status(v.code(), absl::StrCat("verification of the output failed: ",
+                                                 v.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Keeps the original: a hard link, else a verified copy via `backup_temp`.
+absl::Status MakeBackup(const FileChange& c, const std::string& backup_temp,
+                        const Attributes& attrs, const TransactionOptions& o,
+                        FileOps* ops) {
+  absl::Status s = ops->Link(c.target, c.backup);
+  if (s.ok() || absl::IsAlreadyExists(s) || absl::IsNotFound(s)) return s;
+  // No hard links here (some FUSE and network file systems): copy.
+  FLINKSTATE_ASSIGN_OR_RETURN(MappedFile original, MappedFile::Open(c.target));
+  const EditPlan identity = EditPlan::Identity(original.size());
+  FLINKSTATE_ASSIGN_OR_RETURN(int fd, CreateLike(backup_temp, attrs, ops));
+  s = ops->WritePlan(fd, backup_temp, identity, original, o.splice, nullptr);
+  if (s.ok() && o.sync) s = ops->Fsync(fd, backup_temp);
+  absl::Status closed = ops->Close(fd, backup_temp);
+  if (s.ok()) s = closed;
+  if (s.ok()) s = original.CheckIntact();
+  if (s.ok()) s = ops->Rename(backup_temp, c.backup);
+  return s;
+}
+
+}  // namespace
+
+// --- PosixFileOps -----------------------------------------------------------
+
+absl::StatusOr<int> FileOps::CreateExclusive(const std::string& path) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return Errno(errno, "cannot create", path);
+  return fd;
+}
+absl::Status FileOps::WritePlan(int fd, const std::string& path, const EditPlan& plan,
+                                const MappedFile& input, const SpliceOptions& options,
+                                SpliceStats* stats) {
+  absl::Status s = ExecutePlan(plan, input, fd, options, stats);
+  if (!s.ok()) return absl::Status(s.code(), absl::StrCat(path, ": ", s.message()));
+  return s;
+}
+absl::Status FileOps::WriteAll(int fd, const std::string& path, absl::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Errno(errno, "cannot write", path);
+    }
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return absl::OkStatus();
+}
+absl::Status FileOps::Fchmod(int fd, const std::string& path, mode_t mode) {
+  if (::fchmod(fd, mode) != 0) return Errno(errno, "cannot chmod", path);
+  return absl::OkStatus();
+}
+absl::Status FileOps::Fchown(int fd, const std::string& path, uid_t uid, gid_t gid) {
+  if (::fchown(fd, uid, gid) != 0) return Errno(errno, "cannot chown", path);
+  return absl::OkStatus();
+}
+absl::Status FileOps::Fsync(int fd, const std::string& path) {
+  if (::fsync(fd) != 0) return Errno(errno, "cannot fsync", path);
+  return absl::OkStatus();
+}
+absl::Status FileOps::Close(int fd, const std::string& path) {
+  if (::close(fd) != 0) return Errno(errno, "cannot close", path);
+  return absl::OkStatus();
+}
+absl::Status FileOps::Link(const std::string& from, const std::string& to) {
+  if (::link(from.c_str(), to.c_str()) != 0) {
+    return Errno(errno, "cannot link", absl::StrCat(from, " -> ", to));
+  }
+  return absl::OkStatus();
+}
+absl::Status FileOps::Rename(const std::string& from, const std::string& to) {
+  if (::rename(from.c_str(), to.c_str()) != 0) {
+    return Errno(errno, "cannot rename", absl::StrCat(from, " -> ", to));
+  }
+  return absl::OkStatus();
+}
+absl::Status FileOps::Unlink(const std::string& path) {
+  if (::unlink(path.c_str()) != 0) return Errno(errno, "cannot remove", path);
+  return absl::OkStatus();
+}
+absl::Status FileOps::FsyncDirectory(const std::string& dir) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return Errno(errno, "cannot open directory", dir);
+  const int rc = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  // Some file systems cannot fsync a directory (EINVAL); nothing to do then.
+  if (rc != 0 && err != EINVAL) return Errno(err, "cannot fsync directory", dir);
+  return absl::OkStatus();
+}
+
+FileOps* PosixFileOps() {
+  static FileOps* const ops = new FileOps();
+  return ops;
+}
+
+// --- DirectoryLocks -----------------------------------------------------------
+
+DirectoryLocks::~DirectoryLocks() {
+  for (const Held& h : held_) ::close(h.fd);  // releases the flock
+}
+
+absl::Status DirectoryLocks::Add(const std::string& dir) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return Errno(errno, "cannot open directory", dir);
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    absl::Status s = Errno(errno, "cannot stat", dir);
+    ::close(fd);
+    return s;
+  }
+  for (const Held& h : held_) {
+    if (h.dev == st.st_dev && h.ino == st.st_ino) {
+      ::close(fd);
+      return absl::OkStatus();
+    }
+  }
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    ::close(fd);
+    if (err == EWOULDBLOCK) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "serde: another flinkstate run holds the lock on ", dir,
+          "; wait for it to finish (nothing was written)"));
+    }
+    return Errno(err, "cannot lock", dir);
+  }
+  held_.push_back({fd, st.st_dev, st.st_ino});
+  return absl::OkStatus();
+}
+
+// --- Paths ----------------------------------------------------------------------
+
+std::string DirName(absl::string_view path) {
+  size_t slash = path.rfind('/');
+  if (slash == absl::string_view::npos) return ".";
+  if (slash == 0) return "/";
+  return std::string(path.substr(0, slash));
+}
+
+std::string AbsolutePath(const std::string& path) {
+  const std::string dir = DirName(path);
+  const size_t slash = path.rfind('/');
+  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  char buf[PATH_MAX];
+  if (::realpath(dir.c_str(), buf) == nullptr) return "";
+  const std::string real(buf);
+  return real == "/" ? "/" + base : real + "/" + base;
+}
+
+bool IsTransactionLeftoverName(absl::string_view name) {
+  const size_t slash = name.rfind('/');
+  if (slash != absl::string_view::npos) name.remove_prefix(slash + 1);
+  return absl::StrContains(name, kTempMarker) || absl::StartsWith(name, kJournalPrefix);
+}
+
+// --- CommitFiles ------------------------------------------------------------------
+
+absl::Status CommitFiles(std::vector<FileChange>& changes, const TransactionOptions& o) {
+  FileOps* ops = o.ops != nullptr ? o.ops : PosixFileOps();
+  if (changes.empty()) return absl::OkStatus();
+  const std::string token = RandomToken();
+  Journal journal;
+  journal.state = "prepare";
+  journal.path = absl::StrCat(o.journal_dir.empty() ? DirName(changes[0].target) : o.journal_dir,
+                              "/", kJournalPrefix, token, kJournalSuffix);
+  std::vector<Attributes> attrs;
+  // 1. Checks, before anything is created.
+  for (FileChange& c : changes) {
+    if (c.input == nullptr || c.plan == nullptr || c.target.empty() || c.target[0] != '/') {
+      return absl::FailedPreconditionError(
+          "serde: transaction: each change needs an absolute target, an input and a plan");
+    }
+    struct stat st;
+    const bool exists = ::stat(c.target.c_str(), &st) == 0;
+    if (exists && !S_ISREG(st.st_mode)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("serde: ", c.target, " is not a regular file (nothing was replaced)"));
+    }
+    if (exists && st.st_nlink > 1 && !c.backup.empty()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "serde: ", c.target, " has ", st.st_nlink,
+          " hard links; replacing it would leave the other names with the old content. "
+          "Write to a new file instead (IN OUT), or break the links first (cp FILE FILE.copy "
+          "&& mv FILE.copy FILE) (nothing was replaced)"));
+    }
+    if (!c.backup.empty() && Exists(c.backup)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "backup ", c.backup, " already exists; move it away first (nothing was replaced)"));
+    }
+    attrs.push_back(AttributesFor(exists ? &st : nullptr));
+    c.temp = absl::StrCat(c.target, kTempMarker, token);
+    JournalEntry e;
+    e.target = c.target;
+    e.temp = c.temp;
+    e.backup = c.backup;
+    if (!c.backup.empty()) e.backup_temp = absl::StrCat(c.backup, kTempMarker, token);
+    journal.entries.push_back(std::move(e));
+  }
+  for (size_t i = 0; i < changes.size(); ++i) {
+    for (size_t k = 0; k < i; ++k) {
+      if (changes[i].target == changes[k].target) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "serde: ", changes[i].target, " is named twice (nothing was replaced)"));
+      }
+    }
+  }
+  const std::vector<std::string> dirs = DirsOf(journal.entries, journal.path);
+
+  // 2. The intent journal.
+  if (absl::Status s = WriteJournal(journal, ops, o.sync); !s.ok()) {
+    ops->Unlink(journal.path).IgnoreError();  // renamed, then the dir fsync failed
+    return absl::Status(s.code(), absl::StrCat(s.message(), " (nothing was replaced)"));
+  }
+
+  // Undo for a failure before the commit point.
+  std::vector<std::string> made;
+  auto roll_back = [&](absl::Status s, absl::string_view file) {
+    for (auto it = made.rbegin(); it != made.rend(); ++it) ops->Unlink(*it).IgnoreError();
+    for (const JournalEntry& e : journal.entries) {
+      ops->Unlink(e.temp).IgnoreError();
+      if (!e.backup_temp.empty()) ops->Unlink(e.backup_temp).IgnoreError();
+    }
+    ops->Unlink(journal.path).IgnoreError();
+    return absl::Status(s.code(), absl::StrCat(file, file.empty() ? "" : ": ", s.message(),
+                                               " (nothing was replaced)"));
+  };
+
+  // 3. Every output written and verified.
+  for (size_t i = 0; i < changes.size(); ++i) {
+    if (absl::Status s = WriteTemp(changes[i], attrs[i], o, ops); !s.ok()) {
+      return roll_back(s, changes[i].target);
+    }
+    if (o.progress) o.progress("verified", i + 1, changes.size());
+  }
+  // 4. Backups.
+  for (size_t i = 0; i < changes.size(); ++i) {
+    const FileChange& c = changes[i];
+    if (c.backup.empty()) continue;
+    absl::Status s = MakeBackup(c, journal.entries[i].backup_temp, attrs[i], o, ops);
+    if (!s.ok()) return roll_back(s, c.target);
+    made.push_back(c.backup);
+  }
+  if (absl::Status s = SyncDirs(dirs, ops, o.sync); !s.ok()) return roll_back(s, "");
+
+  // 5. The commit point.
+  journal.state = "commit";
+  if (absl::Status s = WriteJournal(journal, ops, o.sync); !s.ok()) {
+    // The rename of the journal is the commit: if it failed, the prepare
+    // journal is still there and rolling back is right.
+    return roll_back(s, journal.path);
+  }
+  // 6. Renames.
+  for (size_t i = 0; i < changes.size(); ++i) {
+    if (o.progress) o.progress("committing", i, changes.size());
+    if (absl::Status s = ops->Rename(changes[i].temp, changes[i].target); !s.ok()) {
+      return absl::Status(s.code(), absl::StrCat(
+          s.message(), "; the change is committed: run the same command again to finish it "
+                       "(journal ", journal.path, ")"));
+    }
+  }
+  if (absl::Status s = SyncDirs(dirs, ops, o.sync); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat(s.message(), "; run the command again (journal ",
+                                               journal.path, ")"));
+  }
+  // 7. Done.
+  if (absl::Status s = ops->Unlink(journal.path); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat(s.message(), "; every file is replaced: run the "
+                                               "command again to remove the journal"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WriteFileTransaction(const std::string& output, const std::string& backup,
+                                  const MappedFile& input, const EditPlan& plan,
+                                  const OutputVerifier& verify, const TransactionOptions& o) {
+  std::vector<FileChange> changes(1);
+  changes[0].target = AbsolutePath(output);
+  if (changes[0].target.empty()) {
+    return absl::NotFoundError(absl::StrCat("serde: the directory of ", output,
+                                            " does not exist (nothing was written)"));
+  }
+  if (!backup.empty()) changes[0].backup = AbsolutePath(backup);
+  changes[0].input = &input;
+  changes[0].plan = &plan;
+  changes[0].verify = verify;
+  DirectoryLocks locks;
+  FLINKSTATE_RETURN_IF_ERROR(locks.Add(DirName(changes[0].target)));
+  if (!backup.empty()) FLINKSTATE_RETURN_IF_ERROR(locks.Add(DirName(changes[0].backup)));
+  return CommitFiles(changes, o);
+}
+
+absl::StatusOr<RecoveryReport> RecoverInterruptedWrite(const std::string& output,
+                                                       FileOps* ops) {
+  const std::string abs = AbsolutePath(output);
+  if (abs.empty()) return RecoveryReport();
+  DirectoryLocks locks;
+  return RecoverTransactions({DirName(abs)}, RecoveryPolicy::kRollBack, &locks, ops);
+}
+
+// --- Recovery -----------------------------------------------------------------------
+
+absl::StatusOr<RecoveryReport> RecoverTransactions(const std::vector<std::string>& dirs,
+                                                   RecoveryPolicy policy,
+                                                   DirectoryLocks* locks, FileOps* ops) {
+  if (ops == nullptr) ops = PosixFileOps();
+  RecoveryReport report;
+  std::set<std::string> journals, strays;
+  for (const std::string& d : dirs) {
+    FLINKSTATE_RETURN_IF_ERROR(locks->Add(d));
+    DIR* dp = ::opendir(d.c_str());
+    if (dp == nullptr) continue;
+    while (dirent* e = ::readdir(dp)) {
+      const absl::string_view n = e->d_name;
+      if (!absl::StartsWith(n, kJournalPrefix)) continue;
+      const std::string path = AbsolutePath(absl::StrCat(d, "/", n));
+      if (absl::EndsWith(n, kJournalSuffix)) {
+        journals.insert(path);
+      } else if (absl::EndsWith(n, absl::StrCat(kJournalSuffix, ".tmp"))) {
+        strays.insert(path);
+      }
+    }
+    ::closedir(dp);
+  }
+  // A journal temporary whose journal is missing was never renamed: the
+  // transaction had created nothing yet.
+  for (const std::string& s : strays) {
+    FLINKSTATE_RETURN_IF_ERROR(RemoveIfPresent(s, ops, &report.actions));
+  }
+  for (const std::string& path : journals) {
+    FLINKSTATE_ASSIGN_OR_RETURN(std::string text, ReadSmallFile(path, uint64_t{64} << 20));
+    FLINKSTATE_ASSIGN_OR_RETURN(Journal j, ParseJournal(path, text));
+    const std::vector<std::string> touched = DirsOf(j.entries, path);
+    for (const std::string& d : touched) FLINKSTATE_RETURN_IF_ERROR(locks->Add(d));
+    const bool committed = j.state == "commit";
+    for (const JournalEntry& e : j.entries) {
+      if (!e.backup_temp.empty()) {
+        FLINKSTATE_RETURN_IF_ERROR(RemoveIfPresent(e.backup_temp, ops, &report.actions));
+      }
+      if (!committed) {
+        // Roll back: the targets were never replaced.
+        FLINKSTATE_RETURN_IF_ERROR(RemoveIfPresent(e.temp, ops, &report.actions));
+        if (!e.backup.empty() && Exists(e.backup)) {
+          // Ours: the journal was written before it, while its name was free
+          // and the directory locked. A link shares the target's inode.
+          struct stat sb, st;
+          const bool ours = SameInode(e.backup, e.target) ||
+                            (::stat(e.backup.c_str(), &sb) == 0 &&
+                             ::stat(e.target.c_str(), &st) == 0 && sb.st_size == st.st_size);
+          if (ours) FLINKSTATE_RETURN_IF_ERROR(RemoveIfPresent(e.backup, ops, &report.actions));
+        }
+      } else if (policy == RecoveryPolicy::kRollBack && !e.backup.empty() &&
+                 Exists(e.backup)) {
+        // Restore the original; the new content is dropped.
+        FLINKSTATE_RETURN_IF_ERROR(RemoveIfPresent(e.temp, ops, &report.actions));
+        if (SameInode(e.backup, e.target)) {
+          // Not renamed yet: the target is the original.
+          FLINKSTATE_RETURN_IF_ERROR(RemoveIfPresent(e.backup, ops, &report.actions));
+        } else {
+          FLINKSTATE_RETURN_IF_ERROR(ops->Rename(e.backup, e.target));
+          report.actions.push_back(absl::StrCat("restored ", e.target, " from ", e.backup));
+        }
+      } else if (Exists(e.temp)) {
+        // Complete: the temporary file was verified and fsynced before the
+        // commit point.
+        FLINKSTATE_RETURN_IF_ERROR(ops->Rename(e.temp, e.target));
+        report.actions.push_back(absl::StrCat("renamed ", e.temp, " to ", e.target));
+      }
+    }
+    FLINKSTATE_RETURN_IF_ERROR(SyncDirs(touched, ops, true));
+    FLINKSTATE_RETURN_IF_ERROR(RemoveIfPresent(path, ops, &report.actions));
+    if (committed && policy == RecoveryPolicy::kCompleteCommitted) {
+      ++report.completed;
+    } else {
+      ++report.rolled_back;
+    }
+  }
+  return report;
+}
+
+}  // namespace flinkstate::serde

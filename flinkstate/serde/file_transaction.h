@@ -1,0 +1,225 @@
+// Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
+//
+// File: file_transaction.h
+// -----------------------------------------------------------------------------
+// Crash-safe replacement of one or several files: all or nothing, even across
+// a kill -9 or a power cut, with the originals' mode and owner kept.
+//
+//   serde::DirectoryLocks locks;
+//   FLINKSTATE_RETURN_IF_ERROR(locks.Add(DirName(target)));
+//   FLINKSTATE_RETURN_IF_ERROR(serde::RecoverTransactions({DirName(target)},
+//       serde::RecoveryPolicy::kCompleteCommitted, &locks).status());
+//   std::vector<serde::FileChange> changes(1);
+//   changes[0].target = target;          // absolute, symlinks resolved
+//   changes[0].backup = target + ".bak"; // or "" for no backup
+//   changes[0].input = &mapped_input;
+//   changes[0].plan = &plan;
+//   changes[0].verify = verifier;
+//   FLINKSTATE_RETURN_IF_ERROR(serde::CommitFiles(changes, {}));
+//
+// The protocol (every step goes through `FileOps`, so tests inject failures):
+//   1. checks: no backup name taken, no target replaced in place (with a
+//      backup) that has other hard links;
+//   2. an intent journal `<dir>/.flinkstate-txn-<token>.journal` (state
+//      `prepare`) listing every target, its unique temporary file
+//      `<target>.flinkstate-tmp-<token>` and its backup; written to a
+//      temporary name, fsynced, renamed, directory fsynced. Nothing else is
+//      created before the journal names it;
+//   3. every output written to its temporary file (created `O_EXCL`, mode and
+//      owner of the target set with fchmod/fchown before any byte), fsynced,
+//      re-read and verified; the input mapping checked intact;
+//   4. backups: a hard link to the original (or, where the file system has no
+//      links, a verified copy with the original's mode and owner); directories
+//      fsynced;
+//   5. the journal rewritten atomically to state `commit`: from here the
+//      transaction is decided;
+//   6. the renames, then an fsync of every directory touched;
+//   7. the journal removed (the last step).
+// A failure before 5 removes everything made and leaves the targets as they
+// were. A crash leaves the journal; `RecoverTransactions` then rolls a
+// `prepare` transaction back (removing its temporary files, backups and the
+// journal) and completes a `commit` one (renaming what is left), or, with
+// `RecoveryPolicy::kRollBack`, restores the originals from their backups.
+//
+// Concurrency: callers hold `DirectoryLocks` on every directory a transaction
+// touches (flock(2) on the directory itself: nothing to leave behind, and a
+// lock dies with its process). Two transactions on one directory therefore
+// never interleave. Not for network file systems without flock.
+//
+// Thread safety: functions are thread-compatible; `PosixFileOps` is
+// thread-safe.
+
+#ifndef FLINKSTATE_SERDE_FILE_TRANSACTION_H_
+#define FLINKSTATE_SERDE_FILE_TRANSACTION_H_
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "flinkstate/serde/edit_plan.h"
+#include "flinkstate/serde/mapped_file.h"
+#include "flinkstate/serde/splice_writer.h"
+
+namespace flinkstate::serde {
+
+// The file-system calls a transaction makes, one virtual method per step so
+// that a test can fail (or "crash" at) any of them. Every method returns OK or
+// an error naming the call, the path and the errno text.
+class FileOps {
+ public:
+  virtual ~FileOps() = default;
+  // open(path, O_WRONLY|O_CREAT|O_EXCL|O_CLOEXEC, 0600).
+  [[nodiscard]] virtual absl::StatusOr<int> CreateExclusive(const std::string& path);
+  // Writes the output of `plan` over `input` (serde::ExecutePlan).
+  [[nodiscard]] virtual absl::Status WritePlan(int fd, const std::string& path,
+                                               const EditPlan& plan, const MappedFile& input,
+                                               const SpliceOptions& options,
+                                               SpliceStats* stats);
+  // Writes all of `data`.
+  [[nodiscard]] virtual absl::Status WriteAll(int fd, const std::string& path,
+                                              absl::string_view data);
+  [[nodiscard]] virtual absl::Status Fchmod(int fd, const std::string& path, mode_t mode);
+  [[nodiscard]] virtual absl::Status Fchown(int fd, const std::string& path, uid_t uid,
+                                            gid_t gid);
+  [[nodiscard]] virtual absl::Status Fsync(int fd, const std::string& path);
+  [[nodiscard]] virtual absl::Status Close(int fd, const std::string& path);
+  [[nodiscard]] virtual absl::Status Link(const std::string& from, const std::string& to);
+  [[nodiscard]] virtual absl::Status Rename(const std::string& from, const std::string& to);
+  // `NotFound` if `path` does not exist.
+  [[nodiscard]] virtual absl::Status Unlink(const std::string& path);
+  [[nodiscard]] virtual absl::Status FsyncDirectory(const std::string& dir);
+};
+
+// The real calls. Thread-safe; one process-wide instance.
+FileOps* PosixFileOps();
+
+// Holds flock(LOCK_EX|LOCK_NB) on directories until destroyed. Adding a
+// directory already held (same device and inode) is a no-op.
+class DirectoryLocks {
+ public:
+  DirectoryLocks() = default;
+  DirectoryLocks(const DirectoryLocks&) = delete;
+  DirectoryLocks& operator=(const DirectoryLocks&) = delete;
+  ~DirectoryLocks();
+  // `FailedPrecondition` "... another flinkstate run holds the lock on DIR"
+  // if another process holds it; `NotFound`/`Internal` if it cannot be opened.
+  [[nodiscard]] absl::Status Add(const std::string& dir);
+
+ private:
+  struct Held {
+    int fd;
+    dev_t dev;
+    ino_t ino;
+  };
+  std::vector<Held> held_;
+};
+
+// One file a transaction replaces.
+struct FileChange {
+  // The file replaced: an absolute path without symlinks (callers resolve
+  // them so that a link keeps pointing at the new file). It may not exist yet
+  // (a new output); then the new file gets mode 0666 & ~umask.
+  std::string target;
+  // Where the original is kept ("" for none: a new output replacing whatever
+  // `target` was). Must not exist. With a backup the change is an in-place
+  // rewrite, and a target with other hard links is refused: the other names
+  // would silently keep the old content.
+  std::string backup;
+  // The new content: `plan` executed over `input`. Both must outlive the call.
+  const MappedFile* input = nullptr;
+  const EditPlan* plan = nullptr;
+  // Run on the complete new content before anything is renamed (may be null).
+  OutputVerifier verify;
+  // Filled by `CommitFiles`: the temporary file name used.
+  std::string temp;
+};
+
+struct TransactionOptions {
+  // fsync files and directories (off only for tests and benchmarks that do
+  // not measure durability).
+  bool sync = true;
+  FileOps* ops = nullptr;  // null: PosixFileOps()
+  // Where the journal goes; "" for the first target's directory.
+  std::string journal_dir;
+  // Called with a phase ("writing", "verifying", "committing") and
+  // (done, total) bytes or files.
+  std::function<void(absl::string_view phase, uint64_t done, uint64_t total)> progress;
+  SpliceOptions splice;  // copy tuning; `sync` and `progress` are set from above
+  SpliceStats* stats = nullptr;
+};
+
+// Runs the protocol above. On an error before the commit point nothing is
+// left behind and the targets are unchanged; the error names the file and the
+// step and ends "(nothing was replaced)". An error after it (a rename failed)
+// keeps the journal and says to rerun, which completes the transaction.
+// Return values: `FailedPrecondition` for a taken backup name or a target with
+// other hard links (`--in-place` would leave them old: copy the file first or
+// write to a new name); `PermissionDenied` when the owner cannot be kept (not
+// root and the file belongs to someone else); the verifier's error; `DataLoss`
+// if an input was truncated while being read; `Internal` for I/O errors.
+[[nodiscard]] absl::Status CommitFiles(std::vector<FileChange>& changes,
+                                       const TransactionOptions& options);
+
+enum class RecoveryPolicy : uint8_t {
+  // `prepare`: roll back; `commit`: complete (rename the rest into place).
+  kCompleteCommitted,
+  // Always restore the originals (from the backups of a committed
+  // transaction; files without a backup are completed instead). For a rerun
+  // of the same single-file command, which then repeats the edit.
+  kRollBack,
+};
+
+struct RecoveryReport {
+  int rolled_back = 0;
+  int completed = 0;
+  // One line per action, e.g. "removed /d/_metadata.flinkstate-tmp-1a2b3c".
+  std::vector<std::string> actions;
+};
+
+// Finds the journals (and stray journal temporaries) of interrupted
+// transactions in `dirs` and resolves each one. Takes the locks it needs
+// (directories of every file a journal names) into `locks`.
+// Return values: `FailedPrecondition` when a lock is held elsewhere;
+// `DataLoss` for a journal that cannot be parsed (it is left in place and
+// named); I/O errors.
+[[nodiscard]] absl::StatusOr<RecoveryReport> RecoverTransactions(
+    const std::vector<std::string>& dirs, RecoveryPolicy policy, DirectoryLocks* locks,
+    FileOps* ops = nullptr);
+
+// One file written by the protocol above: `plan` over `input` to `output`
+// (made absolute here; a symlink is NOT followed, callers resolve it), the
+// original kept as `backup` unless "". Locks `output`'s directory for the
+// call. Return values: as `CommitFiles`.
+[[nodiscard]] absl::Status WriteFileTransaction(const std::string& output,
+                                                const std::string& backup,
+                                                const MappedFile& input, const EditPlan& plan,
+                                                const OutputVerifier& verify,
+                                                const TransactionOptions& options);
+
+// Before a rerun of a single-file write to `output`: resolves what an
+// interrupted run left in its directory with `RecoveryPolicy::kRollBack`
+// (originals restored from their backups, so the rerun repeats the edit on
+// the original). Locks the directory for the call.
+[[nodiscard]] absl::StatusOr<RecoveryReport> RecoverInterruptedWrite(const std::string& output,
+                                                                     FileOps* ops = nullptr);
+
+// "/a/b" for "/a/b/c", "." for "c", "/" for "/c".
+std::string DirName(absl::string_view path);
+// `path` made absolute with its directory's symlinks resolved (the last
+// component kept as is, so it may not exist yet); "" if the directory does
+// not exist.
+std::string AbsolutePath(const std::string& path);
+
+// True if `name` is a leftover of ours (temporary file or journal) by its
+// name: "*.flinkstate-tmp-*", ".flinkstate-txn-*".
+bool IsTransactionLeftoverName(absl::string_view name);
+
+}  // namespace flinkstate::serde
+
+#endif  // FLINKSTATE_SERDE_FILE_TRANSACTION_H_

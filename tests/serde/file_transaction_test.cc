@@ -1,0 +1,388 @@
+// Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
+//
+// The transaction under injected failures: every file-system step of
+// CommitFiles fails once (an error the code sees and cleans up after) and
+// "crashes" once (that step and every later one fail, as if the process had
+// died there: no cleanup runs); then recovery and a rerun must leave the
+// files either all old or all new, never a leftover.
+
+#include "flinkstate/serde/file_transaction.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "flinkstate/serde/edit_plan.h"
+#include "flinkstate/serde/mapped_file.h"
+#include "tests/testing/status_matchers.h"
+
+namespace flinkstate::serde {
+namespace {
+
+using ::flinkstate::testing::IsOk;
+using ::flinkstate::testing::StatusIs;
+using ::testing::HasSubstr;
+using ::testing::UnorderedElementsAreArray;
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = ::testing::TempDir() + "/flinkstate-txn-test-XXXXXX";
+    char* p = ::mkdtemp(tmpl.data());
+    path_ = AbsolutePath(std::string(p) + "/.");
+    path_ = DirName(path_);
+  }
+  ~TempDir() { std::system(("rm -rf '" + path_ + "'").c_str()); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+void WriteFile(const std::string& path, const std::string& content, mode_t mode = 0640) {
+  ::unlink(path.c_str());
+  std::ofstream(path, std::ios::binary) << content;
+  ::chmod(path.c_str(), mode);
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::vector<std::string> List(const std::string& dir) {
+  std::vector<std::string> out;
+  DIR* d = ::opendir(dir.c_str());
+  while (dirent* e = ::readdir(d)) {
+    const std::string n = e->d_name;
+    if (n != "." && n != "..") out.push_back(n);
+  }
+  ::closedir(d);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+mode_t ModeOf(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0 ? (st.st_mode & 07777) : 0;
+}
+
+// Fails call number `fail_at` (1-based). kError: only that call; kCrash: that
+// call and every later one (descriptors are still closed, as the kernel
+// would on death).
+class FaultOps : public FileOps {
+ public:
+  enum Mode { kError, kCrash };
+  FaultOps(int fail_at, Mode mode) : fail_at_(fail_at), mode_(mode) {}
+  int calls() const { return n_; }
+  const std::string& failed_step() const { return failed_step_; }
+
+  absl::StatusOr<int> CreateExclusive(const std::string& p) override {
+    if (Fail("create " + p)) return Injected();
+    return FileOps::CreateExclusive(p);
+  }
+  absl::Status WritePlan(int fd, const std::string& p, const EditPlan& plan,
+                         const MappedFile& in, const SpliceOptions& o, SpliceStats* s) override {
+    if (Fail("write " + p)) {
+      // A crash mid-write leaves a partial file.
+      if (mode_ == kCrash) FileOps::WriteAll(fd, p, "partial").IgnoreError();
+      return Injected();
+    }
+    return FileOps::WritePlan(fd, p, plan, in, o, s);
+  }
+  absl::Status WriteAll(int fd, const std::string& p, absl::string_view d) override {
+    if (Fail("write " + p)) return Injected();
+    return FileOps::WriteAll(fd, p, d);
+  }
+  absl::Status Fchmod(int fd, const std::string& p, mode_t m) override {
+    if (Fail("fchmod " + p)) return Injected();
+    return FileOps::Fchmod(fd, p, m);
+  }
+  absl::Status Fchown(int fd, const std::string& p, uid_t u, gid_t g) override {
+    if (Fail("fchown " + p)) return Injected();
+    return FileOps::Fchown(fd, p, u, g);
+  }
+  absl::Status Fsync(int fd, const std::string& p) override {
+    if (Fail("fsync " + p)) return Injected();
+    return FileOps::Fsync(fd, p);
+  }
+  absl::Status Close(int fd, const std::string& p) override {
+    if (Fail("close " + p)) {
+      ::close(fd);
+      return Injected();
+    }
+    return FileOps::Close(fd, p);
+  }
+  absl::Status Link(const std::string& a, const std::string& b) override {
+    if (Fail("link " + b)) return Injected();
+    return FileOps::Link(a, b);
+  }
+  absl::Status Rename(const std::string& a, const std::string& b) override {
+    if (Fail("rename " + a)) return Injected();
+    return FileOps::Rename(a, b);
+  }
+  absl::Status Unlink(const std::string& p) override {
+    if (Fail("unlink " + p)) return Injected();
+    return FileOps::Unlink(p);
+  }
+  absl::Status FsyncDirectory(const std::string& d) override {
+    if (Fail("fsync-dir " + d)) return Injected();
+    return FileOps::FsyncDirectory(d);
+  }
+
+ private:
+  bool Fail(const std::string& step) {
+    ++n_;
+    const bool fail = n_ == fail_at_ || (mode_ == kCrash && fail_at_ > 0 && n_ > fail_at_);
+    if (n_ == fail_at_) failed_step_ = step;
+    return fail;
+  }
+  static absl::Status Injected() { return absl::InternalError("injected failure"); }
+  int fail_at_;
+  Mode mode_;
+  int n_ = 0;
+  std::string failed_step_;
+};
+
+// Two files in two directories (a checkpoint directory and an HA directory),
+// each rewritten with a backup, as `repair` does.
+class TwoFiles {
+ public:
+  explicit TwoFiles(const std::string& root)
+      : a_dir_(root + "/chk-7"), b_dir_(root + "/ha"), a_(a_dir_ + "/_metadata"),
+        b_(b_dir_ + "/completedCheckpoint0a1b2c3d4e5f") {
+    ::mkdir(a_dir_.c_str(), 0755);
+    ::mkdir(b_dir_.c_str(), 0755);
+    WriteFile(a_, "metadata-ORIGINAL-bytes", 0600);
+    WriteFile(b_, "completed-ORIGINAL-bytes", 0640);
+  }
+  static constexpr char kOldA[] = "metadata-ORIGINAL-bytes";
+  static constexpr char kOldB[] = "completed-ORIGINAL-bytes";
+  static constexpr char kNewA[] = "metadata-bytes";
+  static constexpr char kNewB[] = "completed-bytes";
+
+  absl::Status Run(FileOps* ops) {
+    absl::StatusOr<MappedFile> fa = MappedFile::Open(a_);
+    absl::StatusOr<MappedFile> fb = MappedFile::Open(b_);
+    if (!fa.ok()) return fa.status();
+    if (!fb.ok()) return fb.status();
+    // Remove "-ORIGINAL" (9 bytes at offset 8 / 9).
+    absl::StatusOr<EditPlan> pa = EditPlan::FromReplacements(fa->size(), {{{8, 9}, ""}});
+    absl::StatusOr<EditPlan> pb = EditPlan::FromReplacements(fb->size(), {{{9, 9}, ""}});
+    if (!pa.ok() || !pb.ok()) return absl::InternalError("plan");
+    std::vector<FileChange> changes(2);
+    changes[0] = {a_, a_ + ".bak", &*fa, &*pa, nullptr, ""};
+    changes[1] = {b_, b_ + ".bak", &*fb, &*pb, nullptr, ""};
+    changes[1].verify = [](ByteView out) {
+      return AsStringView(out) == kNewB ? absl::OkStatus()
+                                        : absl::DataLossError("wrong output");
+    };
+    DirectoryLocks locks;
+    if (absl::Status s = locks.Add(a_dir_); !s.ok()) return s;
+    if (absl::Status s = locks.Add(b_dir_); !s.ok()) return s;
+    TransactionOptions o;
+    o.ops = ops;
+    return CommitFiles(changes, o);
+  }
+
+  absl::Status Recover(RecoveryPolicy policy = RecoveryPolicy::kCompleteCommitted) {
+    DirectoryLocks locks;
+    absl::StatusOr<RecoveryReport> r = RecoverTransactions({a_dir_, b_dir_}, policy, &locks);
+    return r.status();
+  }
+
+  bool IsOld() const {
+    return ReadFile(a_) == kOldA && ReadFile(b_) == kOldB && List(a_dir_).size() == 1 &&
+           List(b_dir_).size() == 1;
+  }
+  bool IsNew() const {
+    return ReadFile(a_) == kNewA && ReadFile(b_) == kNewB && ReadFile(a_ + ".bak") == kOldA &&
+           ReadFile(b_ + ".bak") == kOldB && List(a_dir_).size() == 2 &&
+           List(b_dir_).size() == 2 && ModeOf(a_) == 0600 && ModeOf(b_) == 0640 &&
+           ModeOf(a_ + ".bak") == 0600 && ModeOf(b_ + ".bak") == 0640;
+  }
+  std::string Describe() const {
+    std::string s;
+    for (const std::string& d : {a_dir_, b_dir_}) {
+      for (const std::string& n : List(d)) s += d + "/" + n + " = '" + ReadFile(d + "/" + n) + "'\n";
+    }
+    return s;
+  }
+  const std::string& a() const { return a_; }
+  const std::string& a_dir() const { return a_dir_; }
+
+ private:
+  std::string a_dir_, b_dir_, a_, b_;
+};
+
+int CountSteps() {
+  TempDir dir;
+  TwoFiles files(dir.path());
+  FaultOps counting(0, FaultOps::kError);
+  EXPECT_THAT(files.Run(&counting), IsOk());
+  EXPECT_TRUE(files.IsNew()) << files.Describe();
+  return counting.calls();
+}
+
+TEST(FileTransactionTest, CleanRunKeepsModesAndLeavesOnlyBackups) {
+  const int steps = CountSteps();
+  // journal (7) + 2 x (create, fchmod, write, fsync, close) + 2 links +
+  // 2 dir fsyncs + journal (7) + 2 renames + 2 dir fsyncs + unlink journal.
+  EXPECT_GE(steps, 25);
+}
+
+TEST(FileTransactionTest, AnErrorAtAnyStepLeavesNothingOrIsFinishedByARerun) {
+  const int steps = CountSteps();
+  for (int n = 1; n <= steps; ++n) {
+    TempDir dir;
+    TwoFiles files(dir.path());
+    FaultOps ops(n, FaultOps::kError);
+    absl::Status s = files.Run(&ops);
+    SCOPED_TRACE(ops.failed_step());
+    if (s.ok()) {
+      // Only a failed cleanup step (a best-effort unlink) is ignorable.
+      EXPECT_TRUE(files.IsNew()) << files.Describe();
+      continue;
+    }
+    if (absl::StrContains(s.message(), "nothing was replaced")) {
+      EXPECT_TRUE(files.IsOld()) << "step " << n << ": " << s << "\n" << files.Describe();
+    } else {
+      // Past the commit point: the message says to rerun; recovery finishes.
+      EXPECT_THAT(s.message(), HasSubstr("run the")) << s;
+      ASSERT_THAT(files.Recover(), IsOk());
+      EXPECT_TRUE(files.IsNew()) << "step " << n << "\n" << files.Describe();
+    }
+  }
+}
+
+TEST(FileTransactionTest, ACrashAtAnyStepIsResolvedByRecoveryAndARerun) {
+  const int steps = CountSteps();
+  int rolled_back = 0, completed = 0;
+  for (int n = 1; n <= steps; ++n) {
+    TempDir dir;
+    TwoFiles files(dir.path());
+    FaultOps ops(n, FaultOps::kCrash);
+    EXPECT_FALSE(files.Run(&ops).ok()) << "step " << n;
+    SCOPED_TRACE(ops.failed_step());
+    ASSERT_THAT(files.Recover(), IsOk()) << files.Describe();
+    if (files.IsOld()) {
+      ++rolled_back;
+      ASSERT_THAT(files.Run(nullptr), IsOk()) << "rerun after step " << n;
+    } else {
+      ++completed;
+    }
+    EXPECT_TRUE(files.IsNew()) << "crash at step " << n << "\n" << files.Describe();
+  }
+  // Both outcomes occur: before the commit journal and after it.
+  EXPECT_GT(rolled_back, 0);
+  EXPECT_GT(completed, 0);
+}
+
+TEST(FileTransactionTest, RollBackPolicyRestoresTheOriginalsAfterTheCommitPoint) {
+  const int steps = CountSteps();
+  for (int n = 1; n <= steps; ++n) {
+    TempDir dir;
+    TwoFiles files(dir.path());
+    FaultOps ops(n, FaultOps::kCrash);
+    EXPECT_FALSE(files.Run(&ops).ok());
+    ASSERT_THAT(files.Recover(RecoveryPolicy::kRollBack), IsOk());
+    EXPECT_TRUE(files.IsOld()) << "crash at step " << n << "\n" << files.Describe();
+  }
+}
+
+TEST(FileTransactionTest, RefusesAnExistingBackupAndAHardLinkedTarget) {
+  TempDir dir;
+  TwoFiles files(dir.path());
+  WriteFile(files.a() + ".bak", "someone's");
+  EXPECT_THAT(files.Run(nullptr), StatusIs(absl::StatusCode::kFailedPrecondition, ""));
+  EXPECT_EQ(ReadFile(files.a()), TwoFiles::kOldA);
+  ::unlink((files.a() + ".bak").c_str());
+  const std::string other = files.a_dir() + "/other-name";
+  ASSERT_EQ(::link(files.a().c_str(), other.c_str()), 0);
+  absl::Status s = files.Run(nullptr);
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kFailedPrecondition, ""));
+  EXPECT_THAT(s.message(), HasSubstr("2 hard links"));
+  EXPECT_EQ(ReadFile(files.a()), TwoFiles::kOldA);
+  EXPECT_THAT(List(files.a_dir()), UnorderedElementsAreArray({"_metadata", "other-name"}));
+}
+
+TEST(FileTransactionTest, AFailedVerificationReplacesNothing) {
+  TempDir dir;
+  const std::string a = dir.path() + "/f";
+  WriteFile(a, "content");
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(MappedFile in, MappedFile::Open(a));
+  const EditPlan plan = EditPlan::Identity(in.size());
+  absl::Status s = WriteFileTransaction(
+      a, a + ".bak", in, plan, [](ByteView) { return absl::DataLossError("no"); }, {});
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kDataLoss, ""));
+  EXPECT_THAT(s.message(), HasSubstr("nothing was replaced"));
+  EXPECT_THAT(List(dir.path()), UnorderedElementsAreArray({"f"}));
+}
+
+TEST(FileTransactionTest, ASecondLockOnTheDirectoryIsRefused) {
+  TempDir dir;
+  DirectoryLocks first;
+  ASSERT_THAT(first.Add(dir.path()), IsOk());
+  ASSERT_THAT(first.Add(dir.path() + "/."), IsOk());  // same directory: no-op
+  DirectoryLocks second;  // another open file description, as another process
+  absl::Status s = second.Add(dir.path());
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kFailedPrecondition, ""));
+  EXPECT_THAT(s.message(), HasSubstr("another flinkstate run holds the lock"));
+}
+
+TEST(FileTransactionTest, OutputKeepsTheOwnerWhenRunAsRoot) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to chown to another user";
+  TempDir dir;
+  const std::string a = dir.path() + "/f";
+  WriteFile(a, "content", 0604);
+  ASSERT_EQ(::chown(a.c_str(), 4242, 4343), 0);
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(MappedFile in, MappedFile::Open(a));
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(EditPlan plan, EditPlan::FromReplacements(in.size(), {{{0, 1}, "C"}}));
+  ASSERT_THAT(WriteFileTransaction(a, a + ".bak", in, plan, nullptr, {}), IsOk());
+  for (const std::string& p : {a, a + ".bak"}) {
+    struct stat st;
+    ASSERT_EQ(::stat(p.c_str(), &st), 0);
+    EXPECT_EQ(st.st_uid, 4242u) << p;
+    EXPECT_EQ(st.st_gid, 4343u) << p;
+    EXPECT_EQ(st.st_mode & 07777, 0604u) << p;
+  }
+  EXPECT_EQ(ReadFile(a), "Content");
+}
+
+TEST(MappedFileTest, TruncationUnderTheReaderIsAnErrorNotSigbus) {
+  TempDir dir;
+  const std::string p = dir.path() + "/big";
+  WriteFile(p, std::string(64 * 1024, 'x'));
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(MappedFile f, MappedFile::Open(p));
+  EXPECT_THAT(f.CheckIntact(), IsOk());
+  EXPECT_EQ(f.bytes()[100], 'x');
+  ASSERT_EQ(::truncate(p.c_str(), 100), 0);  // another writer shortens it
+  // Without the guard, this read of a page past the new end is SIGBUS.
+  uint64_t sum = 0;
+  for (size_t i = 0; i < f.size(); i += 512) sum += f.bytes()[i];
+  EXPECT_EQ(f.bytes()[f.size() - 1], 0);
+  EXPECT_GT(sum, 0u);
+  absl::Status s = f.CheckIntact();
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kDataLoss, ""));
+  EXPECT_THAT(s.message(), HasSubstr("truncated while being read"));
+  // Moving keeps the guard with the mapping.
+  MappedFile moved = std::move(f);
+  EXPECT_THAT(moved.CheckIntact(), StatusIs(absl::StatusCode::kDataLoss, ""));
+}
+
+}  // namespace
+}  // namespace flinkstate::serde

@@ -19,7 +19,11 @@ foreach(f lib/cmake/flinkstate/flinkstateConfig.cmake
           include/flinkstate/serde/data_input.h
           include/flinkstate/metadata_reader.h
           include/flinkstate/report.pb.h
-          include/flinkstate/javaobj/stream_constants.h)
+          include/flinkstate/javaobj/stream_constants.h
+          include/flinkstate/open.h
+          include/flinkstate/repair.h
+          include/flinkstate/repair.pb.h
+          include/flinkstate/serde/file_transaction.h)
   if(NOT EXISTS "${prefix}/${f}")
     message(FATAL_ERROR "not installed: ${f}")
   endif()
@@ -37,3 +41,33 @@ if(NOT printed STREQUAL EXPECTED)
   message(FATAL_ERROR "consumer printed '${printed}', expected '${EXPECTED}'")
 endif()
 message(STATUS "consumer printed '${printed}'")
+
+# One call opens every kind of file (real Flink 1.20.5 / 1.18.1 files).
+set(d "${TESTDATA}/flink-1.20.5")
+run("${WORK_DIR}/build/app" open "${d}/incident-gen3-checkpoint"
+    "${d}/incident-gen3-completedCheckpoint/completedCheckpoint9bddd89110e7"
+    "${d}/incident-gen3-completedCheckpoint/zk-node.bin"
+    "${TESTDATA}/flink-1.18.1/incident-gen3-k8s/k8s-value.b64")
+set(want "Flink _metadata\nFlink HA completedCheckpoint\nFlink HA pointer (ZooKeeper node or Kubernetes value)\nFlink HA pointer (ZooKeeper node or Kubernetes value) (Base64)\n")
+if(NOT RUN_OUTPUT STREQUAL want)
+  message(FATAL_ERROR "consumer open printed '${RUN_OUTPUT}', expected '${want}'")
+endif()
+
+# A repair through the library: the checkpoint laid out as <jobId>/chk-9, as
+# the HA file's external pointer names it.
+set(job "${WORK_DIR}/job")
+set(chk "${job}/ac421cbe43b90ca7b807f3429e265e7a/chk-9")
+file(MAKE_DIRECTORY "${chk}" "${job}/ha")
+file(COPY "${d}/incident-gen3-checkpoint/_metadata" DESTINATION "${chk}")
+file(COPY "${d}/incident-gen3-completedCheckpoint/completedCheckpoint9bddd89110e7"
+     DESTINATION "${job}/ha")
+run("${WORK_DIR}/build/app" repair topic-partition-offset-states "${chk}" "${job}/ha")
+if(NOT RUN_OUTPUT STREQUAL "repaired 2 file(s)\n")
+  message(FATAL_ERROR "consumer repair printed '${RUN_OUTPUT}'")
+endif()
+foreach(f "${chk}/_metadata.bak" "${job}/ha/completedCheckpoint9bddd89110e7.bak")
+  if(NOT EXISTS "${f}")
+    message(FATAL_ERROR "the repair kept no backup ${f}")
+  endif()
+endforeach()
+message(STATUS "consumer opened every kind and repaired a job")

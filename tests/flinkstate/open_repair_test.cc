@@ -1,0 +1,260 @@
+// Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
+//
+// flinkstate::Open over every kind of real Flink file, and flinkstate::Repair
+// on a real incident checkpoint and its HA file (both written by Flink 1.20.5,
+// tests/testdata), including a crash at every file-system step.
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "flinkstate/open.h"
+#include "flinkstate/completed_checkpoint.h"
+#include "flinkstate/repair.h"
+#include "flinkstate/strip_state.h"
+#include "tests/flinkstate/corpus.h"
+#include "tests/testing/fault_file_ops.h"
+#include "tests/testing/status_matchers.h"
+
+namespace flinkstate {
+namespace {
+
+namespace fs = std::filesystem;
+using ::flinkstate::testing::CorpusFile;
+using ::flinkstate::testing::CorpusFiles;
+using ::flinkstate::testing::FaultOps;
+using ::flinkstate::testing::IsOk;
+using ::flinkstate::testing::StatusIs;
+using ::testing::EndsWith;
+using ::testing::HasSubstr;
+
+const std::string kData = std::string(FLINKSTATE_SOURCE_DIR) + "/tests/testdata/flink-1.20.5";
+const std::string kCheckpoint = kData + "/incident-gen3-checkpoint";
+const std::string kHaFile =
+    kData + "/incident-gen3-completedCheckpoint/completedCheckpoint9bddd89110e7";
+constexpr char kState[] = "topic-partition-offset-states";
+
+std::string Read(const std::string& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+TEST(OpenTest, EveryKindWithOneCall) {
+  // Checkpoint ID 9: facts.json of both (Flink's own loaders).
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(LoadedFile meta, Open(kCheckpoint));
+  EXPECT_EQ(meta.kind, FileKind::kMetadata);
+  EXPECT_THAT(meta.path, EndsWith("/_metadata"));
+  EXPECT_EQ(meta.model.metadata.checkpoint_id, 9);
+
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(LoadedFile ha, Open(kHaFile));
+  EXPECT_EQ(ha.kind, FileKind::kCompletedCheckpoint);
+  EXPECT_EQ(ha.model.metadata.checkpoint_id, 9);
+  ASSERT_NE(ha.stream, nullptr);
+
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(
+      LoadedFile zk, Open(kData + "/incident-gen3-completedCheckpoint/zk-node.bin"));
+  EXPECT_EQ(zk.kind, FileKind::kHaPointer);
+  EXPECT_EQ(zk.encoding, Encoding::kRaw);
+  ASSERT_TRUE(zk.pointer.has_value());
+  EXPECT_THAT(zk.pointer->path, EndsWith("completedCheckpoint9bddd89110e7"));
+
+  const std::string k8s = std::string(FLINKSTATE_SOURCE_DIR) +
+                          "/tests/testdata/flink-1.18.1/incident-gen3-k8s/k8s-value.b64";
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(LoadedFile kv, Open(k8s));
+  EXPECT_EQ(kv.kind, FileKind::kHaPointer);
+  EXPECT_EQ(kv.encoding, Encoding::kBase64);
+  ASSERT_TRUE(kv.pointer.has_value());
+  EXPECT_THAT(kv.pointer->path, EndsWith("completedCheckpointee0e07b4303b"));
+
+  int snapshots = 0;
+  for (const CorpusFile& f : CorpusFiles()) {
+    if (!f.is_snapshot) continue;
+    FLINKSTATE_ASSERT_OK_AND_ASSIGN(LoadedFile s, Open(f.path));
+    EXPECT_EQ(s.kind, FileKind::kOperatorSnapshot) << f.path;
+    if (++snapshots == 3) break;
+  }
+  EXPECT_GT(snapshots, 0);
+
+  // TC_STRING "x": a Java stream that is nothing of Flink's.
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(LoadedFile js,
+                                  OpenBytes(std::string("\xAC\xED\x00\x05\x74\x00\x01x", 8)));
+  EXPECT_EQ(js.kind, FileKind::kJavaStream);
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(LoadedFile mem, OpenBytes(Read(kHaFile), "ha"));
+  EXPECT_EQ(mem.kind, FileKind::kCompletedCheckpoint);
+}
+
+TEST(OpenTest, ErrorsSayWhatTheBytesAre) {
+  EXPECT_THAT(OpenBytes(""), StatusIs(absl::StatusCode::kInvalidArgument, "empty file"));
+  EXPECT_THAT(OpenBytes(std::string("\x49\x60\x67", 3)),
+              StatusIs(absl::StatusCode::kInvalidArgument, "truncated _metadata"));
+  EXPECT_THAT(OpenBytes(std::string("\x1F\x8B\x08\x00rest", 8)),
+              StatusIs(absl::StatusCode::kInvalidArgument, "gzip"));
+  EXPECT_THAT(OpenBytes("jobmanager.rpc.address: localhost\n"),
+              StatusIs(absl::StatusCode::kInvalidArgument, "text"));
+  EXPECT_THAT(OpenBytes("{\"data\": {}}"), StatusIs(absl::StatusCode::kInvalidArgument, "JSON"));
+  EXPECT_THAT(Open(kData), StatusIs(absl::StatusCode::kInvalidArgument, "without _metadata"));
+  EXPECT_THAT(OpenStateFile(kData + "/incident-gen3-completedCheckpoint/zk-node.bin"),
+              StatusIs(absl::StatusCode::kInvalidArgument, "HA pointer"));
+  // A truncated HA file: the Java decoder's own error, with the path.
+  EXPECT_THAT(OpenBytes(Read(kHaFile).substr(0, 3000), "cut"),
+              StatusIs(absl::StatusCode::kOutOfRange, "cut: "));
+}
+
+// A job laid out as Flink does: <root>/<jobId>/chk-9/_metadata and
+// <root>/ha/<cluster>/completedCheckpoint<hex>.
+class RepairJob {
+ public:
+  RepairJob() {
+    std::string tmpl = ::testing::TempDir() + "/flinkstate-repair-XXXXXX";
+    root_ = fs::canonical(::mkdtemp(tmpl.data())).string();
+    auto ha = Open(kHaFile);
+    const std::string pointer = ha.ok() ? ha->model.completed->external_pointer : "";
+    // ".../<jobId>/chk-9" of the pointer, recreated here.
+    const fs::path p(pointer);
+    chk_ = root_ + "/" + p.parent_path().filename().string() + "/" + p.filename().string();
+    ha_parent_ = root_ + "/ha";
+    ha_dir_ = ha_parent_ + "/cluster-1";
+    fs::create_directories(chk_);
+    fs::create_directories(ha_dir_);
+    Reset();
+  }
+  ~RepairJob() { fs::remove_all(root_); }
+  void Reset() {
+    for (const std::string& d : {chk_, ha_dir_}) {
+      for (const auto& e : fs::directory_iterator(d)) fs::remove(e.path());
+    }
+    fs::copy_file(kCheckpoint + "/_metadata", meta());
+    fs::copy_file(kHaFile, ha());
+    ::chmod(meta().c_str(), 0600);
+    ::chmod(ha().c_str(), 0640);
+  }
+  RepairOptions Options() const {
+    RepairOptions o;
+    o.strip.state_name = kState;
+    o.checkpoint_dirs = {chk_};
+    o.ha_dir = ha_dir_;
+    return o;
+  }
+  std::string meta() const { return chk_ + "/_metadata"; }
+  std::string ha() const { return ha_dir_ + "/completedCheckpoint9bddd89110e7"; }
+  const std::string& ha_parent() const { return ha_parent_; }
+  // Both repaired, both originals kept, nothing else in the directories.
+  void ExpectRepaired() const {
+    for (const std::string& f : {meta(), ha()}) {
+      auto in = OpenStateFile(f);
+      ASSERT_THAT(in.status(), IsOk());
+      StripOptions o;
+      o.state_name = kState;
+      if (in->kind == FileKind::kMetadata) {
+        EXPECT_THAT(PlanStripState(in->model, in->file.bytes(), o).status(),
+                    StatusIs(absl::StatusCode::kNotFound, "")) << f;
+      }
+    }
+    EXPECT_EQ(Read(meta() + ".bak"), Read(kCheckpoint + "/_metadata"));
+    EXPECT_EQ(Read(ha() + ".bak"), Read(kHaFile));
+    EXPECT_LT(fs::file_size(ha()), fs::file_size(kHaFile));
+    EXPECT_EQ(std::distance(fs::directory_iterator(chk_), fs::directory_iterator()), 2);
+    EXPECT_EQ(std::distance(fs::directory_iterator(ha_dir_), fs::directory_iterator()), 2);
+    struct stat st;
+    ASSERT_EQ(::stat(ha().c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, 0640u);
+  }
+
+ private:
+  std::string root_, chk_, ha_parent_, ha_dir_;
+};
+
+TEST(RepairTest, PlansAndAppliesBothFilesOfARealIncident) {
+  RepairJob job;
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Repair> r, Repair::Plan(job.Options()));
+  ASSERT_EQ(r->plan().files_size(), 2);
+  EXPECT_EQ(r->plan().files(0).kind(), "metadata");
+  EXPECT_EQ(r->plan().files(1).kind(), "completedCheckpoint");
+  // 512 entries (8 * 4^3, tests/testdata/README.md) in each file.
+  for (const auto& f : r->plan().files()) {
+    uint64_t entries = 0;
+    for (const auto& op : f.operators()) entries += op.entries();
+    EXPECT_EQ(entries, 512u) << f.path();
+  }
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::string json, r->PlanJson());
+  EXPECT_THAT(json, HasSubstr("\"stateName\": \"topic-partition-offset-states\""));
+  EXPECT_THAT(r->PlanText(), HasSubstr("completedCheckpoint9bddd89110e7"));
+  ASSERT_THAT(r->Apply(), IsOk());
+  EXPECT_THAT(Repair::NextSteps(r->plan()), HasSubstr("restart the JobManager"));
+  r.reset();
+  job.ExpectRepaired();
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Repair> again, Repair::Plan(job.Options()));
+  EXPECT_TRUE(again->empty());
+}
+
+TEST(RepairTest, ACrashAtEveryStepIsFinishedOrUndoneByTheRerun) {
+  RepairJob job;
+  FaultOps counting(0, FaultOps::kError);
+  {
+    RepairOptions o = job.Options();
+    o.ops = &counting;
+    FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Repair> r, Repair::Plan(o));
+    ASSERT_THAT(r->Apply(), IsOk());
+  }
+  const int steps = counting.calls();
+  ASSERT_GE(steps, 25);
+  for (int n = 1; n <= steps; ++n) {
+    job.Reset();
+    FaultOps crash(n, FaultOps::kCrash);
+    {
+      RepairOptions o = job.Options();
+      o.ops = &crash;
+      FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Repair> r, Repair::Plan(o));
+      EXPECT_FALSE(r->Apply().ok()) << "step " << n;
+    }  // the locks die with the "process"
+    SCOPED_TRACE(crash.failed_step());
+    FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Repair> rerun, Repair::Plan(job.Options()));
+    ASSERT_THAT(rerun->Apply(), IsOk());
+    rerun.reset();
+    job.ExpectRepaired();
+  }
+}
+
+TEST(RepairTest, AnUnreadableHaFileFailsTheWholeRepairBeforeAnyWrite) {
+  RepairJob job;
+  const std::string cut = job.ha() + "0";  // completedCheckpoint9bddd89110e70
+  const std::string bytes = Read(kHaFile).substr(0, 4000);
+  std::ofstream(cut, std::ios::binary) << bytes;
+  absl::StatusOr<std::unique_ptr<Repair>> r = Repair::Plan(job.Options());
+  EXPECT_THAT(r.status(), StatusIs(absl::StatusCode::kOutOfRange, "nothing was written"));
+  EXPECT_FALSE(fs::exists(job.meta() + ".bak"));
+  EXPECT_EQ(Read(job.meta()), Read(kCheckpoint + "/_metadata"));
+}
+
+TEST(RepairTest, AnHaDirectoryOneLevelTooHighNamesTheRightOne) {
+  RepairJob job;
+  RepairOptions o = job.Options();
+  o.ha_dir = job.ha_parent();
+  absl::StatusOr<std::unique_ptr<Repair>> r = Repair::Plan(o);
+  EXPECT_THAT(r.status(), StatusIs(absl::StatusCode::kInvalidArgument, "/ha/cluster-1"));
+  o.ha_dir = "";
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Repair> without, Repair::Plan(o));
+  ASSERT_EQ(without->plan().warnings_size(), 1);
+  EXPECT_THAT(without->plan().warnings(0), HasSubstr("no --ha-dir"));
+}
+
+TEST(RepairTest, ASecondRepairOfTheSameJobIsLockedOut) {
+  RepairJob job;
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Repair> first, Repair::Plan(job.Options()));
+  EXPECT_THAT(Repair::Plan(job.Options()).status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition, "holds the lock"));
+  ASSERT_THAT(first->Apply(), IsOk());
+}
+
+}  // namespace
+}  // namespace flinkstate

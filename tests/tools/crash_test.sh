@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# Crash safety of the command line's writes, end to end.
+#   crash_test.sh FLINKSTATE_BINARY
+# * `repair --apply` and `strip-state --in-place` are killed with SIGKILL at 20
+#   moments each, spread over every file-system step they make (the CLI's
+#   test hook FLINKSTATE_TEST_KILL_AT=N raises SIGKILL on itself before step N;
+#   FLINKSTATE_TEST_OPS_LOG lists the steps). After each kill the same command
+#   is rerun with no user action and must exit 0, leave no temporary file or
+#   journal, keep the original as FILE.bak (byte-identical), keep mode and
+#   owner, and produce outputs that `verify` accepts.
+# * Concurrent repairs (the directory lock), an unreadable or truncated HA
+#   file (the whole repair fails, nothing written), --ha-dir one level too
+#   high, a missing --ha-dir, a hard-linked --in-place file, and (as root)
+#   owners kept across a repair.
+set -uo pipefail
+bin=$1
+gen_incident="$(dirname "$bin")/gen/flinkstate-gen-incident"
+gen_ha="$(dirname "$bin")/gen/flinkstate-gen-ha"
+tmp=$(mktemp -d)
+chmod 755 "$tmp"  # the unprivileged run below must reach its files
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+state=topic-partition-offset-states
+
+# A pristine job: chk-1742/_metadata (mode 600) and its HA file (mode 640).
+pristine="$tmp/pristine"
+mkdir -p "$pristine/chk-1742" "$pristine/ha"
+"$gen_incident" --out "$pristine/chk-1742/_metadata" --union_entries_per_subtask 200 >/dev/null
+"$gen_ha" --metadata "$pristine/chk-1742/_metadata" --out "$pristine/ha/completedCheckpoint0a1b2c3d4e5f" \
+  --external_pointer "file:/somewhere/else/job/chk-1742"
+# The generator writes relative handles without their state files; create
+# them, so that `verify` (which resolves relative handles) checks the rest.
+"$bin" verify "$pristine/chk-1742/_metadata" 2>/dev/null | sed -n 's/.*no file \(.*\) (at byte.*/\1/p' |
+  while IFS= read -r f; do : >"$f"; done
+"$bin" verify "$pristine/chk-1742/_metadata" 2>/dev/null |
+  sed -n "s/.*relative handle '\\(.*\\)' declares \\([0-9]*\\) bytes.*/\\1 \\2/p" |
+  while read -r f n; do truncate -s "$n" "$pristine/chk-1742/$f"; done
+"$bin" verify "$pristine/chk-1742/_metadata" >/dev/null 2>&1 && ok || bad "the pristine _metadata does not verify"
+chmod 600 "$pristine/chk-1742/_metadata"
+chmod 640 "$pristine/ha/completedCheckpoint0a1b2c3d4e5f"
+
+fresh() {  # fresh DIR: a copy of the pristine job at DIR (same path each time)
+  rm -rf "$1"; cp -a "$pristine" "$1"
+}
+leftovers() {  # leftovers DIR...: our temporary files and journals
+  find "$@" \( -name '*.flinkstate-tmp-*' -o -name '.flinkstate-txn-*' \) -print
+}
+spread() {  # spread TOTAL: 20 step numbers spread over 1..TOTAL
+  local total=$1 i
+  for ((i = 0; i < 20; i++)); do echo $((1 + i * (total - 1) / 19)); done | uniq
+}
+
+# --- repair --apply killed at 20 moments ---------------------------------------------------
+job="$tmp/job"
+repair() { "$bin" repair --state "$state" --ha-dir "$job/ha" --apply "$job/chk-1742"; }
+fresh "$job"
+FLINKSTATE_TEST_OPS_LOG="$tmp/repair.ops" repair >/dev/null 2>&1 || bad "clean repair run"
+total=$(wc -l <"$tmp/repair.ops")
+[[ $total -ge 20 ]] && ok || bad "repair makes only $total steps"
+for n in $(spread "$total"); do
+  fresh "$job"
+  step=$(sed -n "${n}p" "$tmp/repair.ops" | cut -d' ' -f2-3)
+  FLINKSTATE_TEST_KILL_AT=$n repair >"$tmp/out" 2>&1
+  rc=$?
+  [[ $rc -eq 137 ]] && ok || bad "repair not killed at step $n ($step): exit $rc"
+  if repair >"$tmp/out" 2>&1; then ok; else bad "rerun after a kill at step $n ($step) failed"; sed 's/^/  | /' "$tmp/out"; fi
+  left=$(leftovers "$job")
+  [[ -z $left ]] && ok || bad "kill at step $n ($step) left: $left"
+  for f in chk-1742/_metadata ha/completedCheckpoint0a1b2c3d4e5f; do
+    cmp -s "$job/$f.bak" "$pristine/$f" && ok || bad "kill at step $n ($step): $f.bak is not the original"
+    "$bin" verify "$job/$f" >/dev/null 2>&1 && ok || bad "kill at step $n ($step): $f does not verify"
+    [[ $(stat -c %a "$job/$f") == $(stat -c %a "$pristine/$f") ]] && ok || bad "kill at step $n: mode of $f"
+  done
+  "$bin" repair --state "$state" --ha-dir "$job/ha" "$job/chk-1742" 2>&1 | grep -q "nothing to strip" &&
+    ok || bad "kill at step $n ($step): the state is still there after the rerun"
+done
+
+# --- strip-state --in-place killed at 20 moments ---------------------------------------------
+file="$job/chk-1742/_metadata"
+strip() { "$bin" strip-state --state "$state" --in-place "$file"; }
+fresh "$job"
+FLINKSTATE_TEST_OPS_LOG="$tmp/strip.ops" strip >/dev/null 2>&1 || bad "clean strip run"
+total=$(wc -l <"$tmp/strip.ops")
+for n in $(spread "$total"); do
+  fresh "$job"
+  step=$(sed -n "${n}p" "$tmp/strip.ops" | cut -d' ' -f2-3)
+  FLINKSTATE_TEST_KILL_AT=$n strip >"$tmp/out" 2>&1
+  rc=$?
+  [[ $rc -eq 137 ]] && ok || bad "strip-state not killed at step $n ($step): exit $rc"
+  if strip >"$tmp/out" 2>&1; then ok; else bad "strip-state rerun after a kill at step $n ($step)"; sed 's/^/  | /' "$tmp/out"; fi
+  left=$(leftovers "$job")
+  [[ -z $left ]] && ok || bad "strip kill at step $n ($step) left: $left"
+  cmp -s "$file.bak" "$pristine/chk-1742/_metadata" && ok || bad "strip kill at step $n: backup is not the original"
+  "$bin" verify "$file" >/dev/null 2>&1 && ok || bad "strip kill at step $n: output does not verify"
+  "$bin" inspect "$file" 2>/dev/null | grep -q "'$state'" && bad "strip kill at step $n: state still there" || ok
+  [[ $(stat -c %a "$file") == 600 ]] && ok || bad "strip kill at step $n: mode $(stat -c %a "$file")"
+done
+
+# --- concurrency: a held lock refuses at once; two racing runs stay consistent ----------------
+fresh "$job"
+flock -o -x "$job/ha" "$bin" repair --state "$state" --ha-dir "$job/ha" --apply "$job/chk-1742" >"$tmp/out" 2>&1
+rc=$?
+[[ $rc -eq 1 ]] && grep -q "another flinkstate run holds the lock" "$tmp/out" && ok ||
+  { bad "repair under a held lock: exit $rc"; sed 's/^/  | /' "$tmp/out"; }
+[[ ! -e $job/chk-1742/_metadata.bak ]] && cmp -s "$job/chk-1742/_metadata" "$pristine/chk-1742/_metadata" && ok ||
+  bad "a locked-out repair wrote something"
+for trial in 1 2 3 4 5; do
+  fresh "$job"
+  repair >"$tmp/r1" 2>&1 & p1=$!
+  repair >"$tmp/r2" 2>&1 & p2=$!
+  wait $p1; rc1=$?
+  wait $p2; rc2=$?
+  # Each run either did the work, found it done, or was locked out.
+  for r in r1 r2; do
+    grep -q -e "repaired 2 file" -e "nothing to strip" -e "holds the lock" "$tmp/$r" && ok ||
+      { bad "concurrent trial $trial: unexpected output"; sed 's/^/  | /' "$tmp/$r"; }
+  done
+  [[ $rc1 -eq 0 || $rc2 -eq 0 ]] && ok || bad "concurrent trial $trial: both failed ($rc1, $rc2)"
+  [[ -z $(leftovers "$job") ]] && ok || bad "concurrent trial $trial left files"
+  cmp -s "$job/ha/completedCheckpoint0a1b2c3d4e5f.bak" "$pristine/ha/completedCheckpoint0a1b2c3d4e5f" && ok ||
+    bad "concurrent trial $trial: HA backup"
+  "$bin" verify "$job/ha/completedCheckpoint0a1b2c3d4e5f" >/dev/null 2>&1 && ok || bad "concurrent trial $trial: HA output"
+done
+
+# --- unreadable inputs fail the whole repair before any write ----------------------------------
+fresh "$job"
+head -c 3000 "$pristine/ha/completedCheckpoint0a1b2c3d4e5f" >"$job/ha/completedCheckpointdeadbeef0000"
+sum=$(cat "$job"/chk-1742/* "$job"/ha/* | md5sum)
+repair >"$tmp/out" 2>&1
+rc=$?
+[[ $rc -eq 1 ]] && grep -q "completedCheckpointdeadbeef0000" "$tmp/out" && grep -q "nothing was written" "$tmp/out" && ok ||
+  { bad "repair with a truncated HA file: exit $rc"; sed 's/^/  | /' "$tmp/out"; }
+[[ $sum == $(cat "$job"/chk-1742/* "$job"/ha/* | md5sum) && ! -e $job/chk-1742/_metadata.bak ]] && ok ||
+  bad "a repair with a truncated HA file changed something"
+if [[ $(id -u) -eq 0 ]]; then
+  fresh "$job"
+  chmod 777 "$job" "$job/chk-1742" "$job/ha"
+  chmod 644 "$job/chk-1742/_metadata"
+  chmod 600 "$job/ha/completedCheckpoint0a1b2c3d4e5f"  # root's, unreadable for nobody
+  setpriv --reuid=65534 --regid=65534 --clear-groups "$bin" repair --state "$state" --ha-dir "$job/ha" \
+    --apply "$job/chk-1742" >"$tmp/out" 2>&1
+  rc=$?
+  [[ $rc -eq 1 ]] && grep -q "Permission denied" "$tmp/out" && ok || { bad "unreadable HA file: exit $rc"; sed 's/^/  | /' "$tmp/out"; }
+  [[ ! -e $job/chk-1742/_metadata.bak ]] && cmp -s "$job/chk-1742/_metadata" "$pristine/chk-1742/_metadata" && ok ||
+    bad "a repair with an unreadable HA file wrote _metadata"
+
+  # Owners and modes kept (the JobManager runs as another user than the operator).
+  fresh "$job"
+  chown 4242:4343 "$job/chk-1742/_metadata" "$job/ha/completedCheckpoint0a1b2c3d4e5f"
+  repair >"$tmp/out" 2>&1 || bad "repair of files owned by another user"
+  for f in chk-1742/_metadata chk-1742/_metadata.bak ha/completedCheckpoint0a1b2c3d4e5f ha/completedCheckpoint0a1b2c3d4e5f.bak; do
+    want=$([[ $f == ha/* ]] && echo 640 || echo 600)
+    [[ $(stat -c '%u:%g %a' "$job/$f") == "4242:4343 $want" ]] && ok || bad "owner/mode of $f: $(stat -c '%u:%g %a' "$job/$f")"
+  done
+fi
+
+# --- --ha-dir checks and the reminder ----------------------------------------------------------
+fresh "$job"
+"$bin" repair --state "$state" --ha-dir "$job" "$job/chk-1742" >"$tmp/out" 2>&1
+rc=$?
+[[ $rc -eq 1 ]] && grep -q "they are in $job/ha" "$tmp/out" && ok || { bad "--ha-dir one level too high: exit $rc"; sed 's/^/  | /' "$tmp/out"; }
+"$bin" repair --state "$state" "$job/chk-1742" >"$tmp/out" 2>&1 && grep -q "no --ha-dir" "$tmp/out" && ok ||
+  { bad "no reminder without --ha-dir"; sed 's/^/  | /' "$tmp/out"; }
+"$bin" repair --state "$state" --ha-dir "$job/ha" --apply "$job/chk-1742" >"$tmp/out" 2>&1
+grep -q "restart the JobManager" "$tmp/out" && grep -q "$job/chk-1742/_metadata.bak" "$tmp/out" && ok ||
+  { bad "no next steps after apply"; sed 's/^/  | /' "$tmp/out"; }
+"$bin" repair --json --state "$state" --ha-dir "$job/ha" "$job/chk-1742" >"$tmp/out" 2>&1
+python3 -c "import json,sys; p=json.load(open(sys.argv[1])); assert p['stateName']=='$state' and p['files']==[], p" "$tmp/out" && ok ||
+  { bad "repair --json"; sed 's/^/  | /' "$tmp/out"; }
+
+# --- --in-place on a hard-linked file is refused ------------------------------------------------
+fresh "$job"
+ln "$file" "$job/other-link"
+"$bin" strip-state --state "$state" --in-place "$file" >"$tmp/out" 2>&1
+rc=$?
+[[ $rc -eq 1 ]] && grep -q "2 hard links" "$tmp/out" && ok || { bad "hard-linked --in-place: exit $rc"; sed 's/^/  | /' "$tmp/out"; }
+cmp -s "$file" "$pristine/chk-1742/_metadata" && [[ -z $(leftovers "$job") && ! -e $file.bak ]] && ok ||
+  bad "a refused hard-linked --in-place changed something"
+
+echo "$pass passed, $fail failed"
+[[ $fail -eq 0 && $pass -gt 0 ]]

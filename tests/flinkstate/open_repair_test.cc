@@ -248,6 +248,33 @@ TEST(RepairTest, AnHaDirectoryOneLevelTooHighNamesTheRightOne) {
   EXPECT_THAT(without->plan().warnings(0), HasSubstr("no --ha-dir"));
 }
 
+TEST(RepairTest, AnInputTruncatedUnderTheRepairReplacesNothing) {
+  RepairJob job;
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Repair> r, Repair::Plan(job.Options()));
+  // Someone (a sync job, a second upload) shortens the HA file after it was
+  // read and planned, while it is still mapped.
+  ASSERT_EQ(::truncate(job.ha().c_str(), 100), 0);
+  absl::Status s = r->Apply();
+  EXPECT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("nothing was replaced"));
+  r.reset();
+  EXPECT_EQ(Read(job.meta()), Read(kCheckpoint + "/_metadata"));
+  EXPECT_FALSE(fs::exists(job.meta() + ".bak"));
+  EXPECT_FALSE(fs::exists(job.ha() + ".bak"));
+  EXPECT_EQ(fs::file_size(job.ha()), 100u);
+}
+
+TEST(OpenTest, ALoadedFileTruncatedLaterReportsIt) {
+  RepairJob job;
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(LoadedFile f, Open(job.ha()));
+  EXPECT_THAT(f.CheckIntact(), IsOk());
+  ASSERT_EQ(::truncate(job.ha().c_str(), 10), 0);
+  uint64_t sum = 0;
+  for (uint8_t b : f.bytes()) sum += b;  // no SIGBUS: lost pages read as zeros
+  EXPECT_GT(sum, 0u);
+  EXPECT_THAT(f.CheckIntact(), StatusIs(absl::StatusCode::kDataLoss, "truncated while being read"));
+}
+
 TEST(RepairTest, ASecondRepairOfTheSameJobIsLockedOut) {
   RepairJob job;
   FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Repair> first, Repair::Plan(job.Options()));

@@ -428,6 +428,9 @@ absl::Status Repair::Apply() {
   to.sync = options_.sync;
   to.ops = options_.ops;
   to.progress = options_.progress;
+  // The journal goes where a rerun's recovery looks: the first checkpoint
+  // directory (not the directory a symlinked _metadata resolves to).
+  to.journal_dir = RealPathOf(options_.checkpoint_dirs[0]);
   FLINKSTATE_RETURN_IF_ERROR(serde::CommitFiles(changes, to));
   plan_.set_applied(true);
   return absl::OkStatus();

@@ -225,6 +225,48 @@ TEST(RepairTest, ACrashAtEveryStepIsFinishedOrUndoneByTheRerun) {
   }
 }
 
+TEST(RepairTest, ASymlinkedMetadataIsRepairedWhereItPointsAndRecoveredFromTheCheckpointDir) {
+  RepairJob job;
+  // _metadata is a link to a file elsewhere (a mounted volume, say).
+  const std::string real_dir = fs::path(job.meta()).parent_path().parent_path().string() + "/vol";
+  fs::create_directories(real_dir);
+  const std::string real = real_dir + "/_metadata";
+  fs::rename(job.meta(), real);
+  fs::create_symlink(real, job.meta());
+  FaultOps counting(0, FaultOps::kError);
+  {
+    RepairOptions o = job.Options();
+    o.ops = &counting;
+    FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Repair> r, Repair::Plan(o));
+    ASSERT_THAT(r->Apply(), IsOk());
+  }
+  const int steps = counting.calls();
+  for (int n : {steps / 2, steps - 2}) {  // before and after the commit point
+    fs::remove(real);
+    fs::remove(real + ".bak");
+    fs::copy_file(kCheckpoint + "/_metadata", real);
+    fs::remove(job.ha());
+    fs::remove(job.ha() + ".bak");
+    fs::copy_file(kHaFile, job.ha());
+    FaultOps crash(n, FaultOps::kCrash);
+    {
+      RepairOptions o = job.Options();
+      o.ops = &crash;
+      FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Repair> r, Repair::Plan(o));
+      EXPECT_FALSE(r->Apply().ok());
+    }
+    FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Repair> rerun, Repair::Plan(job.Options()));
+    ASSERT_THAT(rerun->Apply(), IsOk()) << "crash at step " << n;
+    rerun.reset();
+    EXPECT_TRUE(fs::is_symlink(job.meta()));
+    EXPECT_EQ(Read(real + ".bak"), Read(kCheckpoint + "/_metadata"));
+    EXPECT_LT(fs::file_size(real), fs::file_size(real + ".bak"));
+    EXPECT_EQ(std::distance(fs::directory_iterator(real_dir), fs::directory_iterator()), 2);
+    EXPECT_EQ(std::distance(fs::directory_iterator(fs::path(job.meta()).parent_path()),
+                            fs::directory_iterator()), 1);
+  }
+}
+
 TEST(RepairTest, AnUnreadableHaFileFailsTheWholeRepairBeforeAnyWrite) {
   RepairJob job;
   const std::string cut = job.ha() + "0";  // completedCheckpoint9bddd89110e70

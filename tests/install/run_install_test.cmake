@@ -19,12 +19,24 @@ foreach(f lib/cmake/flinkstate/flinkstateConfig.cmake
           include/flinkstate/serde/data_input.h
           include/flinkstate/metadata_reader.h
           include/flinkstate/report.pb.h
-          include/flinkstate/javaobj/stream_constants.h)
+          include/flinkstate/report.proto
+          include/flinkstate/javaobj/stream_constants.h
+          lib/pkgconfig/flinkstate.pc)
   if(NOT EXISTS "${prefix}/${f}")
     message(FATAL_ERROR "not installed: ${f}")
   endif()
 endforeach()
 
+# Test-only code stays out of the package.
+foreach(f include/flinkstate/metadata_generator.h
+          include/flinkstate/completed_checkpoint_writer.h
+          include/tests bin/flinkstate-gen-incident bin/flinkstate-gen-ha)
+  if(EXISTS "${prefix}/${f}")
+    message(FATAL_ERROR "installed, but test-only: ${f}")
+  endif()
+endforeach()
+
+# 1. CMake: find_package(flinkstate CONFIG COMPONENTS ...) (consumer/CMakeLists.txt).
 run(${CMAKE_COMMAND} -S "${CONSUMER_DIR}" -B "${WORK_DIR}/build" -G "${GENERATOR}"
     "-DCMAKE_CXX_COMPILER=${CXX}" "-DCMAKE_BUILD_TYPE=${BUILD_TYPE}"
     "-DCMAKE_CXX_FLAGS=${CXX_FLAGS}" "-DCMAKE_PREFIX_PATH=${prefix}"
@@ -36,4 +48,27 @@ string(STRIP "${RUN_OUTPUT}" printed)
 if(NOT printed STREQUAL EXPECTED)
   message(FATAL_ERROR "consumer printed '${printed}', expected '${EXPECTED}'")
 endif()
-message(STATUS "consumer printed '${printed}'")
+message(STATUS "find_package consumer printed '${printed}'")
+
+# 2. pkg-config, the way a Makefile user builds: compiler, the source, and
+# `pkg-config --cflags --libs flinkstate` from the installed .pc only.
+set(ENV{PKG_CONFIG_PATH} "${prefix}/lib/pkgconfig")
+run(pkg-config --print-errors --exists flinkstate)
+run(pkg-config --modversion flinkstate)
+string(STRIP "${RUN_OUTPUT}" pc_version)
+if(NOT pc_version STREQUAL VERSION)
+  message(FATAL_ERROR "pkg-config --modversion flinkstate is '${pc_version}', the project is ${VERSION}")
+endif()
+run(pkg-config --cflags flinkstate)
+separate_arguments(pc_cflags UNIX_COMMAND "${RUN_OUTPUT}")
+run(pkg-config --libs flinkstate)
+separate_arguments(pc_libs UNIX_COMMAND "${RUN_OUTPUT}")
+separate_arguments(extra UNIX_COMMAND "${CXX_FLAGS}")
+run("${CXX}" -std=c++17 ${extra} ${pc_cflags} "${CONSUMER_DIR}/main.cc"
+    -o "${WORK_DIR}/app-pkgconfig" ${pc_libs})
+run("${WORK_DIR}/app-pkgconfig" "${SAMPLE}")
+string(STRIP "${RUN_OUTPUT}" printed)
+if(NOT printed STREQUAL EXPECTED)
+  message(FATAL_ERROR "pkg-config consumer printed '${printed}', expected '${EXPECTED}'")
+endif()
+message(STATUS "pkg-config consumer printed '${printed}'")

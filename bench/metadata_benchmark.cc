@@ -22,7 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
 #include "flinkstate/inspect.h"
-#include "flinkstate/metadata_generator.h"
+#include "tests/fixtures/metadata_generator.h"
 #include "flinkstate/metadata_reader.h"
 #include "flinkstate/strip_state.h"
 #include "flinkstate/serde/mapped_file.h"

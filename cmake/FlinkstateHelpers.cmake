@@ -43,6 +43,16 @@ function(flinkstate_cc_library)
     $<BUILD_INTERFACE:${PROJECT_BINARY_DIR}>
     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
   target_link_libraries(${target} PUBLIC ${A_DEPS} PRIVATE ${A_PRIVATE_DEPS})
+  # What the installed package must bring along (flinkstate_write_pkg_config).
+  set_property(GLOBAL APPEND PROPERTY FLINKSTATE_EXTERNAL_DEPS ${A_DEPS} ${A_PRIVATE_DEPS})
+  set_property(GLOBAL APPEND PROPERTY FLINKSTATE_LIBRARY_TARGETS ${target})
+  # Public headers in the source tree, relative to it (tests/examples).
+  foreach(h ${A_HDRS})
+    if(NOT IS_ABSOLUTE "${h}")
+      file(RELATIVE_PATH rel "${PROJECT_SOURCE_DIR}" "${CMAKE_CURRENT_SOURCE_DIR}/${h}")
+      set_property(GLOBAL APPEND PROPERTY FLINKSTATE_PUBLIC_HEADERS ${rel})
+    endif()
+  endforeach()
   if(FLINKSTATE_INSTALL)
     install(TARGETS ${target} EXPORT flinkstateTargets
             ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
@@ -79,4 +89,48 @@ function(flinkstate_cc_benchmark)
   add_executable(${A_NAME} ${A_SRCS})
   target_compile_options(${A_NAME} PRIVATE ${FLINKSTATE_WARNING_FLAGS})
   target_link_libraries(${A_NAME} PRIVATE ${A_DEPS} benchmark::benchmark)
+endfunction()
+
+# flinkstate_write_pkg_config(): configures cmake/flinkstate.pc.in into
+# ${PROJECT_BINARY_DIR}/flinkstate.pc and installs it in <libdir>/pkgconfig.
+# `Requires:` lists the pkg-config module of every external library a
+# flinkstate_cc_library links, as Debian names them: absl::<x> -> absl_<x>,
+# protobuf::libprotobuf -> protobuf (`pkg-config --list-all`). They are
+# public requirements, not Requires.private: the libraries are static and the
+# public headers include Abseil's and protobuf's.
+function(flinkstate_write_pkg_config)
+  get_property(deps GLOBAL PROPERTY FLINKSTATE_EXTERNAL_DEPS)
+  set(modules)
+  foreach(d ${deps})
+    if(d MATCHES "^absl::(.+)$")
+      list(APPEND modules "absl_${CMAKE_MATCH_1}")
+    elseif(d STREQUAL "protobuf::libprotobuf")
+      list(APPEND modules protobuf)
+    elseif(d MATCHES "^flinkstate::" OR d MATCHES "^flinkstate_")
+      # one of ours: in Libs
+    else()
+      message(FATAL_ERROR "flinkstate_write_pkg_config: no pkg-config module known for "
+                          "'${d}'; map it in cmake/FlinkstateHelpers.cmake")
+    endif()
+  endforeach()
+  list(REMOVE_DUPLICATES modules)
+  list(SORT modules)
+  list(JOIN modules " " FLINKSTATE_PC_REQUIRES)
+  # Relocatable: the prefix relative to the .pc file, unless the install
+  # directories were given as absolute paths.
+  set(pc_dir "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
+  if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}" OR IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
+    set(FLINKSTATE_PC_PREFIX "${CMAKE_INSTALL_PREFIX}")
+    set(FLINKSTATE_PC_LIBDIR "${CMAKE_INSTALL_FULL_LIBDIR}")
+    set(FLINKSTATE_PC_INCLUDEDIR "${CMAKE_INSTALL_FULL_INCLUDEDIR}")
+  else()
+    file(RELATIVE_PATH up "/root/${pc_dir}" "/root")
+    string(REGEX REPLACE "/$" "" up "${up}")
+    set(FLINKSTATE_PC_PREFIX "\${pcfiledir}/${up}")
+    set(FLINKSTATE_PC_LIBDIR "\${prefix}/${CMAKE_INSTALL_LIBDIR}")
+    set(FLINKSTATE_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
+  endif()
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/flinkstate.pc.in
+                 ${PROJECT_BINARY_DIR}/flinkstate.pc @ONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/flinkstate.pc DESTINATION ${pc_dir})
 endfunction()

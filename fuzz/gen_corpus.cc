@@ -5,7 +5,7 @@
 // test time. What is written here is what ../shared does not have:
 //
 //   metadata_reader, metadata_strip_relocate, operator_snapshot_reader:
-//     incident-shaped `_metadata` files (flinkstate/metadata_generator.h) for
+//     incident-shaped `_metadata` files (tests/fixtures/metadata_generator.h) for
 //     versions 3, 4, 5 with absolute (tag 2) and relative (tag 6) handles,
 //     tiny (parallelism 2, a few entries), and the v5 one converted by
 //     `EncodeStateFile` to versions 6 and 7 (no v1, v6 with channel state
@@ -33,7 +33,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "flinkstate/metadata_generator.h"
+#include "tests/fixtures/metadata_generator.h"
 #include "flinkstate/metadata_reader.h"
 #include "flinkstate/metadata_writer.h"
 #include "flinkstate/serde/byte_view.h"

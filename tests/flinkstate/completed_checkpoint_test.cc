@@ -14,12 +14,12 @@
 #include <vector>
 
 #include "flinkstate/completed_checkpoint.h"
-#include "flinkstate/completed_checkpoint_writer.h"
+#include "tests/fixtures/completed_checkpoint_writer.h"
 #include "flinkstate/ha_pointer.h"
 #include "flinkstate/ha_rewrite.h"
 #include "flinkstate/handle_walker.h"
 #include "flinkstate/inspect.h"
-#include "flinkstate/metadata_generator.h"
+#include "tests/fixtures/metadata_generator.h"
 #include "flinkstate/metadata_reader.h"
 #include "flinkstate/report_diff.h"
 #include "gmock/gmock.h"

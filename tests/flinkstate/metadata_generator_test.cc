@@ -4,7 +4,7 @@
 // the reader, round-trip through the writer, have the promised shape, and are
 // deterministic; and the uid -> operator-id hash matches Flink's.
 
-#include "flinkstate/metadata_generator.h"
+#include "tests/fixtures/metadata_generator.h"
 
 #include <unistd.h>
 

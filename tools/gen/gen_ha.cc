@@ -1,7 +1,7 @@
 // Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
 //
 // flinkstate-gen-ha: writes the HA `completedCheckpoint` file of a checkpoint
-// from its `_metadata` (flinkstate/completed_checkpoint_writer.h), e.g. for
+// from its `_metadata` (tests/fixtures/completed_checkpoint_writer.h), e.g. for
 // an incident-shaped HA file:
 //
 //   flinkstate-gen-incident --out /tmp/chk-1742/_metadata --target_size_mib 512
@@ -21,7 +21,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
-#include "flinkstate/completed_checkpoint_writer.h"
+#include "tests/fixtures/completed_checkpoint_writer.h"
 #include "flinkstate/metadata_reader.h"
 #include "flinkstate/serde/mapped_file.h"
 

@@ -1,7 +1,7 @@
 // Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
 //
 // flinkstate-gen-incident: writes a synthetic `_metadata` shaped like the
-// union-state incident of DESIGN.md (see flinkstate/metadata_generator.h).
+// union-state incident of DESIGN.md (see tests/fixtures/metadata_generator.h).
 //
 //   flinkstate-gen-incident --out /tmp/_metadata --target_size_mib 512
 //   flinkstate-gen-incident --out /tmp/_metadata --shape small-union
@@ -19,7 +19,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
-#include "flinkstate/metadata_generator.h"
+#include "tests/fixtures/metadata_generator.h"
 
 ABSL_FLAG(std::string, out, "", "Path of the _metadata file to write (required)");
 ABSL_FLAG(int32_t, version, 4, "Metadata format version: 3, 4 or 5");

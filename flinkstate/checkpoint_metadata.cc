@@ -6,6 +6,9 @@
 
 namespace flinkstate {
 
+static_assert(kMaxHandleTag == static_cast<uint8_t>(HandleTag::kSegmentPartitionableOperator),
+              "kMaxHandleTag (format_constants.h) must be the last HandleTag");
+
 const char* HandleTagName(uint8_t tag) {
   static constexpr const char* kNames[] = {
       "NULL_HANDLE",
@@ -27,6 +30,7 @@ const char* HandleTagName(uint8_t tag) {
       "EMPTY_SEGMENT_FILE_HANDLE",
       "SEGMENT_PARTITIONABLE_OPERATOR_STATE_HANDLE",
   };
+  static_assert(sizeof(kNames) / sizeof(kNames[0]) == kMaxHandleTag + 1);
   return tag < sizeof(kNames) / sizeof(kNames[0]) ? kNames[tag] : "UNKNOWN";
 }
 

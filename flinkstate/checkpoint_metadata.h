@@ -30,16 +30,15 @@
 #include <string>
 #include <vector>
 
+#include "flinkstate/format_constants.h"
 #include "flinkstate/serde/byte_view.h"
 
 namespace flinkstate {
 
 using serde::SourceRange;
 
-// `Checkpoints.HEADER_MAGIC_NUMBER`.
-inline constexpr uint32_t kMetadataMagic = 0x4960672D;
-// Magic in front of each master state record.
-inline constexpr uint32_t kMasterStateMagic = 0xC96B1696;
+// kMetadataMagic, kMasterStateMagic, the version bounds and kMaxHandleTag:
+// format_constants.h.
 
 // Handle type bytes of `MetadataV2V3SerializerBase` (Flink 1.2-2.x).
 enum class HandleTag : uint8_t {

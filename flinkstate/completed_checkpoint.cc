@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "flinkstate/ha_pointer.h"
 #include "flinkstate/javaobj/layouts.h"
+#include "flinkstate/javaobj/stream_constants.h"
 #include "flinkstate/javaobj/stream_reader.h"
 #include "flinkstate/serde/endian.h"
 #include "flinkstate/serde/status_macros.h"
@@ -733,7 +734,10 @@ bool LooksLikeCompletedCheckpoint(serde::ByteView in) {
   // AC ED 00 05 73 72 <u2 len> <name>
   const std::string name = kCompletedCheckpointClass;
   if (in.size() < 8 + name.size()) return false;
-  if (in[0] != 0xAC || in[1] != 0xED || in[4] != 0x73 || in[5] != 0x72) return false;
+  if (!javaobj::HasStreamHeader(in.data(), in.size()) || in[4] != javaobj::kTcObject ||
+      in[5] != javaobj::kTcClassDesc) {
+    return false;
+  }
   const size_t len = (size_t{in[6]} << 8) | in[7];
   return len == name.size() &&
          std::equal(name.begin(), name.end(), in.begin() + 8);

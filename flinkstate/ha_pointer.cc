@@ -3,24 +3,15 @@
 #include "flinkstate/ha_pointer.h"
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "flinkstate/javaobj/stream_constants.h"
 #include "flinkstate/javaobj/stream_reader.h"
 #include "flinkstate/serde/status_macros.h"
 
 namespace flinkstate {
-namespace {
-
-int Base64Value(uint8_t c) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  if (c == '+') return 62;
-  if (c == '/') return 63;
-  return -1;
-}
-
-}  // namespace
 
 bool LooksLikeBase64JavaStream(serde::ByteView text) {
   size_t i = 0;
@@ -43,32 +34,27 @@ absl::StatusOr<std::string> DecodeBase64JavaStream(serde::ByteView text) {
         "base64: ", n, " characters, not a positive multiple of 4 (padded "
         "java.util.Base64 text expected)"));
   }
-  std::string out;
-  out.reserve(n / 4 * 3);
-  for (size_t i = begin; i < end; i += 4) {
-    int v[4];
-    int pad = 0;
-    for (int k = 0; k < 4; ++k) {
-      const uint8_t c = text[i + k];
-      if (c == '=' && i + 4 == end && k >= 2) {
-        v[k] = 0;
-        ++pad;
-        continue;
-      }
-      v[k] = pad > 0 ? -1 : Base64Value(c);
-      if (v[k] < 0) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "base64: invalid character 0x", absl::Hex(c, absl::kZeroPad2),
-            " at byte ", i + k));
-      }
-    }
-    const uint32_t w = (v[0] << 18) | (v[1] << 12) | (v[2] << 6) | v[3];
-    out.push_back(static_cast<char>(w >> 16));
-    if (pad < 2) out.push_back(static_cast<char>((w >> 8) & 0xFF));
-    if (pad < 1) out.push_back(static_cast<char>(w & 0xFF));
+  // absl::Base64Unescape also takes unpadded text and whitespace inside it;
+  // java.util.Base64's basic decoder does not, and neither do we: the
+  // characters are checked first (which also names the offending byte).
+  const absl::string_view body(reinterpret_cast<const char*>(text.data()) + begin, n);
+  static constexpr absl::string_view kAlphabet =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=";
+  if (const size_t bad = body.find_first_not_of(kAlphabet); bad != absl::string_view::npos) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "base64: invalid character 0x",
+        absl::Hex(static_cast<uint8_t>(body[bad]), absl::kZeroPad2), " at byte ",
+        begin + bad));
   }
-  if (out.size() < 4 || static_cast<uint8_t>(out[0]) != 0xAC ||
-      static_cast<uint8_t>(out[1]) != 0xED || out[2] != 0 || out[3] != 5) {
+  // Only '=' can still be wrong: at most two, and only at the very end.
+  const size_t pad = body.find('=');
+  std::string out;
+  if ((pad != absl::string_view::npos && pad < n - 2) || !absl::Base64Unescape(body, &out)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("base64: misplaced '=' padding at byte ",
+                     begin + (pad == absl::string_view::npos ? n : pad)));
+  }
+  if (!javaobj::HasStreamHeader(reinterpret_cast<const uint8_t*>(out.data()), out.size())) {
     return absl::InvalidArgumentError(
         "base64: the decoded bytes are not a Java serialization stream (no AC ED 00 05)");
   }

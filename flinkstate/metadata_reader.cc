@@ -10,7 +10,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "flinkstate/format_constants.h"
+#include "flinkstate/javaobj/stream_constants.h"
 #include "flinkstate/serde/data_input.h"
+#include "flinkstate/serde/endian.h"
 #include "flinkstate/serde/modified_utf8.h"
 #include "flinkstate/serde/status_macros.h"
 
@@ -257,7 +260,8 @@ absl::Status MetadataDecoder::ReadMetadata(CheckpointMetadata* m) {
   if (magic != kMetadataMagic) {
     return Wrap(absl::InvalidArgumentError(absl::StrCat(
         "serde: not a Flink metadata file (magic 0x",
-        absl::Hex(magic, absl::kZeroPad8), ", expected 0x4960672d) at byte 0")));
+        absl::Hex(magic, absl::kZeroPad8), ", expected 0x",
+        absl::Hex(kMetadataMagic, absl::kZeroPad8), ") at byte 0")));
   }
   FLINKSTATE_RETURN_IF_ERROR(Wrap(in_.ReadUint32(&m->version)));
   version_ = m->version;
@@ -265,10 +269,10 @@ absl::Status MetadataDecoder::ReadMetadata(CheckpointMetadata* m) {
     return Error(absl::StatusCode::kUnimplemented,
                  "metadata version 0 (Flink 1.1 savepoints) is not supported");
   }
-  if (version_ > 7) {
+  if (version_ > kMaxMetadataVersion) {
     return Error(absl::StatusCode::kUnimplemented,
-                 absl::StrCat("unknown metadata version ", version_,
-                              " (known: 1 to 7)"));
+                 absl::StrCat("unknown metadata version ", version_, " (known: ",
+                              kMinMetadataVersion, " to ", kMaxMetadataVersion, ")"));
   }
   FLINKSTATE_RETURN_IF_ERROR(I64(&m->checkpoint_id));
   if (version_ >= 2) {
@@ -297,8 +301,7 @@ absl::Status MetadataDecoder::ReadMetadata(CheckpointMetadata* m) {
   if (version_ >= 4) {
     Scope s(this, "checkpointProperties");
     ByteView b = serde::Slice(in_.data(), {rest_at - in_.base_offset(), rest.size});
-    if (b.size() < 5 || b[0] != 0xAC || b[1] != 0xED || b[2] != 0x00 ||
-        b[3] != 0x05) {
+    if (b.size() < 5 || !javaobj::HasStreamHeader(b.data(), b.size())) {
       return Invalid(
           "expected the Java-serialized CheckpointProperties (AC ED 00 05) "
           "after the last operator");
@@ -917,13 +920,12 @@ absl::StatusOr<StateFile> ReadStateFile(ByteView input,
                                         const MetadataReadOptions& options) {
   StateFile f;
   f.size = input.size();
-  if (input.size() >= 4 && input[0] == 0x49 && input[1] == 0x60 &&
-      input[2] == 0x67 && input[3] == 0x2D) {
+  if (HasMetadataMagic(input)) {
     f.kind = StateFileKind::kMetadata;
     FLINKSTATE_ASSIGN_OR_RETURN(f.metadata, ReadCheckpointMetadata(input, options));
     return f;
   }
-  if (input.size() >= 4 && input[0] == 0xAC && input[1] == 0xED) {
+  if (input.size() >= 4 && serde::DecodeBigEndian16(input.data()) == javaobj::kStreamMagic) {
     return absl::InvalidArgumentError(
         "metadata: header: this is a Java serialization stream (AC ED), not a "
         "Flink metadata or operator-snapshot file at byte 0");

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "flinkstate/format_constants.h"
 #include "flinkstate/serde/data_output.h"
 #include "flinkstate/serde/status_macros.h"
 
@@ -135,7 +136,7 @@ absl::Status MetadataEncoder::Metadata(const CheckpointMetadata& m,
       b_.Copy(m.properties);
     } else {
       // A Java-serialized null: accepted by Flink's reader (no properties).
-      out().WriteBytes(serde::AsBytes(absl::string_view("\xAC\xED\x00\x05\x70", 5)));
+      out().WriteBytes(serde::AsBytes(kJavaSerializedNull));
     }
   } else {
     b_.Copy(m.trailing);
@@ -449,7 +450,7 @@ absl::StatusOr<EditPlan> EncodeStateFile(const StateFile& file, ByteView source,
   const uint32_t version = options.target_version != 0
                                ? options.target_version
                                : file.metadata.version;
-  if (version > 7) {
+  if (version > kMaxMetadataVersion) {
     return absl::InvalidArgumentError(
         absl::StrCat("metadata writer: unknown target version ", version));
   }

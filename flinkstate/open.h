@@ -41,6 +41,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "flinkstate/checkpoint_metadata.h"
+#include "flinkstate/format_constants.h"
 #include "flinkstate/ha_pointer.h"
 #include "flinkstate/javaobj/object_model.h"
 #include "flinkstate/javaobj/stream_constants.h"
@@ -50,12 +51,12 @@
 namespace flinkstate {
 
 // Markers by which `SniffFileKind` tells the kinds apart, besides
-// `kMetadataMagic` (checkpoint_metadata.h, Flink's
+// `kMetadataMagic` (format_constants.h, Flink's
 // `Checkpoints.HEADER_MAGIC_NUMBER`) and javaobj's `kStreamMagic` and
 // `kStreamVersion` (STREAM_MAGIC 0xACED, STREAM_VERSION 5), read big-endian.
 // Operator-snapshot files (OperatorSnapshotUtil): an int header 0 or 3, then a
 // handle tag at most this value.
-inline constexpr uint8_t kMaxSnapshotHandleTag = 17;
+inline constexpr uint8_t kMaxSnapshotHandleTag = kMaxHandleTag;
 // gzip (RFC 1952) and zip (PKWARE) magics, recognised only to name them.
 inline constexpr uint8_t kGzipMagic[2] = {0x1F, 0x8B};
 inline constexpr uint8_t kZipMagic[4] = {0x50, 0x4B, 0x03, 0x04};

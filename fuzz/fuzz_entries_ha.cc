@@ -20,6 +20,7 @@
 #include "flinkstate/handle_walker.h"
 #include "flinkstate/inspect.h"
 #include "flinkstate/javaobj/canonical.h"
+#include "flinkstate/javaobj/stream_constants.h"
 #include "flinkstate/javaobj/stream_reader.h"
 #include "flinkstate/javaobj/stream_writer.h"
 #include "flinkstate/relocate.h"
@@ -155,7 +156,7 @@ absl::Status FuzzHaFiles(ByteView input) {
       CheckError(kT, d.status());
       return d.status();
     }
-    FUZZ_CHECK(kT, absl::StartsWith(*d, absl::string_view("\xAC\xED\x00\x05", 4)),
+    FUZZ_CHECK(kT, javaobj::HasStreamHeader(reinterpret_cast<const uint8_t*>(d->data()), d->size()),
                "Base64 value decoded to no Java stream");
     // Re-encoding gives text of the same length that decodes to the same
     // bytes (a decoder may accept non-zero bits after the last byte, as

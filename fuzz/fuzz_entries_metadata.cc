@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "flinkstate/checkpoint_metadata.h"
+#include "flinkstate/format_constants.h"
 #include "flinkstate/handle_walker.h"
 #include "flinkstate/metadata_reader.h"
 #include "flinkstate/metadata_writer.h"
@@ -70,7 +71,7 @@ absl::Status FuzzMetadataReader(ByteView input) {
   if (input.empty()) return first;
   // The rest behind a valid header of the version the first byte picks, so
   // that every serializer is reached without guessing the magic.
-  const uint32_t version = 1 + input[0] % 7;
+  const uint32_t version = kMinMetadataVersion + input[0] % kMaxMetadataVersion;
   std::string framed;
   serde::DataOutput out(&framed);
   out.WriteUint32(kMetadataMagic);

@@ -17,9 +17,12 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "flinkstate/completed_checkpoint.h"
+#include "flinkstate/format_constants.h"
 #include "flinkstate/ha_pointer.h"
+#include "flinkstate/javaobj/stream_constants.h"
 #include "flinkstate/metadata_reader.h"
 #include "flinkstate/metadata_writer.h"
+#include "flinkstate/serde/modified_utf8.h"
 #include "flinkstate/serde/status_macros.h"
 
 ABSL_FLAG(bool, json, false, "print JSON instead of text (inspect, dump, diff)");
@@ -169,19 +172,11 @@ std::string JsonQuote(absl::string_view text) {
       ++i;
       continue;
     }
-    // A multi-byte sequence: shortest form, no surrogates, at most U+10FFFF.
-    size_t len = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
-    bool ok = len != 0 && i + len <= text.size();
-    uint32_t cp = len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
-    for (size_t k = 1; ok && k < len; ++k) {
-      ok = (b[i + k] & 0xC0) == 0x80;
-      cp = (cp << 6) | (b[i + k] & 0x3F);
-    }
-    static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-    ok = ok && cp >= kMin[len] && cp <= 0x10FFFF && (cp < 0xD800 || cp > 0xDFFF);
-    if (ok) {
-      out.append(text.data() + i, len);
-      i += len;
+    // A multi-byte character, if it is strict UTF-8 (no surrogate).
+    const serde::Utf8Char ch = serde::DecodeUtf8Char(text, i);
+    if (ch.is_strict()) {
+      out.append(text.data() + i, ch.length);
+      i += ch.length;
     } else {
       out += "\\ufffd";
       ++i;

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "flinkstate/drop_operator.h"
+#include "flinkstate/format_constants.h"
 #include "flinkstate/inspect.h"
 #include "flinkstate/metadata_writer.h"
 #include "flinkstate/relocate.h"
@@ -135,7 +136,10 @@ int RunStripState(const CommandArgs& a) {
 int RunConvert(const CommandArgs& a) {
   const std::vector<std::string>& args = a.positional;
   const int version = absl::GetFlag(FLAGS_to_version);
-  if (version < 2 || version > 7) return Usage("convert needs --to-version 2..7");
+  if (version < kMinWritableMetadataVersion || version > kMaxMetadataVersion) {
+    return Usage(absl::StrCat("convert needs --to-version ", kMinWritableMetadataVersion, "..",
+                              kMaxMetadataVersion));
+  }
   absl::StatusOr<OutputTarget> target = ResolveOutput(args);
   if (!target.ok()) return Usage(target.status().message());
   absl::StatusOr<Input> in = LoadStateFile(target->input);

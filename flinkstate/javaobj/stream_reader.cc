@@ -16,33 +16,6 @@
 
 namespace flinkstate::javaobj {
 
-namespace {
-
-// Checks modified UTF-8 the way `DataInputStream.readUTF` does. Returns the
-// index of the first bad byte, or `body.size()` when the body is valid.
-size_t FindInvalidModifiedUtf8(serde::ByteView body) {
-  const uint8_t* p = body.data();
-  size_t n = body.size(), i = 0;
-  while (i < n) {
-    uint8_t c = p[i];
-    if (c < 0x80) {
-      ++i;
-    } else if ((c & 0xE0) == 0xC0) {
-      if (i + 1 >= n || (p[i + 1] & 0xC0) != 0x80) return i;
-      i += 2;
-    } else if ((c & 0xF0) == 0xE0) {
-      if (i + 2 >= n || (p[i + 1] & 0xC0) != 0x80 || (p[i + 2] & 0xC0) != 0x80)
-        return i;
-      i += 3;
-    } else {
-      return i;
-    }
-  }
-  return n;
-}
-
-}  // namespace
-
 class StreamReader {
  public:
   StreamReader(serde::ByteView input, const DecodeOptions& options)
@@ -744,7 +717,7 @@ absl::Status StreamReader::ReadNewString(ItemId* out) {
   serde::ByteView body;
   uint64_t body_at = in_.position();
   FLINKSTATE_RETURN_IF_ERROR(in_.ReadBytes(len, &body));
-  size_t bad = FindInvalidModifiedUtf8(body);
+  size_t bad = serde::FindInvalidModifiedUtf8(body);
   if (bad != body.size()) {
     return Fail(absl::StatusCode::kInvalidArgument,
                 "malformed modified UTF-8 in string", body_at + bad);

@@ -85,6 +85,66 @@ absl::Status DecodeJavaChar(ByteView b, size_t* i, uint32_t* unit) {
 
 }  // namespace
 
+Utf8Char DecodeUtf8Char(absl::string_view text, size_t at) {
+  const auto* b = reinterpret_cast<const uint8_t*>(text.data());
+  const uint8_t c = b[at];
+  Utf8Char r;
+  r.error_at = at;
+  if (c < 0x80) {
+    r.code_point = c;
+    return r;
+  }
+  uint32_t len;
+  if ((c & 0xE0) == 0xC0) {
+    r.code_point = c & 0x1F;
+    len = 2;
+  } else if ((c & 0xF0) == 0xE0) {
+    r.code_point = c & 0x0F;
+    len = 3;
+  } else if ((c & 0xF8) == 0xF0) {
+    r.code_point = c & 0x07;
+    len = 4;
+  } else {
+    r.error = "invalid lead byte";
+    return r;
+  }
+  if (text.size() - at < len) {
+    r.error = "truncated sequence";
+    return r;
+  }
+  for (uint32_t k = 1; k < len; ++k) {
+    if ((b[at + k] & 0xC0) != 0x80) {
+      r.error = "bad continuation byte";
+      r.error_at = at + k;
+      return r;
+    }
+    r.code_point = (r.code_point << 6) | (b[at + k] & 0x3F);
+  }
+  static constexpr uint32_t kMin[5] = {0, 0, 0x80, 0x800, 0x10000};
+  if (r.code_point < kMin[len]) {
+    r.error = "overlong sequence";
+  } else if (r.code_point > 0x10FFFF) {
+    r.error = "code point above U+10FFFF";
+  } else {
+    r.length = len;
+  }
+  return r;
+}
+
+size_t FindInvalidModifiedUtf8(ByteView body) {
+  size_t i = 0;
+  while (i < body.size()) {
+    if (body[i] < 0x80) {
+      ++i;
+      continue;
+    }
+    const size_t at = i;
+    uint32_t unit;
+    if (!DecodeJavaChar(body, &i, &unit).ok()) return at;
+  }
+  return body.size();
+}
+
 size_t Utf8PrefixLength(absl::string_view text, size_t max) {
   if (text.size() <= max) return text.size();
   size_t cut = max;
@@ -129,41 +189,15 @@ absl::StatusOr<std::string> ModifiedUtf8ToUtf8(ByteView body) {
 absl::StatusOr<std::string> Utf8ToModifiedUtf8(absl::string_view utf8) {
   std::string out;
   out.reserve(utf8.size() + 8);
-  const auto* b = reinterpret_cast<const uint8_t*>(utf8.data());
-  const size_t n = utf8.size();
   size_t i = 0;
-  auto bad = [](absl::string_view what, size_t at) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "serde: invalid UTF-8: ", what, " at byte ", at, " of the string"));
-  };
-  while (i < n) {
-    const uint8_t c = b[i];
-    uint32_t cp;
-    size_t len;
-    if (c < 0x80) {
-      cp = c;
-      len = 1;
-    } else if ((c & 0xE0) == 0xC0) {
-      cp = c & 0x1F;
-      len = 2;
-    } else if ((c & 0xF0) == 0xE0) {
-      cp = c & 0x0F;
-      len = 3;
-    } else if ((c & 0xF8) == 0xF0) {
-      cp = c & 0x07;
-      len = 4;
-    } else {
-      return bad("invalid lead byte", i);
+  while (i < utf8.size()) {
+    const Utf8Char ch = DecodeUtf8Char(utf8, i);
+    if (ch.error != nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "serde: invalid UTF-8: ", ch.error, " at byte ", ch.error_at, " of the string"));
     }
-    if (n - i < len) return bad("truncated sequence", i);
-    for (size_t k = 1; k < len; ++k) {
-      if ((b[i + k] & 0xC0) != 0x80) return bad("bad continuation byte", i + k);
-      cp = (cp << 6) | (b[i + k] & 0x3F);
-    }
-    static constexpr uint32_t kMin[5] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < kMin[len]) return bad("overlong sequence", i);
-    if (cp > 0x10FFFF) return bad("code point above U+10FFFF", i);
-    i += len;
+    const uint32_t cp = ch.code_point;
+    i += ch.length;
     if (cp >= 0x10000) {
       const uint32_t v = cp - 0x10000;
       AppendJavaChar(0xD800 + (v >> 10), &out);

@@ -56,6 +56,38 @@ inline constexpr size_t kMaxWriteUtfBytes = 65535;
 [[nodiscard]] absl::StatusOr<std::string> Utf8ToModifiedUtf8(
     absl::string_view utf8);
 
+// One character of standard UTF-8, as `DecodeUtf8Char` found it.
+struct Utf8Char {
+  // The code point; meaningful only when `error` is null.
+  uint32_t code_point = 0;
+  // Bytes the character occupies (1 on error, so that a scanner can resync).
+  uint32_t length = 1;
+  // Null, or what is wrong: "invalid lead byte", "truncated sequence", "bad
+  // continuation byte", "overlong sequence", "code point above U+10FFFF".
+  const char* error = nullptr;
+  // Offset in the text of the byte `error` is about.
+  size_t error_at = 0;
+
+  // A surrogate code point U+D800..U+DFFF (the generalized 3-byte form that
+  // `ModifiedUtf8ToUtf8` emits for a lone surrogate; not valid UTF-8).
+  bool is_surrogate() const { return code_point >= 0xD800 && code_point <= 0xDFFF; }
+  // Valid, and allowed in strict UTF-8 (no surrogate).
+  bool is_strict() const { return error == nullptr && !is_surrogate(); }
+};
+
+// Decodes the UTF-8 character that starts at byte `at` of `text`: the one
+// UTF-8 validator of the project (Utf8ToModifiedUtf8, the CLI's JSON
+// quoting). Shortest forms only, at most U+10FFFF; surrogates are decoded
+// (check `is_strict()` where they are not allowed).
+// Precondition: `at < text.size()`.
+Utf8Char DecodeUtf8Char(absl::string_view text, size_t at);
+
+// The offset of the first byte of `body` at which Java's
+// `DataInputStream.readUTF` would fail (see the decoding rules above), or
+// `body.size()` if the whole body is valid modified UTF-8. The same check
+// `ModifiedUtf8ToUtf8` makes, without producing the text.
+size_t FindInvalidModifiedUtf8(ByteView body);
+
 // The length of the longest prefix of UTF-8 `text` that is at most `max` bytes
 // and does not end inside a multi-byte character (for shortening names in
 // messages and dumps without breaking a character).

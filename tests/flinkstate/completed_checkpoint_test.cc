@@ -408,7 +408,22 @@ TEST(HaPointerTest, BadBase64AndWrongGraphs) {
   EXPECT_THAT(DecodeBase64JavaStream(View(std::string("aGVsbG8h"))).status(),
               StatusIs(absl::StatusCode::kInvalidArgument, "not a Java serialization stream"));
   EXPECT_THAT(DecodeBase64JavaStream(View(std::string("rO0A=BAA"))).status(),
-              StatusIs(absl::StatusCode::kInvalidArgument, "invalid character"));
+              StatusIs(absl::StatusCode::kInvalidArgument, "misplaced '=' padding at byte 4"));
+  EXPECT_THAT(DecodeBase64JavaStream(View(std::string("rO0ABXA=rO0ABXA="))).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, "misplaced '=' padding at byte 7"));
+  // absl::Base64Unescape alone would take these; java.util.Base64's basic
+  // decoder does not, and neither do we.
+  EXPECT_THAT(DecodeBase64JavaStream(View(std::string("rO0ABXA"))).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, "7 characters, not a positive multiple of 4"));
+  EXPECT_THAT(DecodeBase64JavaStream(View(std::string("rO0A BXA"))).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, "invalid character 0x20 at byte 4"));
+  // Whitespace around the value is ignored; non-zero bits after the last
+  // byte are accepted, as java.util.Base64 accepts them.
+  for (const char* text : {"\n rO0ABXA=\n", "rO0ABXB="}) {
+    absl::StatusOr<std::string> d = DecodeBase64JavaStream(View(std::string(text)));
+    ASSERT_THAT(d.status(), IsOk()) << text;
+    EXPECT_EQ(*d, std::string("\xAC\xED\x00\x05\x70", 5)) << text;
+  }
   // A completedCheckpoint is not a pointer, and a pointer is not a checkpoint.
   EXPECT_THAT(DecodeHaPointer(View(Synth("1.20", "completedCheckpoint.bin"))).status(),
               StatusIs(absl::StatusCode::kInvalidArgument,

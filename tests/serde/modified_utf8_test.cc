@@ -183,6 +183,68 @@ TEST(ModifiedUtf8Test, MatchesJdkWriteUtfBytes) {
   EXPECT_EQ(rejected, 1);
 }
 
+TEST(ModifiedUtf8Test, DecodeUtf8CharValidatesOneCharacter) {
+  const std::string t = "a\xC3\xB6\xE2\x82\xAC\xF0\x9F\x98\x80";  // a U+00F6 U+20AC U+1F600
+  Utf8Char c = DecodeUtf8Char(t, 0);
+  EXPECT_TRUE(c.is_strict());
+  EXPECT_EQ(c.code_point, 0x61u);
+  EXPECT_EQ(c.length, 1u);
+  c = DecodeUtf8Char(t, 1);
+  EXPECT_EQ(c.code_point, 0xF6u);
+  EXPECT_EQ(c.length, 2u);
+  c = DecodeUtf8Char(t, 3);
+  EXPECT_EQ(c.code_point, 0x20ACu);
+  EXPECT_EQ(c.length, 3u);
+  c = DecodeUtf8Char(t, 6);
+  EXPECT_EQ(c.code_point, 0x1F600u);
+  EXPECT_EQ(c.length, 4u);
+  EXPECT_TRUE(c.is_strict());
+
+  struct Bad {
+    std::string text;
+    const char* error;
+    size_t at;
+  };
+  for (const Bad& b : std::vector<Bad>{
+           {"\x80", "invalid lead byte", 0},
+           {"\xF8\x88\x80\x80\x80", "invalid lead byte", 0},
+           {"\xE2\x82", "truncated sequence", 0},
+           {"\xE2\x28\xAC", "bad continuation byte", 1},
+           {"\xE2\x82\x28", "bad continuation byte", 2},
+           {"\xC0\x80", "overlong sequence", 0},
+           {"\xE0\x80\xAF", "overlong sequence", 0},
+           {"\xF4\x90\x80\x80", "code point above U+10FFFF", 0},
+       }) {
+    c = DecodeUtf8Char(b.text, 0);
+    ASSERT_NE(c.error, nullptr) << b.error;
+    EXPECT_STREQ(c.error, b.error);
+    EXPECT_EQ(c.error_at, b.at) << b.error;
+    EXPECT_EQ(c.length, 1u);
+    EXPECT_FALSE(c.is_strict());
+  }
+  // A surrogate in its generalized 3-byte form decodes, but is not strict
+  // UTF-8 (JSON output replaces it; Utf8ToModifiedUtf8 accepts it).
+  c = DecodeUtf8Char("\xED\xA0\x80", 0);
+  EXPECT_EQ(c.error, nullptr);
+  EXPECT_EQ(c.code_point, 0xD800u);
+  EXPECT_TRUE(c.is_surrogate());
+  EXPECT_FALSE(c.is_strict());
+}
+
+TEST(ModifiedUtf8Test, FindInvalidModifiedUtf8AgreesWithTheDecoder) {
+  EXPECT_EQ(FindInvalidModifiedUtf8(AsBytes(std::string("plain"))), 5u);
+  // NUL as C0 80, a raw NUL and a non-shortest form are all valid, as in Java.
+  const std::string ok = Bytes({'a', 0xC0, 0x80, 0x00, 0xE0, 0x80, 0x80, 0xED, 0xA0, 0x80});
+  EXPECT_EQ(FindInvalidModifiedUtf8(AsBytes(ok)), ok.size());
+  EXPECT_THAT(ModifiedUtf8ToUtf8(AsBytes(ok)), IsOk());
+  for (const std::string& bad : {Bytes({'a', 'b', 0x80}), Bytes({'a', 'b', 0xF0, 0x9F, 0x98, 0x80}),
+                                 Bytes({'a', 'b', 0xE2, 0x82}), Bytes({'a', 'b', 0xC3, 0x28})}) {
+    EXPECT_EQ(FindInvalidModifiedUtf8(AsBytes(bad)), 2u);
+    EXPECT_THAT(ModifiedUtf8ToUtf8(AsBytes(bad)).status(),
+                StatusIs(absl::StatusCode::kInvalidArgument, "malformed modified UTF-8"));
+  }
+}
+
 TEST(ModifiedUtf8Test, Utf8PrefixLengthEndsOnACharacter) {
   const std::string t = "ab\xC3\xB6\xE2\x82\xAC";  // "ab", U+00F6, U+20AC
   EXPECT_EQ(Utf8PrefixLength(t, 100), t.size());

@@ -9,11 +9,20 @@
 //   JAVAOBJ_BENCH_LARGE=/tmp/large.bin JAVAOBJ_BENCH_SMALL=/tmp/small.bin
 //     build/bench/javaobj_benchmark
 //
+// The `SmallObjects` benchmarks decode the issue-10 shape, a JDK-written
+// HashMap<String, SmallPojo> of 1 M entries over 1200 classes
+// (bench/java/smallobjects/, ~43 MB, 5 M items):
+//   JAVAOBJ_BENCH_SMALLOBJECTS=/work/bench-data/smallobjects-1m.ser
+// and report the model's bytes per item (`Stream::ItemStorageBytes`) and the
+// cost of reading every item through `Stream::item` (built on the fly) and
+// through the direct accessors.
+//
 // Without the variables the benchmarks build smaller inputs in process
 // (a 64 MiB long[] map and 100k small strings) so the binary always runs.
 
 #include <cstdlib>
 #include <string>
+#include <utility>
 
 #include "benchmark/benchmark.h"
 #include "flinkstate/javaobj/layouts.h"
@@ -67,8 +76,8 @@ struct Input {
 };
 
 const Input& Load(const char* env, bool large) {
-  static Input* inputs[2] = {nullptr, nullptr};
-  Input*& in = inputs[large ? 1 : 0];
+  static Input* inputs[3] = {nullptr, nullptr, nullptr};
+  Input*& in = inputs[std::string(env) == "JAVAOBJ_BENCH_SMALLOBJECTS" ? 2 : (large ? 1 : 0)];
   if (in != nullptr) return *in;
   in = new Input();
   if (const char* path = std::getenv(env)) {
@@ -156,6 +165,61 @@ void BM_VerifyRoundTrip_MillionObjects(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * in.bytes().size()));
 }
 BENCHMARK(BM_VerifyRoundTrip_MillionObjects)->Unit(benchmark::kMillisecond);
+
+void BM_Decode_SmallObjects(benchmark::State& state) {
+  const Input& in = Load("JAVAOBJ_BENCH_SMALLOBJECTS", false);
+  size_t items = 0, model = 0;
+  for (auto _ : state) {
+    absl::StatusOr<Stream> s = DecodeStream(in.bytes());
+    if (!s.ok()) {
+      state.SkipWithError(std::string(s.status().message()).c_str());
+      return;
+    }
+    items = s->num_items();
+    model = s->ItemStorageBytes();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * in.bytes().size()));
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * items));
+  state.counters["items"] = static_cast<double>(items);
+  state.counters["model_bytes_per_item"] =
+      items ? static_cast<double>(model) / static_cast<double>(items) : 0.0;
+}
+BENCHMARK(BM_Decode_SmallObjects)->Unit(benchmark::kMillisecond);
+
+const Stream& DecodedSmallObjects() {
+  static Stream* s = nullptr;
+  if (s == nullptr) {
+    absl::StatusOr<Stream> d = DecodeStream(Load("JAVAOBJ_BENCH_SMALLOBJECTS", false).bytes());
+    s = d.ok() ? new Stream(std::move(*d)) : new Stream();
+  }
+  return *s;
+}
+
+// Every item through `Stream::item` (the value built from the compact storage).
+void BM_ItemAccess_SmallObjects(benchmark::State& state) {
+  const Stream& s = DecodedSmallObjects();
+  for (auto _ : state) {
+    uint64_t sum = 0;
+    for (ItemId i = 0; i < s.num_items(); ++i) sum += s.item(i).range.size;
+    benchmark::DoNotOptimize(sum);
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * s.num_items()));
+}
+BENCHMARK(BM_ItemAccess_SmallObjects)->Unit(benchmark::kMillisecond);
+
+// The same through the direct accessors `kind` and `range`.
+void BM_DirectAccess_SmallObjects(benchmark::State& state) {
+  const Stream& s = DecodedSmallObjects();
+  for (auto _ : state) {
+    uint64_t sum = 0;
+    for (ItemId i = 0; i < s.num_items(); ++i) {
+      sum += static_cast<uint64_t>(s.kind(i)) + s.range(i).size;
+    }
+    benchmark::DoNotOptimize(sum);
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * s.num_items()));
+}
+BENCHMARK(BM_DirectAccess_SmallObjects)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace flinkstate::javaobj

@@ -2,6 +2,8 @@
 
 #include "flinkstate/javaobj/object_model.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "flinkstate/javaobj/stream_constants.h"
@@ -28,6 +30,25 @@ const char* ItemKindName(ItemKind kind) {
   return "?";
 }
 
+ItemKind ItemKindOfTag(uint8_t tag) {
+  switch (tag) {
+    case kTcReference: return ItemKind::kReference;
+    case kTcClassDesc: return ItemKind::kClassDesc;
+    case kTcProxyClassDesc: return ItemKind::kProxyClassDesc;
+    case kTcObject: return ItemKind::kObject;
+    case kTcString:
+    case kTcLongString: return ItemKind::kString;
+    case kTcArray: return ItemKind::kArray;
+    case kTcEnum: return ItemKind::kEnum;
+    case kTcClass: return ItemKind::kClass;
+    case kTcBlockData:
+    case kTcBlockDataLong: return ItemKind::kBlockData;
+    case kTcReset: return ItemKind::kReset;
+    case kTcException: return ItemKind::kException;
+    default: return ItemKind::kNull;
+  }
+}
+
 std::string ClassDesc::DisplayName() const {
   if (!is_proxy) return name;
   return absl::StrCat("proxy(", absl::StrJoin(interfaces, ","), ")");
@@ -40,6 +61,157 @@ int ClassDesc::FindField(absl::string_view field_name) const {
   return -1;
 }
 
+void Stream::AppendItem(uint64_t offset, uint8_t tag) {
+  const size_t id = num_items_++;
+  const size_t k = id & 15;
+  if (k == 0) {
+    OffsetGroup& g = groups_.emplace_back();
+    g.base = offset;
+    g.aux_rank = static_cast<uint32_t>(aux_.size());
+  }
+  OffsetGroup& g = groups_[id >> 4];
+  const uint64_t rel = offset - g.base;
+  uint8_t& narrow = narrow_.emplace_back();
+  if (g.wide == kNarrow && rel <= 0xFF) {
+    narrow = static_cast<uint8_t>(rel);
+  } else {
+    if (g.wide == kNarrow) {  // the group spans over 255 bytes: go wide
+      g.wide = static_cast<uint32_t>(wide_.size() >> 4);
+      for (size_t j = 0; j < 16; ++j) {
+        wide_.emplace_back() = j < k ? narrow_[id - k + j] : 0;
+      }
+    }
+    wide_[(size_t{g.wide} << 4) | k] = rel;
+  }
+  if (tag == kTcString || tag == kTcLongString) {
+    g.aux_mask |= static_cast<uint16_t>(1u << k);
+    aux_.emplace_back() = 0;  // the handle, set by AssignHandle
+  } else if (!IsLeafTag(tag)) {
+    g.aux_mask |= static_cast<uint16_t>(1u << k);
+    aux_.emplace_back() = static_cast<uint32_t>(nodes_.size());
+    nodes_.emplace_back() = Node();
+  }
+}
+
+uint64_t Stream::Size(ItemId id) const {
+  const uint64_t at = Offset(id);
+  const uint8_t* p = input_.data() + at;
+  switch (p[0]) {
+    case kTcNull:
+    case kTcReset: return 1;
+    case kTcReference: return 5;
+    case kTcString: return 3 + serde::DecodeBigEndian16(p + 1);
+    case kTcLongString: return 9 + serde::DecodeBigEndian64(p + 1);
+    case kTcBlockData: return 2 + p[1];
+    case kTcBlockDataLong: return 5 + serde::DecodeBigEndian32(p + 1);
+    default: {
+      const Node* n = NodeOf(id);
+      return n ? n->size : 0;
+    }
+  }
+}
+
+uint32_t Stream::EpochOf(ItemId id) const {
+  // Largest e with epoch_first_[e] <= id (epoch_first_[0] == 0).
+  size_t lo = 0, hi = epoch_first_.size();
+  while (hi - lo > 1) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (epoch_first_[mid] <= id) lo = mid; else hi = mid;
+  }
+  uint32_t e = static_cast<uint32_t>(lo);
+  // A TC_EXCEPTION belongs to the epoch its first table clear opens.
+  if (Tag(id) == kTcException) ++e;
+  return e;
+}
+
+ItemId Stream::Target(ItemId id) const {
+  const uint64_t at = Offset(id);
+  const int64_t index =
+      static_cast<int64_t>(static_cast<int32_t>(
+          serde::DecodeBigEndian32(input_.data() + at + 1))) -
+      kBaseWireHandle;
+  const uint32_t e = epoch_first_.size() == 1 ? 0 : EpochOf(id);
+  return handle_items_[epoch_begin_[e] + static_cast<uint64_t>(index)];
+}
+
+bool Stream::IsAborted(ItemId id) const {
+  if (aborted_items_.empty()) return false;
+  return std::binary_search(aborted_items_.begin(), aborted_items_.end(), id);
+}
+
+Item Stream::item(ItemId id) const {
+  Item it;
+  const uint64_t at = Offset(id);
+  const uint8_t* p = input_.data() + at;
+  it.tag = p[0];
+  it.kind = ItemKindOfTag(it.tag);
+  it.range.offset = at;
+  it.subtree_end = id + 1;
+  it.epoch = epoch_first_.size() == 1 ? 0 : EpochOf(id);
+  switch (it.tag) {
+    case kTcNull:
+    case kTcReset: it.range.size = 1; return it;
+    case kTcReference:
+      it.range.size = 5;
+      it.target = Target(id);
+      return it;
+    case kTcString:
+    case kTcLongString:
+    case kTcBlockData:
+    case kTcBlockDataLong: {
+      const uint64_t head = it.tag == kTcString ? 3
+                            : it.tag == kTcLongString ? 9
+                            : it.tag == kTcBlockData ? 2 : 5;
+      it.range.size = Size(id);
+      it.count = it.range.size - head;
+      it.payload = {at + head, it.count};
+      if (it.kind == ItemKind::kString) {
+        it.handle = static_cast<int32_t>(aux_[AuxIndex(id)]);
+      }
+      return it;
+    }
+    default: break;
+  }
+  const Node* n = NodeOf(id);
+  if (n == nullptr) return it;
+  it.range.size = n->size;
+  it.subtree_end = n->subtree_end;
+  it.num_children = n->num_children;
+  it.desc = n->desc;
+  it.handle = n->handle;
+  it.num_class_data = it.kind == ItemKind::kObject ? n->num_class_data : 0;
+  // Where the reader assigns the handle: before any child of a descriptor,
+  // after the class descriptor of everything else (no handle: 0).
+  it.assign_at = (n->handle < 0 || it.kind == ItemKind::kClassDesc ||
+                  it.kind == ItemKind::kProxyClassDesc) ? 0 : 1;
+  if (it.kind == ItemKind::kArray) {
+    it.count = n->count;
+    if (n->desc != kNoDesc && descs_[n->desc].name.size() >= 2) {
+      it.element_type = descs_[n->desc].name[1];
+      const int w = PrimitiveSize(it.element_type);
+      if (w != 0) {
+        const uint64_t bytes = uint64_t{n->count} * static_cast<uint64_t>(w);
+        it.payload = {at + n->size - bytes, bytes};
+      }
+    }
+  }
+  it.aborted = IsAborted(id);
+  return it;
+}
+
+size_t Stream::ItemStorageBytes() const {
+  size_t kids = 0, cds = 0;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    kids += nodes_[i].num_children * sizeof(ItemId);
+    cds += nodes_[i].num_class_data * sizeof(ClassData);
+  }
+  return groups_.size() * sizeof(OffsetGroup) + narrow_.size() +
+         wide_.size() * sizeof(uint64_t) + aux_.size() * sizeof(uint32_t) +
+         nodes_.size() * sizeof(Node) + kids + cds +
+         (top_level_.size() + handle_items_.size() + epoch_begin_.size() +
+          epoch_first_.size()) * sizeof(uint32_t);
+}
+
 uint32_t Stream::num_handles(uint32_t epoch) const {
   uint64_t end = epoch + 1 < epoch_begin_.size() ? epoch_begin_[epoch + 1]
                                                  : handle_items_.size();
@@ -47,25 +219,26 @@ uint32_t Stream::num_handles(uint32_t epoch) const {
 }
 
 std::string Stream::ClassNameOf(ItemId id) const {
-  const Item& it = items_[Resolve(id)];
-  switch (it.kind) {
+  const ItemId r = Resolve(id);
+  switch (kind(r)) {
     case ItemKind::kString: return "java.lang.String";
     case ItemKind::kObject:
     case ItemKind::kArray:
-    case ItemKind::kEnum: return descs_[it.desc].DisplayName();
+    case ItemKind::kEnum: return descs_[desc_of(r)].DisplayName();
     case ItemKind::kClass: return "java.lang.Class";
     default: return "";
   }
 }
 
 bool Stream::IsInstanceOf(ItemId id, absl::string_view class_name) const {
-  const Item& it = items_[Resolve(id)];
-  return (it.kind == ItemKind::kObject || it.kind == ItemKind::kEnum) &&
-         descs_[it.desc].name == class_name;
+  const ItemId r = Resolve(id);
+  const ItemKind k = kind(r);
+  return (k == ItemKind::kObject || k == ItemKind::kEnum) &&
+         descs_[desc_of(r)].name == class_name;
 }
 
 absl::StatusOr<std::string> Stream::StringValue(ItemId id) const {
-  const Item& it = items_[Resolve(id)];
+  const Item it = item(Resolve(id));
   if (it.kind != ItemKind::kString) {
     return absl::InvalidArgumentError(
         absl::StrCat("javaobj: item at byte ", it.range.offset,
@@ -77,7 +250,7 @@ absl::StatusOr<std::string> Stream::StringValue(ItemId id) const {
 }
 
 bool Stream::StringEquals(ItemId id, absl::string_view utf8) const {
-  const Item& it = items_[Resolve(id)];
+  const Item it = item(Resolve(id));
   if (it.kind != ItemKind::kString) return false;
   serde::ByteView body = serde::Slice(input_, it.payload);
   if (body.size() == utf8.size() && serde::IsPlainAscii(body)) {
@@ -89,7 +262,7 @@ bool Stream::StringEquals(ItemId id, absl::string_view utf8) const {
 
 ItemId Stream::FieldValue(ItemId object, absl::string_view field) const {
   ItemId obj = Resolve(object);
-  if (items_[obj].kind != ItemKind::kObject) return kNoItem;
+  if (kind(obj) != ItemKind::kObject) return kNoItem;
   absl::Span<const ClassData> cds = class_data(obj);
   absl::Span<const ItemId> kids = children(obj);
   for (size_t c = cds.size(); c-- > 0;) {
@@ -108,7 +281,7 @@ ItemId Stream::FieldValue(ItemId object, absl::string_view field) const {
 serde::SourceRange Stream::PrimFieldRange(ItemId object,
                                           absl::string_view field) const {
   ItemId obj = Resolve(object);
-  if (items_[obj].kind != ItemKind::kObject) return {};
+  if (kind(obj) != ItemKind::kObject) return {};
   absl::Span<const ClassData> cds = class_data(obj);
   for (size_t c = cds.size(); c-- > 0;) {
     const ClassDesc& d = descs_[cds[c].desc];
@@ -147,9 +320,9 @@ absl::StatusOr<int64_t> Stream::PrimFieldInt(ItemId object,
 
 absl::StatusOr<std::string> Stream::EnumName(ItemId id) const {
   ItemId e = Resolve(id);
-  if (items_[e].kind != ItemKind::kEnum || items_[e].num_children < 2) {
+  if (kind(e) != ItemKind::kEnum || children(e).size() < 2) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "javaobj: item at byte ", items_[e].range.offset, " is not an enum"));
+        "javaobj: item at byte ", Offset(e), " is not an enum"));
   }
   return StringValue(children(e)[1]);
 }

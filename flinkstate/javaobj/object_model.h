@@ -13,7 +13,7 @@
 //
 // Shape of the model:
 //   * Items are numbered in stream (pre-)order; the descendants of item `i`
-//     are exactly the ids `(i, item(i).subtree_end)`. Every item records its
+//     are exactly the ids `(i, subtree_end(i))`. Every item records its
 //     input `serde::SourceRange` (tag byte to last byte) and, if it defines a
 //     handle, its handle index (`0x7E0000 + index` on the wire) and epoch (the
 //     number of TC_RESET / TC_EXCEPTION table clears before it).
@@ -34,6 +34,15 @@
 //   * Payloads are never copied: strings, primitive arrays and block data are
 //     `payload` ranges of the input. A `long[]` of 50 million entries is one
 //     item of ~100 bytes.
+//   * Storage is compact (see `Stream`): about 2 bytes per item plus 4 per
+//     child entry, 4 per handle, 4 per string and a 48-byte node per compound
+//     item; `item(id)` builds the `Item` value on the fly (a few loads and
+//     the item's header bytes in the input), `kind(id)` and `range(id)` read
+//     one field. Inputs over 4 GiB are supported (64-bit group bases); item
+//     ids, handles and children counts are 32-bit (`DecodeLimits::max_items`).
+//
+// Thread safety: a decoded `Stream` is immutable; concurrent const calls
+// are safe.
 //
 // Lifetime: a `Stream` borrows the input bytes it was decoded from; every view
 // it returns (payloads, `input()`) is valid while that buffer (usually a
@@ -42,9 +51,13 @@
 #ifndef FLINKSTATE_JAVAOBJ_OBJECT_MODEL_H_
 #define FLINKSTATE_JAVAOBJ_OBJECT_MODEL_H_
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -77,6 +90,10 @@ enum class ItemKind : uint8_t {
 
 const char* ItemKindName(ItemKind kind);
 
+// One item as a value, built on the fly from the compact storage of `Stream`
+// (see `Stream::item`); the fields are the same as in the fat record of
+// earlier versions, so `const Item& it = s.item(id);` and `s.item(id).range`
+// keep compiling (the reference binds to the returned temporary).
 struct Item {
   // Whole item: from its type code to its last byte.
   serde::SourceRange range;
@@ -85,7 +102,7 @@ struct Item {
   serde::SourceRange payload;
   // kArray: element count. kString / kBlockData: payload bytes.
   uint64_t count = 0;
-  // Children are `Stream::children_[first_child, first_child + num_children)`.
+  // Always 0: children live in per-item runs, use `Stream::children`.
   uint32_t first_child = 0;
   uint32_t num_children = 0;
   // First id after this item's subtree.
@@ -95,7 +112,7 @@ struct Item {
   // kClassDesc / kProxyClassDesc: the descriptor defined here. kObject,
   // kArray, kEnum, kClass: the descriptor of the value (through references).
   DescId desc = kNoDesc;
-  // kObject: `Stream::class_data_[first_class_data, + num_class_data)`.
+  // Always 0: use `Stream::class_data`; `num_class_data` is its size.
   uint32_t first_class_data = 0;
   uint32_t num_class_data = 0;
   // Handle index within `epoch` defined by this item, or -1.
@@ -113,6 +130,10 @@ struct Item {
   // (`ObjectOutputStream.writeFatalException`); its data is incomplete.
   bool aborted = false;
 };
+
+// The kind of the item whose type code is `tag` (kNull for a byte that is
+// not an item's type code).
+ItemKind ItemKindOfTag(uint8_t tag);
 
 // One field of a class descriptor (`ObjectStreamField`).
 struct FieldDesc {
@@ -181,10 +202,8 @@ struct ClassData {
 // The first chunks grow geometrically (64, 64, 128, ... 2048 elements) up to
 // `kChunk` elements, then every chunk holds `kChunk`: memory stays
 // proportional to the element count, so a 12-byte stream does not cost a
-// 2.8 MB chunk of items (found by the fuzzers' allocation cap). Capacity
-// beyond the size is below `kChunk` elements (360 KiB of 88-byte items) at
-// any size; with 32768-element chunks a 33 KB stream of one-byte items paid
-// for 65536 items, twice what it used (found by the fuzzers' cap again).
+// large chunk (found by the fuzzers' allocation cap). Capacity beyond the
+// size is below `kChunk` elements at any size.
 template <typename T>
 class ChunkedVector {
  public:
@@ -195,18 +214,48 @@ class ChunkedVector {
   // Chunks covering [0, kChunk): [0, 64), [64, 128), [128, 256), ...
   static constexpr size_t kSmallChunks = kChunkBits - kFirstBits + 1;
 
+  class const_iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = T;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const T*;
+    using reference = const T&;
+    const_iterator(const ChunkedVector* v, size_t i) : v_(v), i_(i) {}
+    const T& operator*() const { return (*v_)[i_]; }
+    const_iterator& operator++() { ++i_; return *this; }
+    const_iterator operator++(int) { const_iterator c = *this; ++i_; return c; }
+    bool operator==(const const_iterator& o) const { return i_ == o.i_; }
+    bool operator!=(const const_iterator& o) const { return i_ != o.i_; }
+
+   private:
+    const ChunkedVector* v_;
+    size_t i_;
+  };
+
   size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
   T& operator[](size_t i) { return *Locate(i); }
   const T& operator[](size_t i) const { return *Locate(i); }
+  // Like `std::vector::at`: `std::out_of_range` past the end.
+  const T& at(size_t i) const {
+    if (i >= size_) throw std::out_of_range("ChunkedVector::at");
+    return *Locate(i);
+  }
+  const T& front() const { return *Locate(0); }
+  const T& back() const { return *Locate(size_ - 1); }
+  const_iterator begin() const { return const_iterator(this, 0); }
+  const_iterator end() const { return const_iterator(this, size_); }
   T& emplace_back() {
     const size_t n = size_;
     if (n == 0 || (n >= kFirst && n <= kChunk && (n & (n - 1)) == 0) ||
         (n > kChunk && (n & (kChunk - 1)) == 0)) {
       const size_t len = n < kFirst ? kFirst : (n < kChunk ? n : kChunk);
-      chunks_.emplace_back(new T[len]);
+      chunks_.emplace_back(new T[len]());
     }
     return (*this)[size_++];
   }
+  void push_back(const T& v) { emplace_back() = v; }
 
  private:
   T* Locate(size_t i) const {
@@ -218,11 +267,75 @@ class ChunkedVector {
     return &chunks_[kSmallChunks + (i >> kChunkBits) - 1][i & (kChunk - 1)];
   }
 
- private:
   std::vector<std::unique_ptr<T[]>> chunks_;
   size_t size_ = 0;
 };
 
+// An append-only store of runs of `T` (each item's children, each object's
+// class data): every run is contiguous, never moves, and is handed out as a
+// pointer. Runs share chunks of up to `kChunk` elements (a run that does not
+// fit in the rest of a chunk starts the next one; runs over `kChunk / 8` get
+// an allocation of their own), so spare capacity stays under 1/8 of the
+// stored elements plus one chunk.
+template <typename T>
+class RunArena {
+ public:
+  static constexpr size_t kFirst = 64;
+  static constexpr size_t kChunk = 4096;
+  const T* Append(const T* src, size_t n) {
+    if (n == 0) return nullptr;
+    T* dst = Reserve(n);
+    std::copy(src, src + n, dst);
+    return dst;
+  }
+  // A run of `n` (> 0) elements to be filled by the caller.
+  T* Reserve(size_t n) {
+    T* dst;
+    if (n > kChunk / 8) {
+      blocks_.emplace_back(new T[n]);
+      dst = blocks_.back().get();
+    } else {
+      if (n > room_) {
+        next_ = next_ == 0 ? kFirst : (next_ < kChunk ? next_ * 2 : kChunk);
+        const size_t len = next_ < n ? n : next_;
+        blocks_.emplace_back(new T[len]);
+        cur_ = blocks_.back().get();
+        room_ = len;
+      }
+      dst = cur_;
+      cur_ += n;
+      room_ -= n;
+    }
+    return dst;
+  }
+
+ private:
+  std::vector<std::unique_ptr<T[]>> blocks_;
+  T* cur_ = nullptr;
+  size_t room_ = 0;
+  size_t next_ = 0;
+};
+
+// Ids in stream order, as `Stream::top_level` returns them: indexable,
+// iterable, `size()`, `empty()`, `front()`, `at()` like `std::vector`.
+using ItemIdList = ChunkedVector<ItemId>;
+
+// Memory layout (the "compact model"; a few bytes per item instead of an
+// 88-byte record):
+//   * per item, 1 byte: the item's offset relative to its group of 16 items
+//     (`OffsetGroup`, 24 bytes per 16 items: a 64-bit base, so inputs over
+//     4 GiB are fine); groups spanning more than 255 bytes keep 16 full
+//     64-bit offsets in a side table instead (they cover >= 256 input bytes);
+//   * the kind and type code are not stored: they are the input byte at the
+//     item's offset (the model borrows the input anyway);
+//   * leaves need nothing else: sizes, payloads and counts of strings and
+//     block data are read from their headers, a TC_REFERENCE's target from
+//     its handle value and the handle table of its epoch;
+//   * strings keep their handle (4 bytes) and compound items (descriptors,
+//     objects, arrays, enums, classes, exceptions) a 40-byte `Node`, found
+//     through a 16-bit mask and rank in the item's group;
+//   * children and class data are contiguous runs in `RunArena`s; the handle
+//     table, epochs and top-level ids are chunked 32-bit arrays.
 class Stream {
  public:
   Stream() = default;
@@ -232,18 +345,35 @@ class Stream {
   // Lifetime: valid while the decoded buffer is alive.
   serde::ByteView input() const { return input_; }
   // Top-level content items in order (objects, block data, resets).
-  const std::vector<ItemId>& top_level() const { return top_level_; }
-  size_t num_items() const { return items_.size(); }
-  const Item& item(ItemId id) const { return items_[id]; }
+  const ItemIdList& top_level() const { return top_level_; }
+  size_t num_items() const { return num_items_; }
+  // The item `id` (< num_items()), built from the compact storage; the
+  // accessors below read single fields without building it.
+  Item item(ItemId id) const;
+  ItemKind kind(ItemId id) const { return ItemKindOfTag(Tag(id)); }
+  serde::SourceRange range(ItemId id) const {
+    return {Offset(id), Size(id)};
+  }
+  ItemId subtree_end(ItemId id) const {
+    const Node* n = NodeOf(id);
+    return n ? n->subtree_end : id + 1;
+  }
+  // The descriptor of a descriptor / object / array / enum / class item,
+  // else kNoDesc.
+  DescId desc_of(ItemId id) const {
+    const Node* n = NodeOf(id);
+    return n ? n->desc : kNoDesc;
+  }
   absl::Span<const ItemId> children(ItemId id) const {
-    const Item& it = items_[id];
-    return absl::Span<const ItemId>(children_.data() + it.first_child,
-                                    it.num_children);
+    const Node* n = NodeOf(id);
+    return n ? absl::Span<const ItemId>(n->kids, n->num_children)
+             : absl::Span<const ItemId>();
   }
   absl::Span<const ClassData> class_data(ItemId object) const {
-    const Item& it = items_[object];
-    return absl::Span<const ClassData>(class_data_.data() + it.first_class_data,
-                                       it.num_class_data);
+    const Node* n = NodeOf(object);
+    return n && kind(object) == ItemKind::kObject
+               ? absl::Span<const ClassData>(n->class_data, n->num_class_data)
+               : absl::Span<const ClassData>();
   }
   size_t num_descs() const { return descs_.size(); }
   const ClassDesc& desc(DescId id) const { return descs_[id]; }
@@ -261,7 +391,7 @@ class Stream {
 
   // Follows a TC_REFERENCE to its defining item; other ids unchanged.
   ItemId Resolve(ItemId id) const {
-    return items_[id].kind == ItemKind::kReference ? items_[id].target : id;
+    return Tag(id) == kTagReference ? Target(id) : id;
   }
   // Class name of the value `id` (through references): the descriptor name
   // for objects, arrays, enums; "java.lang.String" for strings; "" else.
@@ -300,20 +430,88 @@ class Stream {
   // including `root`). References are not followed.
   template <typename Fn>
   void ForEachInSubtree(ItemId root, Fn&& fn) const {
-    for (ItemId i = root; i < items_[root].subtree_end; ++i) fn(i);
+    for (ItemId i = root, end = subtree_end(root); i < end; ++i) fn(i);
   }
+
+  // Heap bytes held by the item storage (offsets, nodes, children, class
+  // data, handles; not descriptors), for benchmarks and tests.
+  size_t ItemStorageBytes() const;
 
  private:
   friend class StreamReader;
 
+  static constexpr uint8_t kTagReference = 0x71;
+  static constexpr uint32_t kNarrow = 0xFFFFFFFF;
+  // Offsets and aux lookup for items [16 g, 16 g + 16).
+  struct OffsetGroup {
+    uint64_t base = 0;       // offset of item 16 g
+    uint32_t wide = kNarrow;  // `wide_[16 wide + k]` holds item 16 g + k
+    uint32_t aux_rank = 0;   // aux entries before this group
+    uint16_t aux_mask = 0;   // bit k: item 16 g + k has an aux entry
+  };
+  // A compound item (descriptor, object, array, enum, class, exception).
+  struct Node {
+    uint64_t size = 0;
+    const ItemId* kids = nullptr;
+    const ClassData* class_data = nullptr;
+    uint32_t num_children = 0;
+    ItemId subtree_end = 0;
+    DescId desc = kNoDesc;
+    int32_t handle = -1;
+    uint32_t count = 0;  // kArray: element count
+    uint32_t num_class_data = 0;
+  };
+
+  uint8_t Tag(ItemId id) const { return input_[Offset(id)]; }
+  uint64_t Offset(ItemId id) const {
+    const OffsetGroup& g = groups_[id >> 4];
+    return g.base + (g.wide == kNarrow ? narrow_[id]
+                                       : wide_[(size_t{g.wide} << 4) | (id & 15)]);
+  }
+  // Index of `id`'s aux entry, or -1.
+  int64_t AuxIndex(ItemId id) const {
+    const OffsetGroup& g = groups_[id >> 4];
+    const uint32_t bit = 1u << (id & 15);
+    if (!(g.aux_mask & bit)) return -1;
+    return g.aux_rank + __builtin_popcount(g.aux_mask & (bit - 1));
+  }
+  const Node* NodeOf(ItemId id) const {
+    const int64_t a = AuxIndex(id);
+    if (a < 0 || IsLeafTag(Tag(id))) return nullptr;
+    return &nodes_[aux_[a]];
+  }
+  Node* MutableNode(ItemId id) {
+    return const_cast<Node*>(NodeOf(id));
+  }
+  static bool IsLeafTag(uint8_t tag) {
+    return tag == 0x70 || tag == 0x71 || tag == 0x74 || tag == 0x7C ||
+           tag == 0x77 || tag == 0x7A || tag == 0x79;
+  }
+  uint64_t Size(ItemId id) const;
+  ItemId Target(ItemId id) const;
+  uint32_t EpochOf(ItemId id) const;
+  bool IsAborted(ItemId id) const;
+  // Appends item `num_items_` at `offset`; `aux` is stored for items that
+  // carry one (strings: the handle; compound items: a new `Node`).
+  void AppendItem(uint64_t offset, uint8_t tag);
+
   serde::ByteView input_;
-  ChunkedVector<Item> items_;
-  std::vector<ItemId> children_;
-  std::vector<ClassData> class_data_;
+  size_t num_items_ = 0;
+  ChunkedVector<OffsetGroup> groups_;
+  ChunkedVector<uint8_t> narrow_;
+  ChunkedVector<uint64_t> wide_;
+  ChunkedVector<uint32_t> aux_;
+  ChunkedVector<Node> nodes_;
+  RunArena<ItemId> kids_;
+  RunArena<ClassData> class_data_;
   std::vector<ClassDesc> descs_;
-  std::vector<ItemId> top_level_;
-  std::vector<ItemId> handle_items_;
-  std::vector<uint64_t> epoch_begin_;
+  ItemIdList top_level_;
+  ChunkedVector<ItemId> handle_items_;
+  // Epoch e begins at handle `epoch_begin_[e]` and item `epoch_first_[e]`.
+  ChunkedVector<uint32_t> epoch_begin_;
+  ChunkedVector<ItemId> epoch_first_;
+  // Items ended by TC_EXCEPTION, ascending (sorted when decoding ends).
+  std::vector<ItemId> aborted_items_;
   bool aborted_ = false;
 };
 

@@ -2,6 +2,7 @@
 
 #include "flinkstate/javaobj/stream_reader.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -55,32 +56,37 @@ class StreamReader {
 
   // --- model helpers -------------------------------------------------------
   absl::StatusOr<ItemId> NewItem(ItemKind kind, uint8_t tag, uint64_t offset) {
-    if (s_.items_.size() >= limits_.max_items) {
+    if (s_.num_items_ >= limits_.max_items) {
       return Fail(absl::StatusCode::kResourceExhausted,
                   absl::StrCat("more than ", limits_.max_items, " items"),
                   offset);
     }
-    ItemId id = static_cast<ItemId>(s_.items_.size());
-    Item& it = s_.items_.emplace_back();
-    it = Item();
-    it.kind = kind;
-    it.tag = tag;
-    it.range.offset = offset;
-    it.epoch = epoch_;
+    ItemId id = static_cast<ItemId>(s_.num_items_);
+    (void)kind;  // the kind is the type code's (`ItemKindOfTag(tag)`)
+    s_.AppendItem(offset, tag);
     return id;
   }
   // Records the end of item `id` and moves its children from the scratch
   // stack (entries from `mark` on) into the arena.
   void Finish(ItemId id, size_t mark) {
-    Item& it = s_.items_[id];
-    it.first_child = static_cast<uint32_t>(s_.children_.size());
-    it.num_children = static_cast<uint32_t>(scratch_.size() - mark);
-    s_.children_.insert(s_.children_.end(), scratch_.begin() + mark,
-                        scratch_.end());
+    if (Stream::Node* n = s_.MutableNode(id)) {
+      n->num_children = static_cast<uint32_t>(scratch_.size() - mark);
+      n->kids = s_.kids_.Append(scratch_.data() + mark, n->num_children);
+      n->size = in_.position() - s_.Offset(id);
+      n->subtree_end = static_cast<ItemId>(s_.num_items_);
+    }
+    // Leaves need nothing: their sizes are in their headers.
     scratch_.resize(mark);
-    it.range.size = in_.position() - it.range.offset;
-    it.subtree_end = static_cast<ItemId>(s_.items_.size());
-    if (aborted_) it.aborted = true;
+    if (aborted_) s_.aborted_items_.push_back(id);
+  }
+  // `Finish` for a compound item whose children were written to `run`.
+  void FinishRun(ItemId id, const ItemId* run, uint32_t n) {
+    Stream::Node* node = s_.MutableNode(id);
+    node->num_children = n;
+    node->kids = run;
+    node->size = in_.position() - s_.Offset(id);
+    node->subtree_end = static_cast<ItemId>(s_.num_items_);
+    if (aborted_) s_.aborted_items_.push_back(id);
   }
   absl::Status AssignHandle(ItemId id, size_t mark) {
     uint64_t n = s_.handle_items_.size() - s_.epoch_begin_.back();
@@ -90,13 +96,20 @@ class StreamReader {
                   in_.position());
     }
     s_.handle_items_.push_back(id);
-    s_.items_[id].handle = static_cast<int32_t>(n);
-    s_.items_[id].assign_at = static_cast<uint32_t>(scratch_.size() - mark);
+    // `assign_at` (`scratch_.size() - mark`) is implied by the kind: 0 for
+    // strings and descriptors, 1 (after the class descriptor) otherwise.
+    (void)mark;
+    if (Stream::Node* node = s_.MutableNode(id)) {
+      node->handle = static_cast<int32_t>(n);
+    } else {
+      s_.aux_[static_cast<size_t>(s_.AuxIndex(id))] = static_cast<uint32_t>(n);
+    }
     return absl::OkStatus();
   }
   void NewEpoch() {
     ++epoch_;
-    s_.epoch_begin_.push_back(s_.handle_items_.size());
+    s_.epoch_begin_.push_back(static_cast<uint32_t>(s_.handle_items_.size()));
+    s_.epoch_first_.push_back(static_cast<ItemId>(s_.num_items_));
   }
   absl::Status Enter(uint64_t offset) {
     if (++depth_ > limits_.max_depth) {
@@ -265,6 +278,7 @@ absl::StatusOr<Stream> StreamReader::Read() {
                 absl::StrCat("unsupported stream version ", version), 2);
   }
   s_.epoch_begin_.push_back(0);
+  s_.epoch_first_.push_back(0);
   uint32_t index = 0;
   while (!in_.at_end()) {
     if (aborted_) {
@@ -279,6 +293,7 @@ absl::StatusOr<Stream> StreamReader::Read() {
     s_.top_level_.push_back(id);
   }
   s_.aborted_ = aborted_;
+  std::sort(s_.aborted_items_.begin(), s_.aborted_items_.end());
   return std::move(s_);
 }
 
@@ -379,9 +394,9 @@ absl::Status StreamReader::ReadPrevObject(Expect expect, ItemId* out) {
                 at);
   }
   ItemId target = s_.handle_items_[s_.epoch_begin_.back() + index];
-  const Item& t = s_.items_[target];
+  const ItemKind tkind = s_.kind(target);
   bool is_desc =
-      t.kind == ItemKind::kClassDesc || t.kind == ItemKind::kProxyClassDesc;
+      tkind == ItemKind::kClassDesc || tkind == ItemKind::kProxyClassDesc;
   if (expect == Expect::kObject && is_desc) {
     return Fail(absl::StatusCode::kInvalidArgument,
                 absl::StrFormat("reference 0x%08X to a class descriptor where "
@@ -389,15 +404,15 @@ absl::Status StreamReader::ReadPrevObject(Expect expect, ItemId* out) {
                                 static_cast<uint32_t>(handle)),
                 at);
   }
-  if (expect == Expect::kTypeString && t.kind != ItemKind::kString) {
+  if (expect == Expect::kTypeString && tkind != ItemKind::kString) {
     return Fail(absl::StatusCode::kInvalidArgument,
                 absl::StrFormat("reference 0x%08X to a %s where a field type "
                                 "string is expected",
                                 static_cast<uint32_t>(handle),
-                                ItemKindName(t.kind)),
+                                ItemKindName(tkind)),
                 at);
   }
-  s_.items_[*out].target = target;
+  // The target is implied by the handle value and the epoch.
   Finish(*out, scratch_.size());
   return absl::OkStatus();
 }
@@ -418,7 +433,7 @@ absl::Status StreamReader::ReadClassDesc(ItemId* out, DescId* desc) {
       FLINKSTATE_RETURN_IF_ERROR(tag == kTcClassDesc ? ReadNewClassDesc(out)
                                                      : ReadNewProxyClassDesc(out));
       --depth_;
-      *desc = s_.items_[*out].desc;
+      *desc = s_.desc_of(*out);
       return absl::OkStatus();
     }
     case kTcReference: {
@@ -436,25 +451,25 @@ absl::Status StreamReader::ReadClassDesc(ItemId* out, DescId* desc) {
                     at);
       }
       ItemId target = s_.handle_items_[s_.epoch_begin_.back() + index];
-      const Item& t = s_.items_[target];
-      if (t.kind != ItemKind::kClassDesc && t.kind != ItemKind::kProxyClassDesc) {
+      const ItemKind tkind = s_.kind(target);
+      const DescId tdesc = s_.desc_of(target);
+      if (tkind != ItemKind::kClassDesc && tkind != ItemKind::kProxyClassDesc) {
         return Fail(absl::StatusCode::kInvalidArgument,
                     absl::StrFormat("reference 0x%08X to a %s where a class "
                                     "descriptor is expected",
                                     static_cast<uint32_t>(handle),
-                                    ItemKindName(t.kind)),
+                                    ItemKindName(tkind)),
                     at);
       }
-      if (!s_.descs_[t.desc].complete) {
+      if (!s_.descs_[tdesc].complete) {
         return Fail(absl::StatusCode::kInvalidArgument,
                     absl::StrFormat("reference 0x%08X to a class descriptor "
                                     "that is still being read",
                                     static_cast<uint32_t>(handle)),
                     at);
       }
-      s_.items_[*out].target = target;
       Finish(*out, scratch_.size());
-      *desc = t.desc;
+      *desc = tdesc;
       return absl::OkStatus();
     }
     default:
@@ -476,7 +491,7 @@ absl::Status StreamReader::ReadNewClassDesc(ItemId* out) {
   DescId did = static_cast<DescId>(s_.descs_.size());
   s_.descs_.emplace_back();
   s_.descs_[did].item = id;
-  s_.items_[id].desc = did;
+  s_.MutableNode(id)->desc = did;
   path_.push_back({Seg::kClassDesc, did, 0});
   FLINKSTATE_RETURN_IF_ERROR(in_.Skip(1));
   serde::SourceRange name_range;
@@ -582,7 +597,7 @@ absl::Status StreamReader::ReadNewProxyClassDesc(ItemId* out) {
   s_.descs_[did].item = id;
   s_.descs_[did].is_proxy = true;
   s_.descs_[did].flags = kScSerializable;
-  s_.items_[id].desc = did;
+  s_.MutableNode(id)->desc = did;
   path_.push_back({Seg::kClassDesc, did, 0});
   FLINKSTATE_RETURN_IF_ERROR(in_.Skip(1));
   FLINKSTATE_RETURN_IF_ERROR(AssignHandle(id, mark));
@@ -674,9 +689,7 @@ absl::Status StreamReader::ReadBlockData(ItemId* out) {
                              in_.remaining(), " remaining bytes"),
                 at);
   }
-  Item& it = s_.items_[*out];
-  it.payload = {in_.position(), len};
-  it.count = len;
+  // The payload and its length are implied by the header.
   FLINKSTATE_RETURN_IF_ERROR(in_.Skip(len));
   Finish(*out, scratch_.size());
   return absl::OkStatus();
@@ -722,9 +735,6 @@ absl::Status StreamReader::ReadNewString(ItemId* out) {
     return Fail(absl::StatusCode::kInvalidArgument,
                 "malformed modified UTF-8 in string", body_at + bad);
   }
-  Item& it = s_.items_[*out];
-  it.payload = {body_at, len};
-  it.count = len;
   Finish(*out, scratch_.size());
   return absl::OkStatus();
 }
@@ -761,7 +771,7 @@ absl::Status StreamReader::ReadNewObject(ItemId* out) {
                   absl::StrCat("TC_OBJECT of enum class ", d.name), at);
     }
   }
-  s_.items_[id].desc = did;
+  s_.MutableNode(id)->desc = did;
   FLINKSTATE_RETURN_IF_ERROR(AssignHandle(id, mark));
   if (aborted_) {
     Finish(id, mark);
@@ -823,11 +833,10 @@ absl::Status StreamReader::ReadNewObject(ItemId* out) {
     }
   }
   path_.pop_back();
-  Item& it = s_.items_[id];
-  it.first_class_data = static_cast<uint32_t>(s_.class_data_.size());
-  it.num_class_data = static_cast<uint32_t>(cd_scratch_.size() - cd_mark);
-  s_.class_data_.insert(s_.class_data_.end(), cd_scratch_.begin() + cd_mark,
-                        cd_scratch_.end());
+  Stream::Node* node = s_.MutableNode(id);
+  node->num_class_data = static_cast<uint32_t>(cd_scratch_.size() - cd_mark);
+  node->class_data = s_.class_data_.Append(cd_scratch_.data() + cd_mark,
+                                           node->num_class_data);
   cd_scratch_.resize(cd_mark);
   Finish(id, mark);
   return absl::OkStatus();
@@ -858,8 +867,7 @@ absl::Status StreamReader::ReadNewArray(ItemId* out) {
                 absl::StrCat("invalid array class name ", s_.descs_[did].name),
                 at);
   }
-  s_.items_[id].desc = did;
-  s_.items_[id].element_type = et;
+  s_.MutableNode(id)->desc = did;
   FLINKSTATE_RETURN_IF_ERROR(AssignHandle(id, mark));
   uint64_t len_at = in_.position();
   int32_t len;
@@ -873,7 +881,7 @@ absl::Status StreamReader::ReadNewArray(ItemId* out) {
                 absl::StrCat("array length ", len, " exceeds the limit"),
                 len_at);
   }
-  s_.items_[id].count = static_cast<uint64_t>(len);
+  s_.MutableNode(id)->count = static_cast<uint32_t>(len);
   int width = PrimitiveSize(et);
   uint64_t min_bytes = static_cast<uint64_t>(len) * (width ? width : 1);
   if (min_bytes > in_.remaining()) {
@@ -883,16 +891,25 @@ absl::Status StreamReader::ReadNewArray(ItemId* out) {
                 len_at);
   }
   if (width) {
-    s_.items_[id].payload = {in_.position(), min_bytes};
+    // The payload is the last `min_bytes` of the item (`Stream::item`).
     FLINKSTATE_RETURN_IF_ERROR(in_.Skip(min_bytes));
   } else {
+    // The element count is known (and bounded by the remaining input): the
+    // children go straight into their run instead of through `scratch_`,
+    // which would double the cost of a flood of null elements.
+    ItemId* run = s_.kids_.Reserve(static_cast<size_t>(len) + 1);
+    run[0] = scratch_[mark];  // the class descriptor
+    scratch_.resize(mark);
+    uint32_t n = 1;
     for (int32_t i = 0; i < len && !aborted_; ++i) {
       path_.push_back({Seg::kElement, static_cast<uint32_t>(i), 0});
       ItemId v;
       FLINKSTATE_RETURN_IF_ERROR(ReadObject(Expect::kObject, &v));
       path_.pop_back();
-      scratch_.push_back(v);
+      run[n++] = v;
     }
+    FinishRun(id, run, n);
+    return absl::OkStatus();
   }
   Finish(id, mark);
   return absl::OkStatus();
@@ -916,7 +933,7 @@ absl::Status StreamReader::ReadNewEnum(ItemId* out) {
     return Fail(absl::StatusCode::kInvalidArgument,
                 "TC_ENUM whose class descriptor is not an enum class", at);
   }
-  s_.items_[id].desc = did;
+  s_.MutableNode(id)->desc = did;
   FLINKSTATE_RETURN_IF_ERROR(AssignHandle(id, mark));
   path_.push_back({Seg::kEnumName, 0, 0});
   ItemId name;
@@ -944,7 +961,7 @@ absl::Status StreamReader::ReadNewClass(ItemId* out) {
     return Fail(absl::StatusCode::kInvalidArgument,
                 "TC_CLASS with a null class descriptor", at);
   }
-  s_.items_[id].desc = did;
+  s_.MutableNode(id)->desc = did;
   FLINKSTATE_RETURN_IF_ERROR(AssignHandle(id, mark));
   Finish(id, mark);
   return absl::OkStatus();
@@ -959,8 +976,7 @@ absl::Status StreamReader::ReadException(ItemId* out) {
   FLINKSTATE_ASSIGN_OR_RETURN(ItemId id, NewItem(ItemKind::kException, kTcException, at));
   *out = id;
   FLINKSTATE_RETURN_IF_ERROR(in_.Skip(1));
-  NewEpoch();
-  s_.items_[id].epoch = epoch_;
+  NewEpoch();  // the exception item belongs to this epoch (`Stream::EpochOf`)
   uint8_t tag;
   FLINKSTATE_RETURN_IF_ERROR(PeekTag(&tag));
   if (tag != kTcObject) {

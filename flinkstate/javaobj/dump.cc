@@ -672,7 +672,9 @@ class Dumper {
       }
       case ItemKind::kArray: {
         JsonHead(it, "array");
-        absl::StrAppend(out_, ",\"class\":", JsonEscape(s_.desc(it.desc).name), ",\"length\":", it.count);
+        absl::StrAppend(out_, ",\"class\":", JsonEscape(s_.desc(it.desc).name), ",\"length\":", it.count,
+                        ",\"classDesc\":");
+        Json(kids[0]);
         int w = PrimitiveSize(it.element_type);
         if (w != 0) {
           serde::ByteView p = serde::Slice(s_.input(), it.payload);
@@ -740,6 +742,11 @@ absl::Status TooLong(const DumpOptions& options, serde::ByteView input) {
 absl::Status DumpStream(serde::ByteView input, const DumpOptions& options,
                         std::string* out) {
   FLINKSTATE_ASSIGN_OR_RETURN(Stream s, DecodeStream(input, options.decode));
+  return DumpDecodedStream(s, options, out);
+}
+
+absl::Status DumpDecodedStream(const Stream& s, const DumpOptions& options, std::string* out) {
+  const serde::ByteView input = s.input();
   const size_t start = out->size();
   Dumper d(s, options, out, nullptr);
   d.Run();

@@ -75,6 +75,10 @@ struct DumpOptions {
                                       const DumpOptions& options,
                                       std::string* out);
 
+// As above for a stream already decoded (`options.decode` is not used).
+[[nodiscard]] absl::Status DumpDecodedStream(const Stream& stream, const DumpOptions& options,
+                                             std::string* out);
+
 // The same text written to `out` as it is made, in pieces of about 1 MiB at
 // item boundaries, so memory stays bounded by the decoded model whatever the
 // size of the text. Return values as above, and `DataLoss` if `out` fails;

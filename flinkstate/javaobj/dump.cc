@@ -327,10 +327,19 @@ class Dumper {
     uint64_t kinds[static_cast<int>(ItemKind::kException) + 1] = {};
     uint64_t max_depth = 0, depth_sum = 0, values = 0;
     // Pre-order ids with `subtree_end`: a stack of open subtrees gives depth.
+    // Open subtrees; `in_desc` counts the class descriptors among them (items
+    // inside a descriptor are not values and have no value depth).
     std::vector<ItemId> open;
+    uint64_t in_desc = 0;
+    auto is_desc = [&](ItemId i) {
+      return s_.item(i).kind == ItemKind::kClassDesc || s_.item(i).kind == ItemKind::kProxyClassDesc;
+    };
     for (ItemId id = 0; id < s_.num_items(); ++id) {
       const Item& it = s_.item(id);
-      while (!open.empty() && s_.item(open.back()).subtree_end <= id) open.pop_back();
+      while (!open.empty() && s_.item(open.back()).subtree_end <= id) {
+        if (is_desc(open.back())) --in_desc;
+        open.pop_back();
+      }
       ++kinds[static_cast<int>(it.kind)];
       uint64_t own = it.range.size;
       for (ItemId k : s_.children(id)) own -= s_.item(k).range.size;
@@ -352,12 +361,24 @@ class Dumper {
       Row& r = rows[name];
       ++r.instances;
       r.bytes += own;
-      if (it.kind != ItemKind::kClassDesc && it.kind != ItemKind::kProxyClassDesc) {
+      // A value's depth: the values it is nested in (the reference from an
+      // object to its class descriptor is framing, not a value).
+      bool desc_ref = false;
+      if (!open.empty()) {
+        const ItemKind pk = s_.item(open.back()).kind;
+        desc_ref = (pk == ItemKind::kObject || pk == ItemKind::kArray || pk == ItemKind::kEnum ||
+                    pk == ItemKind::kClass) &&
+                   s_.children(open.back())[0] == id;
+      }
+      if (!is_desc(id) && in_desc == 0 && !desc_ref) {
         max_depth = std::max<uint64_t>(max_depth, open.size());
         depth_sum += open.size();
         ++values;
       }
-      if (it.subtree_end > id + 1) open.push_back(id);
+      if (it.subtree_end > id + 1) {
+        if (is_desc(id)) ++in_desc;
+        open.push_back(id);
+      }
     }
     std::vector<std::pair<std::string, Row>> sorted(rows.begin(), rows.end());
     std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {

@@ -8,6 +8,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "flinkstate/ha_pointer.h"
 #include "flinkstate/javaobj/layouts.h"
 #include "flinkstate/javaobj/stream_constants.h"
@@ -28,6 +29,33 @@ constexpr char kRt[] = "org.apache.flink.runtime.";
 std::string Short(const std::string& name) {
   return absl::StartsWith(name, kRt) ? name.substr(sizeof(kRt) - 1) : name;
 }
+
+}  // namespace
+
+const std::vector<KnownClassShape>& KnownClassShapes() {
+  // serialVersionUIDs as declared in Flink's sources (unchanged 1.13-2.x);
+  // fields: the ones this reader needs, by the names Flink gives them.
+  static const auto* shapes = new std::vector<KnownClassShape>{
+      {"CompletedCheckpoint", "org.apache.flink.runtime.checkpoint.CompletedCheckpoint",
+       "1.13-2.x", -8360248179615702014LL, {"checkpointID", "job", "operatorStates"}},
+      {"OperatorState", "org.apache.flink.runtime.checkpoint.OperatorState", "1.13-2.x",
+       -4845578005863201810LL,
+       {"operatorID", "operatorSubtaskStates", "parallelism", "maxParallelism"}},
+      {"OperatorState", "org.apache.flink.runtime.checkpoint.FullyFinishedOperatorState",
+       "1.14-2.x", 0, {"operatorID", "operatorSubtaskStates"}},
+      {"OperatorSubtaskState", "org.apache.flink.runtime.checkpoint.OperatorSubtaskState",
+       "1.13-2.x", -2394696997971923995LL,
+       {"managedOperatorState", "rawOperatorState", "managedKeyedState", "rawKeyedState"}},
+      {"OperatorSubtaskState",
+       "org.apache.flink.runtime.checkpoint.FinishedOperatorSubtaskState", "1.14-2.x", 0,
+       {"managedOperatorState", "rawOperatorState"}},
+      {"StateObjectCollection", "org.apache.flink.runtime.checkpoint.StateObjectCollection",
+       "1.13-2.x", 1, {"stateObjects"}},
+  };
+  return *shapes;
+}
+
+namespace {
 
 class GraphReader {
  public:
@@ -54,17 +82,19 @@ class GraphReader {
         break;
       }
     }
-    if (root == kNoItem || !s_.IsInstanceOf(root, kCompletedCheckpointClass)) {
+    auto info = std::make_shared<CompletedCheckpointInfo>();
+    info_ = info.get();
+    if (root == kNoItem || !Matches(root, "CompletedCheckpoint", "top level")) {
       return absl::InvalidArgumentError(absl::StrCat(
           "completedCheckpoint: top level: expected ", kCompletedCheckpointClass,
           ", found ", root == kNoItem ? "no object" : s_.ClassNameOf(root),
-          " at byte ", root == kNoItem ? 4 : s_.item(root).range.offset));
+          root == kNoItem ? "" : Nearest(root), " at byte ",
+          root == kNoItem ? 4 : s_.item(root).range.offset));
     }
+    CheckSerialVersionUids();
     StateFile file;
     file.kind = StateFileKind::kCompletedCheckpoint;
     file.size = s_.input().size();
-    auto info = std::make_shared<CompletedCheckpointInfo>();
-    info_ = info.get();
     file.metadata.version = 0;
     FLINKSTATE_ASSIGN_OR_RETURN(file.metadata.checkpoint_id,
                                 Long(root, "checkpointID", "checkpoint"));
@@ -543,10 +573,9 @@ class GraphReader {
                            OperatorSubtaskState* st) {
     id = s_.Resolve(id);
     const std::string cls = Short(s_.ClassNameOf(id));
-    if (cls != "checkpoint.OperatorSubtaskState" &&
-        cls != "checkpoint.FinishedOperatorSubtaskState") {
+    if (!Matches(id, "OperatorSubtaskState", path)) {
       return Fail(path, absl::StrCat("expected OperatorSubtaskState, found ",
-                                     s_.ClassNameOf(id)),
+                                     s_.ClassNameOf(id), Nearest(id)),
                   id);
     }
     st->finished = cls == "checkpoint.FinishedOperatorSubtaskState";
@@ -604,9 +633,9 @@ class GraphReader {
     const ItemId soc = s_.FieldValue(owner, slot);
     if (IsNull(soc)) return out;
     const std::string p = absl::StrCat(path, ".", slot);
-    if (!s_.IsInstanceOf(soc, "org.apache.flink.runtime.checkpoint.StateObjectCollection")) {
+    if (!Matches(soc, "StateObjectCollection", p)) {
       return Fail(p, absl::StrCat("expected StateObjectCollection, found ",
-                                  s_.ClassNameOf(soc)),
+                                  s_.ClassNameOf(soc), Nearest(soc)),
                   s_.Resolve(soc));
     }
     FLINKSTATE_ASSIGN_OR_RETURN(javaobj::ContainerView v,
@@ -621,8 +650,9 @@ class GraphReader {
     id = s_.Resolve(id);
     const std::string cls = Short(s_.ClassNameOf(id));
     const std::string path = absl::StrCat("operatorStates[", index, "]");
-    if (cls != "checkpoint.OperatorState" && cls != "checkpoint.FullyFinishedOperatorState") {
-      return Fail(path, absl::StrCat("expected OperatorState, found ", s_.ClassNameOf(id)),
+    if (!Matches(id, "OperatorState", path)) {
+      return Fail(path, absl::StrCat("expected OperatorState, found ", s_.ClassNameOf(id),
+                                     Nearest(id)),
                   id);
     }
     op->id = IdBytes(s_.FieldValue(id, "operatorID"));
@@ -667,6 +697,75 @@ class GraphReader {
                        return a.slot < b.slot;  // managed... before raw...
                      });
     return absl::OkStatus();
+  }
+
+  // True if object `id` plays `role`: its class is a known shape of the
+  // role, or (a renamed or relocated class, a newer release) its own class
+  // descriptors have every field the shape needs; then it is read by
+  // structure and a warning names the class and the shape it matched.
+  bool Matches(ItemId id, absl::string_view role, absl::string_view path) {
+    id = s_.Resolve(id);
+    if (s_.item(id).kind != ItemKind::kObject) return false;
+    const std::string cls = s_.ClassNameOf(id);
+    for (const KnownClassShape& k : KnownClassShapes()) {
+      if (k.role == role && cls == k.class_name) return true;
+    }
+    for (const KnownClassShape& k : KnownClassShapes()) {
+      if (k.role != role || Missing(id, k) != 0) continue;
+      if (std::find(drifted_.begin(), drifted_.end(), cls) == drifted_.end()) {
+        drifted_.push_back(cls);
+        info_->shape_warnings.push_back(absl::StrCat(
+            path, ": class ", cls, " is not a known ", role,
+            " class; read by structure as the nearest known shape ", k.class_name,
+            " (Flink ", k.releases, "), whose fields it has"));
+      }
+      return true;
+    }
+    return false;
+  }
+  // Fields of `k` that object `id`'s class chain does not declare.
+  int Missing(ItemId id, const KnownClassShape& k) const {
+    int missing = 0;
+    const javaobj::ClassDesc& d = s_.desc(s_.item(id).desc);
+    for (const char* f : k.fields) {
+      bool found = false;
+      for (javaobj::DescId c : d.chain) found |= s_.desc(c).FindField(f) >= 0;
+      if (!found) ++missing;
+    }
+    return missing;
+  }
+  // " (nearest known shape X: missing N of its M fields)" for an error.
+  std::string Nearest(ItemId id) const {
+    id = s_.Resolve(id);
+    if (s_.item(id).kind != ItemKind::kObject) return "";
+    const KnownClassShape* best = nullptr;
+    int best_missing = 0;
+    for (const KnownClassShape& k : KnownClassShapes()) {
+      const int m = Missing(id, k);
+      if (best == nullptr || m < best_missing) {
+        best = &k;
+        best_missing = m;
+      }
+    }
+    if (best == nullptr || best_missing == static_cast<int>(best->fields.size())) return "";
+    return absl::StrCat(" (nearest known shape ", best->class_name, ": ", best_missing, " of its ",
+                        best->fields.size(), " fields missing)");
+  }
+  // A known class whose serialVersionUID is not the one Flink declares: the
+  // JDK's ObjectInputStream refuses it (InvalidClassException) on a Flink
+  // whose class has the declared value.
+  void CheckSerialVersionUids() {
+    for (size_t d = 0; d < s_.num_descs(); ++d) {
+      const javaobj::ClassDesc& cd = s_.desc(d);
+      for (const KnownClassShape& k : KnownClassShapes()) {
+        if (k.suid == 0 || cd.name != k.class_name || cd.suid == k.suid) continue;
+        info_->shape_warnings.push_back(absl::StrFormat(
+            "class %s has serialVersionUID 0x%016x, Flink %s declares 0x%016x: "
+            "ObjectInputStream on such a Flink throws java.io.InvalidClassException "
+            "(local class incompatible)",
+            cd.name, static_cast<uint64_t>(cd.suid), k.releases, static_cast<uint64_t>(k.suid)));
+      }
+    }
   }
 
   bool DescHasField(absl::string_view cls, absl::string_view field) const {
@@ -714,6 +813,7 @@ class GraphReader {
   CompletedCheckpointInfo* info_ = nullptr;
   int keyed_depth_ = 0;
   std::vector<std::string> classes_seen_;
+  std::vector<std::string> drifted_;
 };
 
 }  // namespace

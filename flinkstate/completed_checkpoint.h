@@ -59,6 +59,20 @@ namespace flinkstate {
 inline constexpr char kCompletedCheckpointClass[] =
     "org.apache.flink.runtime.checkpoint.CompletedCheckpoint";
 
+// One known shape of a Flink class at a position of the CompletedCheckpoint
+// graph: the table the reader consults (a new release's shape is one entry).
+// A class whose name is in no entry for its position, but whose stream
+// descriptors declare every field of an entry for that role, is read by
+// structure (with a `shape_warnings` entry naming it and the entry).
+struct KnownClassShape {
+  const char* role;        // "CompletedCheckpoint", "OperatorState", ...
+  const char* class_name;  // the Java class
+  const char* releases;    // Flink releases with this shape, "1.13-2.x"
+  int64_t suid;            // declared serialVersionUID; 0: not checked
+  std::vector<const char*> fields;  // fields the reader needs
+};
+const std::vector<KnownClassShape>& KnownClassShapes();
+
 // An operator-state handle of the graph and where it sits; `map` is the
 // `stateNameToPartitionOffsets` map object (definition item), the key of
 // every strip edit.
@@ -94,6 +108,10 @@ struct CompletedCheckpointInfo {
   std::string flink_versions;
   // "<path>: <class>" for every handle whose class is not known.
   std::vector<std::string> unknown_classes;
+  // Drifted class shapes: a class at a known position whose name is not a
+  // known shape but whose fields are (read by structure, see
+  // `KnownClassShapes`), and known classes with another serialVersionUID.
+  std::vector<std::string> shape_warnings;
   std::vector<OperatorHandleRef> operator_handles;
 };
 

@@ -417,6 +417,7 @@ report::Report BuildReport(const StateFile& file, serde::ByteView input,
                            absl::StrCat(u, " is not a handle class flinkstate knows; it "
                                            "is kept unchanged and not counted"));
       }
+      for (const std::string& w : cc->shape_warnings) builder.AddWarning("CLASS_SHAPE_DRIFT", w);
     }
     r.set_checkpoint_id(m.checkpoint_id);
     uint64_t master_bytes = 0;

@@ -55,7 +55,10 @@ void PrintStats();
 [[nodiscard]] absl::Status FuzzModifiedUtf8(serde::ByteView input);
 
 // Java stream decoder: accepts or fails with a `javaobj:` status; an accepted
-// stream describes (canonical.h) and views every container it can.
+// stream describes (canonical.h) and views every container it can; trailing
+// data is the tail after the last item; the `dump --summary` counts equal the
+// dump's. Input that `serde::DecodeInputFormat` decodes (gzip, hex, Base64,
+// ConfigMap text) is decoded within its bound and must round-trip.
 [[nodiscard]] absl::Status FuzzJavaObjStream(serde::ByteView input);
 
 // Decode -> encode reproduces the input byte for byte; an empty rewriter plan

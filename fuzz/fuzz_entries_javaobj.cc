@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "flinkstate/javaobj/canonical.h"
+#include "flinkstate/javaobj/dump.h"
 #include "flinkstate/javaobj/layouts.h"
 #include "flinkstate/javaobj/object_model.h"
 #include "flinkstate/javaobj/rewriter.h"
@@ -22,6 +24,7 @@
 #include "flinkstate/javaobj/stream_writer.h"
 #include "flinkstate/serde/byte_view.h"
 #include "flinkstate/serde/edit_plan.h"
+#include "flinkstate/serde/input_format.h"
 #include "fuzz/alloc_guard.h"
 #include "fuzz/fuzz_common.h"
 #include "fuzz/fuzz_entries.h"
@@ -33,6 +36,27 @@ using serde::ByteView;
 absl::Status FuzzJavaObjStream(ByteView input) {
   AllocGuard::SetBudget(BudgetFor(input.size(), kJavaObjBudgetMultiple));
   constexpr absl::string_view kT = "javaobj_stream";
+  // Input-format detection (gzip, hex, Base64, ConfigMap text): never more
+  // than its bound; what it decodes to is a stream under the same checks.
+  {
+    serde::InputFormatLimits limits;
+    limits.max_decoded_bytes = 4 * input.size() + 4096;
+    absl::StatusOr<serde::DecodedInput> d =
+        serde::DecodeInputFormat(input, serde::InputFormat::kAuto, limits);
+    if (d.ok() && !d->layers.empty()) {
+      CountOutcome("javaobj: input decoded from gzip/hex/Base64/ConfigMap text");
+      const ByteView raw = d->bytes(input);
+      absl::StatusOr<javaobj::Stream> inner = javaobj::DecodeStream(raw, FuzzDecodeOptions());
+      if (inner.ok()) {
+        absl::StatusOr<std::string> enc = javaobj::EncodeStream(*inner);
+        FUZZ_CHECK(kT, enc.ok() && *enc == serde::AsStringView(raw),
+                   "decoded ", d->Description(), " stream does not round-trip");
+      }
+      return absl::OkStatus();
+    }
+    FUZZ_CHECK(kT, d.ok() || d.status().code() != absl::StatusCode::kInternal,
+               "input format: ", d.status().ToString());
+  }
   absl::StatusOr<javaobj::Stream> s = javaobj::DecodeStream(input, FuzzDecodeOptions());
   if (!s.ok()) {
     FUZZ_CHECK(kT, absl::StartsWith(s.status().message(), "javaobj: "),
@@ -78,6 +102,58 @@ absl::Status FuzzJavaObjStream(ByteView input) {
     FUZZ_CHECK(kT, static_cast<int64_t>(v->entries.size()) == v->size,
                "container ", i, " size ", v->size, " but ", v->entries.size(),
                " entries");
+  }
+  // Trailing data starts after the last top-level item with a byte that is no
+  // type code and runs to the end of the input.
+  const serde::SourceRange tr = s->trailing();
+  if (tr.size != 0) {
+    CountOutcome("javaobj: trailing data");
+    FUZZ_CHECK(kT, tr.end() == input.size() && !s->top_level().empty() &&
+                       s->item(s->top_level().back()).range.end() == tr.offset &&
+                       (input[tr.offset] < 0x70 || input[tr.offset] > 0x7E),
+               "trailing range ", tr.offset, "+", tr.size, " is not the tail after the last item");
+  }
+  // After an aborted item the reader goes on: later items are whole.
+  if (s->aborted()) {
+    CountOutcome("javaobj: content after TC_EXCEPTION");
+    bool any = false;
+    for (javaobj::ItemId t : s->top_level()) any |= s->item(t).aborted;
+    FUZZ_CHECK(kT, any, "stream aborted but no top-level item is");
+  }
+  // The summary counts what the dump shows: one histogram instance per
+  // "object" item of the JSON tree, shallow bytes adding up to the stream.
+  {
+    javaobj::DumpOptions o;
+    o.json = true;
+    // Bounded well inside the allocation budget.
+    o.max_output_bytes = 4 * input.size() + 4096;
+    o.decode = FuzzDecodeOptions();
+    std::string tree, summary;
+    if (javaobj::DumpDecodedStream(*s, o, &tree).ok()) {
+      uint64_t objects = 0, in_summary = 0, bytes = 0;
+      for (size_t p = 0; (p = tree.find("\"kind\":\"object\"", p)) != std::string::npos; ++p) {
+        ++objects;
+      }
+      std::string().swap(tree);
+      o.summary = true;
+      absl::Status st = javaobj::DumpDecodedStream(*s, o, &summary);
+      FUZZ_CHECK(kT, st.ok() || st.code() == absl::StatusCode::kResourceExhausted,
+                 "summary fails where the dump works: ", st.ToString());
+      const size_t kinds = summary.find("\"kinds\":{");
+      const absl::string_view kv = absl::string_view(summary).substr(
+          kinds, summary.find('}', kinds) - kinds);
+      if (size_t p = kv.find("\"object\":"); p != absl::string_view::npos) {
+        in_summary = std::strtoull(kv.data() + p + 9, nullptr, 10);
+      }
+      for (size_t p = 0; (p = summary.find(",\"bytes\":", p)) != std::string::npos; ++p) {
+        bytes += std::strtoull(summary.c_str() + p + 9, nullptr, 10);
+      }
+      FUZZ_CHECK(kT, !st.ok() || objects == in_summary, "dump shows ", objects,
+                 " objects, summary ", in_summary);
+      FUZZ_CHECK(kT, !st.ok() || bytes == input.size() - 4 - tr.size, "summary bytes ", bytes,
+                 " for a stream of ", input.size());
+      if (st.ok()) CountOutcome("javaobj: summary equals dump");
+    }
   }
   CountOutcome("javaobj: accepted stream checked");
   return absl::OkStatus();

@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(g++ cmake ninja-build pkg-config libabsl-dev libprotobuf-dev
           protobuf-compiler libgtest-dev libgmock-dev libbenchmark-dev time
-          clang libclang-rt-14-dev)
+          clang libclang-rt-14-dev zlib1g-dev python3-jsonschema)
 if [[ "${1:-}" == "--with-java" ]]; then
   packages+=(openjdk-17-jdk-headless maven)
 fi

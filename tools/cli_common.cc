@@ -23,6 +23,7 @@
 #include "flinkstate/metadata_reader.h"
 #include "flinkstate/metadata_writer.h"
 #include "flinkstate/serde/modified_utf8.h"
+#include "flinkstate/serde/input_format.h"
 #include "flinkstate/serde/status_macros.h"
 
 ABSL_FLAG(bool, json, false, "print JSON instead of text (inspect, dump, diff)");
@@ -31,6 +32,8 @@ ABSL_FLAG(bool, in_place, false,
 ABSL_FLAG(std::string, backup_suffix, ".bak", "suffix of the backup --in-place keeps");
 ABSL_FLAG(bool, fsync, true, "fsync the output before renaming it into place");
 ABSL_FLAG(bool, progress, true, "show progress on a terminal for large files");
+ABSL_FLAG(std::string, input_format, "auto",
+          "how FILE is encoded: auto, raw, base64, hex or gzip (Java streams)");
 
 namespace flinkstate::cli {
 
@@ -46,7 +49,27 @@ std::vector<std::string> CommandArgs::List(const std::string& flag) const {
   return out;
 }
 
-absl::StatusOr<Input> Load(const std::string& path) { return ::flinkstate::Open(path); }
+absl::StatusOr<Input> Load(const std::string& path) {
+  // gzip, hex and ConfigMap text around a Java stream, and --input-format
+  // (serde::DecodeInputFormat); Open() itself knows raw and Base64 files.
+  absl::StatusOr<serde::InputFormat> forced =
+      serde::ParseInputFormat(absl::GetFlag(FLAGS_input_format));
+  if (!forced.ok()) return forced.status();
+  if (absl::StatusOr<serde::MappedFile> f = serde::MappedFile::Open(path);
+      f.ok() && !f->bytes().empty()) {
+    absl::StatusOr<serde::DecodedInput> d = serde::DecodeInputFormat(f->bytes(), *forced);
+    if (!d.ok()) {
+      return absl::Status(d.status().code(), absl::StrCat(path, ": ", d.status().message()));
+    }
+    const bool plain_base64 = *forced == serde::InputFormat::kAuto && d->layers.size() == 1 &&
+                              d->layers[0] == serde::InputFormat::kBase64;
+    if (!d->layers.empty() && !plain_base64) {
+      return ::flinkstate::OpenBytes(std::move(d->decoded),
+                                     absl::StrCat(path, " (", d->Description(), ")"));
+    }
+  }
+  return ::flinkstate::Open(path);
+}
 
 absl::StatusOr<Input> LoadStateFile(const std::string& path) {
   return ::flinkstate::OpenStateFile(path);

@@ -10,18 +10,36 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "flinkstate/javaobj/dump.h"
+#include "flinkstate/javaobj/layouts.h"
+#include "flinkstate/javaobj/stream_reader.h"
 #include "flinkstate/javaobj/stream_writer.h"
 #include "tools/cli_common.h"
 #include "tools/commands.h"
 
 ABSL_FLAG(int, max_array_elements, 8, "dump: array elements shown before eliding");
+ABSL_FLAG(int64_t, max_string_bytes, -1,
+          "dump: bytes of each string shown (default: 120 in text, all in JSON)");
+ABSL_FLAG(bool, summary, false,
+          "dump: a class histogram with handle and depth statistics instead of the tree");
 
 namespace flinkstate::cli {
 
 int RunDump(const CommandArgs& a) {
   if (a.positional.size() != 1) return Usage("dump takes one FILE");
   absl::StatusOr<Input> in = Load(a.positional[0]);
-  if (!in.ok()) return Fail(in.status());
+  if (!in.ok()) {
+    // `dump` never depends on Flink's class shapes: a completedCheckpoint
+    // whose graph does not map (a drifted class) is still a Java stream.
+    absl::StatusOr<serde::MappedFile> raw = serde::MappedFile::Open(a.positional[0]);
+    if (!raw.ok() || SniffFileKind(raw->bytes()) != FileKind::kCompletedCheckpoint) {
+      return Fail(in.status());
+    }
+    Input plain;
+    plain.path = a.positional[0];
+    plain.file = *std::move(raw);
+    plain.kind = FileKind::kJavaStream;
+    in = std::move(plain);
+  }
   serde::ByteView stream = in->java_bytes();  // Base64 already decoded
   uint64_t base = 0;
   if (in->kind == FileKind::kMetadata) {
@@ -47,6 +65,11 @@ int RunDump(const CommandArgs& a) {
   javaobj::DumpOptions options;
   options.json = absl::GetFlag(FLAGS_json);
   options.max_array_elements = static_cast<uint64_t>(absl::GetFlag(FLAGS_max_array_elements));
+  options.summary = absl::GetFlag(FLAGS_summary);
+  if (absl::GetFlag(FLAGS_max_string_bytes) >= 0) {
+    options.max_string_bytes = options.max_json_string_bytes =
+        static_cast<uint64_t>(absl::GetFlag(FLAGS_max_string_bytes));
+  }
   // Streamed: the text can be far larger than the file (names repeat per
   // line), memory stays at the decoded model.
   options.max_output_bytes = std::numeric_limits<uint64_t>::max();
@@ -89,8 +112,33 @@ int RunVerify(const CommandArgs& a) {
           std::cout << in->path << ": " << s.message() << "\n1 finding(s)\n";
           return kExitInput;
         }
-        std::cout << in->path << ": OK (Java serialization stream, " << Human(in->file.size())
-                  << ", re-encodes byte for byte)\n";
+        // Decodable and lossless; now what the JDK would make of it.
+        absl::StatusOr<javaobj::Stream> stream = javaobj::DecodeStream(in->java_bytes());
+        if (!stream.ok()) return Fail(stream.status());
+        int findings = 0;
+        if (stream->trailing().size != 0) {
+          ++findings;
+          std::cout << in->path << ": " << javaobj::TrailingDataMessage(*stream)
+                    << " (ObjectInputStream reads the objects before them and never these "
+                       "bytes)\n";
+        }
+        if (stream->aborted()) {
+          ++findings;
+          std::cout << in->path << ": the writer aborted an object (TC_EXCEPTION): "
+                    << "ObjectInputStream.readObject throws java.io.WriteAbortedException "
+                       "for it\n";
+        }
+        for (const javaobj::LayoutFinding& f : javaobj::CheckLayouts(*stream)) {
+          ++findings;
+          std::cout << in->path << ": " << f.class_name << " at byte " << f.offset << ": "
+                    << f.problem << "; " << f.jdk << "\n";
+        }
+        if (findings != 0) {
+          std::cout << findings << " finding(s)\n";
+          return kExitInput;
+        }
+        std::cout << in->path << ": OK (Java serialization stream, "
+                  << Human(in->java_bytes().size()) << ", re-encodes byte for byte)\n";
         return kExitOk;
       }
       default:

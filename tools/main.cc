@@ -101,12 +101,19 @@ What differs between the reports of two files (a _metadata and its
 completedCheckpoint, or a file before and after a change).
   --json                the differences as a JSON array
 )"},
-    {"dump", RunDump, R"(usage: flinkstate dump [--json] [--max-array-elements N] FILE
-Any Java serialization stream (also Base64 text and completedCheckpoint
-files) as an annotated tree; the text is streamed, long names and arrays
-are shortened.
-  --json                a JSON tree instead of text
+    {"dump", RunDump, R"(usage: flinkstate dump [--json] [--summary] [--max-array-elements N] [--max-string-bytes N] [--input-format F] FILE
+Any Java serialization stream (also gzip, hex, Base64, kubectl ConfigMap
+output and completedCheckpoint files) as an annotated tree; the text is
+streamed, long names and arrays are shortened.
+  --json                a JSON tree instead of text (schema:
+                        flinkstate/javaobj/dump.schema.json); values are
+                        exact, strings whole unless --max-string-bytes
+  --summary             a class histogram (like jmap -histo), handle and
+                        depth statistics instead of the tree
   --max-array-elements N  primitive array elements shown (default 8)
+  --max-string-bytes N  bytes of each string shown (text default 120,
+                        JSON default all; a cut JSON value has "truncated")
+  --input-format F      auto (default), raw, base64, hex or gzip
 )"},
     {"repair", RunRepair, R"(usage: flinkstate repair --state NAME [--operator ID]... [--ha-dir DIR] [--apply] CHECKPOINT_DIR...
 Strips a state from each CHECKPOINT_DIR/_metadata and from the HA

@@ -2,6 +2,15 @@
 
 #include "flinkstate/javaobj/dump.h"
 
+#include <charconv>
+#include <cmath>
+#include <cstring>
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include <map>
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "flinkstate/javaobj/canonical.h"
@@ -24,6 +33,53 @@ std::string Flags(uint8_t f) {
   return s;
 }
 
+}  // namespace
+
+std::string FormatJavaFloat(float f) {
+  uint32_t bits;
+  memcpy(&bits, &f, 4);
+  if (std::isnan(f)) {
+    return bits == 0x7FC00000u ? "NaN" : absl::StrFormat("NaN(0x%08x)", bits);
+  }
+  if (std::isinf(f)) return f > 0 ? "Infinity" : "-Infinity";
+  char buf[64];
+  std::to_chars_result r = std::to_chars(buf, buf + sizeof(buf), f);
+  std::string out(buf, r.ptr);
+  if (out.find_first_of(".en") == std::string::npos) out += ".0";
+  return out;
+}
+
+std::string FormatJavaDouble(double d) {
+  uint64_t bits;
+  memcpy(&bits, &d, 8);
+  if (std::isnan(d)) {
+    return bits == 0x7FF8000000000000ull
+               ? "NaN"
+               : absl::StrFormat("NaN(0x%016x)", bits);
+  }
+  if (std::isinf(d)) return d > 0 ? "Infinity" : "-Infinity";
+  char buf[64];
+  std::to_chars_result r = std::to_chars(buf, buf + sizeof(buf), d);
+  std::string out(buf, r.ptr);
+  if (out.find_first_of(".en") == std::string::npos) out += ".0";
+  return out;
+}
+
+namespace {
+
+float FloatAt(const uint8_t* p) {
+  uint32_t b = serde::DecodeBigEndian32(p);
+  float f;
+  memcpy(&f, &b, 4);
+  return f;
+}
+double DoubleAt(const uint8_t* p) {
+  uint64_t b = serde::DecodeBigEndian64(p);
+  double d;
+  memcpy(&d, &b, 8);
+  return d;
+}
+
 std::string PrimValue(char t, const uint8_t* p) {
   switch (t) {
     case 'B': return absl::StrCat(static_cast<int8_t>(p[0]));
@@ -32,26 +88,122 @@ std::string PrimValue(char t, const uint8_t* p) {
     case 'S': return absl::StrCat(static_cast<int16_t>(serde::DecodeBigEndian16(p)));
     case 'I': return absl::StrCat(static_cast<int32_t>(serde::DecodeBigEndian32(p)));
     case 'J': return absl::StrCat(static_cast<int64_t>(serde::DecodeBigEndian64(p)));
-    case 'F': {
-      uint32_t b = serde::DecodeBigEndian32(p);
-      float f;
-      memcpy(&f, &b, 4);
-      return absl::StrCat(f);
-    }
-    case 'D': {
-      uint64_t b = serde::DecodeBigEndian64(p);
-      double d;
-      memcpy(&d, &b, 8);
-      return absl::StrCat(d);
-    }
+    case 'F': return FormatJavaFloat(FloatAt(p));
+    case 'D': return FormatJavaDouble(DoubleAt(p));
   }
   return "?";
 }
 
+// Appends UTF-16 code unit sequence `units` to a JSON string body: pairs as
+// the UTF-8 of their code point, an unpaired surrogate as the escape
+// `\uDXXX` (documented in docs/formats/java-serialization.md).
+void AppendUtf8(uint32_t cp, std::string* o) {
+  if (cp < 0x80) {
+    o->push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    o->push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    o->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    o->push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    o->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    o->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    o->push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    o->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    o->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    o->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
+// One code point (or unpaired surrogate) into a JSON string body.
+void AppendJsonCodePoint(uint32_t cp, std::string* o) {
+  if (cp == '"' || cp == '\\') {
+    o->push_back('\\');
+    o->push_back(static_cast<char>(cp));
+  } else if (cp < 0x20) {
+    absl::StrAppendFormat(o, "\\u%04x", cp);
+  } else if (cp >= 0xD800 && cp <= 0xDFFF) {
+    absl::StrAppendFormat(o, "\\u%04X", cp);
+  } else {
+    AppendUtf8(cp, o);
+  }
+}
+
+size_t Utf8Size(uint32_t cp) {
+  return cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+}
+
+// Result of writing a Java string as a JSON string.
+struct JsonStringInfo {
+  bool truncated = false;
+  bool unpaired_surrogates = false;
+  uint64_t utf16_length = 0;
+};
+
+// Decodes the UTF-16 code units of a modified UTF-8 body (already validated
+// by the decoder) and writes them as a quoted JSON string, keeping whole
+// characters up to `max_bytes` bytes of UTF-8 text.
+JsonStringInfo AppendJsonJavaString(serde::ByteView b, uint64_t max_bytes, std::string* o) {
+  JsonStringInfo info;
+  o->push_back('"');
+  uint64_t used = 0;
+  size_t i = 0;
+  auto unit_at = [&](size_t* at) -> uint32_t {
+    uint32_t c = b[*at];
+    if (c < 0x80) {
+      *at += 1;
+      return c;
+    }
+    if ((c & 0xE0) == 0xC0 && *at + 1 < b.size()) {
+      uint32_t u = ((c & 0x1F) << 6) | (b[*at + 1] & 0x3F);
+      *at += 2;
+      return u;
+    }
+    if (*at + 2 < b.size()) {
+      uint32_t u = ((c & 0x0F) << 12) | ((b[*at + 1] & 0x3F) << 6) | (b[*at + 2] & 0x3F);
+      *at += 3;
+      return u;
+    }
+    *at = b.size();
+    return 0xFFFD;
+  };
+  while (i < b.size()) {
+    size_t next = i;
+    uint32_t cp = unit_at(&next);
+    uint64_t units = 1;
+    if (cp >= 0xD800 && cp <= 0xDBFF && next < b.size()) {
+      size_t after = next;
+      uint32_t lo = unit_at(&after);
+      if (lo >= 0xDC00 && lo <= 0xDFFF) {
+        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+        next = after;
+        units = 2;
+      }
+    }
+    if (!info.truncated && used + Utf8Size(cp) > max_bytes) info.truncated = true;
+    if (cp >= 0xD800 && cp <= 0xDFFF) info.unpaired_surrogates = true;
+    if (!info.truncated) {
+      AppendJsonCodePoint(cp, o);
+      used += Utf8Size(cp);
+    }
+    info.utf16_length += units;
+    i = next;
+  }
+  o->push_back('"');
+  return info;
+}
+
+// A UTF-8 name (class or field name from the stream; a lone surrogate is in
+// its generalized 3-byte form) as a JSON string.
 std::string JsonEscape(absl::string_view s) {
   std::string o = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
+  for (size_t i = 0; i < s.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c == 0xED && i + 2 < s.size() && (static_cast<unsigned char>(s[i + 1]) & 0xE0) == 0xA0) {
+      uint32_t cp = ((c & 0x0F) << 12) | ((s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F);
+      absl::StrAppendFormat(&o, "\\u%04X", cp);
+      i += 2;
+    } else if (c == '"' || c == '\\') {
       o.push_back('\\');
       o.push_back(static_cast<char>(c));
     } else if (c < 0x20) {
@@ -62,6 +214,40 @@ std::string JsonEscape(absl::string_view s) {
   }
   o.push_back('"');
   return o;
+}
+
+// A primitive value as a JSON value: integers as numbers (a `long` beyond
+// +-2^53 as a decimal string, since JSON readers hold numbers as doubles),
+// booleans, a `char` as a one-character string, floats and doubles as the
+// shortest number that reads back to the same bits ("NaN", "Infinity",
+// "-Infinity", "NaN(0x<bits>)" as strings).
+std::string JsonPrim(char t, const uint8_t* p) {
+  switch (t) {
+    case 'J': {
+      int64_t v = static_cast<int64_t>(serde::DecodeBigEndian64(p));
+      constexpr int64_t kExact = int64_t{1} << 53;
+      if (v > kExact || v < -kExact) return absl::StrCat("\"", v, "\"");
+      return absl::StrCat(v);
+    }
+    case 'C': {
+      std::string o = "\"";
+      AppendJsonCodePoint(serde::DecodeBigEndian16(p), &o);
+      o.push_back('"');
+      return o;
+    }
+    case 'F': {
+      float f = FloatAt(p);
+      std::string v = FormatJavaFloat(f);
+      return std::isfinite(f) ? v : absl::StrCat("\"", v, "\"");
+    }
+    case 'D': {
+      double d = DoubleAt(p);
+      std::string v = FormatJavaDouble(d);
+      return std::isfinite(d) ? v : absl::StrCat("\"", v, "\"");
+    }
+    default:
+      return PrimValue(t, p);
+  }
 }
 
 std::string HexBytes(serde::ByteView b, uint64_t max) {
@@ -103,6 +289,11 @@ class Dumper {
   }
 
   void Run() {
+    if (o_.summary) {
+      Summarize();
+      return;
+    }
+    const serde::SourceRange tr = s_.trailing();
     if (o_.json) {
       absl::StrAppend(out_, "{\"magic\":\"0xaced\",\"version\":5,\"contents\":[");
       bool first = true;
@@ -111,18 +302,155 @@ class Dumper {
         first = false;
         Json(id);
       }
-      absl::StrAppend(out_, "]}\n");
+      out_->push_back(']');
+      if (s_.aborted()) absl::StrAppend(out_, ",\"aborted\":true");
+      if (tr.size != 0) {
+        absl::StrAppend(out_, ",\"trailing\":{\"offset\":", tr.offset, ",\"size\":", tr.size, "}");
+      }
+      absl::StrAppend(out_, "}\n");
     } else {
       absl::StrAppend(out_, "00000000  STREAM_MAGIC 0xaced, STREAM_VERSION 5\n");
       for (ItemId id : s_.top_level()) Text(id, 0, "");
+      if (tr.size != 0) {
+        absl::StrAppendFormat(out_, "%08x  %s\n", tr.offset, TrailingDataMessage(s_));
+      }
     }
+  }
+
+  // Class histogram (like `jmap -histo`), item kinds, handles and depth.
+  void Summarize() {
+    struct Row {
+      uint64_t instances = 0;
+      uint64_t bytes = 0;
+    };
+    std::map<std::string, Row> rows;
+    uint64_t kinds[static_cast<int>(ItemKind::kException) + 1] = {};
+    uint64_t max_depth = 0, depth_sum = 0, values = 0;
+    // Pre-order ids with `subtree_end`: a stack of open subtrees gives depth.
+    // Open subtrees; `in_desc` counts the class descriptors among them (items
+    // inside a descriptor are not values and have no value depth).
+    std::vector<ItemId> open;
+    uint64_t in_desc = 0;
+    auto is_desc = [&](ItemId i) {
+      return s_.item(i).kind == ItemKind::kClassDesc || s_.item(i).kind == ItemKind::kProxyClassDesc;
+    };
+    for (ItemId id = 0; id < s_.num_items(); ++id) {
+      const Item& it = s_.item(id);
+      while (!open.empty() && s_.item(open.back()).subtree_end <= id) {
+        if (is_desc(open.back())) --in_desc;
+        open.pop_back();
+      }
+      ++kinds[static_cast<int>(it.kind)];
+      uint64_t own = it.range.size;
+      for (ItemId k : s_.children(id)) own -= s_.item(k).range.size;
+      std::string name;
+      switch (it.kind) {
+        case ItemKind::kObject:
+        case ItemKind::kArray:
+        case ItemKind::kEnum: name = s_.desc(it.desc).DisplayName(); break;
+        case ItemKind::kString: name = "java.lang.String"; break;
+        case ItemKind::kClass: name = "java.lang.Class"; break;
+        case ItemKind::kClassDesc:
+        case ItemKind::kProxyClassDesc: name = "(class descriptors)"; break;
+        case ItemKind::kBlockData: name = "(block data)"; break;
+        case ItemKind::kReference: name = "(references)"; break;
+        case ItemKind::kNull: name = "(nulls)"; break;
+        case ItemKind::kReset: name = "(resets)"; break;
+        case ItemKind::kException: name = "(exceptions)"; break;
+      }
+      Row& r = rows[name];
+      ++r.instances;
+      r.bytes += own;
+      // A value's depth: the values it is nested in (the reference from an
+      // object to its class descriptor is framing, not a value).
+      bool desc_ref = false;
+      if (!open.empty()) {
+        const ItemKind pk = s_.item(open.back()).kind;
+        desc_ref = (pk == ItemKind::kObject || pk == ItemKind::kArray || pk == ItemKind::kEnum ||
+                    pk == ItemKind::kClass) &&
+                   s_.children(open.back())[0] == id;
+      }
+      if (!is_desc(id) && in_desc == 0 && !desc_ref) {
+        max_depth = std::max<uint64_t>(max_depth, open.size());
+        depth_sum += open.size();
+        ++values;
+      }
+      if (it.subtree_end > id + 1) {
+        if (is_desc(id)) ++in_desc;
+        open.push_back(id);
+      }
+    }
+    std::vector<std::pair<std::string, Row>> sorted(rows.begin(), rows.end());
+    std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+      if (a.second.bytes != b.second.bytes) return a.second.bytes > b.second.bytes;
+      return a.first < b.first;
+    });
+    uint64_t handles = 0, max_handles = 0;
+    for (uint32_t e = 0; e < s_.num_epochs(); ++e) {
+      handles += s_.num_handles(e);
+      max_handles = std::max<uint64_t>(max_handles, s_.num_handles(e));
+    }
+    const uint64_t refs = kinds[static_cast<int>(ItemKind::kReference)];
+    const serde::SourceRange tr = s_.trailing();
+    if (o_.json) {
+      absl::StrAppend(out_, "{\"bytes\":", s_.input().size(), ",\"items\":", s_.num_items(),
+                      ",\"top_level\":", s_.top_level().size(), ",\"kinds\":{");
+      bool first = true;
+      for (int k = 0; k <= static_cast<int>(ItemKind::kException); ++k) {
+        if (kinds[k] == 0) continue;
+        absl::StrAppend(out_, first ? "" : ",", "\"", ItemKindName(static_cast<ItemKind>(k)),
+                        "\":", kinds[k]);
+        first = false;
+      }
+      absl::StrAppend(out_, "},\"handles\":{\"assigned\":", handles, ",\"epochs\":",
+                      s_.num_epochs(), ",\"max_per_epoch\":", max_handles,
+                      ",\"references\":", refs, "},\"depth\":{\"max\":", max_depth,
+                      ",\"mean\":", FormatJavaDouble(values ? double(depth_sum) / values : 0.0),
+                      "},\"classes\":[");
+      for (size_t i = 0; i < sorted.size(); ++i) {
+        absl::StrAppend(out_, i ? "," : "", "{\"class\":", JsonEscape(sorted[i].first),
+                        ",\"instances\":", sorted[i].second.instances,
+                        ",\"bytes\":", sorted[i].second.bytes, "}");
+      }
+      out_->push_back(']');
+      if (s_.aborted()) absl::StrAppend(out_, ",\"aborted\":true");
+      if (tr.size != 0) {
+        absl::StrAppend(out_, ",\"trailing\":{\"offset\":", tr.offset, ",\"size\":", tr.size, "}");
+      }
+      absl::StrAppend(out_, "}\n");
+      return;
+    }
+    absl::StrAppend(out_, "Java serialization stream: ", s_.input().size(), " bytes, ",
+                    s_.top_level().size(), " top-level items, ", s_.num_items(), " items\n");
+    absl::StrAppend(out_, "items by kind:");
+    for (int k = 0; k <= static_cast<int>(ItemKind::kException); ++k) {
+      if (kinds[k] != 0) {
+        absl::StrAppend(out_, " ", ItemKindName(static_cast<ItemKind>(k)), " ", kinds[k]);
+      }
+    }
+    absl::StrAppend(out_, "\nhandles: ", handles, " assigned in ", s_.num_epochs(),
+                    " epoch(s), at most ", max_handles, " live; ", refs, " back-references\n");
+    absl::StrAppendFormat(out_, "depth: max %d, mean %.2f (values nested in values)\n", max_depth,
+                          values ? double(depth_sum) / values : 0.0);
+    if (s_.aborted()) absl::StrAppend(out_, "aborted: a TC_EXCEPTION cut a top-level item short\n");
+    if (tr.size != 0) absl::StrAppend(out_, TrailingDataMessage(s_), "\n");
+    absl::StrAppendFormat(out_, "\n%5s %14s %14s  %s\n", "num", "#instances", "#bytes",
+                          "class name");
+    uint64_t ti = 0, tb = 0;
+    for (size_t i = 0; i < sorted.size(); ++i) {
+      absl::StrAppendFormat(out_, "%4d: %14d %14d  %s\n", i + 1, sorted[i].second.instances,
+                            sorted[i].second.bytes, N(sorted[i].first));
+      ti += sorted[i].second.instances;
+      tb += sorted[i].second.bytes;
+    }
+    absl::StrAppendFormat(out_, "Total %14d %14d\n", ti, tb);
   }
 
  private:
   std::string HandleText(const Item& it) const {
     return it.handle < 0 ? "" : absl::StrFormat(" [handle 0x%06x]", kBaseWireHandle + it.handle);
   }
-  std::string Str(const Item& it) const {
+  std::string Str(const Item& it) const {  // text mode
     serde::ByteView body = serde::Slice(s_.input(), it.payload);
     bool cut = body.size() > o_.max_string_bytes;
     std::string t = EscapeJavaString(body.subspan(0, cut ? o_.max_string_bytes : body.size()));
@@ -262,6 +590,7 @@ class Dumper {
     absl::StrAppend(out_, "{\"offset\":", it.range.offset, ",\"size\":", it.range.size,
                     ",\"kind\":\"", kind, "\"");
     if (it.handle >= 0) absl::StrAppend(out_, ",\"handle\":", kBaseWireHandle + it.handle);
+    if (it.aborted) absl::StrAppend(out_, ",\"aborted\":true");
   }
   void JsonList(absl::Span<const ItemId> ids) {
     out_->push_back('[');
@@ -270,6 +599,12 @@ class Dumper {
       Json(ids[i]);
     }
     out_->push_back(']');
+  }
+  void JsonString(serde::ByteView body) {
+    JsonStringInfo info = AppendJsonJavaString(body, o_.max_json_string_bytes, out_);
+    absl::StrAppend(out_, ",\"utf16_length\":", info.utf16_length);
+    if (info.truncated) absl::StrAppend(out_, ",\"truncated\":true");
+    if (info.unpaired_surrogates) absl::StrAppend(out_, ",\"unpaired_surrogates\":true");
   }
   void Json(ItemId id) {
     if (Exceeded()) return;
@@ -288,25 +623,31 @@ class Dumper {
       }
       case ItemKind::kString: {
         JsonHead(it, it.tag == kTcString ? "string" : "longstring");
-        std::string v = Str(it);
-        absl::StrAppend(out_, ",\"length\":", it.count, ",\"value\":", JsonEscape(v));
+        absl::StrAppend(out_, ",\"length\":", it.count, ",\"value\":");
+        JsonString(serde::Slice(s_.input(), it.payload));
         break;
       }
-      case ItemKind::kBlockData:
+      case ItemKind::kBlockData: {
         JsonHead(it, "blockdata");
-        absl::StrAppend(out_, ",\"length\":", it.count, ",\"hex\":",
-                        JsonEscape(HexBytes(serde::Slice(s_.input(), it.payload), o_.max_block_bytes)));
+        serde::ByteView b = serde::Slice(s_.input(), it.payload);
+        absl::StrAppend(out_, ",\"length\":", it.count, ",\"hex\":\"");
+        for (size_t i = 0; i < b.size() && i < o_.max_block_bytes; ++i) {
+          absl::StrAppendFormat(out_, "%02x", b[i]);
+        }
+        out_->push_back('"');
+        if (b.size() > o_.max_block_bytes) absl::StrAppend(out_, ",\"truncated\":true");
         break;
+      }
       case ItemKind::kClassDesc:
       case ItemKind::kProxyClassDesc: {
         const ClassDesc& cd = s_.desc(it.desc);
         JsonHead(it, cd.is_proxy ? "proxyclassdesc" : "classdesc");
-        absl::StrAppend(out_, ",\"class\":", JsonEscape(N(cd.DisplayName())),
+        absl::StrAppend(out_, ",\"class\":", JsonEscape(cd.DisplayName()),
                         absl::StrFormat(",\"suid\":\"0x%016x\",\"flags\":%d", static_cast<uint64_t>(cd.suid), cd.flags),
                         ",\"fields\":[");
         for (size_t i = 0; i < cd.fields.size(); ++i) {
           absl::StrAppend(out_, i ? "," : "", "{\"type\":\"", std::string(1, cd.fields[i].type_code),
-                          "\",\"name\":", JsonEscape(N(cd.fields[i].name)));
+                          "\",\"name\":", JsonEscape(cd.fields[i].name));
           if (!cd.fields[i].is_primitive()) absl::StrAppend(out_, ",\"class\":", JsonEscape(cd.fields[i].type_name));
           out_->push_back('}');
         }
@@ -316,13 +657,13 @@ class Dumper {
       }
       case ItemKind::kObject: {
         JsonHead(it, "object");
-        absl::StrAppend(out_, ",\"class\":", JsonEscape(N(s_.desc(it.desc).DisplayName())), ",\"classDesc\":");
+        absl::StrAppend(out_, ",\"class\":", JsonEscape(s_.desc(it.desc).DisplayName()), ",\"classDesc\":");
         Json(kids[0]);
         absl::StrAppend(out_, ",\"classdata\":[");
         bool first = true;
         for (const ClassData& cd : s_.class_data(id)) {
           const ClassDesc& c = s_.desc(cd.desc);
-          absl::StrAppend(out_, first ? "" : ",", "{\"class\":", JsonEscape(N(c.DisplayName())), ",\"fields\":{");
+          absl::StrAppend(out_, first ? "" : ",", "{\"class\":", JsonEscape(c.DisplayName()), ",\"fields\":{");
           first = false;
           serde::ByteView prim = serde::Slice(s_.input(), cd.prim_values);
           uint32_t k = 0;
@@ -330,10 +671,10 @@ class Dumper {
           for (const FieldDesc& f : c.fields) {
             if (f.is_primitive()) {
               if (prim.size() < f.prim_offset + PrimitiveSize(f.type_code)) continue;
-              absl::StrAppend(out_, ff ? "" : ",", JsonEscape(N(f.name)), ":",
-                              JsonEscape(PrimValue(f.type_code, prim.data() + f.prim_offset)));
+              absl::StrAppend(out_, ff ? "" : ",", JsonEscape(f.name), ":",
+                              JsonPrim(f.type_code, prim.data() + f.prim_offset));
             } else if (k < cd.num_fields) {
-              absl::StrAppend(out_, ff ? "" : ",", JsonEscape(N(f.name)), ":");
+              absl::StrAppend(out_, ff ? "" : ",", JsonEscape(f.name), ":");
               Json(kids[cd.first_field + k++]);
             } else {
               continue;
@@ -352,22 +693,37 @@ class Dumper {
       }
       case ItemKind::kArray: {
         JsonHead(it, "array");
-        absl::StrAppend(out_, ",\"class\":", JsonEscape(N(s_.desc(it.desc).name)), ",\"length\":", it.count);
-        if (PrimitiveSize(it.element_type) != 0) {
-          absl::StrAppend(out_, ",\"elements\":", JsonEscape(PrimArray(it)));
+        absl::StrAppend(out_, ",\"class\":", JsonEscape(s_.desc(it.desc).name), ",\"length\":", it.count,
+                        ",\"classDesc\":");
+        Json(kids[0]);
+        int w = PrimitiveSize(it.element_type);
+        if (w != 0) {
+          serde::ByteView p = serde::Slice(s_.input(), it.payload);
+          absl::StrAppend(out_, ",\"elements\":[");
+          for (uint64_t i = 0; i < it.count && i < o_.max_array_elements; ++i) {
+            absl::StrAppend(out_, i ? "," : "", JsonPrim(it.element_type, p.data() + i * w));
+          }
+          out_->push_back(']');
+          if (it.count > o_.max_array_elements) absl::StrAppend(out_, ",\"truncated\":true");
         } else {
           absl::StrAppend(out_, ",\"elements\":");
           JsonList(kids.subspan(1));
         }
         break;
       }
-      case ItemKind::kEnum:
+      case ItemKind::kEnum: {
         JsonHead(it, "enum");
-        absl::StrAppend(out_, ",\"value\":", JsonEscape(Summary(id)));
+        absl::StatusOr<std::string> n = s_.EnumName(id);
+        absl::StrAppend(out_, ",\"class\":", JsonEscape(s_.desc(it.desc).name),
+                        ",\"name\":", JsonEscape(n.ok() ? *n : ""), ",\"classDesc\":");
+        Json(kids[0]);
         break;
+      }
       case ItemKind::kClass:
         JsonHead(it, "class");
-        absl::StrAppend(out_, ",\"class\":", JsonEscape(N(s_.desc(it.desc).DisplayName())));
+        absl::StrAppend(out_, ",\"class\":", JsonEscape(s_.desc(it.desc).DisplayName()),
+                        ",\"classDesc\":");
+        Json(kids[0]);
         break;
       case ItemKind::kException:
         JsonHead(it, "exception");
@@ -387,6 +743,15 @@ class Dumper {
   bool exceeded_ = false;
 };
 
+}  // namespace
+
+std::string TrailingDataMessage(const Stream& s) {
+  const serde::SourceRange tr = s.trailing();
+  return absl::StrCat(tr.size, " trailing bytes after the last object at byte ", tr.offset);
+}
+
+namespace {
+
 absl::Status TooLong(const DumpOptions& options, serde::ByteView input) {
   return absl::ResourceExhaustedError(absl::StrCat(
       "javaobj: dump: the text would exceed ", options.max_output_bytes,
@@ -398,6 +763,11 @@ absl::Status TooLong(const DumpOptions& options, serde::ByteView input) {
 absl::Status DumpStream(serde::ByteView input, const DumpOptions& options,
                         std::string* out) {
   FLINKSTATE_ASSIGN_OR_RETURN(Stream s, DecodeStream(input, options.decode));
+  return DumpDecodedStream(s, options, out);
+}
+
+absl::Status DumpDecodedStream(const Stream& s, const DumpOptions& options, std::string* out) {
+  const serde::ByteView input = s.input();
   const size_t start = out->size();
   Dumper d(s, options, out, nullptr);
   d.Run();

@@ -12,15 +12,33 @@
 //
 // Text mode, one line per construct:
 //   <offset, 8 hex digits>  <indentation><construct> [handle 0x7e....]
-// JSON mode: one object {"header":..., "contents":[item...]} where each item
-// has "offset", "size", "kind", optional "handle" and kind-specific members
-// ("class", "fields", "classdata", "annotation", "elements", "value",
-// "target"). Output is deterministic.
+// JSON mode (schema: flinkstate/javaobj/dump.schema.json, described in
+// docs/formats/java-serialization.md "dump --json"): one object
+// {"magic", "version", "contents":[item...], "aborted"?, "trailing"?} where
+// each item has "offset", "size", "kind", optional "handle" and
+// kind-specific members. Values are the values Java reads:
+//   * strings: "value" is the Java string as a JSON string (a surrogate pair
+//     is its character; an unpaired surrogate is the escape `\uDXXX` and the
+//     item says "unpaired_surrogates":true); the whole value unless
+//     `max_json_string_bytes` cuts it (then "truncated":true); "length" is the
+//     encoded (modified UTF-8) size, "utf16_length" the Java `length()`;
+//   * byte/short/int: numbers; long: a number if |v| <= 2^53, else a decimal
+//     string; boolean: true/false; char: a one-character string;
+//   * float/double: the shortest decimal that reads back to the same bits
+//     (`std::to_chars`; integral values end in ".0", so -0.0 stays -0.0);
+//     NaN, Infinity, -Infinity, and non-canonical NaNs as "NaN(0x<bits>)",
+//     are JSON strings.
+// Text mode prints floats and doubles the same way. Output is deterministic.
+// Summary mode (`summary`): a class histogram like `jmap -histo` (instances
+// and the bytes each item takes itself, without nested items) and item-kind,
+// handle and depth statistics; the shallow bytes of all rows add up to the
+// stream size minus the 4-byte header and any trailing bytes.
 
 #ifndef FLINKSTATE_JAVAOBJ_DUMP_H_
 #define FLINKSTATE_JAVAOBJ_DUMP_H_
 
 #include <cstdint>
+#include <limits>
 #include <ostream>
 #include <string>
 
@@ -36,8 +54,13 @@ struct DumpOptions {
   uint64_t max_array_elements = 8;
   // Block-data bytes shown in hex.
   uint64_t max_block_bytes = 32;
-  // String characters (bytes of the UTF-8 text) shown.
+  // Text mode: string characters (bytes of the UTF-8 text) shown.
   uint64_t max_string_bytes = 120;
+  // JSON mode: bytes of the UTF-8 text of a string value written (whole
+  // characters); a cut value carries "truncated":true. Default: all.
+  uint64_t max_json_string_bytes = std::numeric_limits<uint64_t>::max();
+  // A summary instead of the tree (see above).
+  bool summary = false;
   // Upper bound of the text appended, in bytes. Every object line repeats its
   // class name, so the text can be far larger than the stream (a 64 KiB
   // class name and 1-byte back-references); past this bound the dump stops.
@@ -52,6 +75,10 @@ struct DumpOptions {
                                       const DumpOptions& options,
                                       std::string* out);
 
+// As above for a stream already decoded (`options.decode` is not used).
+[[nodiscard]] absl::Status DumpDecodedStream(const Stream& stream, const DumpOptions& options,
+                                             std::string* out);
+
 // The same text written to `out` as it is made, in pieces of about 1 MiB at
 // item boundaries, so memory stays bounded by the decoded model whatever the
 // size of the text. Return values as above, and `DataLoss` if `out` fails;
@@ -59,6 +86,16 @@ struct DumpOptions {
 [[nodiscard]] absl::Status DumpStream(serde::ByteView input,
                                       const DumpOptions& options,
                                       std::ostream& out);
+
+// The shortest decimal text that reads back to the same float / double
+// (at most 9 / 17 significant digits), "NaN", "Infinity", "-Infinity", and
+// "NaN(0x<bits>)" for a NaN other than Java's canonical one
+// (`Float.floatToRawIntBits` 0x7fc00000, `Double` 0x7ff8000000000000).
+std::string FormatJavaFloat(float f);
+std::string FormatJavaDouble(double d);
+
+// "N trailing bytes after the last object at byte B" for `s.trailing()`.
+std::string TrailingDataMessage(const Stream& s);
 
 }  // namespace flinkstate::javaobj
 

@@ -330,4 +330,40 @@ absl::StatusOr<ContainerView> ViewContainer(const Stream& s, ItemId id) {
       absl::StrCat("javaobj: no known layout for ", name));
 }
 
+std::vector<LayoutFinding> CheckLayouts(const Stream& s) {
+  std::vector<LayoutFinding> out;
+  for (ItemId id = 0; id < s.num_items(); ++id) {
+    const Item& it = s.item(id);
+    if (it.kind != ItemKind::kObject || it.aborted) continue;
+    const std::string& name = s.desc(it.desc).name;
+    if (!IsKnownContainerClass(name)) continue;
+    absl::StatusOr<ContainerView> v = ViewContainer(s, id);
+    if (v.ok() || v.status().code() == absl::StatusCode::kNotFound) continue;
+    LayoutFinding f;
+    f.object = id;
+    f.class_name = name;
+    f.offset = it.range.offset;
+    f.problem = std::string(v.status().message());
+    // `readObject` of these classes reads exactly the count it was given,
+    // then `ObjectInputStream.skipCustomData` discards what is left before
+    // TC_ENDBLOCKDATA; reading past the data's end meets TC_ENDBLOCKDATA.
+    if (absl::StrContains(f.problem, "custom data ends early") ||
+        absl::StrContains(f.problem, "block data ends early")) {
+      f.jdk = absl::StrCat("the JDK throws java.io.OptionalDataException (eof=true) in ",
+                           name, ".readObject: the count is larger than the elements written");
+    } else if (absl::StrContains(f.problem, "unexpected items after the entries")) {
+      f.jdk = absl::StrCat("the JDK reads only the counted elements of ", name,
+                           " and silently drops the rest (skipCustomData)");
+    } else if (absl::StrContains(f.problem, "negative size") ||
+               absl::StrContains(f.problem, "invalid count")) {
+      f.jdk = absl::StrCat("the JDK throws java.io.StreamCorruptedException or "
+                           "IllegalArgumentException in ", name, ".readObject");
+    } else {
+      f.jdk = absl::StrCat("the JDK fails in ", name, ".readObject");
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
 }  // namespace flinkstate::javaobj

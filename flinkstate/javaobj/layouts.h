@@ -92,6 +92,24 @@ bool IsKnownContainerClass(absl::string_view class_name);
 // the resolved `id` itself for anything else.
 ItemId UnwrapCollection(const Stream& stream, ItemId id);
 
+// A container whose data does not match its layout, with what
+// `ObjectInputStream` does with it.
+struct LayoutFinding {
+  ItemId object = kNoItem;
+  std::string class_name;
+  uint64_t offset = 0;  // the container's TC_OBJECT / TC_ARRAY byte
+  std::string problem;  // the `ViewContainer` error
+  // What the JDK's `readObject` of the class does: throws (and which
+  // exception) or silently reads a different collection.
+  std::string jdk;
+};
+
+// Checks every object of a known container class (see
+// `IsKnownContainerClass`; object arrays are checked by the decoder) in the
+// whole stream: the counts in fields and block data against the elements
+// that follow. `verify` reports these.
+std::vector<LayoutFinding> CheckLayouts(const Stream& stream);
+
 // Reads the logical byte stream of the block data in an annotation (all
 // consecutive TC_BLOCKDATA items between two objects form one stream, spec
 // §10.1), remembering where each byte came from.

@@ -377,8 +377,14 @@ class Stream {
   }
   size_t num_descs() const { return descs_.size(); }
   const ClassDesc& desc(DescId id) const { return descs_[id]; }
-  // True if a TC_EXCEPTION ended the stream (the writer aborted).
+  // True if a TC_EXCEPTION aborted a top-level item (the writer failed while
+  // writing it; `ObjectInputStream.readObject` throws WriteAbortedException
+  // for that item). Later top-level items, if any, are complete.
   bool aborted() const { return aborted_; }
+  // The bytes after the last content item that cannot start one (a type code
+  // outside TC_NULL..TC_ENUM); size 0 if the stream ends after an item. The
+  // JDK never reads them. See `DecodeOptions::allow_trailing_data`.
+  serde::SourceRange trailing() const { return trailing_; }
   // Number of handle table clears (TC_RESET, and two per TC_EXCEPTION).
   uint32_t num_epochs() const {
     return static_cast<uint32_t>(epoch_begin_.size());
@@ -513,6 +519,7 @@ class Stream {
   // Items ended by TC_EXCEPTION, ascending (sorted when decoding ends).
   std::vector<ItemId> aborted_items_;
   bool aborted_ = false;
+  serde::SourceRange trailing_;
 };
 
 }  // namespace flinkstate::javaobj

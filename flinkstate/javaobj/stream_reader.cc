@@ -20,7 +20,7 @@ namespace flinkstate::javaobj {
 class StreamReader {
  public:
   StreamReader(serde::ByteView input, const DecodeOptions& options)
-      : in_(input), limits_(options.limits) {
+      : in_(input), limits_(options.limits), options_(options) {
     s_.input_ = input;
   }
 
@@ -145,6 +145,7 @@ class StreamReader {
 
   serde::DataInput in_;
   DecodeLimits limits_;
+  DecodeOptions options_;
   Stream s_;
   std::vector<ItemId> scratch_;
   std::vector<ClassData> cd_scratch_;
@@ -281,18 +282,38 @@ absl::StatusOr<Stream> StreamReader::Read() {
   s_.epoch_first_.push_back(0);
   uint32_t index = 0;
   while (!in_.at_end()) {
-    if (aborted_) {
-      return Fail(absl::StatusCode::kInvalidArgument,
-                  "data after the object aborted by TC_EXCEPTION",
-                  in_.position());
+    // Bytes that cannot start a content item end the stream after its first
+    // item (before it they are an invalid type code): the JDK's
+    // `readObject` would stop at the last object and never look at them
+    // (a carved file, a length-prefixed frame with slack). Their range is
+    // kept, so the stream still re-encodes byte for byte.
+    uint8_t tag;
+    FLINKSTATE_RETURN_IF_ERROR(PeekTag(&tag));
+    if ((tag < kTcBase || tag > kTcEnum) && !s_.top_level_.empty()) {
+      const uint64_t at = in_.position();
+      if (!options_.allow_trailing_data) {
+        return Fail(absl::StatusCode::kInvalidArgument,
+                    absl::StrFormat("%d trailing bytes after the last object "
+                                    "(type code 0x%02X is not a content item)",
+                                    in_.remaining(), tag),
+                    at);
+      }
+      s_.trailing_ = {at, in_.remaining()};
+      break;
     }
     path_.push_back({Seg::kRoot, index++, 0});
     ItemId id;
     FLINKSTATE_RETURN_IF_ERROR(ReadContent(&id));
     path_.pop_back();
     s_.top_level_.push_back(id);
+    // `ObjectOutputStream.writeFatalException` clears the handle table and
+    // the writer may go on: the reader's `readObject` throws
+    // WriteAbortedException for this item, and the next call reads on.
+    if (aborted_) {
+      s_.aborted_ = true;
+      aborted_ = false;
+    }
   }
-  s_.aborted_ = aborted_;
   std::sort(s_.aborted_items_.begin(), s_.aborted_items_.end());
   return std::move(s_);
 }
@@ -968,8 +989,9 @@ absl::Status StreamReader::ReadNewClass(ItemId* out) {
 }
 
 // `exception := TC_EXCEPTION reset object reset`
-// (`ObjectInputStream.readFatalException`). The writer stops after it, so
-// the stream ends here: every enclosing item is marked `aborted`.
+// (`ObjectInputStream.readFatalException`). The item being written when the
+// writer failed ends here: every enclosing item is marked `aborted`; the next
+// top-level content (if the writer went on) is read normally.
 absl::Status StreamReader::ReadException(ItemId* out) {
   uint64_t at = in_.position();
   size_t mark = scratch_.size();

@@ -13,11 +13,13 @@
 // Wire format (stream level, all integers big-endian):
 //   `magic`   (u2) — 0xACED
 //   `version` (u2) — 5
-//   `content`*     — objects, block data and TC_RESET until the end of input
+//   `content`*     — objects, block data and TC_RESET until the end of input,
+//                    or until a byte that is no type code (trailing data)
 // The full grammar with widths is in docs/formats/java-serialization.md.
 //
 // What is decoded: every TC_* construct (TC_LONGSTRING, TC_PROXYCLASSDESC,
-// TC_ENUM, TC_CLASS, TC_RESET between top-level items, TC_EXCEPTION, short and
+// TC_ENUM, TC_CLASS, TC_RESET between top-level items, TC_EXCEPTION (also
+// followed by more content, as `writeFatalException` allows), short and
 // long block data), primitive and object arrays, Serializable class data with
 // and without SC_WRITE_METHOD, Externalizable data written in block-data mode
 // (protocol 2), class annotations, super-class chains; handles are assigned
@@ -75,6 +77,11 @@ struct DecodeLimits {
 
 struct DecodeOptions {
   DecodeLimits limits;
+  // Bytes after the last content item (there must be one) whose first byte
+  // is not a type code (TC_NULL..TC_ENUM) end the stream and are kept as `Stream::trailing()`;
+  // false makes them an `InvalidArgument` error
+  // ("N trailing bytes after the last object ... at byte B").
+  bool allow_trailing_data = true;
 };
 
 // Decodes the whole stream `input` (header included).

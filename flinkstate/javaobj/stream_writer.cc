@@ -28,7 +28,9 @@ class Encoder {
     out.WriteUint16(kStreamVersion);
     for (ItemId id : s_.top_level()) {
       FLINKSTATE_RETURN_IF_ERROR(Item(id));
+      aborted_ = false;  // the writer goes on after writeFatalException
     }
+    if (s_.trailing().size != 0) FLINKSTATE_RETURN_IF_ERROR(Payload(s_.trailing()));
     return Flush();
   }
   absl::Status EncodeOne(ItemId id) {

@@ -368,6 +368,187 @@ public class Conformance {
     public Object invoke(Object p, Method m, Object[] a) { return null; }
   }
 
+  // Values that must be shown exactly (issue 12): floats and doubles by their
+  // bits, longs beyond 2^53, chars including an unpaired surrogate.
+  static class Exact implements Serializable {
+    private static final long serialVersionUID = 12L;
+    double pi = Math.PI; double d2 = 123456789.123; float f16m = 16777216f;
+    double[] arr = {3.141592653589793, 0.1, 1e-300};
+    double nan = Double.NaN; double inf = Double.POSITIVE_INFINITY;
+    double ninf = Double.NEGATIVE_INFINITY; double nzero = -0.0; double pzero = 0.0;
+    float fnan = Float.NaN; float fmin = Float.MIN_VALUE; float fmax = Float.MAX_VALUE;
+    double dmin = Double.MIN_VALUE; double dmax = Double.MAX_VALUE; float ftenth = 0.1f;
+    float[] farr = {0.1f, 1.0e10f, -0.0f, Float.NEGATIVE_INFINITY, 3.4028235e38f};
+    long lmax = Long.MAX_VALUE; long lmin = Long.MIN_VALUE; long beyond = (1L << 53) + 1;
+    long exact = 1L << 53; long[] larr = {-(1L << 53) - 1, 9007199254740993L, 42};
+    char letter = 'A'; char lone = '\uD800'; char euro = '\u20ac'; char nul = '\u0000';
+    char[] carr = {'a', '\uDC00', '"'};
+  }
+  // writeObject fails after writing part of the object, so ObjectOutputStream
+  // writes TC_EXCEPTION (writeFatalException) and the stream goes on.
+  static class Thrower implements Serializable {
+    private static final long serialVersionUID = 13L;
+    String before = "written-before-the-failure";
+    private void writeObject(ObjectOutputStream out) throws IOException {
+      out.defaultWriteObject();
+      out.writeInt(7);
+      throw new IOException("boom");
+    }
+  }
+
+  // ObjectInputStream that records every object it resolves, in the order it
+  // resolves them (strings when read, objects and arrays when complete): the
+  // values the JDK reads, to compare with `flinkstate dump --json`.
+  static final class Recorder extends ObjectInputStream {
+    final StringBuilder sb;
+    Recorder(InputStream in, StringBuilder sb) throws IOException {
+      super(in);
+      this.sb = sb;
+      enableResolveObject(true);
+    }
+    @Override protected Object resolveObject(Object o) throws IOException {
+      try {
+        sb.append(record(o)).append('\n');
+      } catch (IOException e) {
+        throw e;
+      } catch (Exception e) {
+        throw new IOException(e);
+      }
+      return o;
+    }
+  }
+  static String exactPrim(char t, Object v) {
+    switch (t) {
+      case 'B': return "byte:" + v;
+      case 'S': return "short:" + v;
+      case 'I': return "int:" + v;
+      case 'J': return "long:" + v;
+      case 'Z': return "boolean:" + v;
+      case 'C': return String.format("char:0x%04X", (int) (Character) v);
+      case 'F': return String.format("float:0x%08x", Float.floatToRawIntBits((Float) v));
+      case 'D': return String.format("double:0x%016x", Double.doubleToRawLongBits((Double) v));
+    }
+    throw new IllegalArgumentException("type " + t);
+  }
+  static char typeCode(Class<?> ct) {
+    return ct == int.class ? 'I' : ct == long.class ? 'J' : ct == byte.class ? 'B'
+        : ct == short.class ? 'S' : ct == char.class ? 'C' : ct == boolean.class ? 'Z'
+        : ct == float.class ? 'F' : 'D';
+  }
+  static String record(Object o) throws Exception {
+    Class<?> c = o.getClass();
+    if (o instanceof String) return "string \"" + Canon.esc((String) o) + "\"";
+    if (o instanceof Enum) {
+      Enum<?> e = (Enum<?>) o;
+      return "enum " + e.getDeclaringClass().getName() + " " + e.name();
+    }
+    if (c.isArray()) {
+      StringBuilder b = new StringBuilder("array " + c.getName());
+      Class<?> ct = c.getComponentType();
+      if (ct.isPrimitive()) {
+        char t = typeCode(ct);
+        for (int i = 0; i < Array.getLength(o); i++) b.append(' ').append(exactPrim(t, Array.get(o, i)));
+      }
+      return b.toString();
+    }
+    StringBuilder b = new StringBuilder("object " + Canon.className(c));
+    ArrayDeque<Class<?>> chain = new ArrayDeque<>();
+    for (Class<?> k = c; k != null && Serializable.class.isAssignableFrom(k); k = k.getSuperclass()) {
+      chain.addFirst(k);
+    }
+    if (!(o instanceof Externalizable)) {
+      for (Class<?> k : chain) {
+        ObjectStreamClass osc = ObjectStreamClass.lookup(k);
+        if (osc == null) continue;
+        for (ObjectStreamField f : osc.getFields()) {
+          if (!f.isPrimitive()) continue;
+          // HashMap.readObject recomputes `threshold` from the capacity in
+          // its custom data: the live value is not the one in the stream.
+          if (k == HashMap.class && f.getName().equals("threshold")) continue;
+          Field jf = k.getDeclaredField(f.getName());
+          jf.setAccessible(true);
+          b.append(' ').append(f.getName()).append('=').append(exactPrim(f.getTypeCode(), jf.get(o)));
+        }
+      }
+    }
+    return b.toString();
+  }
+  // Reads every top-level object of `bytes` like a program would (readObject
+  // until the data ends; a WriteAbortedException is recorded and reading goes
+  // on) and returns the records; `jdk` receives what the JDK did.
+  static String readBack(byte[] bytes, int objectBytes, StringBuilder jdk) throws Exception {
+    StringBuilder sb = new StringBuilder();
+    ByteArrayInputStream bin = new ByteArrayInputStream(bytes, 0, objectBytes);
+    try (Recorder in = new Recorder(bin, sb)) {
+      while (bin.available() > 0 || in.available() > 0) {
+        try {
+          in.readObject();
+        } catch (WriteAbortedException e) {
+          sb.append("aborted ").append(e.detail.getClass().getName()).append('\n');
+          jdk.append("WriteAbortedException ").append(e.detail).append('\n');
+        } catch (OptionalDataException e) {
+          if (!e.eof && e.length > 0) { in.skipBytes(e.length); continue; }  // top-level block data
+          jdk.append("java.io.OptionalDataException eof=").append(e.eof).append('\n');
+          return null;
+        }
+      }
+    }
+    return sb.toString();
+  }
+
+  // Streams whose expected values come only from the JDK's reading (no
+  // canonical description of the written graph): name -> bytes, and for
+  // trailing data, the size of the object part.
+  static final LinkedHashMap<String, byte[]> RAW_CASES = new LinkedHashMap<>();
+  static final HashMap<String, Integer> OBJECT_BYTES = new HashMap<>();
+
+  static byte[] serialize(Object... objects) throws IOException {
+    ByteArrayOutputStream bo = new ByteArrayOutputStream();
+    try (ObjectOutputStream out = new ObjectOutputStream(bo)) {
+      for (Object o : objects) out.writeObject(o);
+    }
+    return bo.toByteArray();
+  }
+  // The ArrayList `size` field value (i4) precedes TC_BLOCKDATA 4 + capacity.
+  static byte[] patchArrayListSize(byte[] b, int size, int newSize) {
+    byte[] pat = ByteBuffer.allocate(10).putInt(size).put((byte) 0x77).put((byte) 4).putInt(size).array();
+    for (int i = 0; i + pat.length <= b.length; i++) {
+      if (Arrays.equals(Arrays.copyOfRange(b, i, i + pat.length), pat)) {
+        byte[] c = b.clone();
+        ByteBuffer.wrap(c, i, 4).putInt(newSize);
+        return c;
+      }
+    }
+    throw new IllegalStateException("ArrayList size not found");
+  }
+  static void defineRawCases() throws IOException {
+    {
+      ByteArrayOutputStream bo = new ByteArrayOutputStream();
+      ObjectOutputStream out = new ObjectOutputStream(bo);
+      out.writeObject("first");
+      try {
+        out.writeObject(new ArrayList<>(List.of("inner-before", new Thrower())));
+        throw new IllegalStateException("no exception");
+      } catch (IOException expected) { /* writeFatalException wrote TC_EXCEPTION */ }
+      out.writeObject("after-exception");
+      out.close();
+      RAW_CASES.put("exception_then_more", bo.toByteArray());
+    }
+    {
+      byte[] obj = serialize(new Holder("keystore-entry", new byte[] {1, 2, 3}));
+      byte[] tail = new byte[20];
+      tail[0] = 0x16;  // a TLS/keystore-like byte: no type code
+      for (int i = 1; i < tail.length; i++) tail[i] = (byte) (i * 37);
+      byte[] all = Arrays.copyOf(obj, obj.length + tail.length);
+      System.arraycopy(tail, 0, all, obj.length, tail.length);
+      RAW_CASES.put("trailing_bytes", all);
+      OBJECT_BYTES.put("trailing_bytes", obj.length);
+    }
+    byte[] list = serialize(new ArrayList<>(List.of("e1", "e2", "e3")));
+    RAW_CASES.put("arraylist_size_more", patchArrayListSize(list, 3, 5));
+    RAW_CASES.put("arraylist_size_less", patchArrayListSize(list, 3, 2));
+  }
+
   // -------------------------------------------------------------------- cases
   interface Writer { void write(ObjectOutputStream out, Canon c) throws Exception; }
 
@@ -467,6 +648,10 @@ public class Conformance {
       c.sb.setLength(0);
       c.sb.append("error unimplemented\n");
     });
+    single("exact_values", new Exact());
+    single("json_strings", new Object[] {"pair \uD83D\uDE00 end", "lone high \uD800 end",
+        "lone low \uDC00 end", "\uDBFF\uDFFF", repeat("\u20ac", 30000), "nul\u0000",
+        "quote\" back\\ nl\n tab\t", "\uDC00\uD800"});
     // Large streams.
     HashMap<Integer, String> big = new HashMap<>();
     for (int i = 0; i < 100000; i++) big.put(i, "value-" + i);
@@ -527,6 +712,44 @@ public class Conformance {
         Files.write(dir.resolve(e.getKey() + ".bin"), bo.toByteArray());
         Files.write(dir.resolve(e.getKey() + ".expected.txt"),
             c.sb.toString().getBytes(StandardCharsets.UTF_8));
+      }
+      defineRawCases();
+      for (Map.Entry<String, byte[]> e : RAW_CASES.entrySet()) {
+        Files.write(dir.resolve(e.getKey() + ".bin"), e.getValue());
+        int n = OBJECT_BYTES.getOrDefault(e.getKey(), e.getValue().length);
+        if (n != e.getValue().length) {
+          Files.write(dir.resolve(e.getKey() + ".trailing.txt"),
+              ((e.getValue().length - n) + " " + n + "\n").getBytes(StandardCharsets.UTF_8));
+        }
+      }
+      // What ObjectInputStream reads from every stream (the referee of
+      // `dump --json`), and what it does with the damaged ones.
+      for (String f : Files.list(dir).map(x -> x.getFileName().toString()).sorted()
+               .collect(Collectors.toList())) {
+        if (!f.endsWith(".bin") || f.endsWith(".rw.bin")) continue;
+        String name = f.substring(0, f.length() - 4);
+        byte[] b = Files.readAllBytes(dir.resolve(f));
+        int n = OBJECT_BYTES.getOrDefault(name, b.length);
+        StringBuilder jdk = new StringBuilder();
+        String values;
+        try {
+          values = readBack(b, n, jdk);
+        } catch (Exception ex) {
+          values = null;
+          jdk.append(ex.getClass().getName()).append('\n');
+        }
+        if (name.equals("arraylist_size_less")) {
+          try (ObjectInputStream in = new ObjectInputStream(new ByteArrayInputStream(b))) {
+            jdk.append("java.util.ArrayList read with ").append(((List<?>) in.readObject()).size())
+               .append(" of 3 elements written\n");
+          }
+        }
+        if (values != null) {
+          Files.write(dir.resolve(name + ".values.txt"), values.getBytes(StandardCharsets.UTF_8));
+        }
+        if (jdk.length() > 0) {
+          Files.write(dir.resolve(name + ".jdk.txt"), jdk.toString().getBytes(StandardCharsets.UTF_8));
+        }
       }
       for (Map.Entry<String, Object> e : REWRITE_EXPECTED.entrySet()) {
         Files.write(dir.resolve(e.getKey() + ".rw.expected.txt"),

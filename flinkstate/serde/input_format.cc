@@ -1,0 +1,255 @@
+// Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
+
+#include "flinkstate/serde/input_format.h"
+
+#include <zlib.h>
+
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace flinkstate::serde {
+namespace {
+
+constexpr int kMaxLayers = 4;
+
+bool IsBase64Char(uint8_t c) {
+  return absl::ascii_isalnum(c) || c == '+' || c == '/' || c == '=';
+}
+
+// The text without a UTF-8 BOM and surrounding whitespace.
+absl::string_view Trimmed(ByteView in) {
+  absl::string_view t = AsStringView(in);
+  if (t.size() >= 3 && static_cast<uint8_t>(t[0]) == 0xEF &&
+      static_cast<uint8_t>(t[1]) == 0xBB && static_cast<uint8_t>(t[2]) == 0xBF) {
+    t.remove_prefix(3);
+  }
+  return absl::StripAsciiWhitespace(t);
+}
+
+bool IsText(absl::string_view t) {
+  for (unsigned char c : t) {
+    if (c < 0x20 && c != '\n' && c != '\r' && c != '\t') return false;
+    if (c == 0x7F) return false;
+  }
+  return true;
+}
+
+absl::StatusOr<std::string> Gunzip(ByteView in, const InputFormatLimits& limits) {
+  z_stream z{};
+  if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) {
+    return absl::InternalError("gzip: inflateInit2 failed");
+  }
+  std::string out;
+  z.next_in = const_cast<Bytef*>(in.data());
+  z.avail_in = static_cast<uInt>(std::min<size_t>(in.size(), 1u << 30));
+  size_t fed = z.avail_in;
+  int rc = Z_OK;
+  while (rc != Z_STREAM_END) {
+    if (out.size() >= limits.max_decoded_bytes) {
+      inflateEnd(&z);
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "gzip: the data inflates to more than ", limits.max_decoded_bytes, " bytes"));
+    }
+    const size_t chunk = std::min<uint64_t>(1 << 20, limits.max_decoded_bytes - out.size());
+    const size_t old = out.size();
+    out.resize(old + chunk);
+    z.next_out = reinterpret_cast<Bytef*>(&out[old]);
+    z.avail_out = static_cast<uInt>(chunk);
+    if (z.avail_in == 0 && fed < in.size()) {
+      const size_t more = std::min<size_t>(in.size() - fed, 1u << 30);
+      z.next_in = const_cast<Bytef*>(in.data() + fed);
+      z.avail_in = static_cast<uInt>(more);
+      fed += more;
+    }
+    rc = inflate(&z, Z_NO_FLUSH);
+    out.resize(old + chunk - z.avail_out);
+    if (rc == Z_BUF_ERROR && z.avail_in == 0 && fed == in.size()) {
+      const uint64_t at = z.total_in;
+      inflateEnd(&z);
+      return absl::InvalidArgumentError(absl::StrCat(
+          "gzip: gzip-compressed data ends early (truncated) at byte ", at));
+    }
+    if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) {
+      const uint64_t at = z.total_in;
+      std::string msg = z.msg ? z.msg : zError(rc);
+      inflateEnd(&z);
+      return absl::InvalidArgumentError(
+          absl::StrCat("gzip: gzip-compressed data is corrupt (", msg, ") at byte ", at));
+    }
+  }
+  inflateEnd(&z);
+  return out;
+}
+
+int HexValue(uint8_t c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+absl::StatusOr<std::string> Unhex(absl::string_view t, uint64_t base) {
+  std::string out;
+  out.reserve(t.size() / 2);
+  int hi = -1;
+  for (size_t i = 0; i < t.size(); ++i) {
+    const uint8_t c = static_cast<uint8_t>(t[i]);
+    if (absl::ascii_isspace(c)) continue;
+    const int v = HexValue(c);
+    if (v < 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "hex: invalid character 0x%02X at byte %d", c, base + i));
+    }
+    if (hi < 0) {
+      hi = v;
+    } else {
+      out.push_back(static_cast<char>((hi << 4) | v));
+      hi = -1;
+    }
+  }
+  if (hi >= 0) return absl::InvalidArgumentError("hex: an odd number of hex digits");
+  return out;
+}
+
+absl::StatusOr<std::string> UnBase64(absl::string_view t, uint64_t base) {
+  std::string compact;
+  compact.reserve(t.size());
+  for (size_t i = 0; i < t.size(); ++i) {
+    const uint8_t c = static_cast<uint8_t>(t[i]);
+    if (absl::ascii_isspace(c)) continue;
+    if (!IsBase64Char(c)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "base64: invalid character 0x%02X at byte %d", c, base + i));
+    }
+    compact.push_back(static_cast<char>(c));
+  }
+  std::string out;
+  if (compact.empty() || !absl::Base64Unescape(compact, &out)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "base64: ", compact.size(), " characters that are not valid padded Base64"));
+  }
+  return out;
+}
+
+// The first Base64 run starting "rO0AB" inside `t` (a kubectl JSON/YAML
+// document: the run ends at the closing quote or the end of the line).
+absl::string_view ConfigMapValue(absl::string_view t) {
+  const size_t at = t.find("rO0AB");
+  if (at == absl::string_view::npos) return {};
+  size_t end = at;
+  while (end < t.size() && IsBase64Char(static_cast<uint8_t>(t[end]))) ++end;
+  return t.substr(at, end - at);
+}
+
+absl::Status Empty() { return absl::InvalidArgumentError("empty file"); }
+
+}  // namespace
+
+const char* InputFormatName(InputFormat f) {
+  switch (f) {
+    case InputFormat::kAuto: return "auto";
+    case InputFormat::kRaw: return "raw";
+    case InputFormat::kGzip: return "gzip";
+    case InputFormat::kHex: return "hex";
+    case InputFormat::kBase64: return "base64";
+    case InputFormat::kConfigMapBase64: return "configmap";
+  }
+  return "?";
+}
+
+absl::StatusOr<InputFormat> ParseInputFormat(absl::string_view name) {
+  for (InputFormat f : {InputFormat::kAuto, InputFormat::kRaw, InputFormat::kGzip,
+                        InputFormat::kHex, InputFormat::kBase64}) {
+    if (name == InputFormatName(f)) return f;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown input format '", name, "' (expected auto, raw, base64, hex or gzip)"));
+}
+
+std::string DecodedInput::Description() const {
+  if (layers.empty()) return "raw";
+  std::string s;
+  for (InputFormat f : layers) absl::StrAppend(&s, s.empty() ? "" : " > ", InputFormatName(f));
+  return s;
+}
+
+absl::StatusOr<DecodedInput> DecodeInputFormat(ByteView input, InputFormat format,
+                                               const InputFormatLimits& limits) {
+  DecodedInput d;
+  if (Trimmed(input).empty() && (input.empty() || IsText(AsStringView(input)))) return Empty();
+  ByteView cur = input;
+  for (int layer = 0; layer < kMaxLayers; ++layer) {
+    InputFormat f = format;
+    absl::string_view text = Trimmed(cur);
+    const uint64_t base = text.empty() ? 0 : static_cast<uint64_t>(text.data() -
+                                                  reinterpret_cast<const char*>(cur.data()));
+    if (f == InputFormat::kAuto) {
+      if (cur.size() >= 2 && cur[0] == 0xAC && cur[1] == 0xED) break;
+      if (cur.size() >= 2 && cur[0] == 0x1F && cur[1] == 0x8B) {
+        f = InputFormat::kGzip;
+      } else if (!text.empty() && IsText(text)) {
+        bool hex = true, b64 = true;
+        size_t digits = 0;
+        for (unsigned char c : text) {
+          if (absl::ascii_isspace(c)) continue;
+          ++digits;
+          if (HexValue(c) < 0) hex = false;
+          if (!IsBase64Char(c)) b64 = false;
+        }
+        if (hex && digits % 2 == 0) {
+          f = InputFormat::kHex;
+        } else if (b64 || absl::StartsWith(text, "rO0AB")) {
+          // Base64 of a Java stream; a bad character is named at its byte.
+          f = InputFormat::kBase64;
+        } else if (!ConfigMapValue(text).empty()) {
+          f = InputFormat::kConfigMapBase64;
+        } else {
+          break;  // text of some other kind: the caller says what it is not
+        }
+      } else {
+        break;  // binary: raw
+      }
+    }
+    absl::StatusOr<std::string> next;
+    switch (f) {
+      case InputFormat::kRaw:
+      case InputFormat::kAuto:
+        return d;
+      case InputFormat::kGzip:
+        next = Gunzip(cur, limits);
+        break;
+      case InputFormat::kHex:
+        next = Unhex(text, base);
+        break;
+      case InputFormat::kBase64:
+        next = UnBase64(text, base);
+        break;
+      case InputFormat::kConfigMapBase64: {
+        absl::string_view v = ConfigMapValue(text);
+        next = UnBase64(v, base + static_cast<uint64_t>(v.data() - text.data()));
+        break;
+      }
+    }
+    if (!next.ok()) return next.status();
+    if (next->size() > limits.max_decoded_bytes) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          InputFormatName(f), ": decoded data larger than ", limits.max_decoded_bytes, " bytes"));
+    }
+    if (next->empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(InputFormatName(f), ": ", InputFormatName(f), " data of an empty file"));
+    }
+    d.layers.push_back(f);
+    d.decoded = *std::move(next);
+    cur = AsBytes(d.decoded);
+    format = InputFormat::kAuto;  // inner layers are detected
+  }
+  return d;
+}
+
+}  // namespace flinkstate::serde

@@ -187,6 +187,9 @@ def main():
                 ips = "%.3g" % float(r[7]) if r[7] else ""
                 w("| %s | %s | %.4g | %s | %s | %s |" % (r[0], r[1].strip('"'), float(r[3]), r[5], bps, ips))
             w("")
+    notes = os.path.join(os.path.dirname(os.path.abspath(o.csv)), "notes.md")
+    if os.path.exists(notes):  # hand-written notes kept beside the CSV (e.g. earlier paired runs)
+        w(open(notes).read().strip() + "\n")
     open(o.out, "w").write("\n".join(out) + "\n")
 
 

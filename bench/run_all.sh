@@ -6,7 +6,10 @@
 #
 #   bench/run_all.sh BUILD_DIR [--quick] [--data DIR] [--reps N] [--releases "1.15.2 1.20.5"]
 #                              [--sizes "16 64 256 1024 2048"] [--heap 8g] [--no-java] [--no-copy]
+#                              [--no-metadata] [--append] [--no-build]
 #
+# --no-metadata skips the _metadata/completedCheckpoint shapes (to run the rest
+# again); --no-build uses BUILD_DIR as it is; --append adds to bench/results/bench.csv instead of starting it anew.
 # --quick: sizes 16 and 64 MiB (the wide job also at its 100-operator point),
 # 3 runs, the copy section at 256 MiB; for iteration. Default: 16 64 256 1024
 # 2048 MiB, 5 runs. Big files go under --data (default /work/bench-data/run-all
@@ -26,7 +29,7 @@ die() { echo "run_all.sh: $*" >&2; exit 2; }
 [ $# -ge 1 ] || die "usage: bench/run_all.sh BUILD_DIR [--quick] [--data DIR] [--reps N] ..."
 build="$(cd "$1" 2>/dev/null && pwd || { mkdir -p "$1" && cd "$1" && pwd; })"; shift
 
-quick=0; reps=""; sizes=""; heap=8g; java=1; copy=1
+quick=0; reps=""; sizes=""; heap=8g; java=1; copy=1; shapes=1; append=0; dobuild=1
 releases="1.15.2 1.20.5"
 data=""
 while [ $# -gt 0 ]; do
@@ -39,11 +42,15 @@ while [ $# -gt 0 ]; do
     --heap) heap="$2"; shift 2 ;;
     --no-java) java=0; shift ;;
     --no-copy) copy=0; shift ;;
+    --no-metadata) shapes=0; shift ;;
+    --append) append=1; shift ;;
+    --no-build) dobuild=0; shift ;;
     *) die "unknown argument $1" ;;
   esac
 done
 if [ "$quick" = 1 ]; then
   : "${reps:=3}"; : "${sizes:=16 64}"; copy_mib=256
+  export FLINKSTATE_BENCH_MIB="${FLINKSTATE_BENCH_MIB:-64}"   # the Google Benchmark inputs
 else
   : "${reps:=5}"; : "${sizes:=16 64 256 1024 2048}"; copy_mib=2048
 fi
@@ -54,15 +61,15 @@ mkdir -p "$data" "$root/bench/results"
 csv="$root/bench/results/bench.csv"
 gbcsv="$root/bench/results/gbench.csv"
 log="$root/bench/results/run.log"
-: > "$log"
+[ "$append" = 1 ] || : > "$log"
 say() { echo "[$(date -u +%H:%M:%S)] $*" | tee -a "$log" >&2; }
 
 # ---------------------------------------------------------------- build
-say "building in $build"
-if [ ! -f "$build/build.ninja" ] && [ ! -f "$build/Makefile" ]; then
+[ "$dobuild" = 1 ] && say "building in $build"
+if [ "$dobuild" = 1 ] && [ ! -f "$build/build.ninja" ] && [ ! -f "$build/Makefile" ]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >>"$log" 2>&1
 fi
-cmake --build "$build" --target flinkstate_cli flinkstate_gen_incident flinkstate_gen_ha copy_path \
+[ "$dobuild" = 0 ] || cmake --build "$build" --target flinkstate_cli flinkstate_gen_incident flinkstate_gen_ha copy_path \
   metadata_benchmark ha_benchmark javaobj_benchmark >>"$log" 2>&1 || \
   cmake --build "$build" >>"$log" 2>&1 || die "build failed (see $log)"
 fs="$build/tools/flinkstate"
@@ -98,7 +105,8 @@ jrun() { # release xmx class args...
 }
 
 # ---------------------------------------------------------------- measuring
-echo "section,shape,origin,format,size_mib,bytes,tool,release,command,reps,wall_median_s,wall_min_s,wall_max_s,user_median_s,sys_median_s,rss_max_mib,rc,load1,note" > "$csv"
+[ "$append" = 1 ] && [ -s "$csv" ] || \
+  echo "section,shape,origin,format,size_mib,bytes,tool,release,command,reps,wall_median_s,wall_min_s,wall_max_s,user_median_s,sys_median_s,rss_max_mib,rc,load1,note" > "$csv"
 out="$data/out"
 mkdir -p "$out"
 load1() { cut -d' ' -f1 /proc/loadavg; }
@@ -208,6 +216,7 @@ for m in $sizes; do wide_sizes="$wide_sizes $m"; done
 [ "$quick" = 1 ] && wide_sizes="$wide_sizes 254"   # the 100-operator point of the issue
 wide_rel="1.20.5"
 for r in $releases; do case "$r" in 1.1[0-9].*) ;; *) wide_rel="$r" ;; esac; done
+[ "$shapes" = 1 ] || { sizes=""; wide_sizes=""; }
 for m in $sizes; do
   for shape in incident small-union; do
     # Flink resolves relative handles against the directory the file is in: one per file
@@ -235,7 +244,7 @@ for m in $wide_sizes; do
   fi
 done
 # min -Xmx at one point per shape: the largest size <= 256 MiB
-ref=""; for m in $sizes $( [ "$quick" = 1 ] && echo 254 ); do [ "$m" -le 256 ] && ref=$m; done
+ref=""; [ "$shapes" = 1 ] && for m in $sizes $( [ "$quick" = 1 ] && echo 254 ); do [ "$m" -le 256 ] && ref=$m; done
 if [ -n "$ref" ]; then
   for shape in incident small-union; do
     [ "$ref" = 254 ] && continue

@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # Installs the Debian packages flinkstate builds and tests with, if missing.
 # Needs root (or sudo). Java and Maven are needed only for the conformance
-# tests (pass --with-java).
+# tests (pass --with-java); bench/run_all.sh needs them too, and matplotlib
+# for its charts (pass --bench).
 set -euo pipefail
 
 packages=(g++ cmake ninja-build pkg-config libabsl-dev libprotobuf-dev
           protobuf-compiler libgtest-dev libgmock-dev libbenchmark-dev time
           clang libclang-rt-14-dev zlib1g-dev python3-jsonschema)
-if [[ "${1:-}" == "--with-java" ]]; then
-  packages+=(openjdk-17-jdk-headless maven)
-fi
+for arg in "$@"; do
+  case "$arg" in
+    --with-java) packages+=(openjdk-17-jdk-headless maven) ;;
+    --bench) packages+=(openjdk-17-jdk-headless maven python3-matplotlib) ;;
+    *) echo "install-deps.sh: unknown option $arg (--with-java, --bench)" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do

@@ -23,6 +23,9 @@ configure build
 cmake --build build -j "$jobs"
 ctest --test-dir build --output-on-failure -j "$jobs"
 
+echo "== benchmark binaries: a short smoke (tiny sizes, no timing judged)"
+bash bench/smoke.sh build
+
 if [[ -z "${FLINKSTATE_SKIP_SANITIZERS:-}" ]]; then
   echo "== build and test under AddressSanitizer + UndefinedBehaviorSanitizer"
   configure build-asan -DFLINKSTATE_SANITIZERS="address;undefined" -DFLINKSTATE_BUILD_BENCHMARKS=OFF

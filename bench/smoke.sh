@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# A ~30-second smoke of the benchmark binaries, so they stay buildable and
+# runnable (scripts/test.sh runs it). Tiny sizes, one short repetition each;
+# no figure is judged. Usage: bench/smoke.sh [BUILD_DIR]
+set -euo pipefail
+build=${1:-build}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export FLINKSTATE_BENCH_MIB=4 FLINKSTATE_BENCH_DIR="$tmp"
+for b in metadata_benchmark ha_benchmark javaobj_benchmark; do
+  [ -x "$build/bench/$b" ] || { echo "bench smoke: $build/bench/$b is missing" >&2; exit 1; }
+  timeout 120 "$build/bench/$b" --benchmark_min_time=0.01 >"$tmp/$b.txt" 2>&1 || {
+    cat "$tmp/$b.txt" >&2; echo "bench smoke: $b failed" >&2; exit 1; }
+done
+head -c 3000000 /dev/urandom > "$tmp/in"
+for m in cfr bounce1m bounce8m mmap8m mmap64m splice; do
+  "$build/bench/copy_path" "$m" "$tmp/in" "$tmp/out" --fsync
+  [ "$(stat -c %s "$tmp/out")" = 3000003 ] || { echo "bench smoke: copy_path $m wrote a wrong size" >&2; exit 1; }
+  cmp -s <(tail -c +4100 "$tmp/out") <(tail -c +4097 "$tmp/in") || { echo "bench smoke: copy_path $m wrote wrong bytes" >&2; exit 1; }
+done
+echo "bench smoke: ok"

@@ -6,10 +6,14 @@
 // arena of items (one per grammar occurrence: every TC_* construct including
 // TC_NULL and TC_REFERENCE), the class descriptors, and the handle table.
 //
+//   ```c++ (serde::ByteView bytes)
 //   FLINKSTATE_ASSIGN_OR_RETURN(javaobj::Stream s, javaobj::DecodeStream(bytes));
+//   if (s.top_level().empty()) return absl::InvalidArgumentError("empty stream");
 //   javaobj::ItemId root = s.top_level()[0];
 //   javaobj::ItemId ops = s.FieldValue(root, "operatorStates");
+//   if (ops == javaobj::kNoItem) return absl::NotFoundError("no operatorStates");
 //   const javaobj::Item& map = s.item(s.Resolve(ops));
+//   ```
 //
 // Shape of the model:
 //   * Items are numbered in stream (pre-)order; the descendants of item `i`
@@ -47,6 +51,11 @@
 // Lifetime: a `Stream` borrows the input bytes it was decoded from; every view
 // it returns (payloads, `input()`) is valid while that buffer (usually a
 // `serde::MappedFile`) is alive and unmodified.
+//
+// Thread safety: a decoded `Stream` is immutable (it has no caches): any
+// number of threads may read one concurrently through its const methods, as
+// long as the input bytes stay mapped. Moving or destroying it while others
+// read is a data race.
 
 #ifndef FLINKSTATE_JAVAOBJ_OBJECT_MODEL_H_
 #define FLINKSTATE_JAVAOBJ_OBJECT_MODEL_H_

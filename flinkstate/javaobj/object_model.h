@@ -46,16 +46,12 @@
 //     ids, handles and children counts are 32-bit (`DecodeLimits::max_items`).
 //
 // Thread safety: a decoded `Stream` is immutable; concurrent const calls
-// are safe.
+// are safe (as long as the input bytes stay mapped). Moving or destroying it
+// while others read is a data race.
 //
 // Lifetime: a `Stream` borrows the input bytes it was decoded from; every view
 // it returns (payloads, `input()`) is valid while that buffer (usually a
 // `serde::MappedFile`) is alive and unmodified.
-//
-// Thread safety: a decoded `Stream` is immutable (it has no caches): any
-// number of threads may read one concurrently through its const methods, as
-// long as the input bytes stay mapped. Moving or destroying it while others
-// read is a data race.
 
 #ifndef FLINKSTATE_JAVAOBJ_OBJECT_MODEL_H_
 #define FLINKSTATE_JAVAOBJ_OBJECT_MODEL_H_

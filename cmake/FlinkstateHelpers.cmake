@@ -95,7 +95,8 @@ endfunction()
 # ${PROJECT_BINARY_DIR}/flinkstate.pc and installs it in <libdir>/pkgconfig.
 # `Requires:` lists the pkg-config module of every external library a
 # flinkstate_cc_library links, as Debian names them: absl::<x> -> absl_<x>,
-# protobuf::libprotobuf -> protobuf, ZLIB::ZLIB -> zlib (`pkg-config --list-all`). They are
+# protobuf::libprotobuf -> protobuf, ZLIB::ZLIB -> zlib (`pkg-config
+# --list-all`). They are
 # public requirements, not Requires.private: the libraries are static and the
 # public headers include Abseil's and protobuf's.
 function(flinkstate_write_pkg_config)

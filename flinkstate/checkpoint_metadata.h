@@ -5,9 +5,11 @@
 // The lazy model of a Flink checkpoint/savepoint `_metadata` file (format
 // versions 1-7) and of an `OperatorSnapshotUtil` operator-snapshot file.
 //
+//   ```c++ (const std::string& p)
 //   FLINKSTATE_ASSIGN_OR_RETURN(serde::MappedFile f, serde::MappedFile::Open(p));
 //   FLINKSTATE_ASSIGN_OR_RETURN(StateFile file, ReadStateFile(f.bytes()));
-//   for (const OperatorState& op : file.metadata.operators) { ... }
+//   for (const OperatorState& op : file.metadata.operators) std::cout << op.IdHex() << "\n";
+//   ```
 //
 // Every item records the input range it was decoded from. Large parts are
 // never copied: offset arrays (`OffsetsArray`) and inline state bytes are
@@ -20,6 +22,10 @@
 //
 // Wire format: see docs/formats/metadata.md (derived from Flink's
 // `MetadataV2V3SerializerBase` and `MetadataV1`..`V7Serializer`).
+//
+// Thread safety: a decoded model (`StateFile` and everything in it) is a plain
+// value that nothing changes after decoding: any number of threads may read one
+// concurrently. The free functions are pure.
 
 #ifndef FLINKSTATE_FLINKSTATE_CHECKPOINT_METADATA_H_
 #define FLINKSTATE_FLINKSTATE_CHECKPOINT_METADATA_H_

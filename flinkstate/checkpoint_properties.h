@@ -16,6 +16,10 @@
 // SAVEPOINT_TERMINATE) and had no `unclaimed` field. The object graph is read
 // through the javaobj decoder, by field names found in the stream's own class
 // descriptors.
+//
+// Thread safety: the functions keep no state and only read their inputs;
+// concurrent calls are safe, also on the same model and input. Results belong
+// to the caller.
 
 #ifndef FLINKSTATE_FLINKSTATE_CHECKPOINT_PROPERTIES_H_
 #define FLINKSTATE_FLINKSTATE_CHECKPOINT_PROPERTIES_H_

@@ -7,9 +7,11 @@
 // the same `StateFile` model that `_metadata` files use, so that inspect,
 // diff, verify-style checks and strip-state work unchanged on both.
 //
+//   ```c++ (serde::ByteView bytes)
 //   FLINKSTATE_ASSIGN_OR_RETURN(javaobj::Stream s, javaobj::DecodeStream(bytes));
 //   FLINKSTATE_ASSIGN_OR_RETURN(StateFile f, ReadCompletedCheckpoint(s));
 //   report::Report r = BuildReport(f, bytes, {});   // same schema as _metadata
+//   ```
 //
 // Mapping (Flink 1.13-2.x; spec/completed-checkpoint.md §2-§4). Every field is
 // found by its name in the stream's own class descriptors, never by version:
@@ -40,6 +42,10 @@
 //
 // Lifetime: the model holds ranges and item ids of the `javaobj::Stream` it
 // was read from; both need the same input bytes.
+//
+// Thread safety: the readers keep no state and only read the stream;
+// concurrent calls are safe. The `StateFile` they return is immutable like any
+// decoded model (checkpoint_metadata.h).
 
 #ifndef FLINKSTATE_FLINKSTATE_COMPLETED_CHECKPOINT_H_
 #define FLINKSTATE_FLINKSTATE_COMPLETED_CHECKPOINT_H_

@@ -8,7 +8,13 @@
 // has such an operator starts it empty, and a job without it no longer needs
 // `--allowNonRestoredState` for it.
 //
+//   ```c++ (const StateFile& model, serde::ByteView input, const std::vector<std::string>& ids)
 //   FLINKSTATE_ASSIGN_OR_RETURN(DropResult r, PlanDropOperators(model, input, ids));
+//   ```
+//
+// Thread safety: the functions keep no state and only read their inputs;
+// concurrent calls are safe, also on the same model and input. Results belong
+// to the caller.
 
 #ifndef FLINKSTATE_FLINKSTATE_DROP_OPERATOR_H_
 #define FLINKSTATE_FLINKSTATE_DROP_OPERATOR_H_

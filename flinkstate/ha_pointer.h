@@ -5,9 +5,11 @@
 // The small Java-serialized pointers that Flink's HA services keep for every
 // retained checkpoint, and what they point to.
 //
+//   ```c++ (serde::ByteView text)
 //   FLINKSTATE_ASSIGN_OR_RETURN(std::string raw, DecodeBase64JavaStream(text));
-//   FLINKSTATE_ASSIGN_OR_RETURN(HaPointer p, DecodeHaPointer(raw));
+//   FLINKSTATE_ASSIGN_OR_RETURN(HaPointer p, DecodeHaPointer(serde::AsBytes(raw)));
 //   // p.path == "hdfs://nn:8020/flink/ha/default/completedCheckpoint3c9a1f0b2e7d"
+//   ```
 //
 // Java (spec/completed-checkpoint.md §1.3-§1.4), Flink 1.13-2.x:
 //   * ZooKeeper znode data, and Kubernetes ConfigMap values of 1.13/1.14:
@@ -17,6 +19,10 @@
 //     `org.apache.flink.kubernetes.highavailability.KubernetesStateHandleStore$
 //     StateHandleWithDeleteMarker` { Z markedForDeletion, inner: the above };
 //     its computed SUID tells 1.15-1.18 from 1.19+.
+//
+// Thread safety: the functions keep no state and only read their inputs;
+// concurrent calls are safe, also on the same model and input. Results belong
+// to the caller.
 
 #ifndef FLINKSTATE_FLINKSTATE_HA_POINTER_H_
 #define FLINKSTATE_FLINKSTATE_HA_POINTER_H_

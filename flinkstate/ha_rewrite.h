@@ -7,18 +7,25 @@
 // renumbering and re-emitted definitions are its job; every unchanged region
 // is a copy piece).
 //
-//   FLINKSTATE_ASSIGN_OR_RETURN(javaobj::Stream s, javaobj::DecodeStream(in));
+//   ```c++ (const serde::MappedFile& file, const std::string& out)
+//   FLINKSTATE_ASSIGN_OR_RETURN(javaobj::Stream s, javaobj::DecodeStream(file.bytes()));
 //   FLINKSTATE_ASSIGN_OR_RETURN(StateFile f, ReadCompletedCheckpoint(s));
-//   FLINKSTATE_ASSIGN_OR_RETURN(HaStripResult r,
-//       PlanStripCompletedCheckpoint(s, f, {.state_name = "topic-partition-offset-states"}));
-//   ... WritePlanAtomically(r.plan, file, out,
-//         [&](serde::ByteView o) { return VerifyStrippedCompletedCheckpoint(f, o, opts); });
+//   StripOptions opts;
+//   opts.state_name = "topic-partition-offset-states";
+//   FLINKSTATE_ASSIGN_OR_RETURN(HaStripResult r, PlanStripCompletedCheckpoint(s, f, opts));
+//   FLINKSTATE_RETURN_IF_ERROR(serde::WritePlanAtomically(r.plan, file, out,
+//       [&](serde::ByteView o) { return VerifyStrippedCompletedCheckpoint(f, o, opts); }));
+//   ```
 //
 // Java (Flink 1.13-2.x): the entry is removed from the
 // `OperatorStreamStateHandle.stateNameToPartitionOffsets` HashMap (also of
 // `FileMergingOperatorStreamStateHandle`) of every selected subtask; what a
 // restore then does is the same as for `_metadata` (strip_state.h).
 // `OperatorSubtaskState.stateSize` is left as it was (Flink does not check it).
+//
+// Thread safety: the functions keep no state and only read their inputs;
+// concurrent calls are safe, also on the same model and input. Results belong
+// to the caller.
 
 #ifndef FLINKSTATE_FLINKSTATE_HA_REWRITE_H_
 #define FLINKSTATE_FLINKSTATE_HA_REWRITE_H_

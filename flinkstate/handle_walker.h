@@ -5,6 +5,7 @@
 // Visits every state handle of a `StateFile`, nested handles included, in file
 // order. Inspection, stripping and verification are written as visitors.
 //
+//   ```c++ (const StateFile& file)
 //   struct CountTags : HandleVisitor {
 //     void OnStream(const HandleContext&, const StreamStateHandle& h) override {
 //       ++tags[h.tag];
@@ -12,6 +13,11 @@
 //     std::map<int, int> tags;
 //   } v;
 //   WalkStateFile(file, &v);
+//   ```
+//
+// Thread safety: `WalkStateFile` only reads the model and calls the visitor
+// on the calling thread; several walks of one model may run concurrently, each
+// with its own visitor.
 
 #ifndef FLINKSTATE_FLINKSTATE_HANDLE_WALKER_H_
 #define FLINKSTATE_FLINKSTATE_HANDLE_WALKER_H_

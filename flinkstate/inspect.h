@@ -6,8 +6,14 @@
 // file: per operator, per state name and per handle, what takes the bytes,
 // and warnings for what hurts restores.
 //
-//   FLINKSTATE_ASSIGN_OR_RETURN(report::Report r, BuildReport(model, input, {}));
-//   std::cout << RenderReportText(r);
+//   ```c++ (const StateFile& model, serde::ByteView input)
+//   report::Report r = BuildReport(model, input, {});
+//   std::cout << RenderReportText(r, /*top=*/10);
+//   ```
+//
+// Thread safety: the functions keep no state and only read their inputs;
+// concurrent calls are safe, also on the same model and input. Results belong
+// to the caller.
 
 #ifndef FLINKSTATE_FLINKSTATE_INSPECT_H_
 #define FLINKSTATE_FLINKSTATE_INSPECT_H_

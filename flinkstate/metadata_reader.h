@@ -6,8 +6,10 @@
 // `OperatorSnapshotUtil` operator-snapshot files, producing the lazy model of
 // checkpoint_metadata.h.
 //
+//   ```c++ (const serde::MappedFile& file)
 //   FLINKSTATE_ASSIGN_OR_RETURN(CheckpointMetadata m,
 //                               ReadCheckpointMetadata(file.bytes()));
+//   ```
 //
 // Java: `Checkpoints.loadCheckpointMetadata` -> `MetadataSerializers` ->
 // `MetadataV1Serializer` (Flink 1.2 reader, as of 1.3), `MetadataV2Serializer`,
@@ -28,6 +30,10 @@
 //
 // Counts are checked against the bytes left before anything is reserved, so a
 // hostile count (2^31 offsets in a 100-byte file) fails without allocating.
+//
+// Thread safety: the readers keep no state; concurrent calls are safe, also
+// on the same input. The models they return are immutable
+// (checkpoint_metadata.h).
 
 #ifndef FLINKSTATE_FLINKSTATE_METADATA_READER_H_
 #define FLINKSTATE_FLINKSTATE_METADATA_READER_H_

@@ -9,12 +9,18 @@
 // (serde/splice_writer.h) writes the file; checking it against the input
 // (`CheckReproducesInput`) proves the round trip without materialising it.
 //
+//   ```c++ (const StateFile& model, serde::ByteView input)
 //   FLINKSTATE_ASSIGN_OR_RETURN(serde::EditPlan plan,
 //                               EncodeStateFile(model, input));
 //   FLINKSTATE_RETURN_IF_ERROR(CheckReproducesInput(plan, input));
+//   ```
 //
 // With `target_version` the metadata is written in another format version
 // (Java: the `serialize` half of `MetadataV2Serializer` .. `MetadataV7Serializer`).
+//
+// Thread safety: the functions keep no state and only read their inputs;
+// concurrent calls are safe, also on the same model and input. Results belong
+// to the caller.
 
 #ifndef FLINKSTATE_FLINKSTATE_METADATA_WRITER_H_
 #define FLINKSTATE_FLINKSTATE_METADATA_WRITER_H_

@@ -4,6 +4,7 @@
 // -----------------------------------------------------------------------------
 // One call to open any file flinkstate understands, whatever its kind.
 //
+//   ```c++
 //   FLINKSTATE_ASSIGN_OR_RETURN(flinkstate::LoadedFile f,
 //                               flinkstate::Open("/ckpt/job/chk-7"));  // its _metadata
 //   switch (f.kind) {
@@ -12,8 +13,10 @@
 //     case flinkstate::FileKind::kCompletedCheckpoint: // f.model (+ f.stream)
 //     case flinkstate::FileKind::kHaPointer:           // *f.pointer
 //     case flinkstate::FileKind::kJavaStream:          // f.java_bytes()
-//       ...
+//     case flinkstate::FileKind::kUnknown:             // never from Open
+//       break;
 //   }
+//   ```
 //
 // The kind is sniffed from the first bytes by the named constants below; a
 // directory opens its `_metadata`. Bytes that are none of these give

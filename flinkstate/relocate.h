@@ -6,13 +6,21 @@
 // prefix to another (moving checkpoints to another bucket or directory), as an
 // edit plan that replaces only the affected strings.
 //
-//   FLINKSTATE_ASSIGN_OR_RETURN(RelocateResult r, PlanRelocate(model, input,
-//       {.from_prefix = "s3://old-bucket/flink", .to_prefix = "s3://new/flink"}));
+//   ```c++ (const StateFile& model, serde::ByteView input)
+//   RelocateOptions options;
+//   options.from_prefix = "s3://old-bucket/flink";
+//   options.to_prefix = "s3://new/flink";
+//   FLINKSTATE_ASSIGN_OR_RETURN(RelocateResult r, PlanRelocate(model, input, options));
+//   ```
 //
 // Rewritten: file handle paths (tag 2), segment file paths (tag 15), the
 // task-owned and shared directories of file-merging operator handles (tag 17),
 // and inline handle names (tag 1) that carry a path. Relative handles (tag 6)
 // stay relative: they resolve against wherever the metadata file is.
+//
+// Thread safety: the functions keep no state and only read their inputs;
+// concurrent calls are safe, also on the same model and input. Results belong
+// to the caller.
 
 #ifndef FLINKSTATE_FLINKSTATE_RELOCATE_H_
 #define FLINKSTATE_FLINKSTATE_RELOCATE_H_

@@ -6,6 +6,7 @@
 // `chk-<n>/_metadata` given and the HA `completedCheckpoint` files that the
 // JobManager recovers from, as one crash-safe transaction.
 //
+//   ```c++
 //   flinkstate::RepairOptions o;
 //   o.strip.state_name = "topic-partition-offset-states";
 //   o.checkpoint_dirs = {"/ckpt/<job>/chk-42"};
@@ -15,6 +16,7 @@
 //   std::cout << r->PlanText();
 //   FLINKSTATE_RETURN_IF_ERROR(r->Apply());
 //   std::cout << flinkstate::Repair::NextSteps(r->plan());
+//   ```
 //
 // Guarantees (serde/file_transaction.h does the writing):
 // * `Plan` locks every directory involved (flock: a second repair of the same

@@ -7,6 +7,10 @@
 // counts, keyed and channel state, properties. `flinkstate diff A B` prints
 // them; comparing the report of a `_metadata` with the report of the
 // CompletedCheckpoint of the same checkpoint uses the same function.
+//
+// Thread safety: the functions keep no state and only read their inputs;
+// concurrent calls are safe, also on the same model and input. Results belong
+// to the caller.
 
 #ifndef FLINKSTATE_FLINKSTATE_REPORT_DIFF_H_
 #define FLINKSTATE_FLINKSTATE_REPORT_DIFF_H_

@@ -7,16 +7,26 @@
 // offsets) is cut out and the handle's i32 entry count is patched; every other
 // byte is copied unchanged.
 //
-//   FLINKSTATE_ASSIGN_OR_RETURN(
-//       StripResult r,
-//       PlanStripState(model, input, {.state_name = "topic-partition-offset-states"}));
-//   FLINKSTATE_RETURN_IF_ERROR(serde::WritePlanAtomically(r.plan, file, out, verify));
+//   ```c++ (const StateFile& model, const serde::MappedFile& file, const std::string& out)
+//   StripOptions options;
+//   options.state_name = "topic-partition-offset-states";
+//   FLINKSTATE_ASSIGN_OR_RETURN(StripResult r, PlanStripState(model, file.bytes(), options));
+//   FLINKSTATE_RETURN_IF_ERROR(serde::WritePlanAtomically(
+//       r.plan, file, out, [&](serde::ByteView o) -> absl::Status {
+//         FLINKSTATE_ASSIGN_OR_RETURN(StateFile after, ReadStateFile(o));
+//         return VerifyStripped(model, after, options);
+//       }));
+//   ```
 //
 // What Flink does with the result (Flink 1.2-2.x, `OperatorStateRestoreOperation`):
 // the state's meta info stays in the state stream's header, so a restore
 // registers it as an empty state; no element is read for it because the
 // handle no longer lists offsets for it. The element bytes stay, unreferenced,
 // in the delegate stream (for inline handles, inside this file).
+//
+// Thread safety: the functions keep no state and only read their inputs;
+// concurrent calls are safe, also on the same model and input. Results belong
+// to the caller.
 
 #ifndef FLINKSTATE_FLINKSTATE_STRIP_STATE_H_
 #define FLINKSTATE_FLINKSTATE_STRIP_STATE_H_

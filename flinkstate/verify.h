@@ -5,7 +5,11 @@
 // `flinkstate verify`: consistency checks of a decoded state file beyond what
 // decoding itself enforces.
 //
-//   std::vector<Finding> findings = VerifyStateFile(model, input, {.base_dir = dir});
+//   ```c++ (const StateFile& model, serde::ByteView input, const std::string& dir)
+//   VerifyOptions options;
+//   options.base_dir = dir;
+//   std::vector<Finding> findings = VerifyStateFile(model, input, options);
+//   ```
 //
 // Checks: decode -> encode reproduces the input byte for byte; element offsets
 // of operator states increase and key-group offsets do not decrease (a 0 marks
@@ -13,6 +17,9 @@
 // delegate's bytes; key-group ranges lie in [0, maxParallelism) and match their offset
 // counts; relative file handles (tag 6) resolve to a file beside the metadata
 // file whose size equals the handle's state size; no bytes follow a v1-v3 body.
+//
+// Thread safety: `VerifyStateFile` keeps no state and only reads the model,
+// the input and (with `base_dir`) the file system; concurrent calls are safe.
 
 #ifndef FLINKSTATE_FLINKSTATE_VERIFY_H_
 #define FLINKSTATE_FLINKSTATE_VERIFY_H_

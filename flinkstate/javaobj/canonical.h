@@ -7,7 +7,9 @@
 // serialized (tests/conformance/jdk/Conformance.java does). The JDK is thereby
 // the referee of the decoder: equal text = same graph, same sharing.
 //
+//   ```c++ (const javaobj::Stream& stream)
 //   FLINKSTATE_ASSIGN_OR_RETURN(std::string text, DescribeStream(stream));
+//   ```
 //
 // Format (one construct per line, two spaces of indentation per level; the
 // format is specified in docs/formats/java-serialization.md, "Canonical graph
@@ -35,6 +37,9 @@
 // `#N` numbers values (objects, strings, arrays, enums, classes) in order of
 // first appearance; `ref #N` is a later appearance of the same instance.
 // Class descriptors are not values and are not numbered.
+//
+// Thread safety: the functions only read the `Stream`; any number of threads
+// may describe the same stream at the same time.
 
 #ifndef FLINKSTATE_JAVAOBJ_CANONICAL_H_
 #define FLINKSTATE_JAVAOBJ_CANONICAL_H_

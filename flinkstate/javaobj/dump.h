@@ -7,8 +7,10 @@
 // show what they point to; large arrays, strings and block data are
 // summarised with their size (a 50M-element `long[]` prints a few elements).
 //
+//   ```c++ (const serde::MappedFile& file)
 //   std::string text;
 //   FLINKSTATE_RETURN_IF_ERROR(javaobj::DumpStream(file.bytes(), {}, &text));
+//   ```
 //
 // Text mode, one line per construct:
 //   <offset, 8 hex digits>  <indentation><construct> [handle 0x7e....]
@@ -33,6 +35,9 @@
 // and the bytes each item takes itself, without nested items) and item-kind,
 // handle and depth statistics; the shallow bytes of all rows add up to the
 // stream size minus the 4-byte header and any trailing bytes.
+//
+// Thread safety: `DumpStream` keeps no state; concurrent calls are safe, also
+// on the same input. Each call's output string or stream belongs to it.
 
 #ifndef FLINKSTATE_JAVAOBJ_DUMP_H_
 #define FLINKSTATE_JAVAOBJ_DUMP_H_

@@ -7,9 +7,12 @@
 // (with the byte range of each entry) and the counts that must change with
 // them are located.
 //
+//   ```c++ (const javaobj::Stream& s, javaobj::ItemId map_item)
 //   FLINKSTATE_ASSIGN_OR_RETURN(ContainerView m, ViewContainer(s, map_item));
-//   for (const ContainerEntry& e : m.entries)
-//     if (s.StringEquals(e.key, "my-state")) ...
+//   for (const ContainerEntry& e : m.entries) {
+//     if (s.StringEquals(e.key, "my-state")) return absl::OkStatus();  // found
+//   }
+//   ```
 //
 // Layouts (spec §13; `writeObject` of each class, JDK 8-25):
 //   java.util.HashMap / LinkedHashMap   block: i4 capacity, i4 size; size x (key, value)
@@ -30,6 +33,9 @@
 // (`Stream::class_data`), never dropped.
 //
 // Lifetime: views hold item ids of the `Stream` they were made from.
+//
+// Thread safety: views are computed from a `Stream` without changing it; any
+// number of threads may view containers of the same stream concurrently.
 
 #ifndef FLINKSTATE_JAVAOBJ_LAYOUTS_H_
 #define FLINKSTATE_JAVAOBJ_LAYOUTS_H_

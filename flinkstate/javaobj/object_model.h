@@ -6,10 +6,14 @@
 // arena of items (one per grammar occurrence: every TC_* construct including
 // TC_NULL and TC_REFERENCE), the class descriptors, and the handle table.
 //
+//   ```c++ (serde::ByteView bytes)
 //   FLINKSTATE_ASSIGN_OR_RETURN(javaobj::Stream s, javaobj::DecodeStream(bytes));
+//   if (s.top_level().empty()) return absl::InvalidArgumentError("empty stream");
 //   javaobj::ItemId root = s.top_level()[0];
 //   javaobj::ItemId ops = s.FieldValue(root, "operatorStates");
+//   if (ops == javaobj::kNoItem) return absl::NotFoundError("no operatorStates");
 //   const javaobj::Item& map = s.item(s.Resolve(ops));
+//   ```
 //
 // Shape of the model:
 //   * Items are numbered in stream (pre-)order; the descendants of item `i`
@@ -42,7 +46,8 @@
 //     ids, handles and children counts are 32-bit (`DecodeLimits::max_items`).
 //
 // Thread safety: a decoded `Stream` is immutable; concurrent const calls
-// are safe.
+// are safe (as long as the input bytes stay mapped). Moving or destroying it
+// while others read is a data race.
 //
 // Lifetime: a `Stream` borrows the input bytes it was decoded from; every view
 // it returns (payloads, `input()`) is valid while that buffer (usually a

@@ -8,13 +8,16 @@
 // piece); only changed items, patched counts and renumbered references are
 // new bytes.
 //
+//   ```c++ (const javaobj::Stream& stream, const serde::MappedFile& file, const std::string& out)
 //   StreamRewriter rw(stream);
 //   FLINKSTATE_ASSIGN_OR_RETURN(auto hits, FindMapEntriesByStringKey(
 //       stream, "org.apache.flink.runtime.state.OperatorStreamStateHandle",
 //       "stateNameToPartitionOffsets", "my-state"));
 //   FLINKSTATE_RETURN_IF_ERROR(rw.RemoveMapEntries(hits));
 //   FLINKSTATE_ASSIGN_OR_RETURN(serde::EditPlan plan, rw.BuildPlan());
-//   FLINKSTATE_RETURN_IF_ERROR(serde::WritePlanAtomically(plan, file, out, Verify));
+//   FLINKSTATE_RETURN_IF_ERROR(serde::WritePlanAtomically(
+//       plan, file, out, [](serde::ByteView o) { return VerifyRoundTrip(o); }));
+//   ```
 //
 // What the plan fixes (docs/formats/java-serialization.md §12):
 //   * counts inside custom data and fields (HashMap size in its block data,
@@ -37,6 +40,10 @@
 // changes only that site.
 //
 // Lifetime: the rewriter holds a reference to `stream`, which must outlive it.
+//
+// Thread safety: a `StreamRewriter` is not thread-safe; use each from one
+// thread. It only reads its `Stream`, so several rewriters (one per thread) may
+// share one stream. The free functions only read the stream.
 
 #ifndef FLINKSTATE_JAVAOBJ_REWRITER_H_
 #define FLINKSTATE_JAVAOBJ_REWRITER_H_

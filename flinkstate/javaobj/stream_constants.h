@@ -6,8 +6,12 @@
 // Serialization Specification, section 6.4.2 "Terminal Symbols and
 // Constants"; `java.io.ObjectStreamConstants`).
 //
-//   if (!HasStreamHeader(b, n)) return NotAJavaStream();
-//   if (tag == kTcReference) ...
+//   ```c++ (const uint8_t* b, uint64_t n)
+//   if (!HasStreamHeader(b, n)) return absl::InvalidArgumentError("not a Java stream");
+//   if (n > 4 && b[4] == kTcReference) return absl::InvalidArgumentError("a reference first");
+//   ```
+//
+// Thread safety: constants and pure functions only; safe from any thread.
 
 #ifndef FLINKSTATE_JAVAOBJ_STREAM_CONSTANTS_H_
 #define FLINKSTATE_JAVAOBJ_STREAM_CONSTANTS_H_

@@ -7,8 +7,10 @@
 // into the lazy model of `object_model.h`, driven only by the class
 // descriptors in the stream (no schema).
 //
+//   ```c++ (const std::string& p)
 //   FLINKSTATE_ASSIGN_OR_RETURN(serde::MappedFile f, serde::MappedFile::Open(p));
 //   FLINKSTATE_ASSIGN_OR_RETURN(javaobj::Stream s, javaobj::DecodeStream(f.bytes()));
+//   ```
 //
 // Wire format (stream level, all integers big-endian):
 //   `magic`   (u2) — 0xACED
@@ -43,6 +45,9 @@
 //
 // Lifetime: the returned `Stream` borrows `input`; keep the buffer alive and
 // unmodified while using it.
+//
+// Thread safety: `DecodeStream` keeps no state; concurrent calls are safe,
+// also on the same input. The `Stream` it returns is immutable (object_model.h).
 
 #ifndef FLINKSTATE_JAVAOBJ_STREAM_READER_H_
 #define FLINKSTATE_JAVAOBJ_STREAM_READER_H_

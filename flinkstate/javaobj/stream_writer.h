@@ -7,14 +7,21 @@
 // byte for byte), and the small building blocks the rewriter uses for new
 // content (strings, references, JDK-style block data chunking).
 //
+//   ```c++ (const javaobj::Stream& s, const serde::MappedFile& file)
 //   FLINKSTATE_ASSIGN_OR_RETURN(std::string bytes, javaobj::EncodeStream(s));
 //   FLINKSTATE_RETURN_IF_ERROR(javaobj::VerifyRoundTrip(file.bytes()));
+//   ```
 //
 // Identity: the encoder writes every construct from the model (type codes,
 // names, flags, field lists, handles of references recomputed from the
 // referenced item, the recorded block-data framing and string forms); payload
 // bytes (strings, primitive arrays, block data, primitive field values) are
 // written from their input views.
+//
+// Thread safety: the functions keep no state and only read the `Stream`;
+// concurrent calls are safe. The `Append*` helpers write to the caller's string,
+// which belongs to one thread while they do; `EncodeStreamTo` calls its sink
+// from the calling thread only.
 
 #ifndef FLINKSTATE_JAVAOBJ_STREAM_WRITER_H_
 #define FLINKSTATE_JAVAOBJ_STREAM_WRITER_H_

@@ -7,14 +7,19 @@
 // memory (the incident generators). With `fd < 0` it only counts bytes, so
 // the same code can compute the exact size of what it would write.
 //
+//   ```c++ (int fd)
 //   serde::BufferedFdWriter out(fd, "generator");
 //   out.I32(0x4960672D);
 //   out.Flush();
 //   FLINKSTATE_RETURN_IF_ERROR(out.status());
+//   ```
 //
 // Errors are sticky: the first failure (a `write(2)` error, mapped from errno
 // with `absl::ErrnoToStatusCode`, or one set with `Fail`) is kept, and later
 // writes are dropped. Writes never fail individually.
+//
+// Thread safety: not thread-safe; a writer and its descriptor belong to one
+// thread at a time.
 
 #ifndef FLINKSTATE_SERDE_BUFFERED_FD_WRITER_H_
 #define FLINKSTATE_SERDE_BUFFERED_FD_WRITER_H_

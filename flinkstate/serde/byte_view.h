@@ -5,9 +5,15 @@
 // Byte views and source ranges: the vocabulary every layer uses to describe
 // where a decoded item came from, without copying it.
 //
+//   ```c++ (const serde::MappedFile& file)
 //   serde::ByteView all = file.bytes();
 //   serde::SourceRange r{16, 4};            // bytes [16, 20) of the input
+//   if (r.end() > all.size()) return absl::OutOfRangeError("short file");
 //   serde::ByteView four = Slice(all, r);   // a view, no copy
+//   ```
+//
+// Thread safety: views and ranges are plain values; any number of threads may
+// read the same bytes through their own views while nobody writes them.
 
 #ifndef FLINKSTATE_SERDE_BYTE_VIEW_H_
 #define FLINKSTATE_SERDE_BYTE_VIEW_H_

@@ -6,11 +6,13 @@
 // `java.io.DataInput` (Java SE 17): every multi-byte number is big-endian, and
 // `ReadModifiedUtf8` is `readUTF` (u2 byte length + modified UTF-8 body).
 //
+//   ```c++ (const serde::MappedFile& file)
 //   serde::DataInput in(file.bytes());
 //   int32_t magic;
 //   FLINKSTATE_RETURN_IF_ERROR(in.ReadInt32(&magic));
 //   std::string name;
 //   FLINKSTATE_RETURN_IF_ERROR(in.ReadModifiedUtf8(&name));
+//   ```
 //
 // Positions are absolute: a reader over a sub-view can be given the offset of
 // that view in the whole input (`base_offset`), so every error and every
@@ -25,6 +27,9 @@
 //
 // Lifetime: views returned by `ReadBytes` / `ReadModifiedUtf8Raw` are valid
 // while the buffer passed to the constructor is alive and unmodified.
+//
+// Thread safety: a `DataInput` is not thread-safe (it has a position); several
+// readers over the same bytes may run in parallel, one per thread.
 
 #ifndef FLINKSTATE_SERDE_DATA_INPUT_H_
 #define FLINKSTATE_SERDE_DATA_INPUT_H_

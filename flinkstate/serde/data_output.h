@@ -5,13 +5,18 @@
 // A big-endian writer with the semantics of `java.io.DataOutput` (Java SE 17),
 // appending to a caller-owned `std::string`. The mirror of `DataInput`.
 //
+//   ```c++
 //   std::string buf;
 //   serde::DataOutput out(&buf);
 //   out.WriteInt32(0x4960672D);
 //   FLINKSTATE_RETURN_IF_ERROR(out.WriteModifiedUtf8("topic-partition-offset-states"));
+//   ```
 //
 // Only `WriteModifiedUtf8` can fail (Java's `UTFDataFormatException`); the
 // fixed-width writers cannot.
+//
+// Thread safety: not thread-safe; a writer and its `std::string` belong to one
+// thread while it writes.
 
 #ifndef FLINKSTATE_SERDE_DATA_OUTPUT_H_
 #define FLINKSTATE_SERDE_DATA_OUTPUT_H_

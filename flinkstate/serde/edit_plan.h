@@ -7,13 +7,19 @@
 // rewriting operation produces one; `splice_writer.h` executes it without
 // copying the unchanged bytes through user space.
 //
-//   serde::EditPlan plan = serde::EditPlan::FromReplacements(
-//       input.size(), {{/*range=*/{100, 42}, /*bytes=*/""},      // delete
-//                      {/*range=*/{8, 4}, /*bytes=*/new_count}});  // patch
+//   ```c++ (serde::ByteView input, const std::string& new_count)
+//   FLINKSTATE_ASSIGN_OR_RETURN(serde::EditPlan plan, serde::EditPlan::FromReplacements(
+//       input.size(), {{/*range=*/{8, 4}, /*bytes=*/new_count},     // patch
+//                      {/*range=*/{100, 42}, /*bytes=*/""}}));      // delete
 //   FLINKSTATE_RETURN_IF_ERROR(plan.Validate(input.size()));
+//   ```
 //
 // A plan is valid when its copy ranges are in bounds, in increasing input
 // order and do not overlap. Inserts may stand anywhere.
+//
+// Thread safety: a finished plan is immutable; its const methods (`Validate`,
+// `ApplyToString`, `pieces`) may run concurrently from any number of threads.
+// Building one (`AddCopy`, `AddInsert`) is not thread-safe.
 
 #ifndef FLINKSTATE_SERDE_EDIT_PLAN_H_
 #define FLINKSTATE_SERDE_EDIT_PLAN_H_

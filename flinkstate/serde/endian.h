@@ -5,6 +5,8 @@
 // Unchecked big-endian encode/decode of fixed-width integers, after RocksDB's
 // `util/coding.h`. Callers check bounds once (e.g. `DataInput::Require`) and
 // then use these in hot loops.
+//
+// Thread safety: pure functions; safe from any thread.
 
 #ifndef FLINKSTATE_SERDE_ENDIAN_H_
 #define FLINKSTATE_SERDE_ENDIAN_H_

@@ -5,9 +5,10 @@
 // Crash-safe replacement of one or several files: all or nothing, even across
 // a kill -9 or a power cut, with the originals' mode and owner kept.
 //
-//   serde::DirectoryLocks locks;
-//   FLINKSTATE_RETURN_IF_ERROR(locks.Add(DirName(target)));
-//   FLINKSTATE_RETURN_IF_ERROR(serde::RecoverTransactions({DirName(target)},
+//   ```c++ (const std::string& dir, const std::string& target, const serde::MappedFile& mapped_input, const serde::EditPlan& plan, const serde::OutputVerifier& verifier)
+//   serde::DirectoryLocks locks;                 // `dir`: the directory of `target`
+//   FLINKSTATE_RETURN_IF_ERROR(locks.Add(dir));
+//   FLINKSTATE_RETURN_IF_ERROR(serde::RecoverTransactions({dir},
 //       serde::RecoveryPolicy::kCompleteCommitted, &locks).status());
 //   std::vector<serde::FileChange> changes(1);
 //   changes[0].target = target;          // absolute, symlinks resolved
@@ -16,6 +17,7 @@
 //   changes[0].plan = &plan;
 //   changes[0].verify = verifier;
 //   FLINKSTATE_RETURN_IF_ERROR(serde::CommitFiles(changes, {}));
+//   ```
 //
 // The protocol (every step goes through `FileOps`, so tests inject failures):
 //   1. checks: no backup name taken, no target replaced in place (with a

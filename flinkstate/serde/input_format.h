@@ -8,9 +8,11 @@
 // with a UTF-8 BOM or trailing newline), and the Base64 value inside
 // `kubectl get configmap -o json|yaml` output.
 //
+//   ```c++ (const serde::MappedFile& file)
 //   FLINKSTATE_ASSIGN_OR_RETURN(serde::DecodedInput d,
 //                               serde::DecodeInputFormat(file.bytes()));
 //   serde::ByteView raw = d.bytes(file.bytes());
+//   ```
 //
 // Detection (`InputFormat::kAuto`), in order:
 //   0 bytes (or only whitespace and a BOM)   -> `InvalidArgument` "empty file"
@@ -26,6 +28,9 @@
 // A decoded result is detected again (gzip inside Base64, ...), at most 4
 // layers deep. A forced format (`--input-format`) decodes exactly that
 // layer and names it in any error ("gzip: ...", "hex: ...", "base64: ...").
+//
+// Thread safety: the functions keep no state; concurrent calls are safe. A
+// `DecodedInput` is a plain value.
 
 #ifndef FLINKSTATE_SERDE_INPUT_FORMAT_H_
 #define FLINKSTATE_SERDE_INPUT_FORMAT_H_

@@ -4,9 +4,11 @@
 // -----------------------------------------------------------------------------
 // A read-only memory map of a whole file: the single owner of the mapping.
 //
+//   ```c++
 //   FLINKSTATE_ASSIGN_OR_RETURN(serde::MappedFile file,
 //                               serde::MappedFile::Open("/ckpt/chk-7/_metadata"));
 //   serde::DataInput in(file.bytes());
+//   ```
 //
 // Pages are touched only when read, so decoding the structure of a 500 MB
 // file faults in only the pages that hold structure.
@@ -22,6 +24,11 @@
 // mappings go to the previous handler (or the default action). Up to
 // `kMaxGuardedMappings` mappings are guarded at once; beyond that a mapping
 // is unguarded (the old behaviour) rather than an error.
+//
+// Thread safety: `Open` may be called from any thread. The mapping is
+// read-only: any number of threads may read `bytes()` of one `MappedFile` at the
+// same time. Moving, assigning or destroying it while another thread reads is a
+// data race.
 
 #ifndef FLINKSTATE_SERDE_MAPPED_FILE_H_
 #define FLINKSTATE_SERDE_MAPPED_FILE_H_

@@ -6,8 +6,10 @@
 // `java.io.DataOutput.writeUTF` and by Java serialization's TC_STRING /
 // TC_LONGSTRING) and standard UTF-8.
 //
-//   absl::StatusOr<std::string> s = ModifiedUtf8ToUtf8(raw_body);
-//   absl::StatusOr<std::string> m = Utf8ToModifiedUtf8("caf\u00e9");
+//   ```c++ (serde::ByteView raw_body)
+//   FLINKSTATE_ASSIGN_OR_RETURN(std::string s, ModifiedUtf8ToUtf8(raw_body));
+//   FLINKSTATE_ASSIGN_OR_RETURN(std::string m, Utf8ToModifiedUtf8("caf\u00e9"));
+//   ```
 //
 // Encoding rules (java.io.DataInput class documentation, "Modified UTF-8"):
 //   * U+0001..U+007F        -> 1 byte  0xxxxxxx
@@ -24,6 +26,8 @@
 //
 // The byte-exact original is never reconstructed from the decoded text: callers
 // that must round-trip keep the raw range (see `DataInput::ReadModifiedUtf8Raw`).
+//
+// Thread safety: pure functions; safe from any thread.
 
 #ifndef FLINKSTATE_SERDE_MODIFIED_UTF8_H_
 #define FLINKSTATE_SERDE_MODIFIED_UTF8_H_

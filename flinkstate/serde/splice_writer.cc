@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "flinkstate/serde/file_transaction.h"
 
 namespace flinkstate::serde {
 namespace {
@@ -145,13 +146,6 @@ absl::Status BounceRange(const MappedFile& input, int out_fd, SourceRange range,
     left -= static_cast<uint64_t>(n);
   }
   return absl::OkStatus();
-}
-
-std::string DirName(absl::string_view path) {
-  size_t slash = path.rfind('/');
-  if (slash == absl::string_view::npos) return ".";
-  if (slash == 0) return "/";
-  return std::string(path.substr(0, slash));
 }
 
 // Creates the temporary file beside `target` (unique name, O_EXCL) with the

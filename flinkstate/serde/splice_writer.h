@@ -6,9 +6,12 @@
 // user space, and replaces the target only after the result was re-read and
 // verified.
 //
+//   ```c++ (const serde::EditPlan& plan, const serde::MappedFile& input)
 //   FLINKSTATE_RETURN_IF_ERROR(serde::WritePlanAtomically(
 //       plan, input, "/ckpt/chk-7/_metadata.stripped",
-//       [](serde::ByteView out) { return DecodeAndCheck(out); }));
+//       [](serde::ByteView out) { return out.empty() ? absl::DataLossError("empty")
+//                                                    : absl::OkStatus(); }));
+//   ```
 //
 // Large copy pieces whose input and output offsets are congruent modulo the
 // page size go through `copy_file_range(2)` (in-kernel, reflinks where the
@@ -29,6 +32,11 @@
 // The input is only read. A kill -9 can leave the temporary file; writes that
 // must leave nothing behind, keep backups or replace several files together
 // use `serde/file_transaction.h`.
+//
+// Thread safety: the functions keep no state; calls for different targets may
+// run concurrently and may share one input `MappedFile` and one plan (both are
+// only read). Two calls for the same target are not coordinated: each renames
+// its own verified temporary file, and the last rename wins.
 
 #ifndef FLINKSTATE_SERDE_SPLICE_WRITER_H_
 #define FLINKSTATE_SERDE_SPLICE_WRITER_H_

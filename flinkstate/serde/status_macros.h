@@ -7,12 +7,17 @@
 // and Arrow's `ARROW_RETURN_NOT_OK` / `ARROW_ASSIGN_OR_RAISE` (Debian's Abseil
 // 20220623 has neither), so that a later switch is a rename.
 //
+//   ```c++ (serde::DataInput& in, const std::string& path)
+//   int32_t n;
 //   FLINKSTATE_RETURN_IF_ERROR(in.ReadInt32(&n));
 //   FLINKSTATE_ASSIGN_OR_RETURN(MappedFile f, MappedFile::Open(path));
+//   ```
 //
 // Traps: `FLINKSTATE_ASSIGN_OR_RETURN` expands to several statements, so it
 // cannot be the body of an unbraced `if`; `lhs` may declare a variable, which
 // then lives in the enclosing scope.
+//
+// Thread safety: macros only; they add no state.
 
 #ifndef FLINKSTATE_SERDE_STATUS_MACROS_H_
 #define FLINKSTATE_SERDE_STATUS_MACROS_H_

@@ -95,7 +95,7 @@ endfunction()
 # ${PROJECT_BINARY_DIR}/flinkstate.pc and installs it in <libdir>/pkgconfig.
 # `Requires:` lists the pkg-config module of every external library a
 # flinkstate_cc_library links, as Debian names them: absl::<x> -> absl_<x>,
-# protobuf::libprotobuf -> protobuf (`pkg-config --list-all`). They are
+# protobuf::libprotobuf -> protobuf, ZLIB::ZLIB -> zlib (`pkg-config --list-all`). They are
 # public requirements, not Requires.private: the libraries are static and the
 # public headers include Abseil's and protobuf's.
 function(flinkstate_write_pkg_config)
@@ -106,6 +106,8 @@ function(flinkstate_write_pkg_config)
       list(APPEND modules "absl_${CMAKE_MATCH_1}")
     elseif(d STREQUAL "protobuf::libprotobuf")
       list(APPEND modules protobuf)
+    elseif(d STREQUAL "ZLIB::ZLIB")
+      list(APPEND modules zlib)
     elseif(d MATCHES "^flinkstate::" OR d MATCHES "^flinkstate_")
       # one of ours: in Libs
     else()

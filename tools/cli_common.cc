@@ -61,9 +61,13 @@ absl::StatusOr<Input> Load(const std::string& path) {
     if (!d.ok()) {
       return absl::Status(d.status().code(), absl::StrCat(path, ": ", d.status().message()));
     }
-    const bool plain_base64 = *forced == serde::InputFormat::kAuto && d->layers.size() == 1 &&
-                              d->layers[0] == serde::InputFormat::kBase64;
-    if (!d->layers.empty() && !plain_base64) {
+    if (!d->layers.empty()) {
+      // Open() reads single-line Base64 itself (and says so in `encoding`);
+      // wrapped lines, a BOM and the other forms come decoded.
+      if (*forced == serde::InputFormat::kAuto && d->layers.size() == 1 &&
+          d->layers[0] == serde::InputFormat::kBase64) {
+        if (absl::StatusOr<Input> in = ::flinkstate::Open(path); in.ok()) return in;
+      }
       return ::flinkstate::OpenBytes(std::move(d->decoded),
                                      absl::StrCat(path, " (", d->Description(), ")"));
     }

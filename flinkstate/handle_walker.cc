@@ -65,15 +65,17 @@ void WalkStateFile(const StateFile& file, HandleVisitor* visitor) {
   }
   const auto& ops = file.metadata.operators;
   for (size_t i = 0; i < ops.size(); ++i) {
-    HandleContext c;
-    c.op = &ops[i];
-    c.operator_index = static_cast<int>(i);
-    c.slot = "coordinatorState";
-    Stream(c, ops[i].coordinator_state, visitor);
-    for (const OperatorSubtaskState& st : ops[i].subtasks) {
-      Subtask(c, st, visitor);
-    }
+    WalkOperator(ops[i], static_cast<int>(i), visitor);
   }
+}
+
+void WalkOperator(const OperatorState& op, int index, HandleVisitor* visitor) {
+  HandleContext c;
+  c.op = &op;
+  c.operator_index = index;
+  c.slot = "coordinatorState";
+  Stream(c, op.coordinator_state, visitor);
+  for (const OperatorSubtaskState& st : op.subtasks) Subtask(c, st, visitor);
 }
 
 }  // namespace flinkstate

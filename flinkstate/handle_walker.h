@@ -53,6 +53,11 @@ class HandleVisitor {
 
 void WalkStateFile(const StateFile& file, HandleVisitor* visitor);
 
+// The handles of one operator, as `WalkStateFile` visits them; `index` is its
+// position in the file (`HandleContext::operator_index`). For streaming reads
+// (`ReadCheckpointMetadataStreaming`).
+void WalkOperator(const OperatorState& op, int index, HandleVisitor* visitor);
+
 }  // namespace flinkstate
 
 #endif  // FLINKSTATE_FLINKSTATE_HANDLE_WALKER_H_

@@ -4,14 +4,20 @@
 
 #include <algorithm>
 #include <map>
+#include <string_view>
+#include <unordered_set>
 #include <vector>
 
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "flinkstate/checkpoint_properties.h"
 #include "flinkstate/completed_checkpoint.h"
 #include "flinkstate/handle_walker.h"
+#include "flinkstate/metadata_reader.h"
+#include "flinkstate/serde/data_input.h"
+#include "flinkstate/serde/status_macros.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace flinkstate {
@@ -27,12 +33,42 @@ std::string HumanBytes(uint64_t n) {
 }
 
 // Adds `path` to the handle's paths unless it is there already (incremental
-// handles name one merged file many times).
-void AddPath(const std::string& path, report::Handle* out) {
-  for (const std::string& p : out->paths()) {
-    if (p == path) return;
+// handles name one merged file many times). A linear scan while the handle
+// has few paths; past that, an index of the paths it holds (the strings of a
+// repeated field do not move when it grows), so that a handle with thousands
+// of files costs linear time, not quadratic.
+constexpr int kPathScanLimit = 16;
+
+struct PathIndex {
+  const report::Handle* handle = nullptr;
+  std::unordered_set<std::string_view> seen;
+};
+
+PathIndex& ThePathIndex() {
+  thread_local PathIndex index;
+  return index;
+}
+
+void AddPath(absl::string_view path, report::Handle* out) {
+  if (out->paths_size() < kPathScanLimit) {
+    for (const std::string& p : out->paths()) {
+      if (p == path) return;
+    }
+    out->add_paths(std::string(path));
+    return;
   }
-  out->add_paths(path);
+  PathIndex& index = ThePathIndex();
+  // Rebuilt when the handle first passes the limit (another handle may have
+  // used the same address before) and whenever it is not the indexed one.
+  if (index.handle != out || out->paths_size() == kPathScanLimit ||
+      index.seen.size() != static_cast<size_t>(out->paths_size())) {
+    index.handle = out;
+    index.seen.clear();
+    for (const std::string& p : out->paths()) index.seen.insert(p);
+  }
+  if (index.seen.count(std::string_view(path.data(), path.size())) > 0) return;
+  out->add_paths(std::string(path));
+  index.seen.insert(out->paths(out->paths_size() - 1));
 }
 
 // Paths of all files below a stream handle, as Flink's handles name them.
@@ -140,10 +176,12 @@ class ReportBuilder : public HandleVisitor {
       agg.min = std::min<uint64_t>(agg.min, e.offsets.count);
       agg.max = std::max<uint64_t>(agg.max, e.offsets.count);
       breakdown_offsets_ += e.offsets.range.size;
-      AddItem(absl::StrCat(Path(c), ".stateNameToPartitionOffsets[", e.name.value, "]"),
-              absl::StrCat(DistributionModeName(e.mode), " offsets (",
-                           e.offsets.count, ")"),
-              e.range);
+      if (WantsItem(e.range)) {
+        AddItem(absl::StrCat(Path(c), ".stateNameToPartitionOffsets[", e.name.value, "]"),
+                absl::StrCat(DistributionModeName(e.mode), " offsets (",
+                             e.offsets.count, ")"),
+                e.range);
+      }
     }
   }
 
@@ -164,7 +202,7 @@ class ReportBuilder : public HandleVisitor {
     k->set_bytes(k->bytes() + h.range.size);
     k->set_state_size(k->state_size() + hp->state_size());
     breakdown_keyed_offsets_ += h.key_group_offsets.range.size;
-    if (h.key_group_offsets.range.size > 0) {
+    if (WantsItem(h.key_group_offsets.range)) {
       AddItem(Path(c), "key-group offsets", h.key_group_offsets.range);
     }
   }
@@ -195,7 +233,7 @@ class ReportBuilder : public HandleVisitor {
   void OnStream(const HandleContext& c, const StreamStateHandle& h) override {
     if (h.tag == static_cast<uint8_t>(HandleTag::kByteStream)) {
       breakdown_inline_ += h.data.size;
-      AddItem(Path(c), "inline state bytes", h.data);
+      if (WantsItem(h.data)) AddItem(Path(c), "inline state bytes", h.data);
       if (h.data.size >= options_.frame_size / 2) {
         AddWarning("INLINE_STATE_NEAR_FRAME_SIZE",
                    absl::StrCat(Path(c), " holds ", HumanBytes(h.data.size),
@@ -223,24 +261,58 @@ class ReportBuilder : public HandleVisitor {
                            breakdown_inline_ + breakdown_channel_ +
                            b->properties() + b->master_states();
     b->set_other(r_->file_size() > known ? r_->file_size() - known : 0);
-    std::sort(items_.begin(), items_.end(),
-              [](const report::Item& a, const report::Item& b) {
-                return a.bytes() != b.bytes() ? a.bytes() > b.bytes()
-                                              : a.offset() < b.offset();
-              });
+    std::sort(items_.begin(), items_.end(), LargerItem);
     for (size_t i = 0; i < items_.size() && i < static_cast<size_t>(options_.top); ++i) {
       *r_->add_largest_items() = items_[i];
     }
   }
 
+  // Streaming: completes the operator `index` once all its handles were
+  // visited, and forgets it (its report entry may be freed after this).
+  void FinishOperator(int index) {
+    for (auto it = states_.begin(); it != states_.end();) {
+      if (it->first.first != index) {
+        ++it;
+        continue;
+      }
+      it->second.proto->set_min_entries_per_handle(it->second.min);
+      it->second.proto->set_max_entries_per_handle(it->second.max);
+      states_.erase(it++);
+    }
+    ops_.erase(index);
+    subtasks_.clear();
+  }
+
+  // Whether an item over `range` would be among the `top` largest so far
+  // (largest bytes first, then lowest offset), so that the strings of the
+  // others are never built.
+  bool WantsItem(SourceRange range) const {
+    if (range.size == 0 || options_.top <= 0) return false;
+    if (items_.size() < static_cast<size_t>(options_.top)) return true;
+    const report::Item& worst = items_.front();
+    return range.size > worst.bytes() ||
+           (range.size == worst.bytes() && range.offset < worst.offset());
+  }
+
+  // Keeps the `top` largest items only: `items_` is a heap whose front is the
+  // smallest of them.
   void AddItem(std::string path, std::string what, SourceRange range) {
-    if (range.size == 0) return;
+    if (!WantsItem(range)) return;
     report::Item item;
     item.set_path(std::move(path));
     item.set_what(std::move(what));
     item.set_bytes(range.size);
     item.set_offset(range.offset);
+    if (items_.size() == static_cast<size_t>(options_.top)) {
+      std::pop_heap(items_.begin(), items_.end(), LargerItem);
+      items_.pop_back();
+    }
     items_.push_back(std::move(item));
+    std::push_heap(items_.begin(), items_.end(), LargerItem);
+  }
+
+  static bool LargerItem(const report::Item& a, const report::Item& b) {
+    return a.bytes() != b.bytes() ? a.bytes() > b.bytes() : a.offset() < b.offset();
   }
 
   void AddWarning(absl::string_view code, std::string message) {
@@ -377,6 +449,80 @@ void FillProperties(const CheckpointPropertiesSummary& s, uint64_t bytes,
   p->set_bytes(bytes);
 }
 
+// The report fields of the metadata header: checkpoint id, master states and
+// (v4+) the properties behind the last operator.
+void FillMasterStates(const CheckpointMetadata& m, report::Report* r) {
+  uint64_t master_bytes = 0;
+  for (const MasterState& ms : m.master_states) {
+    report::MasterState* p = r->add_master_states();
+    p->set_name(ms.name.value);
+    p->set_version(ms.version);
+    p->set_payload_bytes(ms.payload.size);
+    master_bytes += ms.range.size;
+  }
+  r->mutable_bytes()->set_master_states(master_bytes);
+}
+
+void FillMetadataHeader(const CheckpointMetadata& m, serde::ByteView input,
+                        report::Report* r) {
+  r->set_checkpoint_id(m.checkpoint_id);
+  FillMasterStates(m, r);
+  if (m.version >= 4) {
+    CheckpointPropertiesSummary s =
+        SummarizeCheckpointProperties(serde::Slice(input, m.properties));
+    FillProperties(s, m.properties.size, r->mutable_properties());
+    r->mutable_bytes()->set_properties(m.properties.size);
+  }
+}
+
+// The operator's own fields; its state summaries and subtasks come from the
+// walk.
+void FillOperator(const OperatorState& src, report::Operator* op) {
+  op->set_operator_id(src.IdHex());
+  op->set_name(src.name.value);
+  op->set_uid(src.uid.value);
+  op->set_parallelism(src.parallelism);
+  op->set_max_parallelism(src.max_parallelism);
+  op->set_subtask_count(static_cast<int32_t>(src.subtasks.size()));
+  op->set_fully_finished(src.fully_finished());
+  for (const OperatorSubtaskState& st : src.subtasks) {
+    if (st.finished) op->add_finished_subtasks(st.subtask_index);
+  }
+  op->set_bytes(src.range.size);
+  op->set_has_coordinator_state(src.coordinator_state.tag != 0);
+  op->set_coordinator_state_bytes(src.coordinator_state.data.size);
+}
+
+void AddFrameSizeWarning(uint64_t size, const InspectOptions& options,
+                         ReportBuilder* builder) {
+  if (size <= options.frame_size) return;
+  builder->AddWarning(
+      "FILE_OVER_FRAME_SIZE",
+      absl::StrCat("the file is ", HumanBytes(size), ", larger than the ",
+                   HumanBytes(options.frame_size),
+                   " RPC frame size (akka.framesize / pekko.framesize): task "
+                   "deployment may fail and the JobManager needs the heap to "
+                   "hold it"));
+}
+
+void AddUnionWarnings(const report::Operator& op, ReportBuilder* builder) {
+  for (const report::OperatorStateName& s : op.operator_states()) {
+    if (s.distribution_mode() != "UNION") continue;
+    const uint64_t p = static_cast<uint64_t>(std::max(op.parallelism(), 1));
+    if (p <= 1 || s.entry_count() < p * p) continue;
+    builder->AddWarning(
+        "UNION_STATE_MULTIPLIES",
+        absl::StrCat(
+            "union state '", s.name(), "' of operator ", op.operator_id(),
+            " has ", s.entry_count(), " entries (", s.min_entries_per_handle(),
+            "..", s.max_entries_per_handle(), " per handle) at parallelism ", p,
+            ": every restore hands all entries to each of the ", p,
+            " subtasks, so if nothing clears it the next checkpoint holds ",
+            s.entry_count() * p,
+            "; remove it with `flinkstate strip-state --state ", s.name(), "`"));
+  }
+}
+
 }  // namespace
 
 report::Report BuildReport(const StateFile& file, serde::ByteView input,
@@ -419,70 +565,118 @@ report::Report BuildReport(const StateFile& file, serde::ByteView input,
       }
       for (const std::string& w : cc->shape_warnings) builder.AddWarning("CLASS_SHAPE_DRIFT", w);
     }
-    r.set_checkpoint_id(m.checkpoint_id);
-    uint64_t master_bytes = 0;
-    for (const MasterState& ms : m.master_states) {
-      report::MasterState* p = r.add_master_states();
-      p->set_name(ms.name.value);
-      p->set_version(ms.version);
-      p->set_payload_bytes(ms.payload.size);
-      master_bytes += ms.range.size;
-    }
-    r.mutable_bytes()->set_master_states(master_bytes);
-    if (cc == nullptr && m.version >= 4) {
-      CheckpointPropertiesSummary s =
-          SummarizeCheckpointProperties(serde::Slice(input, m.properties));
-      FillProperties(s, m.properties.size, r.mutable_properties());
-      r.mutable_bytes()->set_properties(m.properties.size);
+    if (cc == nullptr) {
+      FillMetadataHeader(m, input, &r);
+    } else {
+      r.set_checkpoint_id(m.checkpoint_id);
+      FillMasterStates(m, &r);
     }
     for (size_t i = 0; i < m.operators.size(); ++i) {
       const OperatorState& src = m.operators[i];
       report::Operator* op = r.add_operators();
-      op->set_operator_id(src.IdHex());
-      op->set_name(src.name.value);
-      op->set_uid(src.uid.value);
-      op->set_parallelism(src.parallelism);
-      op->set_max_parallelism(src.max_parallelism);
-      op->set_subtask_count(static_cast<int32_t>(src.subtasks.size()));
-      op->set_fully_finished(src.fully_finished());
-      for (const OperatorSubtaskState& st : src.subtasks) {
-        if (st.finished) op->add_finished_subtasks(st.subtask_index);
-      }
-      op->set_bytes(src.range.size);
-      op->set_has_coordinator_state(src.coordinator_state.tag != 0);
-      op->set_coordinator_state_bytes(src.coordinator_state.data.size);
+      FillOperator(src, op);
       builder.SetOperator(static_cast<int>(i), op, src.subtasks);
     }
   }
   WalkStateFile(file, &builder);
   builder.Finish();
-  if (file.size > options.frame_size) {
-    builder.AddWarning(
-        "FILE_OVER_FRAME_SIZE",
-        absl::StrCat("the file is ", HumanBytes(file.size), ", larger than the ",
-                     HumanBytes(options.frame_size),
-                     " RPC frame size (akka.framesize / pekko.framesize): task "
-                     "deployment may fail and the JobManager needs the heap to "
-                     "hold it"));
-  }
+  AddFrameSizeWarning(file.size, options, &builder);
   for (const report::Operator& op : r.operators()) {
-    for (const report::OperatorStateName& s : op.operator_states()) {
-      if (s.distribution_mode() != "UNION") continue;
-      const uint64_t p = static_cast<uint64_t>(std::max(op.parallelism(), 1));
-      if (p <= 1 || s.entry_count() < p * p) continue;
-      builder.AddWarning(
-          "UNION_STATE_MULTIPLIES",
-          absl::StrCat(
-              "union state '", s.name(), "' of operator ", op.operator_id(),
-              " has ", s.entry_count(), " entries (", s.min_entries_per_handle(),
-              "..", s.max_entries_per_handle(), " per handle) at parallelism ", p,
-              ": every restore hands all entries to each of the ", p,
-              " subtasks, so if nothing clears it the next checkpoint holds ",
-              s.entry_count() * p,
-              "; remove it with `flinkstate strip-state --state ", s.name(), "`"));
-    }
+    AddUnionWarnings(op, &builder);
   }
   return r;
+}
+
+absl::Status StreamMetadataReportJson(serde::ByteView input,
+                                      const InspectOptions& options,
+                                      const std::function<void(absl::string_view)>& write) {
+  // Pass 1: validate the whole file (nothing is written for a bad file) and
+  // find the header fields and the properties behind the last operator.
+  MetadataReadOptions validate;
+  validate.decode_strings = false;
+  validate.release_consumed_input = options.release_consumed_input;
+  FLINKSTATE_ASSIGN_OR_RETURN(
+      CheckpointMetadata header,
+      ReadCheckpointMetadataStreaming(
+          input,
+          [](int, OperatorState&&) { return absl::OkStatus(); },
+          validate));
+
+  report::Report r;
+  r.set_file(options.file_name);
+  r.set_file_size(input.size());
+  r.set_kind("metadata");
+  r.set_format_version(header.version);
+  ReportBuilder builder(&r, options);
+  // The validating pass kept no text; the master-state names are few.
+  for (MasterState& ms : header.master_states) {
+    serde::DataInput in(serde::Slice(input, ms.name.range), ms.name.range.offset);
+    FLINKSTATE_RETURN_IF_ERROR(in.ReadModifiedUtf8(&ms.name.value));
+  }
+  FillMetadataHeader(header, input, &r);
+  // Everything before "operators" in field order is known now.
+  FLINKSTATE_ASSIGN_OR_RETURN(std::string head, RenderReportJson(r));
+  static constexpr absl::string_view kOperators = "\n \"operators\": []";
+  const size_t head_at = absl::string_view(head).find(kOperators);
+  if (head_at == std::string::npos) {
+    return absl::InternalError("inspect: no operators field in the report JSON");
+  }
+  head.resize(head_at + kOperators.size() - 2);  // up to and including ": "
+  write(head);
+  head = std::string();
+
+  // Pass 2: one operator at a time, rendered as soon as it is complete.
+  std::vector<report::Warning> union_warnings;
+  report::Report scratch;  // collects the union warnings of one operator
+  ReportBuilder warner(&scratch, options);
+  int count = 0;
+  std::string json;
+  MetadataReadOptions read;
+  read.release_consumed_input = options.release_consumed_input;
+  absl::StatusOr<CheckpointMetadata> again = ReadCheckpointMetadataStreaming(
+      input, [&](int index, OperatorState&& src) -> absl::Status {
+        report::Operator op;
+        FillOperator(src, &op);
+        builder.SetOperator(index, &op, src.subtasks);
+        WalkOperator(src, index, &builder);
+        builder.FinishOperator(index);
+        AddUnionWarnings(op, &warner);
+        for (report::Warning& w : *scratch.mutable_warnings()) {
+          union_warnings.push_back(std::move(w));
+        }
+        scratch.clear_warnings();
+        json.clear();
+        google::protobuf::util::JsonPrintOptions print;
+        print.add_whitespace = true;
+        print.always_print_primitive_fields = true;
+        auto status = google::protobuf::util::MessageToJsonString(op, &json, print);
+        if (!status.ok()) {
+          return absl::InternalError(absl::StrCat("inspect: JSON rendering failed: ",
+                                                  status.ToString()));
+        }
+        while (!json.empty() && json.back() == '\n') json.pop_back();
+        // Standalone at depth 0; inside the report at depth 2 (protobuf indents
+        // by one space a level).
+        std::string nested = absl::StrReplaceAll(json, {{"\n", "\n  "}});
+        write(count == 0 ? "[\n  " : ",\n  ");
+        write(nested);
+        ++count;
+        return absl::OkStatus();
+      },
+      read);
+  FLINKSTATE_RETURN_IF_ERROR(again.status());
+  write(count == 0 ? "[]" : "\n ]");
+
+  builder.Finish();
+  AddFrameSizeWarning(input.size(), options, &builder);
+  for (report::Warning& w : union_warnings) *r.add_warnings() = std::move(w);
+  FLINKSTATE_ASSIGN_OR_RETURN(std::string tail, RenderReportJson(r));
+  const size_t tail_at = absl::string_view(tail).find(kOperators);
+  if (tail_at == std::string::npos) {
+    return absl::InternalError("inspect: no operators field in the report JSON");
+  }
+  write(absl::string_view(tail).substr(tail_at + kOperators.size()));
+  return absl::OkStatus();
 }
 
 std::string RenderReportText(const report::Report& r, int top) {

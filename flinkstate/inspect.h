@@ -19,9 +19,12 @@
 #define FLINKSTATE_FLINKSTATE_INSPECT_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "flinkstate/checkpoint_metadata.h"
 #include "flinkstate/report.pb.h"
 #include "flinkstate/serde/byte_view.h"
@@ -36,6 +39,11 @@ struct InspectOptions {
   bool subtasks = true;
   // Akka/Pekko RPC frame size Flink deploys tasks with (10 MiB by default).
   uint64_t frame_size = uint64_t{10} << 20;
+  // `StreamMetadataReportJson` only: the input is a read-only file mapping
+  // (`serde::MappedFile`) whose pages may be released behind the cursor with
+  // `madvise(MADV_DONTNEED)`, so that resident memory does not grow with the
+  // file. Must stay false for any other memory (the call would discard it).
+  bool release_consumed_input = false;
 };
 
 // Flink's Java class for a handle tag in its context ('S' stream, 'K' keyed,
@@ -44,6 +52,20 @@ const char* HandleJavaClass(char context, uint8_t tag);
 
 report::Report BuildReport(const StateFile& file, serde::ByteView input,
                            const InspectOptions& options);
+
+// The JSON report of a `_metadata` file, exactly
+// `RenderReportJson(BuildReport(ReadStateFile(input), input, options))`,
+// written through `write` in pieces as it is produced: the file is read twice
+// (a validating pass, then one that reports), one operator at a time, so that
+// memory is that of the largest operator and of the `top` largest items, not
+// of the file. Nothing is written if the file is malformed (the decoding
+// error is returned: `InvalidArgument`, `OutOfRange`, `Unimplemented`,
+// `ResourceExhausted` as for `ReadCheckpointMetadata`); `Internal` if the
+// JSON cannot be rendered. Only for metadata files (not operator snapshots
+// or completedCheckpoint files).
+[[nodiscard]] absl::Status StreamMetadataReportJson(
+    serde::ByteView input, const InspectOptions& options,
+    const std::function<void(absl::string_view)>& write);
 
 // A human summary for a terminal (sizes in KiB/MiB, widest items first).
 std::string RenderReportText(const report::Report& report, int top);

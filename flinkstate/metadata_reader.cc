@@ -2,6 +2,9 @@
 
 #include "flinkstate/metadata_reader.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -43,6 +46,36 @@ T& AppendElement(std::vector<T>* v, int32_t count) {
   return v->emplace_back();
 }
 
+// Releases the pages of a read-only file mapping behind a cursor
+// (`madvise(MADV_DONTNEED)`), so that a pass over a large file does not keep
+// it all resident; they fault back in from the page cache if read again.
+// Does nothing unless enabled: on memory that is not a file mapping the call
+// would discard data.
+class InputReleaser {
+ public:
+  InputReleaser(serde::ByteView input, bool enabled)
+      : base_(reinterpret_cast<uintptr_t>(input.data())),
+        size_(input.size()),
+        enabled_(enabled && input.size() > 0) {}
+
+  // Releases the whole pages of [0, end), in batches of at least 8 MiB.
+  void Upto(uint64_t end) {
+    if (!enabled_) return;
+    static const uintptr_t kPage = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const uintptr_t from = (base_ + done_ + kPage - 1) / kPage * kPage;
+    const uintptr_t to = (base_ + std::min(end, size_)) / kPage * kPage;
+    if (to <= from || to - from < (uintptr_t{8} << 20)) return;  // batches of 8 MiB
+    ::madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED);
+    done_ = to - base_;
+  }
+
+ private:
+  uintptr_t base_;
+  uint64_t size_;
+  bool enabled_;
+  uint64_t done_ = 0;
+};
+
 // One step of the item path shown in errors: "name" or "name[index]".
 struct PathSegment {
   const char* name;
@@ -58,6 +91,10 @@ class MetadataDecoder {
                       options.max_model_base_bytes) {}
 
   absl::Status ReadMetadata(CheckpointMetadata* m);
+  // As `ReadMetadata`, but hands every operator to `on_operator` as soon as it
+  // is decoded and frees it after; the model budget covers one operator at a
+  // time then. `m->operators` stays empty.
+  absl::Status ReadMetadata(CheckpointMetadata* m, const OperatorCallback* on_operator);
   absl::Status ReadSnapshot(OperatorSnapshot* s);
 
  private:
@@ -121,15 +158,18 @@ class MetadataDecoder {
   // 2- or 3-byte sequence) is rejected: no Flink writer emits one, and the
   // model keeps only the decoded text, so such a string could not be written
   // back byte for byte.
+  // With `decode_strings` off the text is decoded and checked the same way,
+  // into a reused buffer, and `u->value` stays empty.
   absl::Status ReadUtf(Utf* u) {
     const uint64_t start = in_.position();
-    absl::Status s = in_.ReadModifiedUtf8(&u->value);
+    std::string* text = options_.decode_strings ? &u->value : &scratch_;
+    absl::Status s = in_.ReadModifiedUtf8(text);
     u->range = {start, in_.position() - start};
     if (!s.ok()) return Wrap(s);
     const ByteView body =
         serde::Slice(in_.data(), {start + 2 - in_.base_offset(), u->range.size - 2});
     if (!serde::IsPlainAscii(body)) {
-      absl::StatusOr<std::string> canonical = serde::Utf8ToModifiedUtf8(u->value);
+      absl::StatusOr<std::string> canonical = serde::Utf8ToModifiedUtf8(*text);
       if (!canonical.ok() || serde::AsBytes(*canonical) != body) {
         return Wrap(absl::InvalidArgumentError(absl::StrCat(
             "serde: string is not in the modified UTF-8 form writeUTF "
@@ -250,11 +290,17 @@ class MetadataDecoder {
   const uint64_t model_budget_;
   uint64_t model_bytes_ = 0;
   std::vector<PathSegment> path_;
+  std::string scratch_;  // the text of the last string, without decode_strings
   uint32_t version_ = 0;
   int depth_ = 0;
 };
 
 absl::Status MetadataDecoder::ReadMetadata(CheckpointMetadata* m) {
+  return ReadMetadata(m, nullptr);
+}
+
+absl::Status MetadataDecoder::ReadMetadata(CheckpointMetadata* m,
+                                           const OperatorCallback* on_operator) {
   uint32_t magic;
   FLINKSTATE_RETURN_IF_ERROR(Wrap(in_.ReadUint32(&magic)));
   if (magic != kMetadataMagic) {
@@ -292,9 +338,26 @@ absl::Status MetadataDecoder::ReadMetadata(CheckpointMetadata* m) {
   FLINKSTATE_RETURN_IF_ERROR(
       ReadCount(version_ == 1 ? "task state" : "operator state", 24, &n,
                 sizeof(OperatorState)));
-  for (int32_t i = 0; i < n; ++i) {
-    Scope s(this, "operators", i);
-    FLINKSTATE_RETURN_IF_ERROR(ReadOperator(&AppendElement(&m->operators, n)));
+  if (on_operator == nullptr) {
+    for (int32_t i = 0; i < n; ++i) {
+      Scope s(this, "operators", i);
+      FLINKSTATE_RETURN_IF_ERROR(ReadOperator(&AppendElement(&m->operators, n)));
+    }
+  } else {
+    // One operator alive at a time: its charges are returned once it is gone.
+    const uint64_t charged_before = model_bytes_;
+    InputReleaser release(in_.data(), options_.release_consumed_input);
+    for (int32_t i = 0; i < n; ++i) {
+      OperatorState op;
+      {
+        Scope s(this, "operators", i);
+        FLINKSTATE_RETURN_IF_ERROR(ReadOperator(&op));
+      }
+      const uint64_t op_end = op.range.offset + op.range.size;
+      FLINKSTATE_RETURN_IF_ERROR((*on_operator)(i, std::move(op)));
+      model_bytes_ = charged_before;
+      release.Upto(op_end);
+    }
   }
   const uint64_t rest_at = in_.position();
   const SourceRange rest{rest_at, in_.remaining()};
@@ -715,7 +778,8 @@ absl::Status MetadataDecoder::ReadOperatorHandle(OperatorStateHandle* h) {
       FLINKSTATE_RETURN_IF_ERROR(U8(&entry.mode));
       if (entry.mode > 2) {
         return Wrap(absl::InvalidArgumentError(absl::StrCat(
-            "serde: state '", entry.name.value, "' has distribution mode ",
+            "serde: state '", options_.decode_strings ? entry.name.value : scratch_,
+            "' has distribution mode ",
             entry.mode, " (0, 1 or 2 expected) at byte ", in_.position() - 1)));
       }
       FLINKSTATE_RETURN_IF_ERROR(ReadOffsets(&entry.offsets));
@@ -905,6 +969,15 @@ absl::StatusOr<CheckpointMetadata> ReadCheckpointMetadata(
   CheckpointMetadata m;
   MetadataDecoder d(input, options);
   FLINKSTATE_RETURN_IF_ERROR(d.ReadMetadata(&m));
+  return m;
+}
+
+absl::StatusOr<CheckpointMetadata> ReadCheckpointMetadataStreaming(
+    ByteView input, const OperatorCallback& on_operator,
+    const MetadataReadOptions& options) {
+  CheckpointMetadata m;
+  MetadataDecoder d(input, options);
+  FLINKSTATE_RETURN_IF_ERROR(d.ReadMetadata(&m, &on_operator));
   return m;
 }
 

@@ -38,6 +38,8 @@
 #ifndef FLINKSTATE_FLINKSTATE_METADATA_READER_H_
 #define FLINKSTATE_FLINKSTATE_METADATA_READER_H_
 
+#include <functional>
+
 #include "absl/status/statusor.h"
 #include "flinkstate/checkpoint_metadata.h"
 #include "flinkstate/serde/byte_view.h"
@@ -59,10 +61,38 @@ struct MetadataReadOptions {
   // 58 bytes of model per input byte.
   uint64_t max_model_bytes_per_input_byte = 60;
   uint64_t max_model_base_bytes = uint64_t{1} << 20;
+  // False: strings are decoded and checked as usual but `Utf::value` is left
+  // empty (their ranges are kept), for passes that only validate a file or
+  // need no text; saves an allocation per path.
+  bool decode_strings = true;
+  // `ReadCheckpointMetadataStreaming` only: `input` is a read-only file
+  // mapping (`serde::MappedFile`) whose pages behind the cursor may be
+  // released with `madvise(MADV_DONTNEED)` after each operator, so that
+  // resident memory stays flat however large the file (pages read again
+  // fault back in from the page cache). Must stay false for any other memory:
+  // the call would discard it.
+  bool release_consumed_input = false;
 };
 
 [[nodiscard]] absl::StatusOr<CheckpointMetadata> ReadCheckpointMetadata(
     serde::ByteView input, const MetadataReadOptions& options = {});
+
+// Called with each operator of a streaming read, in file order, with its
+// index; a non-OK status stops the read and is returned as is.
+using OperatorCallback = std::function<absl::Status(int index, OperatorState&& op)>;
+
+// The streaming form of `ReadCheckpointMetadata`, for files too large for a
+// whole model: decodes one operator at a time, hands it to `on_operator` and
+// frees it, so memory is that of the largest operator, not of the file. The
+// returned metadata has everything but `operators` (properties and trailing
+// bytes included). Same checks and errors as `ReadCheckpointMetadata`; an
+// error after some operators were handed over is returned after them (a
+// caller that must not act on a bad file validates it first, e.g. with a
+// streaming read whose callback does nothing). The model budget applies to
+// one operator at a time.
+[[nodiscard]] absl::StatusOr<CheckpointMetadata> ReadCheckpointMetadataStreaming(
+    serde::ByteView input, const OperatorCallback& on_operator,
+    const MetadataReadOptions& options = {});
 
 [[nodiscard]] absl::StatusOr<OperatorSnapshot> ReadOperatorSnapshot(
     serde::ByteView input, const MetadataReadOptions& options = {});

@@ -68,6 +68,11 @@ class MetadataEncoder {
   explicit MetadataEncoder(uint32_t version) : version_(version) {}
 
   absl::Status Metadata(const CheckpointMetadata& m, uint32_t source_version);
+  // One operator (v1: task) record, as `Metadata` writes it.
+  absl::Status OneOperator(const OperatorState& op, uint32_t source_version) {
+    source_version_ = source_version;
+    return version_ == 1 ? TaskStateV1(op) : Operator(op);
+  }
   absl::Status Snapshot(const OperatorSnapshot& s);
   EditPlan Finish() { return b_.Finish(); }
 
@@ -461,19 +466,40 @@ absl::StatusOr<EditPlan> EncodeStateFile(const StateFile& file, ByteView source,
   return plan;
 }
 
+absl::StatusOr<EditPlan> EncodeOperatorState(const OperatorState& op, uint32_t version) {
+  if (version < 1 || version > 7) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("metadata writer: unknown target version ", version));
+  }
+  MetadataEncoder e(version);
+  FLINKSTATE_RETURN_IF_ERROR(e.OneOperator(op, version));
+  return e.Finish();
+}
+
 absl::Status CheckReproducesInput(const EditPlan& plan, ByteView input) {
-  uint64_t pos = 0;
+  return CheckReproducesRange(plan, input, {0, input.size()});
+}
+
+absl::Status CheckReproducesRange(const EditPlan& plan, ByteView input,
+                                  SourceRange range) {
+  if (range.offset > input.size() || range.size > input.size() - range.offset) {
+    return absl::InvalidArgumentError("round trip: range outside the input");
+  }
+  const uint64_t end = range.offset + range.size;
+  uint64_t pos = range.offset;
   for (const serde::EditPiece& p : plan.pieces()) {
     const uint64_t n = p.output_size();
-    if (n > input.size() - pos) {
+    if (n > end - pos) {
       return absl::DataLossError(absl::StrCat(
-          "round trip: the encoding is longer than the ", input.size(),
-          "-byte input (piece at output byte ", pos, ")"));
+          "round trip: the encoding is longer than the ", range.size,
+          "-byte input (piece at output byte ", pos - range.offset, ")"));
     }
     const uint8_t* expected = input.data() + pos;
     const uint8_t* actual = nullptr;
     if (p.kind == serde::EditPiece::Kind::kInsert) {
       actual = reinterpret_cast<const uint8_t*>(p.bytes.data());
+    } else if (p.range.offset > input.size() || n > input.size() - p.range.offset) {
+      return absl::DataLossError("round trip: a copy piece lies outside the input");
     } else if (p.range.offset != pos) {
       actual = input.data() + p.range.offset;
     }
@@ -487,9 +513,10 @@ absl::Status CheckReproducesInput(const EditPlan& plan, ByteView input) {
     }
     pos += n;
   }
-  if (pos != input.size()) {
-    return absl::DataLossError(absl::StrCat("round trip: the encoding has ", pos,
-                                            " bytes, the input ", input.size()));
+  if (pos != end) {
+    return absl::DataLossError(absl::StrCat("round trip: the encoding has ",
+                                            pos - range.offset, " bytes, the input ",
+                                            range.size));
   }
   return absl::OkStatus();
 }

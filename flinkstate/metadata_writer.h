@@ -62,6 +62,22 @@ struct MetadataWriteOptions {
 [[nodiscard]] absl::Status CheckReproducesInput(const serde::EditPlan& plan,
                                                 serde::ByteView input);
 
+// One operator (v1: task) record as `EncodeStateFile` writes it in a file of
+// metadata `version` (1-7; the round trip of a file read with that version):
+// for checks of large files one operator at a time. Copy pieces reference the
+// input the model was read from. `InvalidArgument` for an unknown version or
+// what the version cannot represent.
+[[nodiscard]] absl::StatusOr<serde::EditPlan> EncodeOperatorState(
+    const OperatorState& op, uint32_t version);
+
+// As `CheckReproducesInput` for the part `range` of `input`: `DataLoss`
+// unless the plan's output equals those bytes (offsets in messages are input
+// offsets for a difference, range-relative for lengths); `InvalidArgument` if
+// `range` is not inside `input`.
+[[nodiscard]] absl::Status CheckReproducesRange(const serde::EditPlan& plan,
+                                                serde::ByteView input,
+                                                SourceRange range);
+
 }  // namespace flinkstate
 
 #endif  // FLINKSTATE_FLINKSTATE_METADATA_WRITER_H_

@@ -6,7 +6,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "flinkstate/handle_walker.h"
+#include "flinkstate/metadata_reader.h"
 #include "flinkstate/metadata_writer.h"
+#include "flinkstate/serde/status_macros.h"
 #include "flinkstate/serde/endian.h"
 
 namespace flinkstate {
@@ -123,7 +125,99 @@ class Verifier : public HandleVisitor {
   std::vector<Finding>* findings_;
 };
 
+// Compares the output of `plan` (the header of a file re-encoded without
+// operators: everything up to the operator count, a zero count, then what
+// follows the operators) with the input around its operators: `[0,
+// count_at)`, the four count bytes (not compared: the count was read), and
+// `[ops_end, size)`. Returns the problem, empty if none.
+std::string CompareHeader(const serde::EditPlan& plan, serde::ByteView input,
+                          uint64_t count_at, uint64_t ops_end) {
+  uint64_t out = 0;  // position in the plan's output
+  for (const serde::EditPiece& p : plan.pieces()) {
+    const uint64_t n = p.output_size();
+    const uint8_t* actual = p.kind == serde::EditPiece::Kind::kInsert
+                                ? reinterpret_cast<const uint8_t*>(p.bytes.data())
+                                : input.data() + p.range.offset;
+    if (p.kind == serde::EditPiece::Kind::kCopy &&
+        (p.range.offset > input.size() || n > input.size() - p.range.offset)) {
+      return "round trip: a copy piece lies outside the input";
+    }
+    for (uint64_t i = 0; i < n; ++i, ++out) {
+      if (out >= count_at && out < count_at + 4) continue;
+      const uint64_t at = out < count_at ? out : out - count_at - 4 + ops_end;
+      if (at >= input.size()) {
+        return absl::StrCat("round trip: the encoding is longer than the ",
+                            input.size(), "-byte input");
+      }
+      if (actual[i] != input[at]) {
+        return absl::StrCat("round trip: re-encoding differs from the input at byte ", at,
+                            " (input 0x", absl::Hex(input[at], absl::kZeroPad2),
+                            ", encoded 0x", absl::Hex(actual[i], absl::kZeroPad2), ")");
+      }
+    }
+  }
+  const uint64_t expected = count_at + 4 + (input.size() - ops_end);
+  if (out != expected) {
+    return absl::StrCat("round trip: the encoding has ", out - expected + input.size(),
+                        " bytes, the input ", input.size());
+  }
+  return "";
+}
+
 }  // namespace
+
+absl::StatusOr<StreamVerifyResult> VerifyMetadataStreaming(serde::ByteView input,
+                                                           const VerifyOptions& options) {
+  StreamVerifyResult result;
+  std::vector<Finding> walk;
+  std::string encode_problem;
+  uint64_t ops_end = 0;
+  uint32_t version = input.size() >= 8 ? serde::DecodeBigEndian32(input.data() + 4) : 0;
+  Verifier v(input, options, &walk);
+  MetadataReadOptions read;
+  read.release_consumed_input = options.release_consumed_input;
+  absl::StatusOr<CheckpointMetadata> header = ReadCheckpointMetadataStreaming(
+      input, [&](int index, OperatorState&& op) -> absl::Status {
+        ++result.operators;
+        ops_end = op.range.offset + op.range.size;
+        if (encode_problem.empty()) {
+          absl::StatusOr<serde::EditPlan> plan = EncodeOperatorState(op, version);
+          if (!plan.ok()) {
+            encode_problem = absl::StrCat("cannot re-encode: ", plan.status().message());
+          } else if (absl::Status s = CheckReproducesRange(*plan, input, op.range); !s.ok()) {
+            encode_problem = std::string(s.message());
+          }
+        }
+        WalkOperator(op, index, &v);
+        return absl::OkStatus();
+      },
+      read);
+  FLINKSTATE_RETURN_IF_ERROR(header.status());
+  result.version = header->version;
+  const uint64_t count_at = header->operator_count_range.offset;
+  if (result.operators == 0) ops_end = count_at + 4;
+  // Re-encode the header and the properties (or trailing bytes) around the
+  // operators; a problem in an operator comes first in the file unless the
+  // header differs before the first operator.
+  StateFile shell;
+  shell.kind = StateFileKind::kMetadata;
+  shell.size = input.size();
+  shell.metadata = *std::move(header);
+  absl::StatusOr<serde::EditPlan> plan = EncodeStateFile(shell, input);
+  std::string header_problem =
+      !plan.ok() ? absl::StrCat("cannot re-encode: ", plan.status().message())
+                 : CompareHeader(*plan, input, count_at, ops_end);
+  if (encode_problem.empty()) encode_problem = header_problem;
+  if (!encode_problem.empty()) result.findings.push_back({"file", encode_problem, 0});
+  if (shell.metadata.trailing.size > 0) {
+    result.findings.push_back({"file",
+                               absl::StrCat(shell.metadata.trailing.size,
+                                            " bytes follow the last operator"),
+                               shell.metadata.trailing.offset});
+  }
+  for (Finding& f : walk) result.findings.push_back(std::move(f));
+  return result;
+}
 
 std::vector<Finding> VerifyStateFile(const StateFile& file, serde::ByteView input,
                                      const VerifyOptions& options) {

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "flinkstate/checkpoint_metadata.h"
 #include "flinkstate/serde/byte_view.h"
 
@@ -42,10 +43,30 @@ struct VerifyOptions {
   // Directory that relative handles resolve against (the one holding the
   // metadata file). Empty skips the file checks.
   std::string base_dir;
+  // `VerifyMetadataStreaming` only: the input is a read-only file mapping
+  // whose pages may be released behind the cursor
+  // (`MetadataReadOptions::release_consumed_input`).
+  bool release_consumed_input = false;
 };
 
 std::vector<Finding> VerifyStateFile(const StateFile& file, serde::ByteView input,
                                      const VerifyOptions& options);
+
+struct StreamVerifyResult {
+  std::vector<Finding> findings;
+  uint32_t version = 0;  // metadata format version
+  int operators = 0;
+};
+
+// The checks of `VerifyStateFile` on a `_metadata` file, decoded and
+// re-encoded one operator at a time (`ReadCheckpointMetadataStreaming`), so
+// that memory is that of the largest operator, not of the file. The same
+// findings in the same order as `VerifyStateFile` on a file that re-encodes;
+// when one does not, the first difference is reported (operator records
+// first, then the header and properties around them), as one finding.
+// Decoding errors are returned as `ReadCheckpointMetadata` returns them.
+[[nodiscard]] absl::StatusOr<StreamVerifyResult> VerifyMetadataStreaming(
+    serde::ByteView input, const VerifyOptions& options);
 
 }  // namespace flinkstate
 

@@ -22,6 +22,8 @@ int RunConvert(const CommandArgs& args);
 int RunDiff(const CommandArgs& args);
 // `verify` of a loaded metadata or operator-snapshot file.
 int VerifyStateFileInput(const Input& in);
+// `verify` of a `_metadata` file, one operator at a time (constant memory).
+int VerifyMetadataFile(const std::string& path, const serde::MappedFile& file);
 
 // java_commands.cc
 int RunDump(const CommandArgs& args);

@@ -86,6 +86,12 @@ int RunDump(const CommandArgs& a) {
 
 int RunVerify(const CommandArgs& a) {
   if (a.positional.size() != 1) return Usage("verify takes one FILE");
+  {
+    absl::StatusOr<serde::MappedFile> f = serde::MappedFile::Open(a.positional[0]);
+    if (f.ok() && SniffFileKind(f->bytes()) == FileKind::kMetadata) {
+      return VerifyMetadataFile(a.positional[0], *f);
+    }
+  }
   absl::StatusOr<Input> in = Load(a.positional[0]);
   if (!in.ok()) {
     // A completedCheckpoint that does not decode is a finding of `verify`.

@@ -4,8 +4,8 @@
 
 #include <set>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "flinkstate/operator_id.h"
 #include "flinkstate/serde/data_output.h"
 #include "flinkstate/serde/status_macros.h"
 
@@ -22,24 +22,11 @@ absl::StatusOr<DropResult> PlanDropOperators(
     return absl::InvalidArgumentError("drop-operator: no operator ID given");
   }
   const auto& ops = file.metadata.operators;
-  std::set<size_t> selected;
-  for (const std::string& raw : operator_ids) {
-    const std::string id = absl::AsciiStrToLower(raw);
-    bool found = false;
-    for (size_t i = 0; i < ops.size(); ++i) {
-      if (ops[i].IdHex() == id) {
-        selected.insert(i);
-        found = true;
-      }
-    }
-    if (!found) {
-      return absl::NotFoundError(absl::StrCat(
-          "drop-operator: no operator with ID '", raw, "' in the file; nothing was written"));
-    }
-  }
+  FLINKSTATE_ASSIGN_OR_RETURN(const std::vector<int> selected,
+                              SelectOperators(file, operator_ids, "drop-operator"));
   DropResult result;
   std::vector<serde::Replacement> edits;
-  for (size_t i : selected) {
+  for (int i : selected) {
     edits.push_back({ops[i].range, std::string()});
     result.dropped_ids.push_back(ops[i].IdHex());
     result.bytes_removed += ops[i].range.size;

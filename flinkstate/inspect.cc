@@ -19,13 +19,6 @@ namespace {
 
 constexpr int kNoOperator = -1;
 
-std::string HumanBytes(uint64_t n) {
-  if (n >= (uint64_t{1} << 30)) return absl::StrFormat("%.2f GiB", n / 1073741824.0);
-  if (n >= (uint64_t{1} << 20)) return absl::StrFormat("%.2f MiB", n / 1048576.0);
-  if (n >= (uint64_t{1} << 10)) return absl::StrFormat("%.1f KiB", n / 1024.0);
-  return absl::StrCat(n, " B");
-}
-
 // Adds `path` to the handle's paths unless it is there already (incremental
 // handles name one merged file many times).
 void AddPath(const std::string& path, report::Handle* out) {
@@ -309,6 +302,13 @@ class ReportBuilder : public HandleVisitor {
 };
 
 }  // namespace
+
+std::string HumanBytes(uint64_t n) {
+  if (n >= (uint64_t{1} << 30)) return absl::StrFormat("%.2f GiB", n / 1073741824.0);
+  if (n >= (uint64_t{1} << 20)) return absl::StrFormat("%.2f MiB", n / 1048576.0);
+  if (n >= (uint64_t{1} << 10)) return absl::StrFormat("%.1f KiB", n / 1024.0);
+  return absl::StrCat(n, " B");
+}
 
 const char* HandleJavaClass(char context, uint8_t tag) {
   switch (context) {

@@ -32,6 +32,10 @@ struct InspectOptions {
   uint64_t frame_size = uint64_t{10} << 20;
 };
 
+// A byte count as every flinkstate output shows it: "512 B", "12.3 KiB",
+// "4.00 MiB", "1.00 GiB" (binary units; the largest unit the count reaches).
+std::string HumanBytes(uint64_t bytes);
+
 // Flink's Java class for a handle tag in its context ('S' stream, 'K' keyed,
 // 'O' operator), e.g. ('O', 4) -> "OperatorStreamStateHandle".
 const char* HandleJavaClass(char context, uint8_t tag);

@@ -11,7 +11,6 @@
 #include <cstdlib>
 #include <iostream>
 
-#include "absl/flags/flag.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -19,6 +18,7 @@
 #include "flinkstate/completed_checkpoint.h"
 #include "flinkstate/format_constants.h"
 #include "flinkstate/ha_pointer.h"
+#include "flinkstate/inspect.h"
 #include "flinkstate/javaobj/stream_constants.h"
 #include "flinkstate/metadata_reader.h"
 #include "flinkstate/metadata_writer.h"
@@ -26,34 +26,23 @@
 #include "flinkstate/serde/input_format.h"
 #include "flinkstate/serde/status_macros.h"
 
-ABSL_FLAG(bool, json, false, "print JSON instead of text (inspect, dump, diff)");
-ABSL_FLAG(bool, in_place, false,
-          "rewrite the input file itself, keeping the original as FILE.bak");
-ABSL_FLAG(std::string, backup_suffix, ".bak", "suffix of the backup --in-place keeps");
-ABSL_FLAG(bool, fsync, true, "fsync the output before renaming it into place");
-ABSL_FLAG(bool, progress, true, "show progress on a terminal for large files");
-ABSL_FLAG(std::string, input_format, "auto",
-          "how FILE is encoded: auto, raw, base64, hex or gzip (Java streams)");
-
 namespace flinkstate::cli {
 
-std::vector<std::string> CommandArgs::List(const std::string& flag) const {
-  std::vector<std::string> out;
-  auto it = repeated.find(flag);
-  if (it == repeated.end()) return out;
-  for (const std::string& v : it->second) {
-    for (absl::string_view part : absl::StrSplit(v, ',', absl::SkipEmpty())) {
-      out.emplace_back(part);
-    }
-  }
-  return out;
+namespace {
+// --input-format of the command being run (SetInputFormat).
+std::string& InputFormatSetting() {
+  static std::string* const s = new std::string("auto");
+  return *s;
 }
+}  // namespace
+
+void SetInputFormat(const std::string& format) { InputFormatSetting() = format; }
 
 absl::StatusOr<Input> Load(const std::string& path) {
   // gzip, hex and ConfigMap text around a Java stream, and --input-format
   // (serde::DecodeInputFormat); Open() itself knows raw and Base64 files.
   absl::StatusOr<serde::InputFormat> forced =
-      serde::ParseInputFormat(absl::GetFlag(FLAGS_input_format));
+      serde::ParseInputFormat(InputFormatSetting());
   if (!forced.ok()) return forced.status();
   if (absl::StatusOr<serde::MappedFile> f = serde::MappedFile::Open(path);
       f.ok() && !f->bytes().empty()) {
@@ -264,12 +253,20 @@ namespace {
 // Shows "label 42%" on stderr when it is a terminal and the work is large.
 class Progress {
  public:
-  Progress(const char* label, uint64_t total)
+  Progress(const char* label, uint64_t total, bool wanted)
       : label_(label),
-        enabled_(absl::GetFlag(FLAGS_progress) && ::isatty(2) &&
+        enabled_(wanted && ::isatty(2) &&
                  total >= (uint64_t{64} << 20)) {}
   ~Progress() {
     if (enabled_ && shown_) std::fprintf(stderr, "\r\033[K");
+  }
+  // A phase without a percentage ("verifying"): its name until the next line.
+  void Phase(const char* name) {
+    if (!enabled_ || phase_ == name) return;
+    phase_ = name;
+    shown_ = true;
+    last_ = -1;
+    std::fprintf(stderr, "\r\033[K%s ...", name);
   }
   void Update(uint64_t done, uint64_t total) {
     if (!enabled_ || total == 0) return;
@@ -285,6 +282,7 @@ class Progress {
   bool enabled_;
   bool shown_ = false;
   int last_ = -1;
+  std::string phase_;
 };
 
 }  // namespace
@@ -306,25 +304,35 @@ absl::Status RecoverBeside(const std::string& output) {
   return absl::OkStatus();
 }
 
+// A directory argument stands for its `_metadata` (as `Open` reads it).
+std::string InputArg(const std::string& arg) {
+  struct stat st;
+  if (::stat(arg.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return arg;
+  return absl::StrCat(arg, absl::EndsWith(arg, "/") ? "" : "/", kMetadataFileName);
+}
+
 }  // namespace
 
-absl::StatusOr<OutputTarget> ResolveOutput(const std::vector<std::string>& args) {
+absl::StatusOr<OutputTarget> ResolveOutput(const CommandArgs& a) {
+  const std::vector<std::string>& args = a.positional;
   OutputTarget t;
-  if (absl::GetFlag(FLAGS_in_place)) {
+  t.fsync = a.fsync;
+  t.progress = a.progress;
+  if (a.in_place) {
     if (args.size() != 1) {
       return absl::InvalidArgumentError("usage: --in-place takes exactly one FILE");
     }
-    t.input = args[0];
-    const std::string real = RealPath(args[0]);
-    t.output = real.empty() ? args[0] : real;
-    t.backup = t.output + absl::GetFlag(FLAGS_backup_suffix);
+    t.input = InputArg(args[0]);
+    const std::string real = RealPath(t.input);
+    t.output = real.empty() ? t.input : real;
+    t.backup = t.output + a.backup_suffix;
     FLINKSTATE_RETURN_IF_ERROR(RecoverBeside(t.output));
     return t;
   }
   if (args.size() != 2) {
     return absl::InvalidArgumentError("usage: expected IN OUT (or --in-place FILE)");
   }
-  t.input = args[0];
+  t.input = InputArg(args[0]);
   t.output = args[1];
   if (SameFile(t.input, t.output)) {
     return absl::InvalidArgumentError(
@@ -342,22 +350,22 @@ absl::Status WriteVerified(const OutputTarget& t, const Input& in,
     return absl::InvalidArgumentError(absl::StrCat(
         in.path, ": decoded from its on-disk form; rewrite the raw bytes instead"));
   }
-  Progress progress("writing", plan.output_size());
+  Progress progress("writing", plan.output_size(), t.progress);
   serde::TransactionOptions options;
-  options.sync = absl::GetFlag(FLAGS_fsync);
+  options.sync = t.fsync;
   options.ops = CliFileOps();
   options.stats = stats;
   options.progress = [&progress](absl::string_view phase, uint64_t done, uint64_t total) {
-    if (phase == "writing") progress.Update(done, total);
+    if (phase == "writing") {
+      progress.Update(done, total);
+    } else {
+      // Re-reading a large output takes as long as writing it: say so.
+      progress.Phase(std::string(phase).c_str());
+    }
   };
   return serde::WriteFileTransaction(t.output, t.backup, in.file, plan, verify, options);
 }
 
-std::string Human(uint64_t n) {
-  if (n >= (uint64_t{1} << 20)) return absl::StrFormat("%.2f MiB", n / 1048576.0);
-  if (n >= 1024) return absl::StrFormat("%.1f KiB", n / 1024.0);
-  return absl::StrCat(n, " B");
-}
-
+std::string Human(uint64_t n) { return HumanBytes(n); }
 
 }  // namespace flinkstate::cli

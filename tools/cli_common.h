@@ -14,10 +14,10 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "absl/flags/declare.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "flinkstate/checkpoint_metadata.h"
@@ -28,24 +28,49 @@
 #include "flinkstate/serde/mapped_file.h"
 #include "flinkstate/serde/splice_writer.h"
 
-ABSL_DECLARE_FLAG(bool, json);
-ABSL_DECLARE_FLAG(bool, in_place);
-ABSL_DECLARE_FLAG(std::string, backup_suffix);
-ABSL_DECLARE_FLAG(bool, fsync);
-ABSL_DECLARE_FLAG(bool, progress);
-
 namespace flinkstate::cli {
 
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitInput = 1;
 inline constexpr int kExitUsage = 2;
 
-// Positional arguments after the command, and repeated flag values.
+// What the command line said: positional arguments after the command and
+// the value of every flag. Each command's entry in main.cc's table registers
+// only the flags it reads; the others keep these defaults.
 struct CommandArgs {
   std::vector<std::string> positional;
-  std::map<std::string, std::vector<std::string>> repeated;
-  // Values of a repeatable flag, comma-separated values split.
-  std::vector<std::string> List(const std::string& flag) const;
+  bool json = false;
+  // inspect
+  int top = 10;
+  bool subtasks = true;
+  // strip-state, repair
+  std::string state;
+  // strip-state, drop-operator, repair: every --operator value, in order,
+  // comma-separated values split
+  std::vector<std::string> operators;
+  // convert
+  int to_version = 0;
+  bool allow_loss = false;
+  // relocate; `--to ""` is given but empty, which relocate refuses
+  std::string from;
+  std::optional<std::string> to;
+  bool allow_unsafe_paths = false;
+  // verify
+  bool check_files = true;
+  // dump
+  int max_array_elements = 8;
+  int64_t max_string_bytes = -1;  // -1: the dump defaults
+  bool summary = false;
+  // dump, inspect, verify: how FILE is encoded (serde::ParseInputFormat)
+  std::string input_format = "auto";
+  // repair
+  std::string ha_dir;
+  bool apply = false;
+  // writing commands
+  bool in_place = false;
+  std::string backup_suffix = ".bak";
+  bool fsync = true;
+  bool progress = true;
 };
 
 using Clock = std::chrono::steady_clock;
@@ -57,7 +82,8 @@ int Fail(const absl::Status& s);
 // Prints the problem and a hint, returns 2.
 int Usage(absl::string_view problem);
 
-// "12.3 KiB", "4.00 MiB".
+// The one size format of every output: `HumanBytes` (inspect.h), e.g.
+// "12.3 KiB", "4.00 MiB", "1.00 GiB".
 std::string Human(uint64_t bytes);
 
 // Opening files is the library's (flinkstate/open.h); these names keep the
@@ -69,6 +95,10 @@ using Input = ::flinkstate::LoadedFile;
 
 // flinkstate::Open (any kind; a directory opens its _metadata).
 [[nodiscard]] absl::StatusOr<Input> Load(const std::string& path);
+// The --input-format `Load` applies ("auto" until set; main sets it from the
+// command line before running a command).
+void SetInputFormat(const std::string& format);
+
 // flinkstate::OpenStateFile: metadata, operator-snapshot or completedCheckpoint.
 [[nodiscard]] absl::StatusOr<Input> LoadStateFile(const std::string& path);
 
@@ -100,8 +130,11 @@ struct OutputTarget {
   std::string input;
   std::string output;
   std::string backup;  // non-empty with --in-place
+  bool fsync = true;     // fsync before the rename (--nofsync: false)
+  bool progress = true;  // progress on a terminal (--noprogress: false)
 };
-// From `IN OUT`, or `FILE` with --in-place. `InvalidArgument` "usage: ..."
+// From `IN OUT`, or `FILE` with --in-place (and the flags --backup-suffix,
+// --nofsync, --noprogress). `InvalidArgument` "usage: ..."
 // otherwise, or when OUT is IN without --in-place. With --in-place a symlink
 // is followed: `output` is the file it names (rewritten beside itself, its
 // backup beside it), so the link keeps pointing at the repaired file.
@@ -109,8 +142,8 @@ struct OutputTarget {
 // is resolved (serde::RecoverInterruptedWrite: originals restored from their
 // backups, temporary files and journals removed), so that rerunning a killed
 // command just works; the actions are printed on stderr.
-[[nodiscard]] absl::StatusOr<OutputTarget> ResolveOutput(
-    const std::vector<std::string>& args);
+// A directory IN stands for its `_metadata`.
+[[nodiscard]] absl::StatusOr<OutputTarget> ResolveOutput(const CommandArgs& args);
 
 // Executes `plan` over `in` into the target as one crash-safe transaction
 // (serde::WriteFileTransaction): temporary file with the original's mode and

@@ -21,7 +21,7 @@ int RunRelocate(const CommandArgs& args);
 int RunConvert(const CommandArgs& args);
 int RunDiff(const CommandArgs& args);
 // `verify` of a loaded metadata or operator-snapshot file.
-int VerifyStateFileInput(const Input& in);
+int VerifyStateFileInput(const Input& in, const CommandArgs& args);
 
 // java_commands.cc
 int RunDump(const CommandArgs& args);
@@ -29,7 +29,7 @@ int RunDump(const CommandArgs& args);
 // ha_commands.cc: HA completedCheckpoint files and their pointers.
 int RunRepair(const CommandArgs& args);
 // `inspect` of a ZooKeeper/Kubernetes pointer (a Java stream or its Base64).
-int InspectPointer(const Input& in);
+int InspectPointer(const Input& in, const CommandArgs& args);
 int StripStateCompleted(const OutputTarget& target, const Input& in,
                         const StripOptions& options);
 int RelocateCompleted(const OutputTarget& target, const Input& in,

@@ -19,8 +19,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/flags/declare.h"
-#include "absl/flags/flag.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -33,11 +31,6 @@
 #include "flinkstate/serde/splice_writer.h"
 #include "flinkstate/serde/status_macros.h"
 #include "tools/commands.h"
-
-ABSL_DECLARE_FLAG(std::string, state);
-ABSL_FLAG(std::string, ha_dir, "",
-          "repair: the HA storage directory holding completedCheckpoint files");
-ABSL_FLAG(bool, apply, false, "repair: write the changes (default: only print the plan)");
 
 namespace flinkstate::cli {
 namespace {
@@ -99,7 +92,7 @@ int VerifyCompletedInput(const Input& in) {
   return kExitOk;
 }
 
-int InspectPointer(const Input& in) {
+int InspectPointer(const Input& in, const CommandArgs& a) {
   absl::StatusOr<HaPointer> p = DecodeHaPointer(in.java_bytes());
   if (!p.ok()) {
     return Fail(absl::Status(
@@ -125,7 +118,7 @@ int InspectPointer(const Input& in) {
           target.ok() ? FileKindName(target->kind) : target.status().message());
     }
   }
-  if (absl::GetFlag(FLAGS_json)) {
+  if (a.json) {
     std::cout << "{\"file\": " << JsonQuote(in.path) << ", \"format\": "
               << JsonQuote(p->format) << ", \"base64\": "
               << (in.encoding == Encoding::kBase64 ? "true" : "false")
@@ -216,8 +209,7 @@ int RelocatePointer(const OutputTarget& target, const Input& in,
   if (!s.ok()) return Fail(s.status());
   absl::StatusOr<RelocateResult> r = PlanRelocateCompletedCheckpoint(*s, options);
   if (!r.ok()) return Fail(r.status());
-  const std::string want = options.to_prefix + before->path.substr(
-      absl::StartsWith(before->path, options.from_prefix) ? options.from_prefix.size() : 0);
+  const std::string want = RelocatedPath(before->path, options).value_or(before->path);
   absl::Status st = WriteVerified(target, in, r->plan, [&](serde::ByteView out) -> absl::Status {
     FLINKSTATE_RETURN_IF_ERROR(javaobj::VerifyRoundTrip(out));
     FLINKSTATE_ASSIGN_OR_RETURN(HaPointer after, DecodeHaPointer(out));
@@ -237,16 +229,16 @@ int RelocatePointer(const OutputTarget& target, const Input& in,
 // flags, output and exit codes.
 int RunRepair(const CommandArgs& a) {
   RepairOptions options;
-  options.strip.state_name = absl::GetFlag(FLAGS_state);
-  options.strip.operator_ids = a.List("operator");
+  options.strip.state_name = a.state;
+  options.strip.operator_ids = a.operators;
   if (options.strip.state_name.empty()) return Usage("repair needs --state NAME");
   if (a.positional.empty()) return Usage("repair needs at least one CHECKPOINT_DIR");
   options.checkpoint_dirs = a.positional;
-  options.ha_dir = absl::GetFlag(FLAGS_ha_dir);
-  options.backup_suffix = absl::GetFlag(FLAGS_backup_suffix);
-  options.sync = absl::GetFlag(FLAGS_fsync);
-  const bool apply = absl::GetFlag(FLAGS_apply);
-  const bool json = absl::GetFlag(FLAGS_json);
+  options.ha_dir = a.ha_dir;
+  options.backup_suffix = a.backup_suffix;
+  options.sync = a.fsync;
+  const bool apply = a.apply;
+  const bool json = a.json;
   options.recover = apply;
   options.ops = CliFileOps();
   absl::StatusOr<std::unique_ptr<Repair>> r = Repair::Plan(options);

@@ -3,12 +3,12 @@
 // The subcommands over `_metadata` and operator-snapshot files: inspect,
 // verify, strip-state, drop-operator, relocate, convert, diff.
 
+#include <algorithm>
 #include <iostream>
 #include <map>
 #include <string>
 #include <vector>
 
-#include "absl/flags/flag.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -23,35 +23,24 @@
 #include "tools/cli_common.h"
 #include "tools/commands.h"
 
-ABSL_FLAG(int, top, 10, "how many of the largest items to list (inspect)");
-ABSL_FLAG(bool, subtasks, true, "include per-subtask handles in the JSON report");
-ABSL_FLAG(std::string, state, "", "state name to remove (strip-state)");
-ABSL_FLAG(std::string, operator, "",
-          "operator ID (32 hex) to restrict to; repeat for several");
-ABSL_FLAG(int, to_version, 0, "target metadata version (convert)");
-ABSL_FLAG(std::string, from, "", "path prefix to replace (relocate)");
-ABSL_FLAG(std::string, to, "", "new path prefix (relocate)");
-ABSL_FLAG(bool, check_files, true,
-          "verify: check that relative handles resolve to files beside FILE");
-
 namespace flinkstate::cli {
 
-int RunInspect(const CommandArgs& a) {
-  const std::vector<std::string>& args = a.positional;
-  if (args.size() != 1) return Usage("inspect takes one FILE");
+namespace {
+
+int InspectOne(const CommandArgs& a, const std::string& arg) {
   const auto start = Clock::now();
-  absl::StatusOr<Input> in = Load(args[0]);
+  absl::StatusOr<Input> in = Load(arg);
   if (!in.ok()) return Fail(in.status());
   if (in->kind == FileKind::kJavaStream || in->kind == FileKind::kHaPointer) {
-    return InspectPointer(*in);
+    return InspectPointer(*in, a);
   }
-  if (absl::Status s = LoadStateFile(args[0]).status(); !s.ok()) return Fail(s);
+  if (absl::Status s = LoadStateFile(arg).status(); !s.ok()) return Fail(s);
   InspectOptions options;
-  options.file_name = args[0];
-  options.top = absl::GetFlag(FLAGS_top);
-  options.subtasks = absl::GetFlag(FLAGS_subtasks) && absl::GetFlag(FLAGS_json);
+  options.file_name = in->path;
+  options.top = a.top;
+  options.subtasks = a.subtasks && a.json;
   report::Report r = BuildReport(in->model, in->file.bytes(), options);
-  if (absl::GetFlag(FLAGS_json)) {
+  if (a.json) {
     absl::StatusOr<std::string> json = RenderReportJson(r);
     if (!json.ok()) return Fail(json.status());
     std::cout << *json;
@@ -62,10 +51,22 @@ int RunInspect(const CommandArgs& a) {
   return kExitOk;
 }
 
-int VerifyStateFileInput(const Input& in) {
+}  // namespace
+
+int RunInspect(const CommandArgs& a) {
+  if (a.positional.empty()) return Usage("inspect takes FILE...");
+  int rc = kExitOk;
+  for (size_t i = 0; i < a.positional.size(); ++i) {
+    if (i > 0 && !a.json) std::cout << "\n";
+    rc = std::max(rc, InspectOne(a, a.positional[i]));
+  }
+  return rc;
+}
+
+int VerifyStateFileInput(const Input& in, const CommandArgs& a) {
   if (in.kind == FileKind::kCompletedCheckpoint) return VerifyCompletedInput(in);
   VerifyOptions options;
-  if (absl::GetFlag(FLAGS_check_files)) options.base_dir = DirOf(in.path);
+  if (a.check_files) options.base_dir = DirOf(in.path);
   std::vector<Finding> findings = VerifyStateFile(in.model, in.file.bytes(), options);
   for (const Finding& f : findings) {
     std::cout << in.path << ": " << f.path << ": " << f.problem << " (at byte "
@@ -85,12 +86,11 @@ int VerifyStateFileInput(const Input& in) {
 }
 
 int RunStripState(const CommandArgs& a) {
-  const std::vector<std::string>& args = a.positional;
   StripOptions options;
-  options.state_name = absl::GetFlag(FLAGS_state);
+  options.state_name = a.state;
   if (options.state_name.empty()) return Usage("strip-state needs --state NAME");
-  options.operator_ids = a.List("operator");
-  absl::StatusOr<OutputTarget> target = ResolveOutput(args);
+  options.operator_ids = a.operators;
+  absl::StatusOr<OutputTarget> target = ResolveOutput(a);
   if (!target.ok()) return Usage(target.status().message());
   const auto start = Clock::now();
   absl::StatusOr<Input> in = LoadStateFile(target->input);
@@ -134,13 +134,12 @@ int RunStripState(const CommandArgs& a) {
 }
 
 int RunConvert(const CommandArgs& a) {
-  const std::vector<std::string>& args = a.positional;
-  const int version = absl::GetFlag(FLAGS_to_version);
+  const int version = a.to_version;
   if (version < kMinWritableMetadataVersion || version > kMaxMetadataVersion) {
     return Usage(absl::StrCat("convert needs --to-version ", kMinWritableMetadataVersion, "..",
                               kMaxMetadataVersion));
   }
-  absl::StatusOr<OutputTarget> target = ResolveOutput(args);
+  absl::StatusOr<OutputTarget> target = ResolveOutput(a);
   if (!target.ok()) return Usage(target.status().message());
   absl::StatusOr<Input> in = LoadStateFile(target->input);
   if (!in.ok()) return Fail(in.status());
@@ -149,6 +148,8 @@ int RunConvert(const CommandArgs& a) {
   }
   MetadataWriteOptions options;
   options.target_version = static_cast<uint32_t>(version);
+  options.allow_loss = a.allow_loss;
+  const std::vector<std::string> lost = ConversionLosses(in->model, options.target_version);
   absl::StatusOr<serde::EditPlan> plan =
       EncodeStateFile(in->model, in->file.bytes(), options);
   if (!plan.ok()) return Fail(plan.status());
@@ -164,16 +165,16 @@ int RunConvert(const CommandArgs& a) {
       }),
       nullptr);
   if (!s.ok()) return Fail(s);
+  for (const std::string& l : lost) std::cout << "  lost (--allow-loss): " << l << "\n";
   std::cout << "wrote " << target->output << ": metadata v" << from << " -> v"
             << version << ", " << Human(plan->output_size()) << ", verified\n";
   return kExitOk;
 }
 
 int RunDropOperator(const CommandArgs& a) {
-  const std::vector<std::string>& args = a.positional;
-  std::vector<std::string> ids = a.List("operator");
+  const std::vector<std::string>& ids = a.operators;
   if (ids.empty()) return Usage("drop-operator needs --operator ID");
-  absl::StatusOr<OutputTarget> target = ResolveOutput(args);
+  absl::StatusOr<OutputTarget> target = ResolveOutput(a);
   if (!target.ok()) return Usage(target.status().message());
   absl::StatusOr<Input> in = LoadStateFile(target->input);
   if (!in.ok()) return Fail(in.status());
@@ -196,12 +197,15 @@ int RunDropOperator(const CommandArgs& a) {
 }
 
 int RunRelocate(const CommandArgs& a) {
-  const std::vector<std::string>& args = a.positional;
   RelocateOptions options;
-  options.from_prefix = absl::GetFlag(FLAGS_from);
-  options.to_prefix = absl::GetFlag(FLAGS_to);
-  if (options.from_prefix.empty()) return Usage("relocate needs --from PREFIX --to PREFIX");
-  absl::StatusOr<OutputTarget> target = ResolveOutput(args);
+  options.from_prefix = a.from;
+  options.to_prefix = a.to.value_or("");
+  options.allow_unsafe_paths = a.allow_unsafe_paths;
+  if (options.from_prefix.empty() || !a.to.has_value()) {
+    return Usage("relocate needs --from PREFIX --to PREFIX");
+  }
+  if (absl::Status s = ValidateRelocateOptions(options); !s.ok()) return Usage(s.message());
+  absl::StatusOr<OutputTarget> target = ResolveOutput(a);
   if (!target.ok()) return Usage(target.status().message());
   if (absl::StatusOr<Input> raw = Load(target->input);
       raw.ok() && raw->encoding == Encoding::kRaw &&
@@ -238,7 +242,7 @@ int RunRelocate(const CommandArgs& a) {
 
 int RunDiff(const CommandArgs& a) {
   const std::vector<std::string>& args = a.positional;
-  if (args.size() != 2) return Usage("diff takes two files");
+  if (args.size() != 2) return Usage("diff takes two files A B");
   report::Report reports[2];
   for (int i = 0; i < 2; ++i) {
     absl::StatusOr<Input> in = LoadStateFile(args[i]);
@@ -249,7 +253,8 @@ int RunDiff(const CommandArgs& a) {
     reports[i] = BuildReport(in->model, in->file.bytes(), options);
   }
   std::vector<ReportDifference> diffs = DiffReports(reports[0], reports[1]);
-  if (absl::GetFlag(FLAGS_json)) {
+  const int rc = diffs.empty() ? kExitOk : kExitInput;
+  if (a.json) {
     std::cout << "[";
     for (size_t i = 0; i < diffs.size(); ++i) {
       std::cout << (i ? ",\n " : "") << "{\"path\": " << JsonQuote(diffs[i].path)
@@ -257,7 +262,7 @@ int RunDiff(const CommandArgs& a) {
                 << JsonQuote(diffs[i].b) << "}";
     }
     std::cout << "]\n";
-    return kExitOk;
+    return rc;
   }
   for (const ReportDifference& d : diffs) {
     std::cout << Printable(d.path) << ": " << (d.a.empty() ? "(absent)" : Printable(d.a)) << " -> "
@@ -265,9 +270,7 @@ int RunDiff(const CommandArgs& a) {
   }
   std::cout << (diffs.empty() ? "no differences" : absl::StrCat(diffs.size(), " difference(s)"))
             << "\n";
-  return kExitOk;
+  return rc;
 }
-
-
 
 }  // namespace flinkstate::cli

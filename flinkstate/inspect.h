@@ -50,6 +50,12 @@ std::string RenderReportText(const report::Report& report, int top);
 [[nodiscard]] absl::StatusOr<std::string> RenderReportJson(
     const report::Report& report);
 
+// Any message of report.proto as every `--json` output prints it: protobuf's
+// JSON mapping, default values printed, 64-bit integers as JSON strings (the
+// rule report.proto states), indented, ending in a newline.
+// Return values: `Internal` if protobuf cannot render it.
+[[nodiscard]] absl::StatusOr<std::string> RenderJson(const google::protobuf::Message& message);
+
 }  // namespace flinkstate
 
 #endif  // FLINKSTATE_FLINKSTATE_INSPECT_H_

@@ -198,6 +198,39 @@ std::string JsonQuote(absl::string_view text) {
   return out;
 }
 
+std::string ValidUtf8(absl::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  const auto* b = reinterpret_cast<const uint8_t*>(text.data());
+  size_t i = 0;
+  while (i < text.size()) {
+    const uint8_t c = b[i];
+    if (c < 0x80) {
+      out.push_back(static_cast<char>(c));
+      ++i;
+      continue;
+    }
+    // The same rule as JsonQuote: shortest form, no surrogates, <= U+10FFFF.
+    size_t len = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+    bool ok = len != 0 && i + len <= text.size();
+    uint32_t cp = len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
+    for (size_t k = 1; ok && k < len; ++k) {
+      ok = (b[i + k] & 0xC0) == 0x80;
+      cp = (cp << 6) | (b[i + k] & 0x3F);
+    }
+    static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+    ok = ok && cp >= kMin[len] && cp <= 0x10FFFF && (cp < 0xD800 || cp > 0xDFFF);
+    if (ok) {
+      out.append(text.data() + i, len);
+      i += len;
+    } else {
+      out += "\xEF\xBF\xBD";  // U+FFFD
+      ++i;
+    }
+  }
+  return out;
+}
+
 std::string Printable(absl::string_view text) {
   std::string out;
   out.reserve(text.size());
@@ -367,5 +400,72 @@ absl::Status WriteVerified(const OutputTarget& t, const Input& in,
 }
 
 std::string Human(uint64_t n) { return HumanBytes(n); }
+
+std::ostream& Text(const CommandArgs& a) {
+  static std::ostream* const null = new std::ostream(nullptr);  // badbit: discards
+  return a.json ? *null : std::cout;
+}
+
+int PrintJson(const google::protobuf::Message& message, int rc) {
+  absl::StatusOr<std::string> json = RenderJson(message);
+  if (!json.ok()) return Fail(json.status());
+  std::cout << *json;
+  if (!json->empty() && json->back() != '\n') std::cout << "\n";
+  return rc;
+}
+
+const char* KindName(FileKind kind) {
+  switch (kind) {
+    case FileKind::kMetadata:
+      return "metadata";
+    case FileKind::kOperatorSnapshot:
+      return "operatorSnapshot";
+    case FileKind::kCompletedCheckpoint:
+      return "completedCheckpoint";
+    case FileKind::kHaPointer:
+      return "haPointer";
+    case FileKind::kJavaStream:
+      return "javaStream";
+    default:
+      return "unknown";
+  }
+}
+
+report::EditReport EditReportOf(const char* command, const OutputTarget& t, const Input& in,
+                                uint64_t output_bytes) {
+  report::EditReport r;
+  r.set_command(command);
+  r.set_input(ValidUtf8(t.input));
+  r.set_output(ValidUtf8(t.output));
+  r.set_backup(ValidUtf8(t.backup));
+  r.set_input_kind(KindName(in.kind));
+  r.set_input_bytes(in.file.size());
+  r.set_output_bytes(output_bytes);
+  r.set_verified(true);
+  return r;
+}
+
+void AddStripped(const std::vector<StrippedEntry>& removed, report::EditReport* out) {
+  static constexpr const char* kModes[] = {"SPLIT_DISTRIBUTE", "UNION", "BROADCAST"};
+  for (const StrippedEntry& e : removed) {
+    report::EditReport::StrippedEntry* p = out->add_removed();
+    p->set_operator_id(e.operator_id);
+    p->set_subtask_index(e.subtask_index);
+    p->set_slot(ValidUtf8(e.slot));
+    p->set_distribution_mode(e.mode < 3 ? kModes[e.mode] : absl::StrCat("mode ", e.mode));
+    p->set_entry_count(e.entry_count);
+    p->set_bytes(e.bytes);
+  }
+}
+
+void AddRelocated(const std::vector<RelocatedString>& changed, report::EditReport* out) {
+  for (const RelocatedString& c : changed) {
+    report::EditReport::RelocatedPath* p = out->add_relocated();
+    p->set_what(c.what);
+    p->set_before(ValidUtf8(c.before));
+    p->set_after(ValidUtf8(c.after));
+    p->set_offset(c.offset);
+  }
+}
 
 }  // namespace flinkstate::cli

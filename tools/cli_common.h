@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <functional>
+#include <iosfwd>
 #include <map>
 #include <memory>
 #include <optional>
@@ -23,6 +24,9 @@
 #include "flinkstate/checkpoint_metadata.h"
 #include "flinkstate/javaobj/object_model.h"
 #include "flinkstate/open.h"
+#include "flinkstate/relocate.h"
+#include "flinkstate/report.pb.h"
+#include "flinkstate/strip_state.h"
 #include "flinkstate/serde/edit_plan.h"
 #include "flinkstate/serde/file_transaction.h"
 #include "flinkstate/serde/mapped_file.h"
@@ -82,6 +86,19 @@ int Fail(const absl::Status& s);
 // Prints the problem and a hint, returns 2.
 int Usage(absl::string_view problem);
 
+// Where a command's human text goes: std::cout, or nowhere with --json
+// (stdout then holds only the JSON documents).
+std::ostream& Text(const CommandArgs& a);
+
+// Prints `message` on stdout as JSON (report.proto's rule, `RenderJson`) and
+// returns `rc`; returns 1 after printing the error if it cannot be rendered.
+int PrintJson(const google::protobuf::Message& message, int rc = kExitOk);
+
+// "metadata", "operatorSnapshot", "completedCheckpoint", "haPointer",
+// "javaStream": the kind names of report.proto.
+const char* KindName(FileKind kind);
+
+
 // The one size format of every output: `HumanBytes` (inspect.h), e.g.
 // "12.3 KiB", "4.00 MiB", "1.00 GiB".
 std::string Human(uint64_t bytes);
@@ -115,6 +132,11 @@ std::string DirOf(const std::string& path);
 // UTF-8 sequence replaced by U+FFFD. Names and paths come from the files and
 // may hold anything.
 std::string JsonQuote(absl::string_view text);
+
+// `text` with every byte of an invalid UTF-8 sequence replaced by U+FFFD (as
+// `JsonQuote` does), for string fields of report.proto messages, which
+// protobuf's JSON printer requires to be UTF-8.
+std::string ValidUtf8(absl::string_view text);
 
 // `text` safe for a terminal: control characters other than newline (ESC
 // sequences could retitle the window or overwrite lines) and DEL shown as
@@ -158,6 +180,13 @@ struct OutputTarget {
 // re-encodes byte for byte, then runs `check` on the model.
 serde::OutputVerifier StateFileVerifier(
     std::function<absl::Status(const StateFile&, serde::ByteView)> check);
+
+// The EditReport fields every edit fills: command, input, output, backup,
+// kinds and sizes, `verified` = true (call it after the write succeeded).
+report::EditReport EditReportOf(const char* command, const OutputTarget& t, const Input& in,
+                                uint64_t output_bytes);
+void AddStripped(const std::vector<StrippedEntry>& removed, report::EditReport* out);
+void AddRelocated(const std::vector<RelocatedString>& changed, report::EditReport* out);
 
 }  // namespace flinkstate::cli
 

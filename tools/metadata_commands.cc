@@ -64,25 +64,35 @@ int RunInspect(const CommandArgs& a) {
 }
 
 int VerifyStateFileInput(const Input& in, const CommandArgs& a) {
-  if (in.kind == FileKind::kCompletedCheckpoint) return VerifyCompletedInput(in);
+  if (in.kind == FileKind::kCompletedCheckpoint) return VerifyCompletedInput(in, a);
   VerifyOptions options;
   if (a.check_files) options.base_dir = DirOf(in.path);
   std::vector<Finding> findings = VerifyStateFile(in.model, in.file.bytes(), options);
+  report::VerifyReport rep;
+  rep.set_file(ValidUtf8(in.path));
+  rep.set_kind(KindName(in.kind));
+  rep.set_ok(findings.empty());
+  std::ostream& out = Text(a);
   for (const Finding& f : findings) {
-    std::cout << in.path << ": " << f.path << ": " << f.problem << " (at byte "
-              << f.offset << ")\n";
+    out << in.path << ": " << f.path << ": " << f.problem << " (at byte " << f.offset << ")\n";
+    report::VerifyReport::Finding* p = rep.add_findings();
+    p->set_path(ValidUtf8(f.path));
+    p->set_problem(ValidUtf8(f.problem));
+    p->set_offset(f.offset);
   }
+  const int rc = findings.empty() ? kExitOk : kExitInput;
   if (!findings.empty()) {
-    std::cout << findings.size() << " finding(s)\n";
-    return kExitInput;
+    out << findings.size() << " finding(s)\n";
+  } else {
+    rep.set_summary(absl::StrCat(
+        in.model.kind == StateFileKind::kMetadata
+            ? absl::StrCat("metadata v", in.model.metadata.version, ", ",
+                           in.model.metadata.operators.size(), " operators")
+            : absl::StrCat("operator snapshot, header ", in.model.snapshot.header),
+        ", re-encodes byte for byte"));
+    out << in.path << ": OK (" << rep.summary() << ")\n";
   }
-  std::cout << in.path << ": OK ("
-            << (in.model.kind == StateFileKind::kMetadata
-                    ? absl::StrCat("metadata v", in.model.metadata.version, ", ",
-                                   in.model.metadata.operators.size(), " operators")
-                    : absl::StrCat("operator snapshot, header ", in.model.snapshot.header))
-            << ", re-encodes byte for byte)\n";
-  return kExitOk;
+  return a.json ? PrintJson(rep, rc) : rc;
 }
 
 int RunStripState(const CommandArgs& a) {
@@ -96,7 +106,7 @@ int RunStripState(const CommandArgs& a) {
   absl::StatusOr<Input> in = LoadStateFile(target->input);
   if (!in.ok()) return Fail(in.status());
   if (in->kind == FileKind::kCompletedCheckpoint) {
-    return StripStateCompleted(*target, *in, options);
+    return StripStateCompleted(*target, *in, options, a);
   }
   absl::StatusOr<StripResult> result =
       PlanStripState(in->model, in->file.bytes(), options);
@@ -110,11 +120,12 @@ int RunStripState(const CommandArgs& a) {
     agg.first += e.entry_count;
     agg.second += e.bytes;
   }
-  std::cout << "removing '" << options.state_name << "' from "
-            << result->removed.size() << " operator state handle(s):\n";
+  std::ostream& out = Text(a);
+  out << "removing '" << Printable(options.state_name) << "' from "
+      << result->removed.size() << " operator state handle(s):\n";
   for (const auto& [op, agg] : per_op) {
-    std::cout << "  operator " << op << ": " << agg.first << " entries, "
-              << Human(agg.second) << "\n";
+    out << "  operator " << op << ": " << agg.first << " entries, " << Human(agg.second)
+        << "\n";
   }
   const StateFile& before = in->model;
   serde::SpliceStats stats;
@@ -125,12 +136,16 @@ int RunStripState(const CommandArgs& a) {
       }),
       &stats);
   if (!s.ok()) return Fail(s);
-  std::cout << absl::StrFormat(
+  out << absl::StrFormat(
       "wrote %s: %s -> %s (%s removed), verified, in %.3f s (plan %.3f s)\n",
       target->output, Human(in->file.size()), Human(result->plan.output_size()),
       Human(result->bytes_removed), SecondsSince(start), plan_s);
-  if (!target->backup.empty()) std::cout << "original kept as " << target->backup << "\n";
-  return kExitOk;
+  if (!target->backup.empty()) out << "original kept as " << target->backup << "\n";
+  if (!a.json) return kExitOk;
+  report::EditReport rep =
+      EditReportOf("strip-state", *target, *in, result->plan.output_size());
+  AddStripped(result->removed, &rep);
+  return PrintJson(rep);
 }
 
 int RunConvert(const CommandArgs& a) {
@@ -165,10 +180,16 @@ int RunConvert(const CommandArgs& a) {
       }),
       nullptr);
   if (!s.ok()) return Fail(s);
-  for (const std::string& l : lost) std::cout << "  lost (--allow-loss): " << l << "\n";
-  std::cout << "wrote " << target->output << ": metadata v" << from << " -> v"
-            << version << ", " << Human(plan->output_size()) << ", verified\n";
-  return kExitOk;
+  std::ostream& out = Text(a);
+  for (const std::string& l : lost) out << "  lost (--allow-loss): " << l << "\n";
+  out << "wrote " << target->output << ": metadata v" << from << " -> v" << version << ", "
+      << Human(plan->output_size()) << ", verified\n";
+  if (!a.json) return kExitOk;
+  report::EditReport rep = EditReportOf("convert", *target, *in, plan->output_size());
+  rep.set_from_version(from);
+  rep.set_to_version(static_cast<uint32_t>(version));
+  for (const std::string& l : lost) rep.add_lost(l);
+  return PrintJson(rep);
 }
 
 int RunDropOperator(const CommandArgs& a) {
@@ -188,12 +209,15 @@ int RunDropOperator(const CommandArgs& a) {
       }),
       nullptr);
   if (!s.ok()) return Fail(s);
-  for (const std::string& id : result->dropped_ids) {
-    std::cout << "dropped operator " << id << "\n";
-  }
-  std::cout << "wrote " << target->output << ": " << Human(result->bytes_removed)
-            << " removed, verified\n";
-  return kExitOk;
+  std::ostream& out = Text(a);
+  for (const std::string& id : result->dropped_ids) out << "dropped operator " << id << "\n";
+  out << "wrote " << target->output << ": " << Human(result->bytes_removed)
+      << " removed, verified\n";
+  if (!a.json) return kExitOk;
+  report::EditReport rep =
+      EditReportOf("drop-operator", *target, *in, result->plan.output_size());
+  for (const std::string& id : result->dropped_ids) rep.add_dropped_operator_ids(id);
+  return PrintJson(rep);
 }
 
 int RunRelocate(const CommandArgs& a) {
@@ -210,12 +234,12 @@ int RunRelocate(const CommandArgs& a) {
   if (absl::StatusOr<Input> raw = Load(target->input);
       raw.ok() && raw->encoding == Encoding::kRaw &&
       (raw->kind == FileKind::kJavaStream || raw->kind == FileKind::kHaPointer)) {
-    return RelocatePointer(*target, *raw, options);  // a ZooKeeper pointer
+    return RelocatePointer(*target, *raw, options, a);  // a ZooKeeper pointer
   }
   absl::StatusOr<Input> in = LoadStateFile(target->input);
   if (!in.ok()) return Fail(in.status());
   if (in->kind == FileKind::kCompletedCheckpoint) {
-    return RelocateCompleted(*target, *in, options);
+    return RelocateCompleted(*target, *in, options, a);
   }
   absl::StatusOr<RelocateResult> result = PlanRelocate(in->model, in->file.bytes(), options);
   if (!result.ok()) return Fail(result.status());
@@ -227,17 +251,21 @@ int RunRelocate(const CommandArgs& a) {
       }),
       nullptr);
   if (!s.ok()) return Fail(s);
+  std::ostream& out = Text(a);
   constexpr size_t kShown = 20;
   for (size_t i = 0; i < result->changed.size() && i < kShown; ++i) {
     const RelocatedString& c = result->changed[i];
-    std::cout << "  " << c.what << ": " << Printable(c.before) << " -> " << Printable(c.after) << "\n";
+    out << "  " << c.what << ": " << Printable(c.before) << " -> " << Printable(c.after) << "\n";
   }
   if (result->changed.size() > kShown) {
-    std::cout << "  ... and " << result->changed.size() - kShown << " more\n";
+    out << "  ... and " << result->changed.size() - kShown << " more\n";
   }
-  std::cout << "wrote " << target->output << ": " << result->changed.size()
-            << " paths relocated, verified\n";
-  return kExitOk;
+  out << "wrote " << target->output << ": " << result->changed.size()
+      << " paths relocated, verified\n";
+  if (!a.json) return kExitOk;
+  report::EditReport rep = EditReportOf("relocate", *target, *in, result->plan.output_size());
+  AddRelocated(result->changed, &rep);
+  return PrintJson(rep);
 }
 
 int RunDiff(const CommandArgs& a) {
@@ -255,14 +283,16 @@ int RunDiff(const CommandArgs& a) {
   std::vector<ReportDifference> diffs = DiffReports(reports[0], reports[1]);
   const int rc = diffs.empty() ? kExitOk : kExitInput;
   if (a.json) {
-    std::cout << "[";
-    for (size_t i = 0; i < diffs.size(); ++i) {
-      std::cout << (i ? ",\n " : "") << "{\"path\": " << JsonQuote(diffs[i].path)
-                << ", \"a\": " << JsonQuote(diffs[i].a) << ", \"b\": "
-                << JsonQuote(diffs[i].b) << "}";
+    report::DiffReport rep;
+    rep.set_a(args[0]);
+    rep.set_b(args[1]);
+    for (const ReportDifference& d : diffs) {
+      report::DiffReport::Difference* p = rep.add_differences();
+      p->set_path(ValidUtf8(d.path));
+      p->set_a(ValidUtf8(d.a));
+      p->set_b(ValidUtf8(d.b));
     }
-    std::cout << "]\n";
-    return rc;
+    return PrintJson(rep, rc);
   }
   for (const ReportDifference& d : diffs) {
     std::cout << Printable(d.path) << ": " << (d.a.empty() ? "(absent)" : Printable(d.a)) << " -> "

@@ -189,12 +189,44 @@ check "the two spellings drop the same" 0 cmp "$tmp/dropped2" "$tmp/dropped3"
 check "diff exits 1 on differences" 1 "$bin" diff "$meta" "$tmp/dropped2"
 check "diff --json exits 1 on differences" 1 "$bin" diff --json "$meta" "$tmp/dropped2"
 cp "$tmp/out" "$tmp/diff.json"
-check "diff JSON shape" 0 python3 -c "
+check "diff JSON shape (report.proto DiffReport)" 0 python3 -c "
 import json,sys
-d=json.load(open(sys.argv[1]))
-assert isinstance(d, list) and d, d
-assert all(set(x) == {'path','a','b'} for x in d), d
+r=json.load(open(sys.argv[1]))
+assert set(r) == {'a','b','differences'}, r
+d=r['differences']
+assert d and all(set(x) == {'path','a','b'} for x in d), d
 assert any(x['path'].startswith('operators[1f2b5df5a66154aca61fcb26193792be]') for x in d), d" "$tmp/diff.json"
+# --json on the edits and verify: only JSON on stdout, report.proto shapes,
+# 64-bit numbers as strings, 32-bit as numbers.
+check "strip-state --json" 0 "$bin" strip-state --json --state topic-partition-offset-states "$kafka" "$tmp/stripped-json"
+cp "$tmp/out" "$tmp/strip.json"
+check "strip-state JSON shape (EditReport)" 0 python3 -c "
+import json,sys
+r=json.load(open(sys.argv[1]))
+assert r['command'] == 'strip-state' and r['verified'] is True and r['inputKind'] == 'operatorSnapshot', r
+assert isinstance(r['inputBytes'], str) and int(r['inputBytes']) > int(r['outputBytes']), r
+e=r['removed']
+assert sum(int(x['entryCount']) for x in e) == 2 and all(isinstance(x['subtaskIndex'], int) for x in e), e" "$tmp/strip.json"
+check "relocate --json" 0 "$bin" relocate --json --from file:/tmp/fsc2/ --to s3://b/ "$changelog" "$tmp/moved-json"
+cp "$tmp/out" "$tmp/relocate.json"
+check "relocate JSON shape (EditReport)" 0 python3 -c "
+import json,sys
+r=json.load(open(sys.argv[1]))
+assert r['command'] == 'relocate' and len(r['relocated']) == 16, r
+assert all(x['after'].startswith('s3://b/') and x['before'].startswith('file:/tmp/fsc2/') for x in r['relocated'])" "$tmp/relocate.json"
+check "convert --json" 0 "$bin" convert --json --allow-loss --to-version 3 "$meta" "$tmp/v3-json"
+cp "$tmp/out" "$tmp/convert.json"
+check "convert JSON lists the loss" 0 python3 -c "
+import json,sys
+r=json.load(open(sys.argv[1]))
+assert r['fromVersion'] == 4 and r['toVersion'] == 3 and any('CheckpointProperties' in l for l in r['lost']), r" "$tmp/convert.json"
+check "verify --json" 0 "$bin" verify --json "$meta"
+cp "$tmp/out" "$tmp/verify.json"
+check "verify JSON shape (VerifyReport)" 0 python3 -c "
+import json,sys
+r=json.load(open(sys.argv[1]))
+assert r['ok'] is True and r['findings'] == [] and r['kind'] == 'metadata', r" "$tmp/verify.json"
+check "verify --json of a truncated file" 1 "$bin" verify --json "$tmp/truncated"
 check "diff --json of equal files exits 0" 0 "$bin" diff --json "$meta" "$meta"
 check "diff takes exactly two files" 2 "$bin" diff "$meta"
 check "inspect several files" 0 "$bin" inspect "$meta" "$kafka"
@@ -217,7 +249,7 @@ expect_grep "the directory's _metadata" "Flink _metadata (format version 4)" "$t
 check "verify a checkpoint directory" 0 "$bin" verify "$(dirname "$meta")/"
 mkdir -p "$tmp/emptydir"
 check "a directory without _metadata" 1 "$bin" inspect "$tmp/emptydir"
-expect_grep "says what the directory is" "a directory without a _metadata file" "$tmp/err"
+expect_grep "says what the directory is" "a directory without _metadata" "$tmp/err"
 
 
 # --- HA: completedCheckpoint files, pointers, repair ---------------------------------
@@ -348,6 +380,18 @@ real_meta="$real/incident-gen3-checkpoint/_metadata"
 real_ha=$(ls "$real"/incident-gen3-completedCheckpoint/completedCheckpoint* | head -1)
 check "real incident: the union state is flagged" 0 "$bin" inspect "$real_meta"
 expect_grep "real incident: union warning" "UNION_STATE_MULTIPLIES" "$tmp/out"
+check "real incident: inspect --json" 0 "$bin" inspect --json "$real_meta"
+cp "$tmp/out" "$tmp/real.json"
+check "real incident: the union warning has structured fields" 0 python3 -c "
+import json,sys
+r=json.load(open(sys.argv[1]))
+w=[w for w in r['warnings'] if w['code'] == 'UNION_STATE_MULTIPLIES']
+assert w, r['warnings']
+w=w[0]
+assert w['stateName'] == 'topic-partition-offset-states', w
+assert len(w['operatorId']) == 32 and isinstance(w['parallelism'], int) and w['parallelism'] > 1, w
+assert isinstance(w['entryCount'], str) and int(w['entriesAfterRestore']) == int(w['entryCount']) * w['parallelism'], w
+assert w['stateName'] in w['message'] and w['entryCount'] in w['message'], w" "$tmp/real.json"
 check "real incident: strip _metadata" 0 "$bin" strip-state --state topic-partition-offset-states "$real_meta" "$tmp/real_meta"
 check "real incident: strip the HA file" 0 "$bin" strip-state --state topic-partition-offset-states "$real_ha" "$tmp/real_ha"
 check "real incident: both stripped files agree" 0 "$bin" diff "$tmp/real_meta" "$tmp/real_ha"

@@ -39,7 +39,8 @@ commands:
   strip-state --state NAME --in-place FILE
                                          remove a state name from every operator
                                          state handle (e.g. a leftover union state)
-  drop-operator --operator ID... IN OUT  remove operators' state for good
+  drop-operator --operator ID|UID... IN OUT
+                                         remove operators' state for good
   relocate --from PREFIX --to PREFIX IN OUT
                                          rewrite absolute paths (another bucket)
   convert --to-version N IN OUT          write the metadata in another version
@@ -146,15 +147,17 @@ const Command kCommands[] = {
      "snapshot or completedCheckpoint), e.g. a leftover union state.",
      [](CLI::App& app, CommandArgs& a) {
        AddStateName(app, a);
-       AddOperators(app, a, "only in these operators (32 hex digits; repeatable)");
+       AddOperators(app, a, "only in these operators: ID (32 hex digits) or uid (repeatable)");
        AddOutput(app, a);
        AddJson(app, a, "the result as JSON (report.proto EditReport)");
      },
      RunStripState},
     {"drop-operator",
-     "Removes operators and all their state from a _metadata file, for good.",
+     "Removes operators and all their state from a _metadata or HA completedCheckpoint\n"
+     "file, for good (do both files of a checkpoint). --operator takes an operator ID\n"
+     "(32 hex digits) or a uid (or uid:NAME), hashed as Flink derives the ID.",
      [](CLI::App& app, CommandArgs& a) {
-       AddOperators(app, a, "operator ID, 32 hex digits (repeatable)");
+       AddOperators(app, a, "operator ID (32 hex digits) or uid (repeatable)");
        AddOutput(app, a);
        AddJson(app, a, "the result as JSON (report.proto EditReport)");
      },

@@ -13,7 +13,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "flinkstate/drop_operator.h"
+#include "flinkstate/completed_checkpoint.h"
 #include "flinkstate/format_constants.h"
+#include "flinkstate/javaobj/stream_writer.h"
+#include "flinkstate/serde/status_macros.h"
 #include "flinkstate/inspect.h"
 #include "flinkstate/metadata_writer.h"
 #include "flinkstate/relocate.h"
@@ -199,15 +202,22 @@ int RunDropOperator(const CommandArgs& a) {
   if (!target.ok()) return Usage(target.status().message());
   absl::StatusOr<Input> in = LoadStateFile(target->input);
   if (!in.ok()) return Fail(in.status());
-  absl::StatusOr<DropResult> result = PlanDropOperators(in->model, in->file.bytes(), ids);
+  const bool completed = in->kind == FileKind::kCompletedCheckpoint;
+  absl::StatusOr<DropResult> result =
+      completed ? PlanDropOperatorsCompletedCheckpoint(*in->stream, in->model, ids)
+                : PlanDropOperators(in->model, in->file.bytes(), ids);
   if (!result.ok()) return Fail(result.status());
   const StateFile& before = in->model;
-  absl::Status s = WriteVerified(
-      *target, *in, result->plan,
-      StateFileVerifier([&](const StateFile& after, serde::ByteView) {
+  serde::OutputVerifier verify =
+      completed ? serde::OutputVerifier([&](serde::ByteView out) -> absl::Status {
+        FLINKSTATE_RETURN_IF_ERROR(javaobj::VerifyRoundTrip(out));
+        FLINKSTATE_ASSIGN_OR_RETURN(StateFile after, ReadCompletedCheckpointBytes(out));
         return VerifyDropped(before, after, result->dropped_ids);
-      }),
-      nullptr);
+      })
+                : StateFileVerifier([&](const StateFile& after, serde::ByteView) {
+                    return VerifyDropped(before, after, result->dropped_ids);
+                  });
+  absl::Status s = WriteVerified(*target, *in, result->plan, verify, nullptr);
   if (!s.ok()) return Fail(s);
   std::ostream& out = Text(a);
   for (const std::string& id : result->dropped_ids) out << "dropped operator " << id << "\n";

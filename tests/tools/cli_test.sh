@@ -282,8 +282,14 @@ expect_grep "base64 error names the offset" "base64: .*at byte" "$tmp/err"
 head -c 3000 "$synth_root/1.20/completedCheckpoint.bin" > "$tmp/cc.cut"
 check "strip-state on a truncated completedCheckpoint" 1 "$bin" strip-state --state source-offsets "$tmp/cc.cut" "$tmp/cc.cut.out"
 expect_no_file "nothing written for a truncated input" "$tmp/cc.cut.out"
-check "drop-operator refuses completedCheckpoint" 1 "$bin" drop-operator --operator 852fee8c7e7b7a3bcbc357ccb763df2c "$synth_root/1.20/completedCheckpoint.bin" "$tmp/cc-dropped"
-expect_no_file "nothing written by a refused drop" "$tmp/cc-dropped"
+check "drop-operator on a completedCheckpoint" 0 "$bin" drop-operator --operator 852fee8c7e7b7a3bcbc357ccb763df2c "$synth_root/1.20/completedCheckpoint.bin" "$tmp/cc-dropped"
+check "the dropped completedCheckpoint verifies" 0 "$bin" verify "$tmp/cc-dropped"
+check "diff names the operator dropped from the HA file" 1 "$bin" diff "$synth_root/1.20/completedCheckpoint.bin" "$tmp/cc-dropped"
+expect_grep "only that operator differs" "^operators\[852fee8c7e7b7a3bcbc357ccb763df2c\]: present -> (absent)$" "$tmp/out"
+expect_grep "one difference" "^1 difference(s)$" "$tmp/out"
+check "drop-operator of an unknown uid on a completedCheckpoint" 1 "$bin" drop-operator --operator no-such-uid "$synth_root/1.20/completedCheckpoint.bin" "$tmp/cc-dropped2"
+expect_grep "lists the operators present" "852fee8c7e7b7a3bcbc357ccb763df2c" "$tmp/err"
+expect_no_file "nothing written for an unknown uid" "$tmp/cc-dropped2"
 
 job="$tmp/job"
 mkdir -p "$job/chk-1742" "$job/ha"
@@ -397,6 +403,11 @@ check "real incident: strip the HA file" 0 "$bin" strip-state --state topic-part
 check "real incident: both stripped files agree" 0 "$bin" diff "$tmp/real_meta" "$tmp/real_ha"
 expect_grep "real incident: no differences after stripping both" "no differences" "$tmp/out"
 check "real incident: the stripped HA file verifies" 0 "$bin" verify "$tmp/real_ha"
+# drop-operator by uid (Jobs.java: .uid("kafka-source")) on both files of the pair.
+check "real incident: drop-operator by uid from _metadata" 0 "$bin" drop-operator --operator kafka-source "$real_meta" "$tmp/real_meta_dropped"
+check "real incident: drop-operator by uid from the HA file" 0 "$bin" drop-operator --operator kafka-source "$real_ha" "$tmp/real_ha_dropped"
+check "real incident: the dropped HA file verifies" 0 "$bin" verify "$tmp/real_ha_dropped"
+check "real incident: both dropped files agree" 0 "$bin" diff "$tmp/real_meta_dropped" "$tmp/real_ha_dropped"
 
 ls "$tmp" | grep -q flinkstate-tmp && { echo "FAIL: temporary file left behind"; failures=$((failures + 1)); }
 echo "$passes passed, $failures failed"

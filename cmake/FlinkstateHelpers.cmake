@@ -106,6 +106,8 @@ function(flinkstate_write_pkg_config)
       list(APPEND modules "absl_${CMAKE_MATCH_1}")
     elseif(d STREQUAL "protobuf::libprotobuf")
       list(APPEND modules protobuf)
+    elseif(d STREQUAL "ZLIB::ZLIB")
+      list(APPEND modules zlib)  # Debian zlib1g-dev: zlib.pc
     elseif(d MATCHES "^flinkstate::" OR d MATCHES "^flinkstate_")
       # one of ours: in Libs
     else()

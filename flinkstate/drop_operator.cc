@@ -4,8 +4,10 @@
 
 #include <set>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "flinkstate/javaobj/layouts.h"
+#include "flinkstate/javaobj/rewriter.h"
+#include "flinkstate/operator_id.h"
 #include "flinkstate/serde/data_output.h"
 #include "flinkstate/serde/status_macros.h"
 
@@ -16,30 +18,18 @@ absl::StatusOr<DropResult> PlanDropOperators(
     const std::vector<std::string>& operator_ids) {
   if (file.kind != StateFileKind::kMetadata) {
     return absl::InvalidArgumentError(
-        "drop-operator: only _metadata files hold operators");
+        "drop-operator: operator-snapshot files hold one subtask's state, no operators "
+        "(completedCheckpoint files: PlanDropOperatorsCompletedCheckpoint)");
   }
   if (operator_ids.empty()) {
     return absl::InvalidArgumentError("drop-operator: no operator ID given");
   }
   const auto& ops = file.metadata.operators;
-  std::set<size_t> selected;
-  for (const std::string& raw : operator_ids) {
-    const std::string id = absl::AsciiStrToLower(raw);
-    bool found = false;
-    for (size_t i = 0; i < ops.size(); ++i) {
-      if (ops[i].IdHex() == id) {
-        selected.insert(i);
-        found = true;
-      }
-    }
-    if (!found) {
-      return absl::NotFoundError(absl::StrCat(
-          "drop-operator: no operator with ID '", raw, "' in the file; nothing was written"));
-    }
-  }
+  FLINKSTATE_ASSIGN_OR_RETURN(const std::vector<int> selected,
+                              SelectOperators(file, operator_ids, "drop-operator"));
   DropResult result;
   std::vector<serde::Replacement> edits;
-  for (size_t i : selected) {
+  for (int i : selected) {
     edits.push_back({ops[i].range, std::string()});
     result.dropped_ids.push_back(ops[i].IdHex());
     result.bytes_removed += ops[i].range.size;
@@ -49,6 +39,56 @@ absl::StatusOr<DropResult> PlanDropOperators(
   edits.push_back({file.metadata.operator_count_range, std::move(count)});
   FLINKSTATE_ASSIGN_OR_RETURN(result.plan,
                               serde::EditPlan::FromReplacements(input.size(), std::move(edits)));
+  return result;
+}
+
+absl::StatusOr<DropResult> PlanDropOperatorsCompletedCheckpoint(
+    const javaobj::Stream& s, const StateFile& file,
+    const std::vector<std::string>& operator_ids) {
+  if (file.kind != StateFileKind::kCompletedCheckpoint || !file.completed) {
+    return absl::FailedPreconditionError("drop-operator: not a CompletedCheckpoint model");
+  }
+  if (operator_ids.empty()) {
+    return absl::InvalidArgumentError("drop-operator: no operator ID given");
+  }
+  FLINKSTATE_ASSIGN_OR_RETURN(const std::vector<int> selected,
+                              SelectOperators(file, operator_ids, "drop-operator"));
+  javaobj::ItemId root = javaobj::kNoItem;
+  for (javaobj::ItemId id : s.top_level()) {
+    if (s.item(id).kind == javaobj::ItemKind::kObject) {
+      root = id;
+      break;
+    }
+  }
+  if (root == javaobj::kNoItem) {
+    return absl::InvalidArgumentError("drop-operator: no CompletedCheckpoint object");
+  }
+  const javaobj::ItemId ops = s.FieldValue(root, "operatorStates");
+  if (ops == javaobj::kNoItem) {
+    return absl::InvalidArgumentError("drop-operator: CompletedCheckpoint has no operatorStates");
+  }
+  FLINKSTATE_ASSIGN_OR_RETURN(
+      javaobj::ContainerView map,
+      javaobj::ViewContainer(s, javaobj::UnwrapCollection(s, s.Resolve(ops))));
+  // The model's operators are the map's entries, in order (ReadCompletedCheckpoint).
+  if (map.entries.size() != file.metadata.operators.size()) {
+    return absl::InternalError("drop-operator: operatorStates does not match the model");
+  }
+  if (!map.resizable) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "drop-operator: operatorStates is a ", map.class_name,
+        " that cannot shrink in place at byte ", s.item(map.object).range.offset));
+  }
+  javaobj::StreamRewriter rw(s);
+  DropResult result;
+  for (int i : selected) {
+    FLINKSTATE_RETURN_IF_ERROR(rw.RemoveEntry(map, static_cast<size_t>(i)));
+    result.dropped_ids.push_back(file.metadata.operators[i].IdHex());
+  }
+  FLINKSTATE_ASSIGN_OR_RETURN(result.plan, rw.BuildPlan());
+  result.bytes_removed =
+      s.input().size() > result.plan.output_size() ? s.input().size() - result.plan.output_size()
+                                                   : 0;
   return result;
 }
 
@@ -64,15 +104,41 @@ absl::Status VerifyDropped(const StateFile& before, const StateFile& after,
     return absl::DataLossError(absl::StrCat("drop-operator verify: ", got.size(),
                                             " operators, expected ", expected.size()));
   }
+  // A _metadata cut leaves every other operator record byte-identical; in a
+  // completedCheckpoint the rewriter renumbers back-references, so records
+  // are compared by structure there.
+  const bool same_bytes = before.kind == StateFileKind::kMetadata;
+  auto same_subtasks = [](const OperatorState& a, const OperatorState& b) {
+    if (a.subtasks.size() != b.subtasks.size()) return false;
+    for (size_t k = 0; k < a.subtasks.size(); ++k) {
+      const OperatorSubtaskState& x = a.subtasks[k];
+      const OperatorSubtaskState& y = b.subtasks[k];
+      if (x.subtask_index != y.subtask_index || x.finished != y.finished ||
+          x.managed_operator_state.size() != y.managed_operator_state.size() ||
+          x.raw_operator_state.size() != y.raw_operator_state.size() ||
+          x.managed_keyed_state.size() != y.managed_keyed_state.size() ||
+          x.raw_keyed_state.size() != y.raw_keyed_state.size() ||
+          x.input_channel_state.size() != y.input_channel_state.size() ||
+          x.result_subpartition_state.size() != y.result_subpartition_state.size()) {
+        return false;
+      }
+    }
+    return true;
+  };
   for (size_t i = 0; i < got.size(); ++i) {
-    if (got[i].id != expected[i]->id || got[i].range.size != expected[i]->range.size) {
+    const OperatorState& want = *expected[i];
+    const bool same = got[i].id == want.id && got[i].parallelism == want.parallelism &&
+                      got[i].max_parallelism == want.max_parallelism &&
+                      (same_bytes ? got[i].range.size == want.range.size
+                                  : same_subtasks(got[i], want));
+    if (!same) {
       return absl::DataLossError(absl::StrCat("drop-operator verify: operator ", i,
                                               " is ", got[i].IdHex(), ", expected ",
-                                              expected[i]->IdHex()));
+                                              want.IdHex(), " as it was"));
     }
   }
   if (after.metadata.checkpoint_id != before.metadata.checkpoint_id ||
-      after.metadata.properties.size != before.metadata.properties.size) {
+      (same_bytes && after.metadata.properties.size != before.metadata.properties.size)) {
     return absl::DataLossError("drop-operator verify: header or properties changed");
   }
   return absl::OkStatus();

@@ -24,6 +24,7 @@
 
 #include "absl/status/statusor.h"
 #include "flinkstate/checkpoint_metadata.h"
+#include "flinkstate/javaobj/object_model.h"
 #include "flinkstate/serde/edit_plan.h"
 
 namespace flinkstate {
@@ -39,6 +40,17 @@ struct DropResult {
 //   `NotFound` if an ID matches no operator (nothing is written).
 [[nodiscard]] absl::StatusOr<DropResult> PlanDropOperators(
     const StateFile& file, serde::ByteView input,
+    const std::vector<std::string>& operator_ids);
+
+// The same for an HA `completedCheckpoint` file (`file` must be
+// `ReadCompletedCheckpoint(stream)`): the entries of
+// `CompletedCheckpoint.operatorStates` (HashMap<OperatorID, OperatorState>)
+// are removed by the javaobj rewriter (map size patched, later handles
+// renumbered). Verify the output with `VerifyDropped` on its re-read model.
+// Return values: as `PlanDropOperators`; `FailedPrecondition` if the map
+// cannot shrink in place; the rewriter's errors.
+[[nodiscard]] absl::StatusOr<DropResult> PlanDropOperatorsCompletedCheckpoint(
+    const javaobj::Stream& stream, const StateFile& file,
     const std::vector<std::string>& operator_ids);
 
 // `DataLoss` unless `after` holds exactly the operators of `before` whose IDs

@@ -5,10 +5,12 @@
 #include <set>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "flinkstate/completed_checkpoint.h"
 #include "flinkstate/inspect.h"
+#include "flinkstate/operator_id.h"
 #include "flinkstate/report_diff.h"
 #include "flinkstate/javaobj/layouts.h"
 #include "flinkstate/javaobj/stream_reader.h"
@@ -21,27 +23,6 @@ namespace {
 using javaobj::ItemId;
 using javaobj::ItemKind;
 
-absl::StatusOr<std::set<int>> Selected(const StateFile& file, const StripOptions& o) {
-  std::set<int> selected;
-  for (const std::string& raw : o.operator_ids) {
-    const std::string id = absl::AsciiStrToLower(raw);
-    if (id.size() != 32 || id.find_first_not_of("0123456789abcdef") != std::string::npos) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "strip-state: '", raw, "' is not an operator ID (32 hex characters)"));
-    }
-    bool found = false;
-    for (size_t i = 0; i < file.metadata.operators.size(); ++i) {
-      if (file.metadata.operators[i].IdHex() == id) {
-        selected.insert(static_cast<int>(i));
-        found = true;
-      }
-    }
-    if (!found) {
-      return absl::NotFoundError(absl::StrCat("strip-state: no operator ", id));
-    }
-  }
-  return selected;
-}
 
 // Visits the string items a relocation may rewrite: (defining string item,
 // what it is).
@@ -59,8 +40,6 @@ void ForEachPathString(const javaobj::Stream& s, Fn&& fn) {
     };
     if (cls == "java.net.URI") {
       visit("string", "Path URI");
-    } else if (cls == "org.apache.flink.runtime.state.memory.ByteStreamStateHandle") {
-      visit("handleName", "ByteStreamStateHandle handleName");
     } else if (s.desc(it.desc).FindField("externalPointer") >= 0) {
       visit("externalPointer", "externalPointer");
     }
@@ -74,7 +53,9 @@ absl::StatusOr<HaStripResult> PlanStripCompletedCheckpoint(
   if (file.kind != StateFileKind::kCompletedCheckpoint || !file.completed) {
     return absl::FailedPreconditionError("strip-state: not a CompletedCheckpoint model");
   }
-  FLINKSTATE_ASSIGN_OR_RETURN(std::set<int> selected, Selected(file, options));
+  FLINKSTATE_ASSIGN_OR_RETURN(const std::vector<int> chosen,
+                              SelectOperators(file, options.operator_ids, "strip-state"));
+  const std::set<int> selected(chosen.begin(), chosen.end());
   javaobj::StreamRewriter rw(s);
   HaStripResult r;
   std::set<ItemId> seen_maps;
@@ -111,10 +92,7 @@ absl::StatusOr<HaStripResult> PlanStripCompletedCheckpoint(
       r.removed.push_back(std::move(e));
     }
   }
-  if (r.removed.empty()) {
-    return absl::NotFoundError(absl::StrCat("strip-state: no operator state handle holds '",
-                                            options.state_name, "'"));
-  }
+  if (r.removed.empty()) return StateNotFound(file, options);
   FLINKSTATE_ASSIGN_OR_RETURN(r.plan, rw.BuildPlan());
   r.stats = rw.stats();
   r.bytes_removed = s.input().size() > r.plan.output_size()
@@ -133,9 +111,7 @@ absl::Status VerifyStrippedCompletedCheckpoint(const StateFile& before,
 
 absl::StatusOr<RelocateResult> PlanRelocateCompletedCheckpoint(
     const javaobj::Stream& s, const RelocateOptions& o) {
-  if (o.from_prefix.empty()) {
-    return absl::InvalidArgumentError("relocate: empty --from prefix");
-  }
+  FLINKSTATE_RETURN_IF_ERROR(ValidateRelocateOptions(o));
   javaobj::StreamRewriter rw(s);
   RelocateResult r;
   std::set<ItemId> done;
@@ -143,16 +119,28 @@ absl::StatusOr<RelocateResult> PlanRelocateCompletedCheckpoint(
   ForEachPathString(s, [&](ItemId d, const char* what) {
     if (!status.ok() || done.count(d) > 0) return;
     absl::StatusOr<std::string> v = s.StringValue(d);
-    if (!v.ok() || !absl::StartsWith(*v, o.from_prefix)) return;
+    if (!v.ok()) return;
+    const std::optional<std::string> relocated = RelocatedPath(*v, o);
+    if (!relocated) return;
     done.insert(d);
-    const std::string after = o.to_prefix + v->substr(o.from_prefix.size());
+    const std::string& after = *relocated;
+    if (!o.allow_unsafe_paths) {
+      if (absl::Status safe = CheckSafePath(after); !safe.ok()) {
+        status = absl::InvalidArgumentError(absl::StrCat(
+            "relocate: ", what, " at byte ", s.item(d).range.offset, " would become '",
+            absl::CHexEscape(after), "', which ", safe.message(),
+            " (--allow-unsafe-paths to write it anyway)"));
+        return;
+      }
+    }
     status = rw.ReplaceValue(d, javaobj::NewValue::String(after));
     r.changed.push_back({what, *v, after, s.item(d).range.offset});
   });
   FLINKSTATE_RETURN_IF_ERROR(status);
   if (r.changed.empty()) {
     return absl::NotFoundError(
-        absl::StrCat("relocate: no path starts with '", o.from_prefix, "'"));
+        absl::StrCat("relocate: no path starts with '", absl::CHexEscape(o.from_prefix),
+                     "' at a path boundary; nothing was written"));
   }
   FLINKSTATE_ASSIGN_OR_RETURN(r.plan, rw.BuildPlan());
   return r;
@@ -175,7 +163,7 @@ absl::Status VerifyRelocatedCompletedCheckpoint(const StateFile& before,
     std::string left;
     ForEachPathString(s, [&](ItemId id, const char* what) {
       absl::StatusOr<std::string> v = s.StringValue(id);
-      if (left.empty() && v.ok() && absl::StartsWith(*v, o.from_prefix)) {
+      if (left.empty() && v.ok() && RelocatedPath(*v, o).has_value()) {
         left = absl::StrCat(what, " '", *v, "' at byte ", s.item(id).range.offset);
       }
     });

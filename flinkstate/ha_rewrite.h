@@ -65,14 +65,17 @@ struct HaStripResult {
 [[nodiscard]] absl::Status VerifyStrippedCompletedCheckpoint(
     const StateFile& before, serde::ByteView output, const StripOptions& options);
 
-// Rewrites every string that starts with `from_prefix` in: `java.net.URI`
-// `string` fields (inside every Flink `Path`: file handles, relative handles'
-// absolute `filePath`, segment files, directories, `exclusiveCheckpointDir`),
-// `externalPointer` fields and `ByteStreamStateHandle.handleName`.
-// `RelativeFileStateHandle.relativePath` is never touched. A shared string is
+// Rewrites every string that starts with `from_prefix` at a path boundary
+// (`RelocatedPath`, relocate.h) in: `java.net.URI` `string` fields (inside
+// every Flink `Path`: file handles, relative handles' absolute `filePath`,
+// segment files, directories, `exclusiveCheckpointDir`) and
+// `externalPointer` fields: the paths Flink opens.
+// `ByteStreamStateHandle.handleName` (a label) and
+// `RelativeFileStateHandle.relativePath` are never touched. A shared string is
 // replaced once, for all its users.
-// Return values: `InvalidArgument` for an empty prefix; `NotFound` if nothing
-// starts with it; the rewriter's errors.
+// Return values: `InvalidArgument` for options `ValidateRelocateOptions`
+// refuses or a new path `CheckSafePath` refuses (unless `allow_unsafe_paths`);
+// `NotFound` if nothing starts with the prefix; the rewriter's errors.
 [[nodiscard]] absl::StatusOr<RelocateResult> PlanRelocateCompletedCheckpoint(
     const javaobj::Stream& stream, const RelocateOptions& options);
 

@@ -25,13 +25,6 @@ namespace {
 
 constexpr int kNoOperator = -1;
 
-std::string HumanBytes(uint64_t n) {
-  if (n >= (uint64_t{1} << 30)) return absl::StrFormat("%.2f GiB", n / 1073741824.0);
-  if (n >= (uint64_t{1} << 20)) return absl::StrFormat("%.2f MiB", n / 1048576.0);
-  if (n >= (uint64_t{1} << 10)) return absl::StrFormat("%.1f KiB", n / 1024.0);
-  return absl::StrCat(n, " B");
-}
-
 // Adds `path` to the handle's paths unless it is there already (incremental
 // handles name one merged file many times). A linear scan while the handle
 // has few paths; past that, an index of the paths it holds (the strings of a
@@ -235,11 +228,16 @@ class ReportBuilder : public HandleVisitor {
       breakdown_inline_ += h.data.size;
       if (WantsItem(h.data)) AddItem(Path(c), "inline state bytes", h.data);
       if (h.data.size >= options_.frame_size / 2) {
-        AddWarning("INLINE_STATE_NEAR_FRAME_SIZE",
-                   absl::StrCat(Path(c), " holds ", HumanBytes(h.data.size),
-                                " of inline state, close to the ",
-                                HumanBytes(options_.frame_size),
-                                " RPC frame size tasks are deployed with"));
+        report::Warning* w =
+            AddWarning("INLINE_STATE_NEAR_FRAME_SIZE",
+                       absl::StrCat(Path(c), " holds ", HumanBytes(h.data.size),
+                                    " of inline state, close to the ",
+                                    HumanBytes(options_.frame_size),
+                                    " RPC frame size tasks are deployed with"));
+        w->set_item_path(Path(c));
+        if (c.op != nullptr) w->set_operator_id(c.op->IdHex());
+        w->set_bytes(h.data.size);
+        w->set_limit_bytes(options_.frame_size);
       }
     }
     if (h.key_group_offsets.range.size > 0) {
@@ -315,10 +313,12 @@ class ReportBuilder : public HandleVisitor {
     return a.bytes() != b.bytes() ? a.bytes() > b.bytes() : a.offset() < b.offset();
   }
 
-  void AddWarning(absl::string_view code, std::string message) {
+  // The structured fields are the caller's to set.
+  report::Warning* AddWarning(absl::string_view code, std::string message) {
     report::Warning* w = r_->add_warnings();
     w->set_code(std::string(code));
     w->set_message(std::move(message));
+    return w;
   }
 
   // Registers the report entry of operator `index` and, when per-subtask
@@ -381,6 +381,13 @@ class ReportBuilder : public HandleVisitor {
 };
 
 }  // namespace
+
+std::string HumanBytes(uint64_t n) {
+  if (n >= (uint64_t{1} << 30)) return absl::StrFormat("%.2f GiB", n / 1073741824.0);
+  if (n >= (uint64_t{1} << 20)) return absl::StrFormat("%.2f MiB", n / 1048576.0);
+  if (n >= (uint64_t{1} << 10)) return absl::StrFormat("%.1f KiB", n / 1024.0);
+  return absl::StrCat(n, " B");
+}
 
 const char* HandleJavaClass(char context, uint8_t tag) {
   switch (context) {
@@ -496,13 +503,15 @@ void FillOperator(const OperatorState& src, report::Operator* op) {
 void AddFrameSizeWarning(uint64_t size, const InspectOptions& options,
                          ReportBuilder* builder) {
   if (size <= options.frame_size) return;
-  builder->AddWarning(
+  report::Warning* w = builder->AddWarning(
       "FILE_OVER_FRAME_SIZE",
       absl::StrCat("the file is ", HumanBytes(size), ", larger than the ",
                    HumanBytes(options.frame_size),
                    " RPC frame size (akka.framesize / pekko.framesize): task "
                    "deployment may fail and the JobManager needs the heap to "
                    "hold it"));
+  w->set_bytes(size);
+  w->set_limit_bytes(options.frame_size);
 }
 
 void AddUnionWarnings(const report::Operator& op, ReportBuilder* builder) {
@@ -510,7 +519,7 @@ void AddUnionWarnings(const report::Operator& op, ReportBuilder* builder) {
     if (s.distribution_mode() != "UNION") continue;
     const uint64_t p = static_cast<uint64_t>(std::max(op.parallelism(), 1));
     if (p <= 1 || s.entry_count() < p * p) continue;
-    builder->AddWarning(
+    report::Warning* w = builder->AddWarning(
         "UNION_STATE_MULTIPLIES",
         absl::StrCat(
             "union state '", s.name(), "' of operator ", op.operator_id(),
@@ -520,6 +529,13 @@ void AddUnionWarnings(const report::Operator& op, ReportBuilder* builder) {
             " subtasks, so if nothing clears it the next checkpoint holds ",
             s.entry_count() * p,
             "; remove it with `flinkstate strip-state --state ", s.name(), "`"));
+    w->set_operator_id(op.operator_id());
+    w->set_state_name(s.name());
+    w->set_entry_count(s.entry_count());
+    w->set_min_entries_per_handle(s.min_entries_per_handle());
+    w->set_max_entries_per_handle(s.max_entries_per_handle());
+    w->set_parallelism(static_cast<int32_t>(p));
+    w->set_entries_after_restore(s.entry_count() * p);
   }
 }
 
@@ -559,9 +575,13 @@ report::Report BuildReport(const StateFile& file, serde::ByteView input,
       ci->set_master_hook_states(cc->master_hook_states);
       for (const std::string& u : cc->unknown_classes) {
         ci->add_unknown_classes(u);
-        builder.AddWarning("UNKNOWN_HANDLE_CLASS",
-                           absl::StrCat(u, " is not a handle class flinkstate knows; it "
-                                           "is kept unchanged and not counted"));
+        report::Warning* w = builder.AddWarning(
+            "UNKNOWN_HANDLE_CLASS", absl::StrCat(u, " is not a handle class flinkstate knows; it "
+                                                    "is kept unchanged and not counted"));
+        // `u` is "<path>: <class>".
+        const size_t colon = u.rfind(": ");
+        w->set_item_path(colon == std::string::npos ? "" : u.substr(0, colon));
+        w->set_class_name(colon == std::string::npos ? u : u.substr(colon + 2));
       }
       for (const std::string& w : cc->shape_warnings) builder.AddWarning("CLASS_SHAPE_DRIFT", w);
     }
@@ -772,13 +792,17 @@ std::string RenderReportText(const report::Report& r, int top) {
 }
 
 absl::StatusOr<std::string> RenderReportJson(const report::Report& report) {
+  return RenderJson(report);
+}
+
+absl::StatusOr<std::string> RenderJson(const google::protobuf::Message& report) {
   std::string json;
   google::protobuf::util::JsonPrintOptions options;
   options.add_whitespace = true;
   options.always_print_primitive_fields = true;
   auto status = google::protobuf::util::MessageToJsonString(report, &json, options);
   if (!status.ok()) {
-    return absl::InternalError(absl::StrCat("inspect: JSON rendering failed: ",
+    return absl::InternalError(absl::StrCat("report: JSON rendering failed: ",
                                             status.ToString()));
   }
   return json;

@@ -46,6 +46,10 @@ struct InspectOptions {
   bool release_consumed_input = false;
 };
 
+// A byte count as every flinkstate output shows it: "512 B", "12.3 KiB",
+// "4.00 MiB", "1.00 GiB" (binary units; the largest unit the count reaches).
+std::string HumanBytes(uint64_t bytes);
+
 // Flink's Java class for a handle tag in its context ('S' stream, 'K' keyed,
 // 'O' operator), e.g. ('O', 4) -> "OperatorStreamStateHandle".
 const char* HandleJavaClass(char context, uint8_t tag);
@@ -73,6 +77,12 @@ std::string RenderReportText(const report::Report& report, int top);
 // The report in protobuf's JSON mapping (lowerCamelCase names).
 [[nodiscard]] absl::StatusOr<std::string> RenderReportJson(
     const report::Report& report);
+
+// Any message of report.proto as every `--json` output prints it: protobuf's
+// JSON mapping, default values printed, 64-bit integers as JSON strings (the
+// rule report.proto states), indented, ending in a newline.
+// Return values: `Internal` if protobuf cannot render it.
+[[nodiscard]] absl::StatusOr<std::string> RenderJson(const google::protobuf::Message& message);
 
 }  // namespace flinkstate
 

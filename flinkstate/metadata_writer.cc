@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "flinkstate/format_constants.h"
 #include "flinkstate/serde/data_output.h"
 #include "flinkstate/serde/status_macros.h"
@@ -443,6 +444,40 @@ absl::Status MetadataEncoder::Snapshot(const OperatorSnapshot& s) {
 
 }  // namespace
 
+std::vector<std::string> ConversionLosses(const StateFile& file, uint32_t target) {
+  std::vector<std::string> lost;
+  if (file.kind != StateFileKind::kMetadata) return lost;
+  const CheckpointMetadata& m = file.metadata;
+  if (target == 0 || target >= m.version) return lost;
+  // A Java-serialized null (AC ED 00 05 70) is what the writer emits for "no
+  // properties"; it holds nothing to lose.
+  if (target < 4 && m.properties.size > 5) {
+    lost.push_back(absl::StrCat("the CheckpointProperties (", m.properties.size,
+                                " bytes; v4+): checkpoint type, savepoint format, "
+                                "discard policy"));
+  }
+  if (target < 5) {
+    size_t named = 0;
+    for (const OperatorState& op : m.operators) {
+      if (!op.name.value.empty() || !op.uid.value.empty()) ++named;
+    }
+    if (named > 0) {
+      lost.push_back(absl::StrCat("the names and uids of ", named, " operator(s) (v5+)"));
+    }
+  }
+  if (target < 7) {
+    size_t refs = 0;
+    for (const OperatorState& op : m.operators) {
+      for (const OperatorSubtaskState& st : op.subtasks) refs += st.has_ref_checkpoint_id;
+    }
+    if (refs > 0) {
+      lost.push_back(
+          absl::StrCat("the regional checkpoint references of ", refs, " subtask(s) (v7)"));
+    }
+  }
+  return lost;
+}
+
 absl::StatusOr<EditPlan> EncodeStateFile(const StateFile& file, ByteView source,
                                          const MetadataWriteOptions& options) {
   if (file.kind == StateFileKind::kOperatorSnapshot) {
@@ -460,7 +495,17 @@ absl::StatusOr<EditPlan> EncodeStateFile(const StateFile& file, ByteView source,
         absl::StrCat("metadata writer: unknown target version ", version));
   }
   MetadataEncoder e(version);
+  // What the target cannot express at all (InvalidArgument) is reported
+  // before what it could express only by dropping it (FailedPrecondition).
   FLINKSTATE_RETURN_IF_ERROR(e.Metadata(file.metadata, file.metadata.version));
+  if (!options.allow_loss) {
+    const std::vector<std::string> lost = ConversionLosses(file, version);
+    if (!lost.empty()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "metadata writer: v", file.metadata.version, " -> v", version, " would drop ",
+          absl::StrJoin(lost, "; "), " (allow it with --allow-loss)"));
+    }
+  }
   EditPlan plan = e.Finish();
   FLINKSTATE_RETURN_IF_ERROR(plan.Validate(source.size()));
   return plan;

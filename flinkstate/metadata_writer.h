@@ -26,6 +26,8 @@
 #define FLINKSTATE_FLINKSTATE_METADATA_WRITER_H_
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "flinkstate/checkpoint_metadata.h"
@@ -37,14 +39,25 @@ namespace flinkstate {
 struct MetadataWriteOptions {
   // 0 = the version the model was read with. Otherwise 2..7.
   uint32_t target_version = 0;
+  // Write the target version although it cannot hold everything the model
+  // holds (`ConversionLosses`); without it such a conversion is refused.
+  bool allow_loss = false;
 };
 
+// What writing `file` as `target_version` would drop, one line each, e.g.
+// "the CheckpointProperties (312 bytes; v4+)", "the names and uids of 3
+// operators (v5+)", "the regional checkpoint references of 2 subtasks (v7)".
+// Empty when nothing is lost (always for the file's own version).
+std::vector<std::string> ConversionLosses(const StateFile& file, uint32_t target_version);
+
 // Return values:
+//   `FailedPrecondition` listing `ConversionLosses` when there are any and
+//   `allow_loss` is false;
 //   `InvalidArgument` if a string in the model cannot be written (over 65535
 //   modified UTF-8 bytes) or the model needs something the target version
 //   cannot express (coordinator or channel state in v2, merged channel
 //   handles below v6, a v1 task-level file in any other version; a
-//   version 4+ file converted down loses nothing it needs but its properties);
+//   version 4+ file converted down loses its properties, see `ConversionLosses`);
 //   `Unimplemented` for a conversion to or from version 1 (task-level; a
 //   version 1 file is written back as version 1 only).
 // Lifetime: the plan's copy pieces refer to ranges of `source`, the bytes the

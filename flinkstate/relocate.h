@@ -13,10 +13,17 @@
 //   FLINKSTATE_ASSIGN_OR_RETURN(RelocateResult r, PlanRelocate(model, input, options));
 //   ```
 //
-// Rewritten: file handle paths (tag 2), segment file paths (tag 15), the
-// task-owned and shared directories of file-merging operator handles (tag 17),
-// and inline handle names (tag 1) that carry a path. Relative handles (tag 6)
-// stay relative: they resolve against wherever the metadata file is.
+// Rewritten: the paths Flink opens: file handle paths (tag 2), segment file
+// paths (tag 15), the task-owned and shared directories of file-merging
+// operator handles (tag 17). Inline `ByteStreamStateHandle` names (tag 1) are
+// only labels (Flink never opens them) and stay as they are. Relative handles
+// (tag 6) stay relative: they resolve against wherever the metadata file is.
+//
+// Inputs are checked before anything is planned (`ValidateRelocateOptions`):
+// both prefixes are non-empty UTF-8 and end on a path boundary (both end in
+// '/' or neither does; a path matches only where '/' or its end follows
+// `from_prefix`), and every new path is absolute and normalised
+// (`CheckSafePath`) unless `allow_unsafe_paths`.
 //
 // Thread safety: the functions keep no state and only read their inputs;
 // concurrent calls are safe, also on the same model and input. Results belong
@@ -25,10 +32,12 @@
 #ifndef FLINKSTATE_FLINKSTATE_RELOCATE_H_
 #define FLINKSTATE_FLINKSTATE_RELOCATE_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "flinkstate/checkpoint_metadata.h"
 #include "flinkstate/serde/edit_plan.h"
 
@@ -37,7 +46,27 @@ namespace flinkstate {
 struct RelocateOptions {
   std::string from_prefix;
   std::string to_prefix;
+  // Also write new paths that `CheckSafePath` refuses (relative, `..`,
+  // control characters). An empty `to_prefix` is refused regardless.
+  bool allow_unsafe_paths = false;
 };
+
+// Return values: `InvalidArgument` naming the flag (`--from`, `--to`) for an
+// empty prefix, one that is not UTF-8, prefixes that disagree on a trailing
+// '/', or (unless `allow_unsafe_paths`) a `to_prefix` that `CheckSafePath`
+// refuses.
+[[nodiscard]] absl::Status ValidateRelocateOptions(const RelocateOptions& options);
+
+// The relocated form of `path`: `to_prefix` + the rest, if `path` starts with
+// `from_prefix` at a path boundary; `std::nullopt` otherwise. Thread-safe.
+std::optional<std::string> RelocatedPath(absl::string_view path,
+                                         const RelocateOptions& options);
+
+// OK if `path` is absolute (starts with '/', or a URI scheme then ':/') and
+// normalised: no '.', '..' or empty segments after the scheme and authority
+// (a trailing '/' is allowed) and no control characters (bytes below 0x20,
+// 0x7f). `InvalidArgument` saying which rule `path` breaks otherwise.
+[[nodiscard]] absl::Status CheckSafePath(absl::string_view path);
 
 struct RelocatedString {
   std::string what;  // "FileStateHandle path", ...
@@ -52,9 +81,9 @@ struct RelocateResult {
 };
 
 // Return values:
-//   `InvalidArgument` for an empty `from_prefix`, a prefix that is not valid
-//   UTF-8, or a new path longer than `writeUTF` allows (65535 modified UTF-8
-//   bytes);
+//   `InvalidArgument` for options `ValidateRelocateOptions` refuses, a new
+//   path `CheckSafePath` refuses (unless `allow_unsafe_paths`), or a new path
+//   longer than `writeUTF` allows (65535 modified UTF-8 bytes);
 //   `NotFound` if no path starts with `from_prefix` (nothing to write).
 [[nodiscard]] absl::StatusOr<RelocateResult> PlanRelocate(
     const StateFile& file, serde::ByteView input, const RelocateOptions& options);

@@ -5,8 +5,10 @@
 #include <set>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "flinkstate/handle_walker.h"
+#include "flinkstate/operator_id.h"
 #include "flinkstate/serde/data_output.h"
 #include "flinkstate/serde/status_macros.h"
 
@@ -38,45 +40,46 @@ struct HandleEntries : HandleVisitor {
   std::vector<Handle> handles;
 };
 
-absl::StatusOr<std::set<int>> SelectOperators(const StateFile& file,
-                                              const StripOptions& options) {
-  std::set<int> selected;
-  if (options.operator_ids.empty()) return selected;
-  if (file.kind == StateFileKind::kOperatorSnapshot) {
-    return absl::InvalidArgumentError(
-        "strip-state: operator-snapshot files carry no operator ID; drop "
-        "--operator");
-  }
-  for (const std::string& raw : options.operator_ids) {
-    const std::string id = absl::AsciiStrToLower(raw);
-    if (id.size() != 32 ||
-        id.find_first_not_of("0123456789abcdef") != std::string::npos) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "strip-state: '", raw, "' is not an operator ID (32 hex characters)"));
-    }
-    bool found = false;
-    const auto& ops = file.metadata.operators;
-    for (size_t i = 0; i < ops.size(); ++i) {
-      if (ops[i].IdHex() == id) {
-        selected.insert(static_cast<int>(i));
-        found = true;
-      }
-    }
-    if (!found) {
-      return absl::NotFoundError(
-          absl::StrCat("strip-state: no operator with ID ", id, " in the file"));
-    }
-  }
-  return selected;
-}
-
 }  // namespace
+
+absl::Status StateNotFound(const StateFile& file, const StripOptions& options) {
+  absl::StatusOr<std::vector<int>> chosen =
+      SelectOperators(file, options.operator_ids, "strip-state");
+  if (!chosen.ok()) return chosen.status();
+  const std::set<int> selected(chosen->begin(), chosen->end());
+  struct Names : HandleVisitor {
+    void OnOperatorHandle(const HandleContext& c, const OperatorStateHandle& h) override {
+      if (!selected->empty() && selected->count(c.operator_index) == 0) return;
+      for (const StateNameEntry& e : h.states) names.insert(e.name.value);
+    }
+    const std::set<int>* selected;
+    std::set<std::string> names;
+  } v;
+  v.selected = &selected;
+  WalkStateFile(file, &v);
+  std::string present;
+  constexpr size_t kShown = 20;
+  size_t shown = 0;
+  for (const std::string& n : v.names) {
+    if (shown++ == kShown) {
+      absl::StrAppend(&present, ", ... (", v.names.size() - kShown, " more)");
+      break;
+    }
+    absl::StrAppend(&present, present.empty() ? "" : ", ", "'", absl::CHexEscape(n), "'");
+  }
+  return absl::NotFoundError(absl::StrCat(
+      "strip-state: no operator state named '", absl::CHexEscape(options.state_name), "'",
+      selected.empty() ? " in the file" : " in the selected operators",
+      "; nothing was written (operator state names present: ",
+      present.empty() ? "none" : present, ")"));
+}
 
 absl::StatusOr<StripResult> PlanStripState(const StateFile& file,
                                            serde::ByteView input,
                                            const StripOptions& options) {
-  FLINKSTATE_ASSIGN_OR_RETURN(std::set<int> selected,
-                              SelectOperators(file, options));
+  FLINKSTATE_ASSIGN_OR_RETURN(const std::vector<int> chosen,
+                              SelectOperators(file, options.operator_ids, "strip-state"));
+  const std::set<int> selected(chosen.begin(), chosen.end());
   struct Planner : HandleVisitor {
     void OnOperatorHandle(const HandleContext& c,
                           const OperatorStateHandle& h) override {
@@ -118,12 +121,7 @@ absl::StatusOr<StripResult> PlanStripState(const StateFile& file,
   planner.name = options.state_name;
   planner.result = &result;
   WalkStateFile(file, &planner);
-  if (result.removed.empty()) {
-    return absl::NotFoundError(absl::StrCat(
-        "strip-state: no operator state named '", options.state_name, "'",
-        selected.empty() ? " in the file" : " in the selected operators",
-        "; nothing was written"));
-  }
+  if (result.removed.empty()) return StateNotFound(file, options);
   FLINKSTATE_ASSIGN_OR_RETURN(
       result.plan, serde::EditPlan::FromReplacements(
                        input.size(), std::move(planner.replacements)));
@@ -132,8 +130,9 @@ absl::StatusOr<StripResult> PlanStripState(const StateFile& file,
 
 absl::Status VerifyStripped(const StateFile& before, const StateFile& after,
                             const StripOptions& options) {
-  FLINKSTATE_ASSIGN_OR_RETURN(std::set<int> selected,
-                              SelectOperators(before, options));
+  FLINKSTATE_ASSIGN_OR_RETURN(const std::vector<int> chosen,
+                              SelectOperators(before, options.operator_ids, "strip-state"));
+  const std::set<int> selected(chosen.begin(), chosen.end());
   if (before.kind != after.kind) {
     return absl::DataLossError("strip-state verify: file kind changed");
   }

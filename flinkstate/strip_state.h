@@ -44,9 +44,10 @@ namespace flinkstate {
 struct StripOptions {
   // The state name to remove (exact match).
   std::string state_name;
-  // Operator IDs (32 hex characters, as Flink prints them) to restrict the
-  // removal to; empty means every operator. Not allowed for operator-snapshot
-  // files, which carry no operator ID.
+  // Operators to restrict the removal to, by ID (32 hex characters, as Flink
+  // prints them) or uid (`SelectOperators`, operator_id.h); empty means every
+  // operator. Not allowed for operator-snapshot files, which carry no
+  // operator ID.
   std::vector<std::string> operator_ids;
 };
 
@@ -74,6 +75,12 @@ struct StripResult {
 //   operator-snapshot file.
 [[nodiscard]] absl::StatusOr<StripResult> PlanStripState(
     const StateFile& file, serde::ByteView input, const StripOptions& options);
+
+// The `NotFound` status `PlanStripState` and the completedCheckpoint planner
+// return when no selected handle holds `options.state_name`: it lists the
+// operator state names the selected operators do hold (a misspelt name is
+// then obvious). The selection's own errors are returned as they are.
+[[nodiscard]] absl::Status StateNotFound(const StateFile& file, const StripOptions& options);
 
 // Checks that `after` is `before` with exactly `options.state_name` removed
 // from the selected operators: same operators, subtasks and handles, the same

@@ -20,6 +20,7 @@
 #include "absl/strings/string_view.h"
 #include "flinkstate/checkpoint_metadata.h"
 #include "flinkstate/handle_walker.h"
+#include "flinkstate/relocate.h"
 #include "flinkstate/javaobj/canonical.h"
 #include "flinkstate/javaobj/stream_reader.h"
 #include "flinkstate/serde/byte_view.h"
@@ -54,6 +55,13 @@ void CheckError(absl::string_view target, const absl::Status& s);
 // one byte).
 std::string WholeCharPrefix(const std::string& p, uint8_t sel);
 
+// Relocate options for a prefix of `p` that ends on a path boundary (after a
+// '/' within `WholeCharPrefix(p, sel)`, else all of `p`), so that `p` matches;
+// `to_prefix` is `to`, plus a '/' when the prefix ends in one. Fuzzed paths
+// may hold anything after the prefix, so the path-safety check is off (its
+// refusals are tested in relocate's unit tests).
+RelocateOptions BoundaryRelocate(const std::string& p, uint8_t sel, absl::string_view to);
+
 // Checks that the plan is valid, that executing it gives `out`, and that
 // every copy piece holds the input's bytes at its output position.
 void CheckPlanOutput(absl::string_view target, const serde::EditPlan& plan,
@@ -72,9 +80,7 @@ struct Collected : HandleVisitor {
     if (h.tag == static_cast<uint8_t>(HandleTag::kFileStream) ||
         h.tag == static_cast<uint8_t>(HandleTag::kSegmentFile)) {
       paths.push_back(h.path.value);
-    } else if (h.tag == static_cast<uint8_t>(HandleTag::kByteStream)) {
-      paths.push_back(h.name.value);
-    }
+    }  // inline ByteStreamStateHandle names are labels, not relocatable paths
   }
   std::vector<std::string> names;
   std::vector<std::string> paths;

@@ -61,6 +61,18 @@ std::string WholeCharPrefix(const std::string& p, uint8_t sel) {
   return p.substr(0, cut);
 }
 
+RelocateOptions BoundaryRelocate(const std::string& p, uint8_t sel, absl::string_view to) {
+  RelocateOptions opt;
+  const std::string w = WholeCharPrefix(p, sel);
+  const size_t slash = w.rfind('/');
+  opt.from_prefix =
+      w.size() == p.size() || slash == std::string::npos ? p : w.substr(0, slash + 1);
+  opt.to_prefix = std::string(to);
+  if (!opt.from_prefix.empty() && opt.from_prefix.back() == '/') opt.to_prefix += '/';
+  opt.allow_unsafe_paths = true;
+  return opt;
+}
+
 void CheckPlanOutput(absl::string_view target, const serde::EditPlan& plan,
                      ByteView input, const std::string& out) {
   FUZZ_CHECK(target, plan.Validate(input.size()).ok(), "plan invalid");

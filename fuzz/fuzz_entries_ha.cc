@@ -58,9 +58,8 @@ void FuzzHaPointerBytes(ByteView java, uint8_t sel) {
   if (p->path.empty()) return;
   absl::StatusOr<javaobj::Stream> s = javaobj::DecodeStream(java, FuzzDecodeOptions());
   FUZZ_CHECK(kT, s.ok(), "accepted pointer does not decode again");
-  RelocateOptions opt;
-  opt.from_prefix = WholeCharPrefix(p->path, sel);
-  opt.to_prefix = (sel & 1) ? "s3://fuzz-bucket/ha" : "file:/";
+  RelocateOptions opt =
+      BoundaryRelocate(p->path, sel, (sel & 1) ? "s3://fuzz-bucket/ha" : "file:/fuzz");
   absl::StatusOr<RelocateResult> r = PlanRelocateCompletedCheckpoint(*s, opt);
   FUZZ_CHECK(kT, r.ok(), "relocate of the pointer's own path prefix fails: ",
              r.status().ToString());
@@ -125,9 +124,8 @@ void FuzzCompletedCheckpointBytes(ByteView input, uint8_t sel) {
   if (!c.paths.empty()) {
     const std::string& p = c.paths[(sel >> 1) % c.paths.size()];
     if (!p.empty()) {
-      RelocateOptions opt;
-      opt.from_prefix = WholeCharPrefix(p, sel >> 3);
-      opt.to_prefix = (sel & 1) ? "s3://fuzz-bucket/x" : "";
+      RelocateOptions opt =
+          BoundaryRelocate(p, sel >> 3, (sel & 1) ? "s3://fuzz-bucket/x" : "file:/fuzz");
       absl::StatusOr<RelocateResult> r = PlanRelocateCompletedCheckpoint(stream, opt);
       FUZZ_CHECK(kT, r.ok(), "relocate of a present prefix fails: ", r.status().ToString());
       FUZZ_CHECK(kT, !r->changed.empty(), "relocate changed nothing");

@@ -161,7 +161,12 @@ struct StripTargets : HandleVisitor {
 struct PathRanges : HandleVisitor {
   explicit PathRanges(std::string p) : prefix(std::move(p)) {}
   void Add(const Utf& u) {
-    if (absl::StartsWith(u.value, prefix)) ranges.push_back(u.range);
+    // At a path boundary: the prefix ends in '/', or '/' or the end follows it.
+    if (absl::StartsWith(u.value, prefix) &&
+        (absl::EndsWith(prefix, "/") || u.value.size() == prefix.size() ||
+         u.value[prefix.size()] == '/')) {
+      ranges.push_back(u.range);
+    }
   }
   void OnOperatorHandle(const HandleContext&, const OperatorStateHandle& h) override {
     if (h.tag == static_cast<uint8_t>(HandleTag::kSegmentPartitionableOperator)) {
@@ -173,8 +178,6 @@ struct PathRanges : HandleVisitor {
     if (h.tag == static_cast<uint8_t>(HandleTag::kFileStream) ||
         h.tag == static_cast<uint8_t>(HandleTag::kSegmentFile)) {
       Add(h.path);
-    } else if (h.tag == static_cast<uint8_t>(HandleTag::kByteStream)) {
-      Add(h.name);
     }
   }
   std::string prefix;
@@ -224,10 +227,10 @@ absl::Status FuzzMetadataStripRelocate(ByteView input) {
   if (!c.paths.empty()) {
     const std::string& p = c.paths[(sel >> 1) % c.paths.size()];
     if (!p.empty()) {
-      RelocateOptions opt;
-      // A prefix of whole characters (PlanRelocate rejects one that ends
-      // inside a multi-byte character; that is checked below).
-      opt.from_prefix = WholeCharPrefix(p, sel >> 3);
+      // A prefix of whole characters on a path boundary (PlanRelocate rejects
+      // one that ends inside a multi-byte character; that is checked below).
+      RelocateOptions opt =
+          BoundaryRelocate(p, sel >> 3, (sel & 1) ? "s3://fuzz-bucket/x" : "file:/fuzz");
       const size_t cut = opt.from_prefix.size();
       if (cut > 1 && (static_cast<uint8_t>(p[cut - 1]) & 0x80) != 0) {
         // Without its last byte the prefix ends inside a character.
@@ -237,7 +240,12 @@ absl::Status FuzzMetadataStripRelocate(ByteView input) {
         FUZZ_CHECK(kT, !r.ok() && r.status().code() == absl::StatusCode::kInvalidArgument,
                    "relocate accepted a prefix that ends inside a character");
       }
-      opt.to_prefix = (sel & 1) ? "s3://fuzz-bucket/x" : "";
+      RelocateOptions empty_to = opt;
+      empty_to.to_prefix.clear();
+      FUZZ_CHECK(kT,
+                 PlanRelocate(*f, input, empty_to).status().code() ==
+                     absl::StatusCode::kInvalidArgument,
+                 "relocate accepted an empty --to");
       absl::StatusOr<RelocateResult> r = PlanRelocate(*f, input, opt);
       FUZZ_CHECK(kT, r.ok(), "relocate of a present prefix fails: ",
                  r.status().ToString());

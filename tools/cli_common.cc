@@ -11,7 +11,6 @@
 #include <cstdlib>
 #include <iostream>
 
-#include "absl/flags/flag.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -19,6 +18,7 @@
 #include "flinkstate/completed_checkpoint.h"
 #include "flinkstate/format_constants.h"
 #include "flinkstate/ha_pointer.h"
+#include "flinkstate/inspect.h"
 #include "flinkstate/javaobj/stream_constants.h"
 #include "flinkstate/metadata_reader.h"
 #include "flinkstate/metadata_writer.h"
@@ -26,34 +26,23 @@
 #include "flinkstate/serde/input_format.h"
 #include "flinkstate/serde/status_macros.h"
 
-ABSL_FLAG(bool, json, false, "print JSON instead of text (inspect, dump, diff)");
-ABSL_FLAG(bool, in_place, false,
-          "rewrite the input file itself, keeping the original as FILE.bak");
-ABSL_FLAG(std::string, backup_suffix, ".bak", "suffix of the backup --in-place keeps");
-ABSL_FLAG(bool, fsync, true, "fsync the output before renaming it into place");
-ABSL_FLAG(bool, progress, true, "show progress on a terminal for large files");
-ABSL_FLAG(std::string, input_format, "auto",
-          "how FILE is encoded: auto, raw, base64, hex or gzip (Java streams)");
-
 namespace flinkstate::cli {
 
-std::vector<std::string> CommandArgs::List(const std::string& flag) const {
-  std::vector<std::string> out;
-  auto it = repeated.find(flag);
-  if (it == repeated.end()) return out;
-  for (const std::string& v : it->second) {
-    for (absl::string_view part : absl::StrSplit(v, ',', absl::SkipEmpty())) {
-      out.emplace_back(part);
-    }
-  }
-  return out;
+namespace {
+// --input-format of the command being run (SetInputFormat).
+std::string& InputFormatSetting() {
+  static std::string* const s = new std::string("auto");
+  return *s;
 }
+}  // namespace
+
+void SetInputFormat(const std::string& format) { InputFormatSetting() = format; }
 
 absl::StatusOr<Input> Load(const std::string& path) {
   // gzip, hex and ConfigMap text around a Java stream, and --input-format
   // (serde::DecodeInputFormat); Open() itself knows raw and Base64 files.
   absl::StatusOr<serde::InputFormat> forced =
-      serde::ParseInputFormat(absl::GetFlag(FLAGS_input_format));
+      serde::ParseInputFormat(InputFormatSetting());
   if (!forced.ok()) return forced.status();
   if (absl::StatusOr<serde::MappedFile> f = serde::MappedFile::Open(path);
       f.ok() && !f->bytes().empty()) {
@@ -213,6 +202,39 @@ std::string JsonQuote(absl::string_view text) {
   return out;
 }
 
+std::string ValidUtf8(absl::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  const auto* b = reinterpret_cast<const uint8_t*>(text.data());
+  size_t i = 0;
+  while (i < text.size()) {
+    const uint8_t c = b[i];
+    if (c < 0x80) {
+      out.push_back(static_cast<char>(c));
+      ++i;
+      continue;
+    }
+    // The same rule as JsonQuote: shortest form, no surrogates, <= U+10FFFF.
+    size_t len = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+    bool ok = len != 0 && i + len <= text.size();
+    uint32_t cp = len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
+    for (size_t k = 1; ok && k < len; ++k) {
+      ok = (b[i + k] & 0xC0) == 0x80;
+      cp = (cp << 6) | (b[i + k] & 0x3F);
+    }
+    static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+    ok = ok && cp >= kMin[len] && cp <= 0x10FFFF && (cp < 0xD800 || cp > 0xDFFF);
+    if (ok) {
+      out.append(text.data() + i, len);
+      i += len;
+    } else {
+      out += "\xEF\xBF\xBD";  // U+FFFD
+      ++i;
+    }
+  }
+  return out;
+}
+
 std::string Printable(absl::string_view text) {
   std::string out;
   out.reserve(text.size());
@@ -268,12 +290,20 @@ namespace {
 // Shows "label 42%" on stderr when it is a terminal and the work is large.
 class Progress {
  public:
-  Progress(const char* label, uint64_t total)
+  Progress(const char* label, uint64_t total, bool wanted)
       : label_(label),
-        enabled_(absl::GetFlag(FLAGS_progress) && ::isatty(2) &&
+        enabled_(wanted && ::isatty(2) &&
                  total >= (uint64_t{64} << 20)) {}
   ~Progress() {
     if (enabled_ && shown_) std::fprintf(stderr, "\r\033[K");
+  }
+  // A phase without a percentage ("verifying"): its name until the next line.
+  void Phase(const char* name) {
+    if (!enabled_ || phase_ == name) return;
+    phase_ = name;
+    shown_ = true;
+    last_ = -1;
+    std::fprintf(stderr, "\r\033[K%s ...", name);
   }
   void Update(uint64_t done, uint64_t total) {
     if (!enabled_ || total == 0) return;
@@ -289,6 +319,7 @@ class Progress {
   bool enabled_;
   bool shown_ = false;
   int last_ = -1;
+  std::string phase_;
 };
 
 }  // namespace
@@ -310,25 +341,35 @@ absl::Status RecoverBeside(const std::string& output) {
   return absl::OkStatus();
 }
 
+// A directory argument stands for its `_metadata` (as `Open` reads it).
+std::string InputArg(const std::string& arg) {
+  struct stat st;
+  if (::stat(arg.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return arg;
+  return absl::StrCat(arg, absl::EndsWith(arg, "/") ? "" : "/", kMetadataFileName);
+}
+
 }  // namespace
 
-absl::StatusOr<OutputTarget> ResolveOutput(const std::vector<std::string>& args) {
+absl::StatusOr<OutputTarget> ResolveOutput(const CommandArgs& a) {
+  const std::vector<std::string>& args = a.positional;
   OutputTarget t;
-  if (absl::GetFlag(FLAGS_in_place)) {
+  t.fsync = a.fsync;
+  t.progress = a.progress;
+  if (a.in_place) {
     if (args.size() != 1) {
       return absl::InvalidArgumentError("usage: --in-place takes exactly one FILE");
     }
-    t.input = args[0];
-    const std::string real = RealPath(args[0]);
-    t.output = real.empty() ? args[0] : real;
-    t.backup = t.output + absl::GetFlag(FLAGS_backup_suffix);
+    t.input = InputArg(args[0]);
+    const std::string real = RealPath(t.input);
+    t.output = real.empty() ? t.input : real;
+    t.backup = t.output + a.backup_suffix;
     FLINKSTATE_RETURN_IF_ERROR(RecoverBeside(t.output));
     return t;
   }
   if (args.size() != 2) {
     return absl::InvalidArgumentError("usage: expected IN OUT (or --in-place FILE)");
   }
-  t.input = args[0];
+  t.input = InputArg(args[0]);
   t.output = args[1];
   if (SameFile(t.input, t.output)) {
     return absl::InvalidArgumentError(
@@ -346,22 +387,89 @@ absl::Status WriteVerified(const OutputTarget& t, const Input& in,
     return absl::InvalidArgumentError(absl::StrCat(
         in.path, ": decoded from its on-disk form; rewrite the raw bytes instead"));
   }
-  Progress progress("writing", plan.output_size());
+  Progress progress("writing", plan.output_size(), t.progress);
   serde::TransactionOptions options;
-  options.sync = absl::GetFlag(FLAGS_fsync);
+  options.sync = t.fsync;
   options.ops = CliFileOps();
   options.stats = stats;
   options.progress = [&progress](absl::string_view phase, uint64_t done, uint64_t total) {
-    if (phase == "writing") progress.Update(done, total);
+    if (phase == "writing") {
+      progress.Update(done, total);
+    } else {
+      // Re-reading a large output takes as long as writing it: say so.
+      progress.Phase(std::string(phase).c_str());
+    }
   };
   return serde::WriteFileTransaction(t.output, t.backup, in.file, plan, verify, options);
 }
 
-std::string Human(uint64_t n) {
-  if (n >= (uint64_t{1} << 20)) return absl::StrFormat("%.2f MiB", n / 1048576.0);
-  if (n >= 1024) return absl::StrFormat("%.1f KiB", n / 1024.0);
-  return absl::StrCat(n, " B");
+std::string Human(uint64_t n) { return HumanBytes(n); }
+
+std::ostream& Text(const CommandArgs& a) {
+  static std::ostream* const null = new std::ostream(nullptr);  // badbit: discards
+  return a.json ? *null : std::cout;
 }
 
+int PrintJson(const google::protobuf::Message& message, int rc) {
+  absl::StatusOr<std::string> json = RenderJson(message);
+  if (!json.ok()) return Fail(json.status());
+  std::cout << *json;
+  if (!json->empty() && json->back() != '\n') std::cout << "\n";
+  return rc;
+}
+
+const char* KindName(FileKind kind) {
+  switch (kind) {
+    case FileKind::kMetadata:
+      return "metadata";
+    case FileKind::kOperatorSnapshot:
+      return "operatorSnapshot";
+    case FileKind::kCompletedCheckpoint:
+      return "completedCheckpoint";
+    case FileKind::kHaPointer:
+      return "haPointer";
+    case FileKind::kJavaStream:
+      return "javaStream";
+    default:
+      return "unknown";
+  }
+}
+
+report::EditReport EditReportOf(const char* command, const OutputTarget& t, const Input& in,
+                                uint64_t output_bytes) {
+  report::EditReport r;
+  r.set_command(command);
+  r.set_input(ValidUtf8(t.input));
+  r.set_output(ValidUtf8(t.output));
+  r.set_backup(ValidUtf8(t.backup));
+  r.set_input_kind(KindName(in.kind));
+  r.set_input_bytes(in.file.size());
+  r.set_output_bytes(output_bytes);
+  r.set_verified(true);
+  return r;
+}
+
+void AddStripped(const std::vector<StrippedEntry>& removed, report::EditReport* out) {
+  static constexpr const char* kModes[] = {"SPLIT_DISTRIBUTE", "UNION", "BROADCAST"};
+  for (const StrippedEntry& e : removed) {
+    report::EditReport::StrippedEntry* p = out->add_removed();
+    p->set_operator_id(e.operator_id);
+    p->set_subtask_index(e.subtask_index);
+    p->set_slot(ValidUtf8(e.slot));
+    p->set_distribution_mode(e.mode < 3 ? kModes[e.mode] : absl::StrCat("mode ", e.mode));
+    p->set_entry_count(e.entry_count);
+    p->set_bytes(e.bytes);
+  }
+}
+
+void AddRelocated(const std::vector<RelocatedString>& changed, report::EditReport* out) {
+  for (const RelocatedString& c : changed) {
+    report::EditReport::RelocatedPath* p = out->add_relocated();
+    p->set_what(c.what);
+    p->set_before(ValidUtf8(c.before));
+    p->set_after(ValidUtf8(c.after));
+    p->set_offset(c.offset);
+  }
+}
 
 }  // namespace flinkstate::cli

@@ -12,27 +12,25 @@
 
 #include <chrono>
 #include <functional>
+#include <iosfwd>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "absl/flags/declare.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "flinkstate/checkpoint_metadata.h"
 #include "flinkstate/javaobj/object_model.h"
 #include "flinkstate/open.h"
+#include "flinkstate/relocate.h"
+#include "flinkstate/report.pb.h"
+#include "flinkstate/strip_state.h"
 #include "flinkstate/serde/edit_plan.h"
 #include "flinkstate/serde/file_transaction.h"
 #include "flinkstate/serde/mapped_file.h"
 #include "flinkstate/serde/splice_writer.h"
-
-ABSL_DECLARE_FLAG(bool, json);
-ABSL_DECLARE_FLAG(bool, in_place);
-ABSL_DECLARE_FLAG(std::string, backup_suffix);
-ABSL_DECLARE_FLAG(bool, fsync);
-ABSL_DECLARE_FLAG(bool, progress);
 
 namespace flinkstate::cli {
 
@@ -40,12 +38,43 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitInput = 1;
 inline constexpr int kExitUsage = 2;
 
-// Positional arguments after the command, and repeated flag values.
+// What the command line said: positional arguments after the command and
+// the value of every flag. Each command's entry in main.cc's table registers
+// only the flags it reads; the others keep these defaults.
 struct CommandArgs {
   std::vector<std::string> positional;
-  std::map<std::string, std::vector<std::string>> repeated;
-  // Values of a repeatable flag, comma-separated values split.
-  std::vector<std::string> List(const std::string& flag) const;
+  bool json = false;
+  // inspect
+  int top = 10;
+  bool subtasks = true;
+  // strip-state, repair
+  std::string state;
+  // strip-state, drop-operator, repair: every --operator value, in order,
+  // comma-separated values split
+  std::vector<std::string> operators;
+  // convert
+  int to_version = 0;
+  bool allow_loss = false;
+  // relocate; `--to ""` is given but empty, which relocate refuses
+  std::string from;
+  std::optional<std::string> to;
+  bool allow_unsafe_paths = false;
+  // verify
+  bool check_files = true;
+  // dump
+  int max_array_elements = 8;
+  int64_t max_string_bytes = -1;  // -1: the dump defaults
+  bool summary = false;
+  // dump, inspect, verify: how FILE is encoded (serde::ParseInputFormat)
+  std::string input_format = "auto";
+  // repair
+  std::string ha_dir;
+  bool apply = false;
+  // writing commands
+  bool in_place = false;
+  std::string backup_suffix = ".bak";
+  bool fsync = true;
+  bool progress = true;
 };
 
 using Clock = std::chrono::steady_clock;
@@ -57,7 +86,21 @@ int Fail(const absl::Status& s);
 // Prints the problem and a hint, returns 2.
 int Usage(absl::string_view problem);
 
-// "12.3 KiB", "4.00 MiB".
+// Where a command's human text goes: std::cout, or nowhere with --json
+// (stdout then holds only the JSON documents).
+std::ostream& Text(const CommandArgs& a);
+
+// Prints `message` on stdout as JSON (report.proto's rule, `RenderJson`) and
+// returns `rc`; returns 1 after printing the error if it cannot be rendered.
+int PrintJson(const google::protobuf::Message& message, int rc = kExitOk);
+
+// "metadata", "operatorSnapshot", "completedCheckpoint", "haPointer",
+// "javaStream": the kind names of report.proto.
+const char* KindName(FileKind kind);
+
+
+// The one size format of every output: `HumanBytes` (inspect.h), e.g.
+// "12.3 KiB", "4.00 MiB", "1.00 GiB".
 std::string Human(uint64_t bytes);
 
 // Opening files is the library's (flinkstate/open.h); these names keep the
@@ -69,6 +112,10 @@ using Input = ::flinkstate::LoadedFile;
 
 // flinkstate::Open (any kind; a directory opens its _metadata).
 [[nodiscard]] absl::StatusOr<Input> Load(const std::string& path);
+// The --input-format `Load` applies ("auto" until set; main sets it from the
+// command line before running a command).
+void SetInputFormat(const std::string& format);
+
 // flinkstate::OpenStateFile: metadata, operator-snapshot or completedCheckpoint.
 [[nodiscard]] absl::StatusOr<Input> LoadStateFile(const std::string& path);
 
@@ -86,6 +133,11 @@ std::string DirOf(const std::string& path);
 // may hold anything.
 std::string JsonQuote(absl::string_view text);
 
+// `text` with every byte of an invalid UTF-8 sequence replaced by U+FFFD (as
+// `JsonQuote` does), for string fields of report.proto messages, which
+// protobuf's JSON printer requires to be UTF-8.
+std::string ValidUtf8(absl::string_view text);
+
 // `text` safe for a terminal: control characters other than newline (ESC
 // sequences could retitle the window or overwrite lines) and DEL shown as
 // \xNN; everything else, UTF-8 included, as is.
@@ -100,8 +152,11 @@ struct OutputTarget {
   std::string input;
   std::string output;
   std::string backup;  // non-empty with --in-place
+  bool fsync = true;     // fsync before the rename (--nofsync: false)
+  bool progress = true;  // progress on a terminal (--noprogress: false)
 };
-// From `IN OUT`, or `FILE` with --in-place. `InvalidArgument` "usage: ..."
+// From `IN OUT`, or `FILE` with --in-place (and the flags --backup-suffix,
+// --nofsync, --noprogress). `InvalidArgument` "usage: ..."
 // otherwise, or when OUT is IN without --in-place. With --in-place a symlink
 // is followed: `output` is the file it names (rewritten beside itself, its
 // backup beside it), so the link keeps pointing at the repaired file.
@@ -109,8 +164,8 @@ struct OutputTarget {
 // is resolved (serde::RecoverInterruptedWrite: originals restored from their
 // backups, temporary files and journals removed), so that rerunning a killed
 // command just works; the actions are printed on stderr.
-[[nodiscard]] absl::StatusOr<OutputTarget> ResolveOutput(
-    const std::vector<std::string>& args);
+// A directory IN stands for its `_metadata`.
+[[nodiscard]] absl::StatusOr<OutputTarget> ResolveOutput(const CommandArgs& args);
 
 // Executes `plan` over `in` into the target as one crash-safe transaction
 // (serde::WriteFileTransaction): temporary file with the original's mode and
@@ -125,6 +180,13 @@ struct OutputTarget {
 // re-encodes byte for byte, then runs `check` on the model.
 serde::OutputVerifier StateFileVerifier(
     std::function<absl::Status(const StateFile&, serde::ByteView)> check);
+
+// The EditReport fields every edit fills: command, input, output, backup,
+// kinds and sizes, `verified` = true (call it after the write succeeded).
+report::EditReport EditReportOf(const char* command, const OutputTarget& t, const Input& in,
+                                uint64_t output_bytes);
+void AddStripped(const std::vector<StrippedEntry>& removed, report::EditReport* out);
+void AddRelocated(const std::vector<RelocatedString>& changed, report::EditReport* out);
 
 }  // namespace flinkstate::cli
 

@@ -21,9 +21,10 @@ int RunRelocate(const CommandArgs& args);
 int RunConvert(const CommandArgs& args);
 int RunDiff(const CommandArgs& args);
 // `verify` of a loaded metadata or operator-snapshot file.
-int VerifyStateFileInput(const Input& in);
+int VerifyStateFileInput(const Input& in, const CommandArgs& args);
 // `verify` of a `_metadata` file, one operator at a time (constant memory).
-int VerifyMetadataFile(const std::string& path, const serde::MappedFile& file);
+int VerifyMetadataFile(const std::string& path, const serde::MappedFile& file,
+                       const CommandArgs& args);
 
 // java_commands.cc
 int RunDump(const CommandArgs& args);
@@ -31,15 +32,15 @@ int RunDump(const CommandArgs& args);
 // ha_commands.cc: HA completedCheckpoint files and their pointers.
 int RunRepair(const CommandArgs& args);
 // `inspect` of a ZooKeeper/Kubernetes pointer (a Java stream or its Base64).
-int InspectPointer(const Input& in);
+int InspectPointer(const Input& in, const CommandArgs& args);
 int StripStateCompleted(const OutputTarget& target, const Input& in,
-                        const StripOptions& options);
+                        const StripOptions& options, const CommandArgs& args);
 int RelocateCompleted(const OutputTarget& target, const Input& in,
-                      const RelocateOptions& options);
-int VerifyCompletedInput(const Input& in);
+                      const RelocateOptions& options, const CommandArgs& args);
+int VerifyCompletedInput(const Input& in, const CommandArgs& args);
 // `relocate` of a raw (not Base64) HA pointer stream: its Path URI.
 int RelocatePointer(const OutputTarget& target, const Input& in,
-                    const RelocateOptions& options);
+                    const RelocateOptions& options, const CommandArgs& args);
 int RunVerify(const CommandArgs& args);
 
 }  // namespace flinkstate::cli

@@ -19,8 +19,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/flags/declare.h"
-#include "absl/flags/flag.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -34,11 +32,6 @@
 #include "flinkstate/serde/status_macros.h"
 #include "tools/commands.h"
 
-ABSL_DECLARE_FLAG(std::string, state);
-ABSL_FLAG(std::string, ha_dir, "",
-          "repair: the HA storage directory holding completedCheckpoint files");
-ABSL_FLAG(bool, apply, false, "repair: write the changes (default: only print the plan)");
-
 namespace flinkstate::cli {
 namespace {
 
@@ -49,7 +42,7 @@ bool Exists(const std::string& p, uint64_t* size = nullptr) {
   return true;
 }
 
-void PrintStripped(const std::vector<StrippedEntry>& removed) {
+void PrintStripped(const std::vector<StrippedEntry>& removed, std::ostream& out) {
   std::map<std::string, std::pair<uint64_t, uint64_t>> per_op;
   for (const StrippedEntry& e : removed) {
     auto& agg = per_op[e.operator_id];
@@ -57,49 +50,65 @@ void PrintStripped(const std::vector<StrippedEntry>& removed) {
     agg.second += e.bytes;
   }
   for (const auto& [op, agg] : per_op) {
-    std::cout << "    operator " << op << ": " << agg.first << " entries, "
-              << Human(agg.second) << "\n";
+    out << "    operator " << op << ": " << agg.first << " entries, " << Human(agg.second)
+        << "\n";
   }
 }
 
 }  // namespace
 
-int VerifyCompletedInput(const Input& in) {
-  absl::Status s = javaobj::VerifyRoundTrip(in.file.bytes());
-  if (!s.ok()) {
-    std::cout << in.path << ": " << s.message() << "\n1 finding(s)\n";
-    return kExitInput;
+int VerifyCompletedInput(const Input& in, const CommandArgs& a) {
+  report::VerifyReport rep;
+  rep.set_file(in.path);
+  rep.set_kind(KindName(in.kind));
+  std::ostream& out = Text(a);
+  auto finding = [&](std::string path, std::string problem, uint64_t offset) {
+    report::VerifyReport::Finding* f = rep.add_findings();
+    f->set_path(ValidUtf8(path));
+    f->set_problem(ValidUtf8(problem));
+    f->set_offset(offset);
+  };
+  if (absl::Status s = javaobj::VerifyRoundTrip(in.file.bytes()); !s.ok()) {
+    out << in.path << ": " << s.message() << "\n1 finding(s)\n";
+    finding("", std::string(s.message()), 0);
+    return a.json ? PrintJson(rep, kExitInput) : kExitInput;
   }
   const CompletedCheckpointInfo& c = *in.model.completed;
-  int findings = 0;
   for (const std::string& u : c.unknown_classes) {
-    std::cout << in.path << ": " << u << ": unknown handle class (kept, not checked)\n";
+    out << in.path << ": " << u << ": unknown handle class (kept, not checked)\n";
   }
   for (const OperatorState& op : in.model.metadata.operators) {
     for (const OperatorSubtaskState& st : op.subtasks) {
       for (const KeyedStateHandle& k : st.managed_keyed_state) {
         if (k.key_group_offsets.count != 0 &&
             k.key_group_offsets.count != static_cast<uint32_t>(k.num_key_groups)) {
-          std::cout << in.path << ": operators[" << op.IdHex() << "].subtasks["
-                    << st.subtask_index << "]: " << k.key_group_offsets.count
-                    << " key-group offsets for " << k.num_key_groups
-                    << " key groups (at byte " << k.range.offset << ")\n";
-          ++findings;
+          const std::string path =
+              absl::StrCat("operators[", op.IdHex(), "].subtasks[", st.subtask_index, "]");
+          const std::string problem = absl::StrCat(k.key_group_offsets.count,
+                                                   " key-group offsets for ",
+                                                   k.num_key_groups, " key groups");
+          out << in.path << ": " << path << ": " << problem << " (at byte " << k.range.offset
+              << ")\n";
+          finding(path, problem, k.range.offset);
         }
       }
     }
   }
-  if (findings > 0) {
-    std::cout << findings << " finding(s)\n";
-    return kExitInput;
+  const int rc = rep.findings_size() == 0 ? kExitOk : kExitInput;
+  rep.set_ok(rc == kExitOk);
+  if (rc != kExitOk) {
+    out << rep.findings_size() << " finding(s)\n";
+  } else {
+    rep.set_summary(absl::StrCat("completedCheckpoint ", in.model.metadata.checkpoint_id,
+                                 ", Flink ", c.flink_versions, " class shapes, ",
+                                 in.model.metadata.operators.size(),
+                                 " operators, re-encodes byte for byte"));
+    out << in.path << ": OK (" << rep.summary() << ")\n";
   }
-  std::cout << in.path << ": OK (completedCheckpoint " << in.model.metadata.checkpoint_id
-            << ", Flink " << c.flink_versions << " class shapes, "
-            << in.model.metadata.operators.size() << " operators, re-encodes byte for byte)\n";
-  return kExitOk;
+  return a.json ? PrintJson(rep, rc) : rc;
 }
 
-int InspectPointer(const Input& in) {
+int InspectPointer(const Input& in, const CommandArgs& a) {
   absl::StatusOr<HaPointer> p = DecodeHaPointer(in.java_bytes());
   if (!p.ok()) {
     return Fail(absl::Status(
@@ -125,17 +134,20 @@ int InspectPointer(const Input& in) {
           target.ok() ? FileKindName(target->kind) : target.status().message());
     }
   }
-  if (absl::GetFlag(FLAGS_json)) {
-    std::cout << "{\"file\": " << JsonQuote(in.path) << ", \"format\": "
-              << JsonQuote(p->format) << ", \"base64\": "
-              << (in.encoding == Encoding::kBase64 ? "true" : "false")
-              << ", \"rootClass\": " << JsonQuote(p->root_class)
-              << ", \"flinkVersions\": " << JsonQuote(p->flink_versions)
-              << ", \"markedForDeletion\": " << (p->marked_for_deletion ? "true" : "false")
-              << ", \"path\": " << JsonQuote(p->path) << ", \"stateSize\": " << p->state_size
-              << ", \"localPath\": " << JsonQuote(local)
-              << ", \"exists\": " << (exists ? "true" : "false")
-              << ", \"target\": " << JsonQuote(target_summary) << "}\n";
+  if (a.json) {
+    report::HaPointer rep;
+    rep.set_file(ValidUtf8(in.path));
+    rep.set_format(ValidUtf8(p->format));
+    rep.set_base64(in.encoding == Encoding::kBase64);
+    rep.set_root_class(ValidUtf8(p->root_class));
+    rep.set_flink_versions(ValidUtf8(p->flink_versions));
+    rep.set_marked_for_deletion(p->marked_for_deletion);
+    rep.set_path(ValidUtf8(p->path));
+    rep.set_state_size(p->state_size);
+    rep.set_local_path(ValidUtf8(local));
+    rep.set_exists(exists);
+    rep.set_target(ValidUtf8(target_summary));
+    if (PrintJson(rep) != kExitOk) return kExitInput;
   } else {
     std::string text = absl::StrCat(
         in.path, ": ", p->format == "kubernetes" ? "Kubernetes" : "ZooKeeper", " HA pointer (",
@@ -168,56 +180,63 @@ int InspectPointer(const Input& in) {
 }
 
 int StripStateCompleted(const OutputTarget& target, const Input& in,
-                        const StripOptions& options) {
+                        const StripOptions& options, const CommandArgs& a) {
   const auto start = Clock::now();
   absl::StatusOr<HaStripResult> r = PlanStripCompletedCheckpoint(*in.stream, in.model, options);
   if (!r.ok()) return Fail(r.status());
-  std::cout << "removing '" << options.state_name << "' from " << r->removed.size()
-            << " operator state handle(s) of completedCheckpoint "
-            << in.model.metadata.checkpoint_id << ":\n";
-  PrintStripped(r->removed);
+  std::ostream& out = Text(a);
+  out << "removing '" << Printable(options.state_name) << "' from " << r->removed.size()
+      << " operator state handle(s) of completedCheckpoint " << in.model.metadata.checkpoint_id
+      << ":\n";
+  PrintStripped(r->removed, out);
   absl::Status s = WriteVerified(
       target, in, r->plan,
       [&](serde::ByteView out) {
         return VerifyStrippedCompletedCheckpoint(in.model, out, options);
       });
   if (!s.ok()) return Fail(s);
-  std::cout << absl::StrFormat(
+  out << absl::StrFormat(
       "wrote %s: %s -> %s (%s removed; %u references renumbered, %u definitions "
       "re-emitted), verified, in %.3f s\n",
       target.output, Human(in.file.size()), Human(r->plan.output_size()),
       Human(r->bytes_removed), r->stats.renumbered_references, r->stats.rematerialized,
       SecondsSince(start));
-  if (!target.backup.empty()) std::cout << "original kept as " << target.backup << "\n";
-  return kExitOk;
+  if (!target.backup.empty()) out << "original kept as " << target.backup << "\n";
+  if (!a.json) return kExitOk;
+  report::EditReport rep = EditReportOf("strip-state", target, in, r->plan.output_size());
+  AddStripped(r->removed, &rep);
+  return PrintJson(rep);
 }
 
 int RelocateCompleted(const OutputTarget& target, const Input& in,
-                      const RelocateOptions& options) {
+                      const RelocateOptions& options, const CommandArgs& a) {
   absl::StatusOr<RelocateResult> r = PlanRelocateCompletedCheckpoint(*in.stream, options);
   if (!r.ok()) return Fail(r.status());
   absl::Status s = WriteVerified(target, in, r->plan, [&](serde::ByteView out) {
     return VerifyRelocatedCompletedCheckpoint(in.model, in.file.bytes(), out, options);
   });
   if (!s.ok()) return Fail(s);
+  std::ostream& out = Text(a);
   for (const RelocatedString& c : r->changed) {
-    std::cout << "  " << c.what << ": " << Printable(c.before) << " -> " << Printable(c.after) << "\n";
+    out << "  " << c.what << ": " << Printable(c.before) << " -> " << Printable(c.after) << "\n";
   }
-  std::cout << "wrote " << target.output << ": " << r->changed.size()
-            << " strings relocated, verified\n";
-  return kExitOk;
+  out << "wrote " << target.output << ": " << r->changed.size()
+      << " strings relocated, verified\n";
+  if (!a.json) return kExitOk;
+  report::EditReport rep = EditReportOf("relocate", target, in, r->plan.output_size());
+  AddRelocated(r->changed, &rep);
+  return PrintJson(rep);
 }
 
 int RelocatePointer(const OutputTarget& target, const Input& in,
-                    const RelocateOptions& options) {
+                    const RelocateOptions& options, const CommandArgs& a) {
   absl::StatusOr<HaPointer> before = DecodeHaPointer(in.file.bytes());
   if (!before.ok()) return Fail(before.status());
   absl::StatusOr<javaobj::Stream> s = javaobj::DecodeStream(in.file.bytes());
   if (!s.ok()) return Fail(s.status());
   absl::StatusOr<RelocateResult> r = PlanRelocateCompletedCheckpoint(*s, options);
   if (!r.ok()) return Fail(r.status());
-  const std::string want = options.to_prefix + before->path.substr(
-      absl::StartsWith(before->path, options.from_prefix) ? options.from_prefix.size() : 0);
+  const std::string want = RelocatedPath(before->path, options).value_or(before->path);
   absl::Status st = WriteVerified(target, in, r->plan, [&](serde::ByteView out) -> absl::Status {
     FLINKSTATE_RETURN_IF_ERROR(javaobj::VerifyRoundTrip(out));
     FLINKSTATE_ASSIGN_OR_RETURN(HaPointer after, DecodeHaPointer(out));
@@ -228,25 +247,28 @@ int RelocatePointer(const OutputTarget& target, const Input& in,
     return absl::OkStatus();
   });
   if (!st.ok()) return Fail(st);
-  std::cout << "wrote " << target.output << ": HA pointer " << before->path << " -> " << want
-            << ", verified\n";
-  return kExitOk;
+  Text(a) << "wrote " << target.output << ": HA pointer " << Printable(before->path) << " -> "
+          << Printable(want) << ", verified\n";
+  if (!a.json) return kExitOk;
+  report::EditReport rep = EditReportOf("relocate", target, in, r->plan.output_size());
+  AddRelocated(r->changed, &rep);
+  return PrintJson(rep);
 }
 
 // `repair`: the library's transaction (flinkstate/repair.h) with the CLI's
 // flags, output and exit codes.
 int RunRepair(const CommandArgs& a) {
   RepairOptions options;
-  options.strip.state_name = absl::GetFlag(FLAGS_state);
-  options.strip.operator_ids = a.List("operator");
+  options.strip.state_name = a.state;
+  options.strip.operator_ids = a.operators;
   if (options.strip.state_name.empty()) return Usage("repair needs --state NAME");
   if (a.positional.empty()) return Usage("repair needs at least one CHECKPOINT_DIR");
   options.checkpoint_dirs = a.positional;
-  options.ha_dir = absl::GetFlag(FLAGS_ha_dir);
-  options.backup_suffix = absl::GetFlag(FLAGS_backup_suffix);
-  options.sync = absl::GetFlag(FLAGS_fsync);
-  const bool apply = absl::GetFlag(FLAGS_apply);
-  const bool json = absl::GetFlag(FLAGS_json);
+  options.ha_dir = a.ha_dir;
+  options.backup_suffix = a.backup_suffix;
+  options.sync = a.fsync;
+  const bool apply = a.apply;
+  const bool json = a.json;
   options.recover = apply;
   options.ops = CliFileOps();
   absl::StatusOr<std::unique_ptr<Repair>> r = Repair::Plan(options);

@@ -3,11 +3,11 @@
 // `dump` (an annotated tree of a Java serialization stream) and `verify`,
 // which accepts any input kind.
 
+#include <algorithm>
 #include <iostream>
 #include <limits>
 #include <string>
 
-#include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "flinkstate/javaobj/dump.h"
 #include "flinkstate/javaobj/layouts.h"
@@ -15,12 +15,6 @@
 #include "flinkstate/javaobj/stream_writer.h"
 #include "tools/cli_common.h"
 #include "tools/commands.h"
-
-ABSL_FLAG(int, max_array_elements, 8, "dump: array elements shown before eliding");
-ABSL_FLAG(int64_t, max_string_bytes, -1,
-          "dump: bytes of each string shown (default: 120 in text, all in JSON)");
-ABSL_FLAG(bool, summary, false,
-          "dump: a class histogram with handle and depth statistics instead of the tree");
 
 namespace flinkstate::cli {
 
@@ -52,7 +46,7 @@ int RunDump(const CommandArgs& a) {
     }
     stream = serde::Slice(stream, r);
     base = r.offset;
-    if (!absl::GetFlag(FLAGS_json)) {
+    if (!a.json) {
       std::cout << "# CheckpointProperties of " << in->path << ": a Java stream at bytes ["
                 << r.offset << ", " << r.end() << "); offsets below are relative to it\n";
     }
@@ -63,12 +57,12 @@ int RunDump(const CommandArgs& a) {
                      FileKindName(in->kind), "); try `flinkstate inspect`")));
   }
   javaobj::DumpOptions options;
-  options.json = absl::GetFlag(FLAGS_json);
-  options.max_array_elements = static_cast<uint64_t>(absl::GetFlag(FLAGS_max_array_elements));
-  options.summary = absl::GetFlag(FLAGS_summary);
-  if (absl::GetFlag(FLAGS_max_string_bytes) >= 0) {
+  options.json = a.json;
+  options.max_array_elements = static_cast<uint64_t>(std::max(0, a.max_array_elements));
+  options.summary = a.summary;
+  if (a.max_string_bytes >= 0) {
     options.max_string_bytes = options.max_json_string_bytes =
-        static_cast<uint64_t>(absl::GetFlag(FLAGS_max_string_bytes));
+        static_cast<uint64_t>(a.max_string_bytes);
   }
   // Streamed: the text can be far larger than the file (names repeat per
   // line), memory stays at the decoded model.
@@ -84,18 +78,21 @@ int RunDump(const CommandArgs& a) {
   return kExitOk;
 }
 
-int RunVerify(const CommandArgs& a) {
-  if (a.positional.size() != 1) return Usage("verify takes one FILE");
-  {
-    absl::StatusOr<serde::MappedFile> f = serde::MappedFile::Open(a.positional[0]);
+namespace {
+
+int VerifyOne(const CommandArgs& a, const std::string& arg) {
+  // A `_metadata` file is verified in one streaming pass, without a whole
+  // model (constant memory as files grow); its text report is the same.
+  if (!a.json && a.input_format == "auto") {
+    absl::StatusOr<serde::MappedFile> f = serde::MappedFile::Open(arg);
     if (f.ok() && SniffFileKind(f->bytes()) == FileKind::kMetadata) {
-      return VerifyMetadataFile(a.positional[0], *f);
+      return VerifyMetadataFile(arg, *f, a);
     }
   }
-  absl::StatusOr<Input> in = Load(a.positional[0]);
+  absl::StatusOr<Input> in = Load(arg);
   if (!in.ok()) {
     // A completedCheckpoint that does not decode is a finding of `verify`.
-    absl::StatusOr<serde::MappedFile> raw = serde::MappedFile::Open(a.positional[0]);
+    absl::StatusOr<serde::MappedFile> raw = serde::MappedFile::Open(arg);
     if (raw.ok() && SniffFileKind(raw->bytes()) == FileKind::kCompletedCheckpoint) {
       std::cout << in.status().message() << "\n1 finding(s)\n";
       return kExitInput;
@@ -110,7 +107,7 @@ int RunVerify(const CommandArgs& a) {
       case FileKind::kMetadata:
       case FileKind::kOperatorSnapshot:
       case FileKind::kCompletedCheckpoint:
-        return VerifyStateFileInput(*in);
+        return VerifyStateFileInput(*in, a);
       case FileKind::kHaPointer:
       case FileKind::kJavaStream: {
         absl::Status s = javaobj::VerifyRoundTrip(in->java_bytes());
@@ -148,10 +145,19 @@ int RunVerify(const CommandArgs& a) {
         return kExitOk;
       }
       default:
-        return Fail(LoadStateFile(a.positional[0]).status());
+        return Fail(LoadStateFile(arg).status());
     }
   }();
   if (absl::Status intact = in->CheckIntact(); !intact.ok()) return Fail(intact);
+  return rc;
+}
+
+}  // namespace
+
+int RunVerify(const CommandArgs& a) {
+  if (a.positional.empty()) return Usage("verify takes FILE...");
+  int rc = kExitOk;
+  for (const std::string& arg : a.positional) rc = std::max(rc, VerifyOne(a, arg));
   return rc;
 }
 

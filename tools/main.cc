@@ -2,13 +2,27 @@
 //
 // `flinkstate`: inspect, verify and repair Apache Flink checkpoint state
 // without a JVM. Exit codes: 0 success, 1 bad or unsupported input (or
-// findings), 2 usage error.
+// findings, or differences for `diff`), 2 usage error.
+//
+// The command table below is the whole command-line surface: each entry names
+// a command, registers exactly the flags it reads, and runs it over the parsed
+// `CommandArgs`. Flags are parsed with CLI11 (Debian `libcli11-dev`,
+// header-only) rather than Abseil flags: CLI11 gives every command its own
+// flag set (an `App` per command, so `inspect --apply` is an unknown flag, not
+// a silently ignored global one), refuses a repeated single-valued flag
+// (`--state A --state B`, MultiOptionPolicy::Throw) while `--operator` stays
+// repeatable, and reports every problem as an exception we turn into a
+// message on stderr and exit status 2. Abseil's registry is process-global and
+// its parser exits with 1.
 
 #include <iostream>
+#include <memory>
 #include <string>
+#include <vector>
 
+#include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
-#include "tools/cli_args.h"
+#include "flinkstate/version.h"
 #include "tools/cli_common.h"
 #include "tools/commands.h"
 
@@ -20,17 +34,19 @@ constexpr char kUsage[] = R"(usage: flinkstate <command> [flags] FILE...
 Inspect, verify and repair Apache Flink checkpoint state without a JVM.
 
 commands:
-  inspect FILE [--json] [--top N]        what takes the bytes, and warnings
+  inspect FILE|DIR... [--json] [--top N] what takes the bytes, and warnings
   strip-state --state NAME [--operator ID]... IN OUT
   strip-state --state NAME --in-place FILE
                                          remove a state name from every operator
                                          state handle (e.g. a leftover union state)
-  drop-operator --operator ID... IN OUT  remove operators' state for good
+  drop-operator --operator ID|UID... IN OUT
+                                         remove operators' state for good
   relocate --from PREFIX --to PREFIX IN OUT
                                          rewrite absolute paths (another bucket)
   convert --to-version N IN OUT          write the metadata in another version
-  verify FILE [--nocheck-files]          decode, re-encode, check consistency
+  verify FILE|DIR... [--nocheck-files]   decode, re-encode, check consistency
   diff A B                               what differs between two files' reports
+                                         (exit 1 if anything does)
   dump FILE [--json]                     a Java serialization stream as a tree
   repair --state NAME [--ha-dir DIR] [--apply] CHECKPOINT_DIR...
                                          strip a state from each chk-<n>/_metadata
@@ -38,144 +54,276 @@ commands:
                                          files; prints the plan, writes only
                                          with --apply (keeping FILE.bak)
 
-`flinkstate help COMMAND` or `flinkstate COMMAND --help` lists its flags.
+`flinkstate help COMMAND` or `flinkstate COMMAND --help` lists its flags;
+`flinkstate --version` prints the version.
 
 FILE is a checkpoint/savepoint _metadata (format versions 1-7), an
 OperatorSnapshotUtil operator-snapshot file, an HA completedCheckpoint file,
 a ZooKeeper/Kubernetes HA pointer (raw or Base64) or a Java serialization
-stream; the kind is sniffed. Outputs are written to a temporary file, re-read and
-verified, then renamed; --in-place keeps the original as FILE.bak.
-exit codes: 0 ok, 1 bad input or findings, 2 usage error
+stream; the kind is sniffed. A checkpoint directory stands for its _metadata.
+Outputs are written to a temporary file, re-read and verified, then renamed;
+--in-place keeps the original as FILE.bak.
+exit codes: 0 ok, 1 bad input, findings or differences, 2 usage error
 )";
+
+// --- Flag sets shared by several commands -----------------------------------
+
+void AddJson(CLI::App& app, CommandArgs& a, const char* what) {
+  app.add_flag("--json", a.json, what);
+}
+
+CLI::Option* AddFiles(CLI::App& app, CommandArgs& a, const char* what) {
+  return app.add_option("FILE", a.positional, what);
+}
+
+// IN OUT | --in-place FILE, and how the output is written.
+void AddOutput(CLI::App& app, CommandArgs& a) {
+  AddFiles(app, a, "IN OUT, or FILE with --in-place");
+  app.add_flag("--in-place", a.in_place,
+               "rewrite FILE itself (a symlink: the file it names), keeping the "
+               "original as FILE<backup-suffix>");
+  app.add_option("--backup-suffix", a.backup_suffix, "suffix of that backup")
+      ->type_name("S")
+      ->capture_default_str();
+  app.add_flag("--fsync,!--nofsync", a.fsync,
+               "fsync the output before renaming it into place (default; "
+               "--nofsync to skip)");
+  app.add_flag("--progress,!--noprogress", a.progress,
+               "a progress line on a terminal (default; --noprogress to hide)");
+}
+
+void AddOperators(CLI::App& app, CommandArgs& a, const char* what) {
+  app.add_option("--operator", a.operators, what)
+      ->type_name("ID")
+      ->expected(1)  // one value per --operator: the FILEs after it stay positional
+      ->allow_extra_args(false)
+      ->delimiter(',')
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+}
+
+void AddInputFormat(CLI::App& app, CommandArgs& a) {
+  app.add_option("--input-format", a.input_format,
+                 "how FILE is encoded: auto, raw, base64, hex or gzip (Java streams)")
+      ->type_name("F")
+      ->capture_default_str();
+}
+
+void AddStateName(CLI::App& app, CommandArgs& a) {
+  app.add_option("--state", a.state, "the state name (exact)")->type_name("NAME");
+}
+
+// --- The command table ------------------------------------------------------
 
 struct Command {
   const char* name;
+  // What `flinkstate CMD --help` prints above the flags.
+  const char* description;
+  // Registers the flags and positional arguments the command reads.
+  void (*flags)(CLI::App&, CommandArgs&);
   int (*run)(const CommandArgs&);
-  // `flinkstate CMD --help`: synopsis and every flag the command reads.
-  const char* help;
 };
-
-constexpr char kOutputFlags[] = R"(
-  --in-place            rewrite FILE itself (a symlink: the file it names),
-                        keeping the original as FILE<backup-suffix>
-  --backup-suffix S     suffix of that backup (default .bak)
-  --nofsync             do not fsync the output before renaming it into place
-  --noprogress          no progress line on a terminal
-)";
 
 const Command kCommands[] = {
-    {"inspect", RunInspect, R"(usage: flinkstate inspect [--json] [--top N] [--nosubtasks] FILE
-What takes the bytes of a _metadata, operator-snapshot, completedCheckpoint
-or HA pointer file, and warnings (e.g. UNION_STATE_MULTIPLIES). For a pointer:
-where it points and whether that local file is the completedCheckpoint
-(exit 1 if it is missing or is no completedCheckpoint).
-  --json                the report as JSON (report.proto field names)
-  --top N               the N largest items listed (default 10)
-  --nosubtasks          leave per-subtask handles out of the JSON
-)"},
-    {"strip-state", RunStripState, R"(usage: flinkstate strip-state --state NAME [--operator ID]... IN OUT
-       flinkstate strip-state --state NAME [--operator ID]... --in-place FILE
-Removes a state name from every operator state handle (_metadata, operator
-snapshot or completedCheckpoint), e.g. a leftover union state.
-  --state NAME          the state name (exact)
-  --operator ID         only in these operators (32 hex digits; repeatable))"},
-    {"drop-operator", RunDropOperator, R"(usage: flinkstate drop-operator --operator ID... IN OUT | --in-place FILE
-Removes operators and all their state from a _metadata file, for good.
-  --operator ID         operator ID, 32 hex digits (repeatable))"},
-    {"relocate", RunRelocate, R"(usage: flinkstate relocate --from PREFIX --to PREFIX IN OUT | --in-place FILE
-Rewrites absolute paths that start with PREFIX (another bucket or cluster):
-file handles, directories, external pointers; in _metadata, completedCheckpoint
-files and raw ZooKeeper pointers (not Base64 Kubernetes values).
-  --from PREFIX         the prefix to replace
-  --to PREFIX           its replacement)"},
-    {"convert", RunConvert, R"(usage: flinkstate convert --to-version N IN OUT | --in-place FILE
-Writes a _metadata file in another format version (2-7; not to or from 1).
-  --to-version N        the target version)"},
-    {"verify", RunVerify, R"(usage: flinkstate verify [--nocheck-files] FILE
-Decodes, re-encodes byte for byte and checks consistency (key-group offsets,
-handle sizes); for relative handles, that the state files exist.
-  --nocheck-files       do not look for the referenced state files
-)"},
-    {"diff", RunDiff, R"(usage: flinkstate diff [--json] A B
-What differs between the reports of two files (a _metadata and its
-completedCheckpoint, or a file before and after a change).
-  --json                the differences as a JSON array
-)"},
-    {"dump", RunDump, R"(usage: flinkstate dump [--json] [--summary] [--max-array-elements N] [--max-string-bytes N] [--input-format F] FILE
-Any Java serialization stream (also gzip, hex, Base64, kubectl ConfigMap
-output and completedCheckpoint files) as an annotated tree; the text is
-streamed, long names and arrays are shortened.
-  --json                a JSON tree instead of text (schema:
-                        flinkstate/javaobj/dump.schema.json); values are
-                        exact, strings whole unless --max-string-bytes
-  --summary             a class histogram (like jmap -histo), handle and
-                        depth statistics instead of the tree
-  --max-array-elements N  primitive array elements shown (default 8)
-  --max-string-bytes N  bytes of each string shown (text default 120,
-                        JSON default all; a cut JSON value has "truncated")
-  --input-format F      auto (default), raw, base64, hex or gzip
-)"},
-    {"repair", RunRepair, R"(usage: flinkstate repair --state NAME [--operator ID]... [--ha-dir DIR] [--apply] CHECKPOINT_DIR...
-Strips a state from each CHECKPOINT_DIR/_metadata and from the HA
-completedCheckpoint files in DIR that belong to those checkpoints. Prints the
-plan; writes only with --apply: every output to a temporary file, verified,
-every original kept as FILE<backup-suffix>, then all renamed.
-  --state NAME          the state name (exact)
-  --operator ID         only in these operators (repeatable)
-  --ha-dir DIR          Flink's HA storage directory (high-availability.storageDir/<cluster-id>)
-  --apply               write (default: a dry run)
-  --backup-suffix S     suffix of the backups (default .bak)
-  --nofsync             do not fsync before renaming
-)"},
+    {"inspect",
+     "What takes the bytes of a _metadata, operator-snapshot, completedCheckpoint\n"
+     "or HA pointer file, and warnings (e.g. UNION_STATE_MULTIPLIES). For a pointer:\n"
+     "where it points and whether that local file is the completedCheckpoint\n"
+     "(exit 1 if it is missing or is no completedCheckpoint). Several FILEs are\n"
+     "inspected one after the other (with --json: one JSON document per line).",
+     [](CLI::App& app, CommandArgs& a) {
+       AddFiles(app, a, "files or checkpoint directories")->required();
+       AddJson(app, a, "the report as JSON (report.proto, protobuf JSON mapping)");
+       app.add_option("--top", a.top, "the N largest items listed")
+           ->type_name("N")
+           ->capture_default_str();
+       app.add_flag("--subtasks,!--nosubtasks", a.subtasks,
+                    "per-subtask handles in the JSON (default; --nosubtasks to "
+                    "leave them out)");
+       AddInputFormat(app, a);
+     },
+     RunInspect},
+    {"strip-state",
+     "Removes a state name from every operator state handle (_metadata, operator\n"
+     "snapshot or completedCheckpoint), e.g. a leftover union state.",
+     [](CLI::App& app, CommandArgs& a) {
+       AddStateName(app, a);
+       AddOperators(app, a, "only in these operators: ID (32 hex digits) or uid (repeatable)");
+       AddOutput(app, a);
+       AddJson(app, a, "the result as JSON (report.proto EditReport)");
+     },
+     RunStripState},
+    {"drop-operator",
+     "Removes operators and all their state from a _metadata or HA completedCheckpoint\n"
+     "file, for good (do both files of a checkpoint). --operator takes an operator ID\n"
+     "(32 hex digits) or a uid (or uid:NAME), hashed as Flink derives the ID.",
+     [](CLI::App& app, CommandArgs& a) {
+       AddOperators(app, a, "operator ID (32 hex digits) or uid (repeatable)");
+       AddOutput(app, a);
+       AddJson(app, a, "the result as JSON (report.proto EditReport)");
+     },
+     RunDropOperator},
+    {"relocate",
+     "Rewrites absolute paths that start with PREFIX (another bucket or cluster):\n"
+     "file handles, directories, external pointers; in _metadata, completedCheckpoint\n"
+     "files and raw ZooKeeper pointers (not Base64 Kubernetes values). Inline\n"
+     "ByteStreamStateHandle names are not paths Flink opens and stay as they are.\n"
+     "Both prefixes end on a path boundary (both end in '/' or neither does, and a\n"
+     "path matches only where a '/' or its end follows the prefix); every new path\n"
+     "must be absolute and normalised (no '.', '..' or empty segments, no control\n"
+     "characters) unless --allow-unsafe-paths.",
+     [](CLI::App& app, CommandArgs& a) {
+       app.add_option("--from", a.from, "the prefix to replace")->type_name("PREFIX");
+       app.add_option("--to", a.to, "its replacement")->type_name("PREFIX");
+       app.add_flag("--allow-unsafe-paths", a.allow_unsafe_paths,
+                    "write new paths that are relative, hold '..' or control "
+                    "characters");
+       AddOutput(app, a);
+       AddJson(app, a, "the result as JSON (report.proto EditReport)");
+     },
+     RunRelocate},
+    {"convert",
+     "Writes a _metadata file in another format version (2-7; not to or from 1).\n"
+     "A conversion that would drop information (below v5: operator names and uids;\n"
+     "below v4: the checkpoint properties) is refused unless --allow-loss, which\n"
+     "lists what is lost.",
+     [](CLI::App& app, CommandArgs& a) {
+       app.add_option("--to-version", a.to_version, "the target version")
+           ->type_name("N");
+       app.add_flag("--allow-loss", a.allow_loss,
+                    "convert although the target version cannot hold everything");
+       AddOutput(app, a);
+       AddJson(app, a, "the result as JSON (report.proto EditReport)");
+     },
+     RunConvert},
+    {"verify",
+     "Decodes, re-encodes byte for byte and checks consistency (key-group offsets,\n"
+     "handle sizes); for relative handles, that the state files exist. Several\n"
+     "FILEs are verified one after the other; exit 1 if any has findings.",
+     [](CLI::App& app, CommandArgs& a) {
+       AddFiles(app, a, "files or checkpoint directories")->required();
+       app.add_flag("--check-files,!--nocheck-files", a.check_files,
+                    "look for the referenced state files (default; "
+                    "--nocheck-files to skip)");
+       AddJson(app, a, "the findings as JSON (report.proto VerifyReport)");
+       AddInputFormat(app, a);
+       app.add_flag("--progress,!--noprogress", a.progress,
+                    "a progress line on a terminal");
+     },
+     RunVerify},
+    {"diff",
+     "What differs between the reports of two files (a _metadata and its\n"
+     "completedCheckpoint, or a file before and after a change). Exit 0 if\n"
+     "nothing differs, 1 if something does.",
+     [](CLI::App& app, CommandArgs& a) {
+       AddFiles(app, a, "A B: the two files")->required();
+       AddJson(app, a, "the differences as JSON (report.proto DiffReport)");
+     },
+     RunDiff},
+    {"dump",
+     "Any Java serialization stream (also gzip, hex, Base64, kubectl ConfigMap\n"
+     "output and completedCheckpoint files) as an annotated tree; the text is\n"
+     "streamed, long names and arrays are shortened.",
+     [](CLI::App& app, CommandArgs& a) {
+       AddFiles(app, a, "the file")->required();
+       AddJson(app, a,
+               "a JSON tree instead of text (schema: flinkstate/javaobj/dump.schema.json); "
+               "values are exact, strings whole unless --max-string-bytes");
+       app.add_flag("--summary", a.summary,
+                    "a class histogram (like jmap -histo), handle and depth statistics "
+                    "instead of the tree");
+       app.add_option("--max-array-elements", a.max_array_elements,
+                      "primitive array elements shown")
+           ->type_name("N")
+           ->capture_default_str();
+       app.add_option("--max-string-bytes", a.max_string_bytes,
+                      "bytes of each string shown (text default 120, JSON default all; a "
+                      "cut JSON value has \"truncated\")")
+           ->type_name("N");
+       AddInputFormat(app, a);
+     },
+     RunDump},
+    {"repair",
+     "Strips a state from each CHECKPOINT_DIR/_metadata and from the HA\n"
+     "completedCheckpoint files in DIR that belong to those checkpoints. Prints the\n"
+     "plan; writes only with --apply: every output to a temporary file, verified,\n"
+     "every original kept as FILE<backup-suffix>, then all renamed.",
+     [](CLI::App& app, CommandArgs& a) {
+       AddFiles(app, a, "CHECKPOINT_DIR...: checkpoint directories (chk-<n>)");
+       AddStateName(app, a);
+       AddOperators(app, a, "only in these operators (repeatable)");
+       app.add_option("--ha-dir", a.ha_dir,
+                      "Flink's HA storage directory "
+                      "(high-availability.storageDir/<cluster-id>)")
+           ->type_name("DIR");
+       app.add_flag("--apply", a.apply, "write (default: a dry run)");
+       app.add_option("--backup-suffix", a.backup_suffix, "suffix of the backups")
+           ->type_name("S")
+           ->capture_default_str();
+       app.add_flag("--fsync,!--nofsync", a.fsync,
+                    "fsync before renaming (default; --nofsync to skip)");
+       app.add_flag("--progress,!--noprogress", a.progress,
+                    "a progress line on a terminal");
+       AddJson(app, a, "the plan as JSON (report.proto RepairReport)");
+     },
+     RunRepair},
 };
 
-bool WantsHelp(int argc, char** argv) {
-  for (int i = 2; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--") return false;
-    if (a == "--help" || a == "-h" || a == "-help") return true;
+const Command* FindCommand(const std::string& name) {
+  for (const Command& c : kCommands) {
+    if (name == c.name) return &c;
   }
-  return false;
+  return nullptr;
 }
 
-int PrintHelp(const std::string& command) {
-  for (const auto& c : kCommands) {
-    if (command == c.name) {
-      std::cout << c.help;
-      const std::string name = c.name;
-      if (name == "strip-state" || name == "drop-operator" || name == "relocate" ||
-          name == "convert") {
-        std::cout << kOutputFlags;
-      }
-      return kExitOk;
-    }
+// The parser of one command, its flags bound to `args`.
+std::unique_ptr<CLI::App> MakeParser(const Command& c, CommandArgs& args) {
+  auto app = std::make_unique<CLI::App>(c.description, absl::StrCat("flinkstate ", c.name));
+  app->set_help_flag("-h,--help", "this help");
+  c.flags(*app, args);
+  return app;
+}
+
+int PrintHelp(const std::string& name) {
+  const Command* c = FindCommand(name);
+  if (c == nullptr) return Usage(absl::StrCat("unknown command '", name, "'"));
+  CommandArgs unused;
+  std::cout << MakeParser(*c, unused)->help();
+  return kExitOk;
+}
+
+int Main(int argc, char** argv) {
+  const std::string first = argc > 1 ? argv[1] : "";
+  if (first.empty()) {
+    std::cerr << kUsage;
+    return kExitUsage;
   }
-  return Usage(absl::StrCat("unknown command '", command, "'"));
+  if (first == "help" || first == "--help" || first == "-h") {
+    if (first == "help" && argc > 2) return PrintHelp(argv[2]);
+    std::cout << kUsage;
+    return kExitOk;
+  }
+  if (first == "--version") {
+    std::cout << "flinkstate " << FLINKSTATE_VERSION << "\n";
+    return kExitOk;
+  }
+  const Command* c = FindCommand(first);
+  if (c == nullptr) return Usage(absl::StrCat("unknown command '", first, "'"));
+  CommandArgs args;
+  std::unique_ptr<CLI::App> app = MakeParser(*c, args);
+  try {
+    // argv[1] is the command: CLI11 reads the rest.
+    app->parse(argc - 1, argv + 1);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app->help();
+    return kExitOk;
+  } catch (const CLI::ParseError& e) {
+    return Usage(absl::StrCat(c->name, ": ", e.what()));
+  }
+  SetInputFormat(args.input_format);
+  return c->run(args);
 }
 
 }  // namespace
 }  // namespace flinkstate::cli
 
-int main(int argc, char** argv) {
-  using flinkstate::cli::kCommands;
-  using flinkstate::cli::kUsage;
-  const std::string first = argc > 1 ? argv[1] : "";
-  if (first == "help" && argc > 2) return flinkstate::cli::PrintHelp(argv[2]);
-  if (first.empty() || first == "help" || first == "--help" || first == "-h") {
-    std::cout << kUsage;
-    return first.empty() ? flinkstate::cli::kExitUsage : flinkstate::cli::kExitOk;
-  }
-  if (flinkstate::cli::WantsHelp(argc, argv)) return flinkstate::cli::PrintHelp(first);
-  flinkstate::cli::ParsedArgs parsed;
-  if (absl::Status s = flinkstate::cli::ParseArgs(argc, argv, {"operator"}, &parsed);
-      !s.ok()) {
-    return flinkstate::cli::Usage(s.message());
-  }
-  flinkstate::cli::CommandArgs args;
-  args.positional = parsed.positional;
-  args.repeated = parsed.repeated;
-  for (const auto& c : kCommands) {
-    if (parsed.command == c.name) return c.run(args);
-  }
-  return flinkstate::cli::Usage(absl::StrCat("unknown command '", parsed.command, "'"));
-}
+int main(int argc, char** argv) { return flinkstate::cli::Main(argc, argv); }

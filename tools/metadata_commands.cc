@@ -3,17 +3,20 @@
 // The subcommands over `_metadata` and operator-snapshot files: inspect,
 // verify, strip-state, drop-operator, relocate, convert, diff.
 
+#include <algorithm>
 #include <iostream>
 #include <map>
 #include <string>
 #include <vector>
 
-#include "absl/flags/flag.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "flinkstate/drop_operator.h"
+#include "flinkstate/completed_checkpoint.h"
 #include "flinkstate/format_constants.h"
+#include "flinkstate/javaobj/stream_writer.h"
+#include "flinkstate/serde/status_macros.h"
 #include "flinkstate/inspect.h"
 #include "flinkstate/metadata_writer.h"
 #include "flinkstate/relocate.h"
@@ -23,33 +26,22 @@
 #include "tools/cli_common.h"
 #include "tools/commands.h"
 
-ABSL_FLAG(int, top, 10, "how many of the largest items to list (inspect)");
-ABSL_FLAG(bool, subtasks, true, "include per-subtask handles in the JSON report");
-ABSL_FLAG(std::string, state, "", "state name to remove (strip-state)");
-ABSL_FLAG(std::string, operator, "",
-          "operator ID (32 hex) to restrict to; repeat for several");
-ABSL_FLAG(int, to_version, 0, "target metadata version (convert)");
-ABSL_FLAG(std::string, from, "", "path prefix to replace (relocate)");
-ABSL_FLAG(std::string, to, "", "new path prefix (relocate)");
-ABSL_FLAG(bool, check_files, true,
-          "verify: check that relative handles resolve to files beside FILE");
-
 namespace flinkstate::cli {
 
-int RunInspect(const CommandArgs& a) {
-  const std::vector<std::string>& args = a.positional;
-  if (args.size() != 1) return Usage("inspect takes one FILE");
+namespace {
+
+int InspectOne(const CommandArgs& a, const std::string& arg) {
   const auto start = Clock::now();
-  if (absl::GetFlag(FLAGS_json)) {
+  if (a.json) {
     // A `_metadata` file is reported in one streaming pass set, without a
     // whole model (constant memory as files grow).
-    absl::StatusOr<serde::MappedFile> f = serde::MappedFile::Open(args[0]);
+    absl::StatusOr<serde::MappedFile> f = serde::MappedFile::Open(arg);
     if (f.ok() && SniffFileKind(f->bytes()) == FileKind::kMetadata) {
       f->AdviseSequential();
       InspectOptions options;
-      options.file_name = args[0];
-      options.top = absl::GetFlag(FLAGS_top);
-      options.subtasks = absl::GetFlag(FLAGS_subtasks);
+      options.file_name = arg;
+      options.top = a.top;
+      options.subtasks = a.subtasks;
       options.release_consumed_input = true;
       absl::Status s = StreamMetadataReportJson(
           f->bytes(), options, [](absl::string_view piece) {
@@ -57,22 +49,22 @@ int RunInspect(const CommandArgs& a) {
           });
       // A file truncated meanwhile read as zeros (SIGBUS guard): report that.
       if (absl::Status intact = f->CheckIntact(); !intact.ok()) return Fail(intact);
-      if (!s.ok()) return Fail(absl::Status(s.code(), absl::StrCat(args[0], ": ", s.message())));
+      if (!s.ok()) return Fail(absl::Status(s.code(), absl::StrCat(arg, ": ", s.message())));
       return kExitOk;
     }
   }
-  absl::StatusOr<Input> in = Load(args[0]);
+  absl::StatusOr<Input> in = Load(arg);
   if (!in.ok()) return Fail(in.status());
   if (in->kind == FileKind::kJavaStream || in->kind == FileKind::kHaPointer) {
-    return InspectPointer(*in);
+    return InspectPointer(*in, a);
   }
-  if (absl::Status s = LoadStateFile(args[0]).status(); !s.ok()) return Fail(s);
+  if (absl::Status s = LoadStateFile(arg).status(); !s.ok()) return Fail(s);
   InspectOptions options;
-  options.file_name = args[0];
-  options.top = absl::GetFlag(FLAGS_top);
-  options.subtasks = absl::GetFlag(FLAGS_subtasks) && absl::GetFlag(FLAGS_json);
+  options.file_name = in->path;
+  options.top = a.top;
+  options.subtasks = a.subtasks && a.json;
   report::Report r = BuildReport(in->model, in->file.bytes(), options);
-  if (absl::GetFlag(FLAGS_json)) {
+  if (a.json) {
     absl::StatusOr<std::string> json = RenderReportJson(r);
     if (!json.ok()) return Fail(json.status());
     std::cout << *json;
@@ -83,31 +75,54 @@ int RunInspect(const CommandArgs& a) {
   return kExitOk;
 }
 
-int VerifyStateFileInput(const Input& in) {
-  if (in.kind == FileKind::kCompletedCheckpoint) return VerifyCompletedInput(in);
-  VerifyOptions options;
-  if (absl::GetFlag(FLAGS_check_files)) options.base_dir = DirOf(in.path);
-  std::vector<Finding> findings = VerifyStateFile(in.model, in.file.bytes(), options);
-  for (const Finding& f : findings) {
-    std::cout << in.path << ": " << f.path << ": " << f.problem << " (at byte "
-              << f.offset << ")\n";
+}  // namespace
+
+int RunInspect(const CommandArgs& a) {
+  if (a.positional.empty()) return Usage("inspect takes FILE...");
+  int rc = kExitOk;
+  for (size_t i = 0; i < a.positional.size(); ++i) {
+    if (i > 0 && !a.json) std::cout << "\n";
+    rc = std::max(rc, InspectOne(a, a.positional[i]));
   }
-  if (!findings.empty()) {
-    std::cout << findings.size() << " finding(s)\n";
-    return kExitInput;
-  }
-  std::cout << in.path << ": OK ("
-            << (in.model.kind == StateFileKind::kMetadata
-                    ? absl::StrCat("metadata v", in.model.metadata.version, ", ",
-                                   in.model.metadata.operators.size(), " operators")
-                    : absl::StrCat("operator snapshot, header ", in.model.snapshot.header))
-            << ", re-encodes byte for byte)\n";
-  return kExitOk;
+  return rc;
 }
 
-int VerifyMetadataFile(const std::string& path, const serde::MappedFile& file) {
+int VerifyStateFileInput(const Input& in, const CommandArgs& a) {
+  if (in.kind == FileKind::kCompletedCheckpoint) return VerifyCompletedInput(in, a);
   VerifyOptions options;
-  if (absl::GetFlag(FLAGS_check_files)) options.base_dir = DirOf(path);
+  if (a.check_files) options.base_dir = DirOf(in.path);
+  std::vector<Finding> findings = VerifyStateFile(in.model, in.file.bytes(), options);
+  report::VerifyReport rep;
+  rep.set_file(ValidUtf8(in.path));
+  rep.set_kind(KindName(in.kind));
+  rep.set_ok(findings.empty());
+  std::ostream& out = Text(a);
+  for (const Finding& f : findings) {
+    out << in.path << ": " << f.path << ": " << f.problem << " (at byte " << f.offset << ")\n";
+    report::VerifyReport::Finding* p = rep.add_findings();
+    p->set_path(ValidUtf8(f.path));
+    p->set_problem(ValidUtf8(f.problem));
+    p->set_offset(f.offset);
+  }
+  const int rc = findings.empty() ? kExitOk : kExitInput;
+  if (!findings.empty()) {
+    out << findings.size() << " finding(s)\n";
+  } else {
+    rep.set_summary(absl::StrCat(
+        in.model.kind == StateFileKind::kMetadata
+            ? absl::StrCat("metadata v", in.model.metadata.version, ", ",
+                           in.model.metadata.operators.size(), " operators")
+            : absl::StrCat("operator snapshot, header ", in.model.snapshot.header),
+        ", re-encodes byte for byte"));
+    out << in.path << ": OK (" << rep.summary() << ")\n";
+  }
+  return a.json ? PrintJson(rep, rc) : rc;
+}
+
+int VerifyMetadataFile(const std::string& path, const serde::MappedFile& file,
+                       const CommandArgs& a) {
+  VerifyOptions options;
+  if (a.check_files) options.base_dir = DirOf(path);
   options.release_consumed_input = true;
   file.AdviseSequential();
   absl::StatusOr<StreamVerifyResult> r = VerifyMetadataStreaming(file.bytes(), options);
@@ -130,18 +145,17 @@ int VerifyMetadataFile(const std::string& path, const serde::MappedFile& file) {
 }
 
 int RunStripState(const CommandArgs& a) {
-  const std::vector<std::string>& args = a.positional;
   StripOptions options;
-  options.state_name = absl::GetFlag(FLAGS_state);
+  options.state_name = a.state;
   if (options.state_name.empty()) return Usage("strip-state needs --state NAME");
-  options.operator_ids = a.List("operator");
-  absl::StatusOr<OutputTarget> target = ResolveOutput(args);
+  options.operator_ids = a.operators;
+  absl::StatusOr<OutputTarget> target = ResolveOutput(a);
   if (!target.ok()) return Usage(target.status().message());
   const auto start = Clock::now();
   absl::StatusOr<Input> in = LoadStateFile(target->input);
   if (!in.ok()) return Fail(in.status());
   if (in->kind == FileKind::kCompletedCheckpoint) {
-    return StripStateCompleted(*target, *in, options);
+    return StripStateCompleted(*target, *in, options, a);
   }
   absl::StatusOr<StripResult> result =
       PlanStripState(in->model, in->file.bytes(), options);
@@ -155,11 +169,12 @@ int RunStripState(const CommandArgs& a) {
     agg.first += e.entry_count;
     agg.second += e.bytes;
   }
-  std::cout << "removing '" << options.state_name << "' from "
-            << result->removed.size() << " operator state handle(s):\n";
+  std::ostream& out = Text(a);
+  out << "removing '" << Printable(options.state_name) << "' from "
+      << result->removed.size() << " operator state handle(s):\n";
   for (const auto& [op, agg] : per_op) {
-    std::cout << "  operator " << op << ": " << agg.first << " entries, "
-              << Human(agg.second) << "\n";
+    out << "  operator " << op << ": " << agg.first << " entries, " << Human(agg.second)
+        << "\n";
   }
   const StateFile& before = in->model;
   serde::SpliceStats stats;
@@ -170,22 +185,25 @@ int RunStripState(const CommandArgs& a) {
       }),
       &stats);
   if (!s.ok()) return Fail(s);
-  std::cout << absl::StrFormat(
+  out << absl::StrFormat(
       "wrote %s: %s -> %s (%s removed), verified, in %.3f s (plan %.3f s)\n",
       target->output, Human(in->file.size()), Human(result->plan.output_size()),
       Human(result->bytes_removed), SecondsSince(start), plan_s);
-  if (!target->backup.empty()) std::cout << "original kept as " << target->backup << "\n";
-  return kExitOk;
+  if (!target->backup.empty()) out << "original kept as " << target->backup << "\n";
+  if (!a.json) return kExitOk;
+  report::EditReport rep =
+      EditReportOf("strip-state", *target, *in, result->plan.output_size());
+  AddStripped(result->removed, &rep);
+  return PrintJson(rep);
 }
 
 int RunConvert(const CommandArgs& a) {
-  const std::vector<std::string>& args = a.positional;
-  const int version = absl::GetFlag(FLAGS_to_version);
+  const int version = a.to_version;
   if (version < kMinWritableMetadataVersion || version > kMaxMetadataVersion) {
     return Usage(absl::StrCat("convert needs --to-version ", kMinWritableMetadataVersion, "..",
                               kMaxMetadataVersion));
   }
-  absl::StatusOr<OutputTarget> target = ResolveOutput(args);
+  absl::StatusOr<OutputTarget> target = ResolveOutput(a);
   if (!target.ok()) return Usage(target.status().message());
   absl::StatusOr<Input> in = LoadStateFile(target->input);
   if (!in.ok()) return Fail(in.status());
@@ -194,6 +212,8 @@ int RunConvert(const CommandArgs& a) {
   }
   MetadataWriteOptions options;
   options.target_version = static_cast<uint32_t>(version);
+  options.allow_loss = a.allow_loss;
+  const std::vector<std::string> lost = ConversionLosses(in->model, options.target_version);
   absl::StatusOr<serde::EditPlan> plan =
       EncodeStateFile(in->model, in->file.bytes(), options);
   if (!plan.ok()) return Fail(plan.status());
@@ -209,54 +229,73 @@ int RunConvert(const CommandArgs& a) {
       }),
       nullptr);
   if (!s.ok()) return Fail(s);
-  std::cout << "wrote " << target->output << ": metadata v" << from << " -> v"
-            << version << ", " << Human(plan->output_size()) << ", verified\n";
-  return kExitOk;
+  std::ostream& out = Text(a);
+  for (const std::string& l : lost) out << "  lost (--allow-loss): " << l << "\n";
+  out << "wrote " << target->output << ": metadata v" << from << " -> v" << version << ", "
+      << Human(plan->output_size()) << ", verified\n";
+  if (!a.json) return kExitOk;
+  report::EditReport rep = EditReportOf("convert", *target, *in, plan->output_size());
+  rep.set_from_version(from);
+  rep.set_to_version(static_cast<uint32_t>(version));
+  for (const std::string& l : lost) rep.add_lost(l);
+  return PrintJson(rep);
 }
 
 int RunDropOperator(const CommandArgs& a) {
-  const std::vector<std::string>& args = a.positional;
-  std::vector<std::string> ids = a.List("operator");
+  const std::vector<std::string>& ids = a.operators;
   if (ids.empty()) return Usage("drop-operator needs --operator ID");
-  absl::StatusOr<OutputTarget> target = ResolveOutput(args);
+  absl::StatusOr<OutputTarget> target = ResolveOutput(a);
   if (!target.ok()) return Usage(target.status().message());
   absl::StatusOr<Input> in = LoadStateFile(target->input);
   if (!in.ok()) return Fail(in.status());
-  absl::StatusOr<DropResult> result = PlanDropOperators(in->model, in->file.bytes(), ids);
+  const bool completed = in->kind == FileKind::kCompletedCheckpoint;
+  absl::StatusOr<DropResult> result =
+      completed ? PlanDropOperatorsCompletedCheckpoint(*in->stream, in->model, ids)
+                : PlanDropOperators(in->model, in->file.bytes(), ids);
   if (!result.ok()) return Fail(result.status());
   const StateFile& before = in->model;
-  absl::Status s = WriteVerified(
-      *target, *in, result->plan,
-      StateFileVerifier([&](const StateFile& after, serde::ByteView) {
+  serde::OutputVerifier verify =
+      completed ? serde::OutputVerifier([&](serde::ByteView out) -> absl::Status {
+        FLINKSTATE_RETURN_IF_ERROR(javaobj::VerifyRoundTrip(out));
+        FLINKSTATE_ASSIGN_OR_RETURN(StateFile after, ReadCompletedCheckpointBytes(out));
         return VerifyDropped(before, after, result->dropped_ids);
-      }),
-      nullptr);
+      })
+                : StateFileVerifier([&](const StateFile& after, serde::ByteView) {
+                    return VerifyDropped(before, after, result->dropped_ids);
+                  });
+  absl::Status s = WriteVerified(*target, *in, result->plan, verify, nullptr);
   if (!s.ok()) return Fail(s);
-  for (const std::string& id : result->dropped_ids) {
-    std::cout << "dropped operator " << id << "\n";
-  }
-  std::cout << "wrote " << target->output << ": " << Human(result->bytes_removed)
-            << " removed, verified\n";
-  return kExitOk;
+  std::ostream& out = Text(a);
+  for (const std::string& id : result->dropped_ids) out << "dropped operator " << id << "\n";
+  out << "wrote " << target->output << ": " << Human(result->bytes_removed)
+      << " removed, verified\n";
+  if (!a.json) return kExitOk;
+  report::EditReport rep =
+      EditReportOf("drop-operator", *target, *in, result->plan.output_size());
+  for (const std::string& id : result->dropped_ids) rep.add_dropped_operator_ids(id);
+  return PrintJson(rep);
 }
 
 int RunRelocate(const CommandArgs& a) {
-  const std::vector<std::string>& args = a.positional;
   RelocateOptions options;
-  options.from_prefix = absl::GetFlag(FLAGS_from);
-  options.to_prefix = absl::GetFlag(FLAGS_to);
-  if (options.from_prefix.empty()) return Usage("relocate needs --from PREFIX --to PREFIX");
-  absl::StatusOr<OutputTarget> target = ResolveOutput(args);
+  options.from_prefix = a.from;
+  options.to_prefix = a.to.value_or("");
+  options.allow_unsafe_paths = a.allow_unsafe_paths;
+  if (options.from_prefix.empty() || !a.to.has_value()) {
+    return Usage("relocate needs --from PREFIX --to PREFIX");
+  }
+  if (absl::Status s = ValidateRelocateOptions(options); !s.ok()) return Usage(s.message());
+  absl::StatusOr<OutputTarget> target = ResolveOutput(a);
   if (!target.ok()) return Usage(target.status().message());
   if (absl::StatusOr<Input> raw = Load(target->input);
       raw.ok() && raw->encoding == Encoding::kRaw &&
       (raw->kind == FileKind::kJavaStream || raw->kind == FileKind::kHaPointer)) {
-    return RelocatePointer(*target, *raw, options);  // a ZooKeeper pointer
+    return RelocatePointer(*target, *raw, options, a);  // a ZooKeeper pointer
   }
   absl::StatusOr<Input> in = LoadStateFile(target->input);
   if (!in.ok()) return Fail(in.status());
   if (in->kind == FileKind::kCompletedCheckpoint) {
-    return RelocateCompleted(*target, *in, options);
+    return RelocateCompleted(*target, *in, options, a);
   }
   absl::StatusOr<RelocateResult> result = PlanRelocate(in->model, in->file.bytes(), options);
   if (!result.ok()) return Fail(result.status());
@@ -268,22 +307,26 @@ int RunRelocate(const CommandArgs& a) {
       }),
       nullptr);
   if (!s.ok()) return Fail(s);
+  std::ostream& out = Text(a);
   constexpr size_t kShown = 20;
   for (size_t i = 0; i < result->changed.size() && i < kShown; ++i) {
     const RelocatedString& c = result->changed[i];
-    std::cout << "  " << c.what << ": " << Printable(c.before) << " -> " << Printable(c.after) << "\n";
+    out << "  " << c.what << ": " << Printable(c.before) << " -> " << Printable(c.after) << "\n";
   }
   if (result->changed.size() > kShown) {
-    std::cout << "  ... and " << result->changed.size() - kShown << " more\n";
+    out << "  ... and " << result->changed.size() - kShown << " more\n";
   }
-  std::cout << "wrote " << target->output << ": " << result->changed.size()
-            << " paths relocated, verified\n";
-  return kExitOk;
+  out << "wrote " << target->output << ": " << result->changed.size()
+      << " paths relocated, verified\n";
+  if (!a.json) return kExitOk;
+  report::EditReport rep = EditReportOf("relocate", *target, *in, result->plan.output_size());
+  AddRelocated(result->changed, &rep);
+  return PrintJson(rep);
 }
 
 int RunDiff(const CommandArgs& a) {
   const std::vector<std::string>& args = a.positional;
-  if (args.size() != 2) return Usage("diff takes two files");
+  if (args.size() != 2) return Usage("diff takes two files A B");
   report::Report reports[2];
   for (int i = 0; i < 2; ++i) {
     absl::StatusOr<Input> in = LoadStateFile(args[i]);
@@ -294,15 +337,18 @@ int RunDiff(const CommandArgs& a) {
     reports[i] = BuildReport(in->model, in->file.bytes(), options);
   }
   std::vector<ReportDifference> diffs = DiffReports(reports[0], reports[1]);
-  if (absl::GetFlag(FLAGS_json)) {
-    std::cout << "[";
-    for (size_t i = 0; i < diffs.size(); ++i) {
-      std::cout << (i ? ",\n " : "") << "{\"path\": " << JsonQuote(diffs[i].path)
-                << ", \"a\": " << JsonQuote(diffs[i].a) << ", \"b\": "
-                << JsonQuote(diffs[i].b) << "}";
+  const int rc = diffs.empty() ? kExitOk : kExitInput;
+  if (a.json) {
+    report::DiffReport rep;
+    rep.set_a(args[0]);
+    rep.set_b(args[1]);
+    for (const ReportDifference& d : diffs) {
+      report::DiffReport::Difference* p = rep.add_differences();
+      p->set_path(ValidUtf8(d.path));
+      p->set_a(ValidUtf8(d.a));
+      p->set_b(ValidUtf8(d.b));
     }
-    std::cout << "]\n";
-    return kExitOk;
+    return PrintJson(rep, rc);
   }
   for (const ReportDifference& d : diffs) {
     std::cout << Printable(d.path) << ": " << (d.a.empty() ? "(absent)" : Printable(d.a)) << " -> "
@@ -310,9 +356,7 @@ int RunDiff(const CommandArgs& a) {
   }
   std::cout << (diffs.empty() ? "no differences" : absl::StrCat(diffs.size(), " difference(s)"))
             << "\n";
-  return kExitOk;
+  return rc;
 }
-
-
 
 }  // namespace flinkstate::cli

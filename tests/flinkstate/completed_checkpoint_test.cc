@@ -285,14 +285,14 @@ TEST(CompletedCheckpointTest, StripReRendersDefinitionsAndVerifies) {
   // Nothing left to strip; an unknown state; an operator without it.
   FLINKSTATE_ASSERT_OK_AND_ASSIGN(javaobj::Stream s2, javaobj::DecodeStream(View(out)));
   EXPECT_THAT(PlanStripCompletedCheckpoint(s2, after, o).status(),
-              StatusIs(absl::StatusCode::kNotFound, "no operator state handle"));
+              StatusIs(absl::StatusCode::kNotFound, "no operator state named"));
   StripOptions keyed_only = o;
   keyed_only.operator_ids = {before.metadata.operators[1].IdHex()};
   EXPECT_THAT(PlanStripCompletedCheckpoint(s, before, keyed_only).status(),
               StatusIs(absl::StatusCode::kNotFound, ""));
-  keyed_only.operator_ids = {"xyz"};
+  keyed_only.operator_ids = {"xyz"};  // a uid no operator has
   EXPECT_THAT(PlanStripCompletedCheckpoint(s, before, keyed_only).status(),
-              StatusIs(absl::StatusCode::kInvalidArgument, "not an operator ID"));
+              StatusIs(absl::StatusCode::kNotFound, "no operator with uid"));
 }
 
 TEST(CompletedCheckpointTest, StripEverySynthVersion) {

@@ -12,6 +12,7 @@
 #include "flinkstate/inspect.h"
 #include "flinkstate/metadata_reader.h"
 #include "flinkstate/metadata_writer.h"
+#include "flinkstate/operator_id.h"
 #include "flinkstate/relocate.h"
 #include "flinkstate/strip_state.h"
 #include "flinkstate/verify.h"
@@ -140,12 +141,48 @@ TEST(StripStateTest, BadOperatorIds) {
   FLINKSTATE_ASSERT_OK_AND_ASSIGN(StateFile f, ReadStateFile(serde::AsBytes(bytes)));
   StripOptions options;
   options.state_name = "source-state";
+  // Not 32 hex digits: a uid, hashed as Flink does; this one names nothing.
   options.operator_ids = {"xyz"};
   EXPECT_THAT(PlanStripState(f, serde::AsBytes(bytes), options),
-              StatusIs(absl::StatusCode::kInvalidArgument, "32 hex"));
+              StatusIs(absl::StatusCode::kNotFound, "no operator with uid xyz"));
   options.operator_ids = {"00000000000000000000000000000000"};
   EXPECT_THAT(PlanStripState(f, serde::AsBytes(bytes), options),
               StatusIs(absl::StatusCode::kNotFound, "no operator with ID"));
+  options.operator_ids = {""};
+  EXPECT_THAT(PlanStripState(f, serde::AsBytes(bytes), options),
+              StatusIs(absl::StatusCode::kInvalidArgument, "empty"));
+}
+
+TEST(StripStateTest, SelectsOperatorsByUid) {
+  // The Flink test job sets uid("CheckpointingSource2") on the source that
+  // holds 'source-state'; Flink wrote its ID as 1f2b5df5a66154aca61fcb26193792be.
+  const std::string bytes = ReadFileOrDie(CorpusRoot() + kSavepoint120);
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(StateFile f, ReadStateFile(serde::AsBytes(bytes)));
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::vector<int> by_uid,
+                                  SelectOperators(f, {"CheckpointingSource2"}, "t"));
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::vector<int> by_prefixed_uid,
+                                  SelectOperators(f, {"uid:CheckpointingSource2"}, "t"));
+  ASSERT_EQ(by_uid.size(), 1u);
+  EXPECT_EQ(f.metadata.operators[by_uid[0]].IdHex(), "1f2b5df5a66154aca61fcb26193792be");
+  EXPECT_EQ(by_prefixed_uid, by_uid);
+  StripOptions options;
+  options.state_name = "source-state";
+  options.operator_ids = {"CheckpointingSource2"};
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(StripResult r,
+                                  PlanStripState(f, serde::AsBytes(bytes), options));
+  EXPECT_FALSE(r.removed.empty());
+  for (const StrippedEntry& e : r.removed) {
+    EXPECT_EQ(e.operator_id, "1f2b5df5a66154aca61fcb26193792be");
+  }
+}
+
+TEST(StripStateTest, AMisspeltNameListsTheNamesPresent) {
+  const std::string bytes = ReadFileOrDie(CorpusRoot() + kSavepoint120);
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(StateFile f, ReadStateFile(serde::AsBytes(bytes)));
+  StripOptions options;
+  options.state_name = "source-stat";
+  EXPECT_THAT(PlanStripState(f, serde::AsBytes(bytes), options),
+              StatusIs(absl::StatusCode::kNotFound, "names present: 'source-state'"));
 }
 
 TEST(DropOperatorTest, RemovesTheRecordAndPatchesTheCount) {
@@ -182,6 +219,12 @@ TEST(ConvertTest, UpAndDownReproducesTheOriginal) {
   EXPECT_TRUE(b4 == bytes);
   MetadataWriteOptions to2;
   to2.target_version = 2;  // v2 has no coordinator/finished state; this file has none
+  // ... but v2 has no CheckpointProperties: refused unless the loss is allowed.
+  EXPECT_THAT(EncodeStateFile(v4, input, to2).status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition, "CheckpointProperties"));
+  EXPECT_THAT(ConversionLosses(v4, 2), ::testing::SizeIs(1));
+  EXPECT_THAT(ConversionLosses(v4, 4), ::testing::IsEmpty());
+  to2.allow_loss = true;
   FLINKSTATE_ASSERT_OK_AND_ASSIGN(serde::EditPlan p2, EncodeStateFile(v4, input, to2));
   FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::string b2, p2.ApplyToString(input));
   FLINKSTATE_ASSERT_OK_AND_ASSIGN(StateFile v2, ReadStateFile(serde::AsBytes(b2)));
@@ -189,17 +232,17 @@ TEST(ConvertTest, UpAndDownReproducesTheOriginal) {
 }
 
 TEST(RelocateTest, RewritesPrefixesAndBackIsTheIdentity) {
+  // Real Flink 1.15.2 (changelog backend): 16 FileStateHandle paths under
+  // file:/tmp/fsc2/ (tests/testdata/README.md).
   const std::string bytes = ReadFileOrDie(
-      CorpusRoot() +
-      "/CosmicBeing09__flink/flink-tests/src/test/resources/"
-      "legacy-raw-state-heap-timers-rocks-db-1.12/_metadata");
+      FLINKSTATE_SOURCE_DIR "/tests/testdata/flink-1.15.2/changelog-checkpoint/_metadata");
   const serde::ByteView input = serde::AsBytes(bytes);
   FLINKSTATE_ASSERT_OK_AND_ASSIGN(StateFile before, ReadStateFile(input));
-  RelocateOptions there{"file:/tmp/", "s3://bucket-with-a-much-longer-name/checkpoints/"};
+  RelocateOptions there{"file:/tmp/fsc2/", "s3://bucket-with-a-much-longer-name/checkpoints/"};
   FLINKSTATE_ASSERT_OK_AND_ASSIGN(RelocateResult r, PlanRelocate(before, input, there));
-  ASSERT_EQ(r.changed.size(), 5u);
+  ASSERT_EQ(r.changed.size(), 16u);
   FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::string out, r.plan.ApplyToString(input));
-  EXPECT_EQ(out.size(), bytes.size() + 5 * (there.to_prefix.size() - there.from_prefix.size()));
+  EXPECT_EQ(out.size(), bytes.size() + 16 * (there.to_prefix.size() - there.from_prefix.size()));
   FLINKSTATE_ASSERT_OK_AND_ASSIGN(StateFile after, ReadStateFile(serde::AsBytes(out)));
   EXPECT_THAT(VerifyRelocated(before, after, there), IsOk());
   EXPECT_EQ(Entries(after), Entries(before));
@@ -210,8 +253,65 @@ TEST(RelocateTest, RewritesPrefixesAndBackIsTheIdentity) {
   EXPECT_TRUE(again == bytes);
   EXPECT_THAT(PlanRelocate(before, input, {"hdfs://", "s3://"}),
               StatusIs(absl::StatusCode::kNotFound, "nothing was written"));
-  EXPECT_THAT(PlanRelocate(before, input, {"file:/", std::string(70000, 'x')}),
+  EXPECT_THAT(PlanRelocate(before, input, {"file:/", "/" + std::string(70000, 'x') + "/"}),
               StatusIs(absl::StatusCode::kInvalidArgument, "too long"));
+  // Not on a path boundary: "file:/tmp/fsc" is no directory of "file:/tmp/fsc2/...".
+  EXPECT_THAT(PlanRelocate(before, input, {"file:/tmp/fsc", "file:/x"}),
+              StatusIs(absl::StatusCode::kNotFound, "path boundary"));
+}
+
+TEST(RelocateTest, InlineHandleNamesAreNotPaths) {
+  // Every 'file:/tmp/...' string of this file is a ByteStreamStateHandle
+  // name (inline state): a label Flink never opens.
+  const std::string bytes = ReadFileOrDie(
+      CorpusRoot() +
+      "/CosmicBeing09__flink/flink-tests/src/test/resources/"
+      "legacy-raw-state-heap-timers-rocks-db-1.12/_metadata");
+  ASSERT_NE(bytes.find("file:/tmp/"), std::string::npos);
+  const serde::ByteView input = serde::AsBytes(bytes);
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(StateFile before, ReadStateFile(input));
+  EXPECT_THAT(PlanRelocate(before, input, {"file:/tmp/", "s3://b/"}),
+              StatusIs(absl::StatusCode::kNotFound, "nothing was written"));
+}
+
+TEST(RelocateTest, RefusesUnsafeOrAmbiguousPrefixes) {
+  const auto refused = [](RelocateOptions o, const char* why) {
+    EXPECT_THAT(ValidateRelocateOptions(o), StatusIs(absl::StatusCode::kInvalidArgument, why))
+        << o.from_prefix << " -> " << o.to_prefix;
+  };
+  refused({"", "s3://b/"}, "--from must not be empty");
+  refused({"file:/a/", ""}, "--to must not be empty");
+  refused({"file:/a/", "s3://b"}, "both end in '/'");
+  refused({"file:/a", "s3://b/"}, "both end in '/'");
+  refused({"file:/a/", "s3://b/../c/"}, "'..' segment");
+  refused({"file:/a/", "file:/b/./c/"}, "'.' segment");
+  refused({"file:/a/", "file:/b//c/"}, "empty segment");
+  refused({"file:/a/", "s3://b/x\ny/"}, "control character 0x0a");
+  refused({"file:/a/", "s3://b/\x7f/"}, "control character 0x7f");
+  refused({"file:/a/", "relative/"}, "is not absolute");
+  refused({"file:/a", "s3:"}, "is not absolute");
+  refused({"file:/a/\xc3", "file:/b/"}, "not valid UTF-8");
+  EXPECT_THAT(ValidateRelocateOptions({"file:/a/", "s3://bucket/x/"}), IsOk());
+  EXPECT_THAT(ValidateRelocateOptions({"hdfs://nn1", "hdfs://nn2:8020"}), IsOk());
+  EXPECT_THAT(ValidateRelocateOptions({"file:/a/", "/local/dir/"}), IsOk());
+  EXPECT_THAT(ValidateRelocateOptions({"file:/a/", "relative/", true}), IsOk());
+  EXPECT_THAT(ValidateRelocateOptions({"file:/a/", "", true}),
+              StatusIs(absl::StatusCode::kInvalidArgument, "--to must not be empty"));
+}
+
+TEST(RelocateTest, MatchesOnlyAtPathBoundaries) {
+  const RelocateOptions o{"hdfs://nn/flink", "s3://b/flink"};
+  EXPECT_EQ(RelocatedPath("hdfs://nn/flink/chk-1/x", o), "s3://b/flink/chk-1/x");
+  EXPECT_EQ(RelocatedPath("hdfs://nn/flink", o), "s3://b/flink");
+  EXPECT_EQ(RelocatedPath("hdfs://nn/flink2/chk-1/x", o), std::nullopt);
+  EXPECT_EQ(RelocatedPath("hdfs://nn/other", o), std::nullopt);
+  const RelocateOptions slash{"hdfs://nn/flink/", "s3://b/"};
+  EXPECT_EQ(RelocatedPath("hdfs://nn/flink/x", slash), "s3://b/x");
+  EXPECT_THAT(CheckSafePath("s3://bucket/a/b"), IsOk());
+  EXPECT_THAT(CheckSafePath("file:///tmp/a/"), IsOk());
+  EXPECT_THAT(CheckSafePath("/tmp/a"), IsOk());
+  EXPECT_THAT(CheckSafePath("s3://bucket/a/../b"),
+              StatusIs(absl::StatusCode::kInvalidArgument, "'..'"));
 }
 
 TEST(InspectTest, JsonCarriesTheRequiredFields) {

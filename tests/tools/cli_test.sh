@@ -44,6 +44,7 @@ check "help COMMAND" 0 "$bin" help strip-state
 expect_grep "strip-state help lists --in-place" "--in-place" "$tmp/out"
 check "unknown command" 2 "$bin" frobnicate "$meta"
 check "unknown flag" 2 "$bin" inspect --frobnicate "$meta"
+expect_grep "usage errors go to stderr" "frobnicate" "$tmp/err"
 check "bad flag value" 2 "$bin" inspect --top=many "$meta"
 check "missing file" 1 "$bin" inspect "$tmp/nope"
 expect_grep "missing file names the path" "$tmp/nope" "$tmp/err"
@@ -84,9 +85,9 @@ check "backup still the original" 0 cmp "$kafka" "$tmp/inplace.bak"
 check "drop-operator" 0 "$bin" drop-operator --operator 1f2b5df5a66154aca61fcb26193792be "$meta" "$tmp/dropped"
 check "dropped file verifies structure" 0 "$bin" inspect "$tmp/dropped"
 expect_grep "7 operators left" "7 operators" "$tmp/out"
-check "diff after drop-operator" 0 "$bin" diff "$meta" "$tmp/dropped"
+check "diff after drop-operator exits 1" 1 "$bin" diff "$meta" "$tmp/dropped"
 expect_grep "diff names the dropped operator" "operators\[1f2b5df5a66154aca61fcb26193792be\]: present -> (absent)" "$tmp/out"
-check "diff after strip-state" 0 "$bin" diff "$kafka" "$tmp/stripped"
+check "diff after strip-state exits 1" 1 "$bin" diff "$kafka" "$tmp/stripped"
 expect_grep "diff names the stripped state" "operatorStates\[topic-partition-offset-states\]: present -> (absent)" "$tmp/out"
 check "diff of a file with itself" 0 "$bin" diff "$meta" "$meta"
 expect_grep "no differences" "no differences" "$tmp/out"
@@ -112,12 +113,143 @@ check "inspect shows the properties" 0 "$bin" inspect "$meta"
 expect_grep "properties decoded by javaobj" 'properties: savepoint "Savepoint" CANONICAL, discard when never, forced' "$tmp/out"
 
 legacy="$corpus/CosmicBeing09__flink/flink-tests/src/test/resources/legacy-raw-state-heap-timers-rocks-db-1.12/_metadata"
-check "relocate" 0 "$bin" relocate --from file:/tmp/ --to s3://bucket/ckpt/ "$legacy" "$tmp/moved"
-expect_grep "relocate lists the paths" "s3://bucket/ckpt/junit" "$tmp/out"
-check "relocate back" 0 "$bin" relocate --from s3://bucket/ckpt/ --to file:/tmp/ "$tmp/moved" "$tmp/back"
-check "relocate there and back is the identity" 0 cmp "$legacy" "$tmp/back"
-check "relocate without a match" 1 "$bin" relocate --from hdfs:// --to s3:// "$legacy" "$tmp/none2"
+# Real Flink 1.15.2 changelog checkpoint: FileStateHandle paths under file:/tmp/fsc2/.
+changelog=$(dirname "$0")/../testdata/flink-1.15.2/changelog-checkpoint/_metadata
+check "relocate" 0 "$bin" relocate --from file:/tmp/fsc2/ --to s3://bucket/ckpt/ "$changelog" "$tmp/moved"
+expect_grep "relocate lists the paths" "s3://bucket/ckpt/flink-1.15.2/generate/changelog/dstl/" "$tmp/out"
+check "relocated file verifies" 0 "$bin" verify --nocheck-files "$tmp/moved"
+check "relocate back" 0 "$bin" relocate --from s3://bucket/ckpt/ --to file:/tmp/fsc2/ "$tmp/moved" "$tmp/back"
+check "relocate there and back is the identity" 0 cmp "$changelog" "$tmp/back"
+check "relocate without a match" 1 "$bin" relocate --from hdfs:// --to s3:// "$changelog" "$tmp/none2"
 expect_no_file "nothing written without a match" "$tmp/none2"
+# The legacy file's only 'file:/tmp/...' strings are inline ByteStreamStateHandle
+# names: labels Flink never opens, so there is nothing to relocate.
+check "inline handle names are not relocated paths" 1 "$bin" relocate --from file:/tmp/ --to s3://bucket/ckpt/ "$legacy" "$tmp/none3"
+expect_no_file "nothing written for inline names" "$tmp/none3"
+
+# --- relocate refuses unsafe or ambiguous prefixes (exit 2, nothing written) --------
+refuse() {  # refuse DESCRIPTION ERROR_PATTERN RELOCATE_FLAGS...
+  local what=$1 pattern=$2
+  shift 2
+  check "relocate refuses $what" 2 "$bin" relocate "$@" "$changelog" "$tmp/refused"
+  expect_grep "relocate names the problem: $what" "$pattern" "$tmp/err"
+  expect_no_file "nothing written: $what" "$tmp/refused"
+}
+refuse "an empty --to" "--to must not be empty" --from file:/tmp/fsc2/ --to ""
+refuse "a missing --to" "needs --from PREFIX --to PREFIX" --from file:/tmp/fsc2/
+refuse "an empty --from" "needs --from PREFIX --to PREFIX" --from "" --to s3://b/
+refuse "--from ending in / and --to not" "both end in '/'" --from file:/tmp/fsc2/ --to s3://b
+refuse "--to ending in / and --from not" "both end in '/'" --from file:/tmp/fsc2 --to s3://b/
+refuse "a .. segment" "has a '..' segment" --from file:/tmp/fsc2/ --to s3://b/x/../y/
+refuse "a . segment" "has a '.' segment" --from file:/tmp/fsc2/ --to file:/a/./b/
+refuse "an empty segment" "empty segment" --from file:/tmp/fsc2/ --to file:/a//b/
+refuse "a newline" "control character 0x0a" --from file:/tmp/fsc2/ --to $'s3://b/x\n/'
+refuse "an escape character" "control character 0x1b" --from file:/tmp/fsc2/ --to $'s3://b/\x1b[2J/'
+refuse "a relative --to" "is not absolute" --from file:/tmp/fsc2/ --to relative/dir/
+refuse "a bare scheme" "is not absolute" --from file:/tmp/fsc2 --to s3:
+if ! grep -q $'\x1b' "$tmp/err"; then passes=$((passes + 1)); else echo "FAIL: raw ESC in a relocate error"; failures=$((failures + 1)); fi
+check "--allow-unsafe-paths writes a relative prefix" 0 "$bin" relocate --allow-unsafe-paths --from file:/tmp/fsc2/ --to relative/dir/ "$changelog" "$tmp/unsafe"
+expect_grep "the relative path is written" "relative/dir/flink-1.15.2" "$tmp/out"
+# A prefix matches only at a path boundary: file:/tmp/fsc is not file:/tmp/fsc2.
+check "a prefix that ends inside a name matches nothing" 1 "$bin" relocate --from file:/tmp/fsc --to file:/tmp/other "$changelog" "$tmp/none4"
+expect_grep "says it matched nothing at a boundary" "at a path boundary" "$tmp/err"
+check "a prefix that ends at a name boundary" 0 "$bin" relocate --from file:/tmp/fsc2 --to file:/tmp/other "$changelog" "$tmp/moved2"
+expect_grep "boundary prefix relocates" "file:/tmp/other/flink-1.15.2" "$tmp/out"
+
+# --- convert refuses to drop information without --allow-loss -----------------------
+check "convert v4 -> v3 is refused (properties would be lost)" 1 "$bin" convert --to-version 3 "$meta" "$tmp/v3"
+expect_grep "convert names what would be lost" "CheckpointProperties" "$tmp/err"
+expect_grep "convert names the flag" "allow-loss" "$tmp/err"
+expect_no_file "nothing written by a refused convert" "$tmp/v3"
+check "convert v4 -> v3 --allow-loss" 0 "$bin" convert --allow-loss --to-version 3 "$meta" "$tmp/v3"
+expect_grep "convert lists what was lost" "lost (--allow-loss): the CheckpointProperties" "$tmp/out"
+check "the lossy output verifies" 0 "$bin" verify --nocheck-files "$tmp/v3"
+meta_v5="$corpus/CosmicBeing09__flink/flink-tests/src/test/resources/new-stateful-udf-migration-itcase-flink2.0-hashmap-savepoint/_metadata"
+check "convert v5 -> v4 is refused (operator names and uids)" 1 "$bin" convert --to-version 4 "$meta_v5" "$tmp/v4b"
+expect_grep "names and uids are named" "names and uids of" "$tmp/err"
+
+# --- per-command flags, usage errors and exit codes ----------------------------------
+check "--version" 0 "$bin" --version
+expect_grep "--version prints the project version" "^flinkstate [0-9][0-9]*\.[0-9][0-9]*\.[0-9][0-9]*$" "$tmp/out"
+check "bare call" 2 "$bin"
+expect_grep "bare-call usage goes to stderr" "usage: flinkstate <command>" "$tmp/err"
+if [[ ! -s $tmp/out ]]; then passes=$((passes + 1)); else echo "FAIL: bare-call usage on stdout"; failures=$((failures + 1)); fi
+check "a foreign flag (inspect --apply)" 2 "$bin" inspect --apply "$meta"
+expect_grep "the foreign flag is named" "apply" "$tmp/err"
+check "a foreign flag (verify --in-place)" 2 "$bin" verify --in-place "$meta"
+check "a foreign flag (diff --state)" 2 "$bin" diff --state x "$meta" "$meta"
+check "a foreign flag (convert --from)" 2 "$bin" convert --from x --to-version 5 "$meta" "$tmp/x"
+check "a repeated --state" 2 "$bin" strip-state --state a --state b "$kafka" "$tmp/x"
+expect_no_file "nothing written for a repeated flag" "$tmp/x"
+check "a repeated --to-version" 2 "$bin" convert --to-version 5 --to-version 6 "$meta" "$tmp/x"
+check "a repeated --from" 2 "$bin" relocate --from a/ --from b/ --to c/ "$meta" "$tmp/x"
+check "--operator repeats" 0 "$bin" drop-operator --operator 1f2b5df5a66154aca61fcb26193792be --operator d5c8b168c6cbfe8c507a10f88b325243 "$meta" "$tmp/dropped2"
+check "--operator also takes a comma list" 0 "$bin" drop-operator --operator 1f2b5df5a66154aca61fcb26193792be,d5c8b168c6cbfe8c507a10f88b325243 "$meta" "$tmp/dropped3"
+check "the two spellings drop the same" 0 cmp "$tmp/dropped2" "$tmp/dropped3"
+check "diff exits 1 on differences" 1 "$bin" diff "$meta" "$tmp/dropped2"
+check "diff --json exits 1 on differences" 1 "$bin" diff --json "$meta" "$tmp/dropped2"
+cp "$tmp/out" "$tmp/diff.json"
+check "diff JSON shape (report.proto DiffReport)" 0 python3 -c "
+import json,sys
+r=json.load(open(sys.argv[1]))
+assert set(r) == {'a','b','differences'}, r
+d=r['differences']
+assert d and all(set(x) == {'path','a','b'} for x in d), d
+assert any(x['path'].startswith('operators[1f2b5df5a66154aca61fcb26193792be]') for x in d), d" "$tmp/diff.json"
+# --json on the edits and verify: only JSON on stdout, report.proto shapes,
+# 64-bit numbers as strings, 32-bit as numbers.
+check "strip-state --json" 0 "$bin" strip-state --json --state topic-partition-offset-states "$kafka" "$tmp/stripped-json"
+cp "$tmp/out" "$tmp/strip.json"
+check "strip-state JSON shape (EditReport)" 0 python3 -c "
+import json,sys
+r=json.load(open(sys.argv[1]))
+assert r['command'] == 'strip-state' and r['verified'] is True and r['inputKind'] == 'operatorSnapshot', r
+assert isinstance(r['inputBytes'], str) and int(r['inputBytes']) > int(r['outputBytes']), r
+e=r['removed']
+assert sum(int(x['entryCount']) for x in e) == 2 and all(isinstance(x['subtaskIndex'], int) for x in e), e" "$tmp/strip.json"
+check "relocate --json" 0 "$bin" relocate --json --from file:/tmp/fsc2/ --to s3://b/ "$changelog" "$tmp/moved-json"
+cp "$tmp/out" "$tmp/relocate.json"
+check "relocate JSON shape (EditReport)" 0 python3 -c "
+import json,sys
+r=json.load(open(sys.argv[1]))
+assert r['command'] == 'relocate' and len(r['relocated']) == 16, r
+assert all(x['after'].startswith('s3://b/') and x['before'].startswith('file:/tmp/fsc2/') for x in r['relocated'])" "$tmp/relocate.json"
+check "convert --json" 0 "$bin" convert --json --allow-loss --to-version 3 "$meta" "$tmp/v3-json"
+cp "$tmp/out" "$tmp/convert.json"
+check "convert JSON lists the loss" 0 python3 -c "
+import json,sys
+r=json.load(open(sys.argv[1]))
+assert r['fromVersion'] == 4 and r['toVersion'] == 3 and any('CheckpointProperties' in l for l in r['lost']), r" "$tmp/convert.json"
+check "verify --json" 0 "$bin" verify --json "$meta"
+cp "$tmp/out" "$tmp/verify.json"
+check "verify JSON shape (VerifyReport)" 0 python3 -c "
+import json,sys
+r=json.load(open(sys.argv[1]))
+assert r['ok'] is True and r['findings'] == [] and r['kind'] == 'metadata', r" "$tmp/verify.json"
+check "verify --json of a truncated file" 1 "$bin" verify --json "$tmp/truncated"
+check "diff --json of equal files exits 0" 0 "$bin" diff --json "$meta" "$meta"
+check "diff takes exactly two files" 2 "$bin" diff "$meta"
+check "inspect several files" 0 "$bin" inspect "$meta" "$kafka"
+expect_grep "the first file's report" "new-stateful-udf-migration-itcase-flink1.20-hashmap-savepoint/_metadata: Flink _metadata" "$tmp/out"
+expect_grep "the second file's report" "operator snapshot" "$tmp/out"
+check "inspect --json several files" 0 "$bin" inspect --json "$meta" "$kafka"
+cp "$tmp/out" "$tmp/multi.json"
+check "one JSON document per file" 0 python3 -c "
+import json,sys
+t=open(sys.argv[1]).read(); d=json.JSONDecoder(); i=0; n=0
+while i < len(t):
+    if t[i].isspace(): i+=1; continue
+    _, i = d.raw_decode(t, i); n+=1
+assert n == 2, n" "$tmp/multi.json"
+check "verify several files" 0 "$bin" verify "$meta" "$kafka"
+check "verify several files, one truncated" 1 "$bin" verify "$meta" "$tmp/truncated"
+expect_grep "the good one is still verified" "OK (metadata v4" "$tmp/out"
+check "a checkpoint directory opens its _metadata" 0 "$bin" inspect "$(dirname "$meta")"
+expect_grep "the directory's _metadata" "Flink _metadata (format version 4)" "$tmp/out"
+check "verify a checkpoint directory" 0 "$bin" verify "$(dirname "$meta")/"
+mkdir -p "$tmp/emptydir"
+check "a directory without _metadata" 1 "$bin" inspect "$tmp/emptydir"
+expect_grep "says what the directory is" "a directory without _metadata" "$tmp/err"
 
 
 # --- HA: completedCheckpoint files, pointers, repair ---------------------------------
@@ -138,7 +270,7 @@ for v in 1.13 1.15 1.17 1.20 2.0; do
   check "verify stripped completedCheckpoint $v" 0 "$bin" verify "$tmp/cc-$v"
 done
 printf '%s' 'rO0AB***garbage=' > "$tmp/bad.b64"  # 16 characters, '*' at byte 5
-check "relocate refuses a Base64 value" 1 "$bin" relocate --from hdfs: --to s3: "$synth_root/1.20/k8s-value.b64" "$tmp/k8s.out"
+check "relocate refuses a Base64 value" 1 "$bin" relocate --from hdfs://nn:8020/ --to s3://b/ "$synth_root/1.20/k8s-value.b64" "$tmp/k8s.out"
 expect_grep "and says how to do it" "base64 -d" "$tmp/err"
 base64 -d "$synth_root/1.20/k8s-value.b64" > "$tmp/k8s.raw"
 check "relocate the decoded Kubernetes value" 0 "$bin" relocate --from hdfs://nn:8020/ --to s3://b/ "$tmp/k8s.raw" "$tmp/k8s.raw2"
@@ -150,8 +282,14 @@ expect_grep "base64 error names the offset" "base64: .*at byte" "$tmp/err"
 head -c 3000 "$synth_root/1.20/completedCheckpoint.bin" > "$tmp/cc.cut"
 check "strip-state on a truncated completedCheckpoint" 1 "$bin" strip-state --state source-offsets "$tmp/cc.cut" "$tmp/cc.cut.out"
 expect_no_file "nothing written for a truncated input" "$tmp/cc.cut.out"
-check "drop-operator refuses completedCheckpoint" 1 "$bin" drop-operator --operator 852fee8c7e7b7a3bcbc357ccb763df2c "$synth_root/1.20/completedCheckpoint.bin" "$tmp/cc-dropped"
-expect_no_file "nothing written by a refused drop" "$tmp/cc-dropped"
+check "drop-operator on a completedCheckpoint" 0 "$bin" drop-operator --operator 852fee8c7e7b7a3bcbc357ccb763df2c "$synth_root/1.20/completedCheckpoint.bin" "$tmp/cc-dropped"
+check "the dropped completedCheckpoint verifies" 0 "$bin" verify "$tmp/cc-dropped"
+check "diff names the operator dropped from the HA file" 1 "$bin" diff "$synth_root/1.20/completedCheckpoint.bin" "$tmp/cc-dropped"
+expect_grep "only that operator differs" "^operators\[852fee8c7e7b7a3bcbc357ccb763df2c\]: present -> (absent)$" "$tmp/out"
+expect_grep "one difference" "^1 difference(s)$" "$tmp/out"
+check "drop-operator of an unknown uid on a completedCheckpoint" 1 "$bin" drop-operator --operator no-such-uid "$synth_root/1.20/completedCheckpoint.bin" "$tmp/cc-dropped2"
+expect_grep "lists the operators present" "852fee8c7e7b7a3bcbc357ccb763df2c" "$tmp/err"
+expect_no_file "nothing written for an unknown uid" "$tmp/cc-dropped2"
 
 job="$tmp/job"
 mkdir -p "$job/chk-1742" "$job/ha"
@@ -248,11 +386,28 @@ real_meta="$real/incident-gen3-checkpoint/_metadata"
 real_ha=$(ls "$real"/incident-gen3-completedCheckpoint/completedCheckpoint* | head -1)
 check "real incident: the union state is flagged" 0 "$bin" inspect "$real_meta"
 expect_grep "real incident: union warning" "UNION_STATE_MULTIPLIES" "$tmp/out"
+check "real incident: inspect --json" 0 "$bin" inspect --json "$real_meta"
+cp "$tmp/out" "$tmp/real.json"
+check "real incident: the union warning has structured fields" 0 python3 -c "
+import json,sys
+r=json.load(open(sys.argv[1]))
+w=[w for w in r['warnings'] if w['code'] == 'UNION_STATE_MULTIPLIES']
+assert w, r['warnings']
+w=w[0]
+assert w['stateName'] == 'topic-partition-offset-states', w
+assert len(w['operatorId']) == 32 and isinstance(w['parallelism'], int) and w['parallelism'] > 1, w
+assert isinstance(w['entryCount'], str) and int(w['entriesAfterRestore']) == int(w['entryCount']) * w['parallelism'], w
+assert w['stateName'] in w['message'] and w['entryCount'] in w['message'], w" "$tmp/real.json"
 check "real incident: strip _metadata" 0 "$bin" strip-state --state topic-partition-offset-states "$real_meta" "$tmp/real_meta"
 check "real incident: strip the HA file" 0 "$bin" strip-state --state topic-partition-offset-states "$real_ha" "$tmp/real_ha"
 check "real incident: both stripped files agree" 0 "$bin" diff "$tmp/real_meta" "$tmp/real_ha"
 expect_grep "real incident: no differences after stripping both" "no differences" "$tmp/out"
 check "real incident: the stripped HA file verifies" 0 "$bin" verify "$tmp/real_ha"
+# drop-operator by uid (Jobs.java: .uid("kafka-source")) on both files of the pair.
+check "real incident: drop-operator by uid from _metadata" 0 "$bin" drop-operator --operator kafka-source "$real_meta" "$tmp/real_meta_dropped"
+check "real incident: drop-operator by uid from the HA file" 0 "$bin" drop-operator --operator kafka-source "$real_ha" "$tmp/real_ha_dropped"
+check "real incident: the dropped HA file verifies" 0 "$bin" verify "$tmp/real_ha_dropped"
+check "real incident: both dropped files agree" 0 "$bin" diff "$tmp/real_meta_dropped" "$tmp/real_ha_dropped"
 
 ls "$tmp" | grep -q flinkstate-tmp && { echo "FAIL: temporary file left behind"; failures=$((failures + 1)); }
 echo "$passes passed, $failures failed"

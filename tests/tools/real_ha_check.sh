@@ -44,7 +44,7 @@ while IFS= read -r store; do
   rm -rf "$copy"; mkdir -p "$copy"
   cp -r "$case_dir/checkpoints" "$case_dir/ha-storage" "$copy/" 2>/dev/null || continue
   for cc in "$copy"/ha-storage/*/completedCheckpoint*; do
-    "$bin" relocate --in-place --backup_suffix=.orig --from "file:$case_dir" --to "file:$copy" "$cc" >/dev/null 2>&1
+    "$bin" relocate --in-place --backup-suffix=.orig --from "file:$case_dir" --to "file:$copy" "$cc" >/dev/null 2>&1
     rm -f "$cc.orig"
   done
   chk=$(ls -d "$copy"/checkpoints/*/chk-* | sort -t- -k2 -n | tail -1)

@@ -1,0 +1,153 @@
+// Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
+
+#include "flinkstate/operator_id.h"
+
+#include <algorithm>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
+namespace flinkstate {
+namespace {
+
+inline uint64_t Rotl64(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+
+inline uint64_t Fmix64(uint64_t k) {
+  k ^= k >> 33;
+  k *= 0xff51afd7ed558ccdULL;
+  k ^= k >> 33;
+  k *= 0xc4ceb9fe1a85ec53ULL;
+  k ^= k >> 33;
+  return k;
+}
+
+inline uint64_t LoadLittleEndian64(const uint8_t* p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+
+void StoreLittleEndian64(uint64_t v, uint8_t* p) {
+  for (int i = 0; i < 8; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+
+}  // namespace
+
+std::array<uint8_t, 16> MurmurHash3X64_128(absl::string_view data, uint32_t seed) {
+  const auto* bytes = reinterpret_cast<const uint8_t*>(data.data());
+  const size_t len = data.size();
+  const size_t blocks = len / 16;
+  uint64_t h1 = seed;
+  uint64_t h2 = seed;
+  constexpr uint64_t c1 = 0x87c37b91114253d5ULL;
+  constexpr uint64_t c2 = 0x4cf5ad432745937fULL;
+
+  for (size_t i = 0; i < blocks; ++i) {
+    uint64_t k1 = LoadLittleEndian64(bytes + 16 * i);
+    uint64_t k2 = LoadLittleEndian64(bytes + 16 * i + 8);
+    k1 *= c1;
+    k1 = Rotl64(k1, 31);
+    k1 *= c2;
+    h1 ^= k1;
+    h1 = Rotl64(h1, 27);
+    h1 += h2;
+    h1 = h1 * 5 + 0x52dce729;
+    k2 *= c2;
+    k2 = Rotl64(k2, 33);
+    k2 *= c1;
+    h2 ^= k2;
+    h2 = Rotl64(h2, 31);
+    h2 += h1;
+    h2 = h2 * 5 + 0x38495ab5;
+  }
+
+  const uint8_t* tail = bytes + 16 * blocks;
+  uint64_t k1 = 0;
+  uint64_t k2 = 0;
+  const size_t rest = len & 15;
+  for (size_t i = rest; i > 8; --i) k2 ^= uint64_t{tail[i - 1]} << (8 * (i - 9));
+  if (rest > 8) {
+    k2 *= c2;
+    k2 = Rotl64(k2, 33);
+    k2 *= c1;
+    h2 ^= k2;
+  }
+  for (size_t i = std::min<size_t>(rest, 8); i > 0; --i) {
+    k1 ^= uint64_t{tail[i - 1]} << (8 * (i - 1));
+  }
+  if (rest > 0) {
+    k1 *= c1;
+    k1 = Rotl64(k1, 31);
+    k1 *= c2;
+    h1 ^= k1;
+  }
+
+  h1 ^= len;
+  h2 ^= len;
+  h1 += h2;
+  h2 += h1;
+  h1 = Fmix64(h1);
+  h2 = Fmix64(h2);
+  h1 += h2;
+  h2 += h1;
+
+  std::array<uint8_t, 16> out;
+  StoreLittleEndian64(h1, out.data());
+  StoreLittleEndian64(h2, out.data() + 8);
+  return out;
+}
+
+std::array<uint8_t, 16> OperatorIdFromUid(absl::string_view uid) {
+  return MurmurHash3X64_128(uid, 0);
+}
+
+absl::StatusOr<std::vector<int>> SelectOperators(const StateFile& file,
+                                                 const std::vector<std::string>& selectors,
+                                                 absl::string_view what) {
+  std::vector<int> out;
+  if (selectors.empty()) return out;
+  if (file.kind == StateFileKind::kOperatorSnapshot) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, ": operator-snapshot files carry no operator ID; drop --operator"));
+  }
+  const std::vector<OperatorState>& ops = file.metadata.operators;
+  std::vector<bool> selected(ops.size(), false);
+  for (const std::string& raw : selectors) {
+    if (raw.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": an empty --operator"));
+    }
+    const std::string lower = absl::AsciiStrToLower(raw);
+    const bool is_id = !absl::StartsWith(raw, "uid:") && lower.size() == 32 &&
+                       lower.find_first_not_of("0123456789abcdef") == std::string::npos;
+    absl::string_view uid = raw;
+    if (absl::StartsWith(uid, "uid:")) uid.remove_prefix(4);
+    const std::array<uint8_t, 16> hashed = OperatorIdFromUid(uid);
+    bool found = false;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (is_id ? ops[i].IdHex() == lower : ops[i].id == hashed) {
+        selected[i] = true;
+        found = true;
+      }
+    }
+    if (!found) {
+      std::string present;
+      for (const OperatorState& op : ops) {
+        absl::StrAppend(&present, present.empty() ? "" : ", ", op.IdHex());
+        if (!op.uid.value.empty()) absl::StrAppend(&present, " (uid ", op.uid.value, ")");
+      }
+      return absl::NotFoundError(absl::StrCat(
+          what, ": no operator ", is_id ? "with ID " : "with uid ",
+          absl::CHexEscape(is_id ? lower : std::string(uid)),
+          " in the file; nothing was written (operators: ",
+          present.empty() ? "none" : present, ")"));
+    }
+  }
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (selected[i]) out.push_back(static_cast<int>(i));
+  }
+  return out;
+}
+
+}  // namespace flinkstate

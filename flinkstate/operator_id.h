@@ -6,8 +6,10 @@
 // operator can be named by its uid where a file holds only the 16-byte ID
 // (metadata before v5, completedCheckpoint files).
 //
+//   ```c++
 //   std::array<uint8_t, 16> id = OperatorIdFromUid("kafka-source");
 //   // == the id of the operator with `.uid("kafka-source")` in any _metadata
+//   ```
 //
 // Java: `StreamGraphHasherV2.generateUserSpecifiedHash` (flink-streaming-java,
 // Flink 1.2 through 2.x): `Hashing.murmur3_128(0)` (Guava), `putString(uid,

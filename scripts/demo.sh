@@ -41,7 +41,9 @@ echo "== 3. the result"
 step "$bin" inspect --top 5 "$demo/_metadata.stripped"
 # The generator writes only _metadata, not the state files its handles name.
 step "$bin" verify --nocheck-files "$demo/_metadata.stripped"
-step "$bin" diff "$demo/_metadata" "$demo/_metadata.stripped"
+# `diff` exits 1 when the files differ, as diff(1) does; here they must.
+rc=0; step "$bin" diff "$demo/_metadata" "$demo/_metadata.stripped" || rc=$?
+if (( rc != 1 )); then echo "demo: diff should report the removed state (exit 1), got $rc" >&2; exit 1; fi
 
 real=../shared/corpus/apache__flink-connector-kafka/flink-connector-kafka/src/test/resources/kafka-consumer-migration-test-flink1.15-snapshot
 if [[ -f $real ]]; then

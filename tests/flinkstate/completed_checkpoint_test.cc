@@ -587,7 +587,10 @@ TEST(CompletedCheckpointDriftTest, RenamedClassIsReadByStructure) {
     EXPECT_EQ(got.metadata.operators[i].subtasks.size(), want.metadata.operators[i].subtasks.size());
   }
   ASSERT_EQ(got.completed->shape_warnings.size(), 1u);
-  EXPECT_THAT(got.completed->shape_warnings[0],
+  EXPECT_EQ(got.completed->shape_warnings[0].code, "CLASS_SHAPE_DRIFT");
+  EXPECT_EQ(got.completed->shape_warnings[0].class_name,
+            "org.apache.flink.runtime.checkpoint.OperatorStatX");
+  EXPECT_THAT(got.completed->shape_warnings[0].message,
               HasSubstr("class org.apache.flink.runtime.checkpoint.OperatorStatX is not a known "
                         "OperatorState class; read by structure as the nearest known shape "
                         "org.apache.flink.runtime.checkpoint.OperatorState"));
@@ -600,9 +603,10 @@ TEST(CompletedCheckpointDriftTest, RenamedClassIsReadByStructure) {
   suid[at + 2 + name.size() + 7] ^= 0x01;
   FLINKSTATE_ASSERT_OK_AND_ASSIGN(StateFile s2, ReadCompletedCheckpointBytes(View(suid)));
   ASSERT_EQ(s2.completed->shape_warnings.size(), 1u);
-  EXPECT_THAT(s2.completed->shape_warnings[0],
+  EXPECT_EQ(s2.completed->shape_warnings[0].code, "SERIAL_VERSION_UID_CHANGED");
+  EXPECT_THAT(s2.completed->shape_warnings[0].message,
               HasSubstr("class org.apache.flink.runtime.checkpoint.OperatorState has "
-                        "serialVersionUID 0xbcc10c7a051403ef, Flink 1.13-2.x declares "
+                        "serialVersionUID 0xbcc10c7a051403ef, Flink 1.13-1.20, 2.x declares "
                         "0xbcc10c7a051403ee"));
 }
 

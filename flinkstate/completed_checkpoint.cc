@@ -812,12 +812,17 @@ class GraphReader {
     if (s_.item(id).kind != ItemKind::kObject) return nullptr;
     const KnownClassShape* best = nullptr;
     int best_missing = 0;
+    size_t best_diff = 0;
     for (const KnownClassShape& k : KnownClassShapes()) {
       if (k.role != role) continue;
       const int m = Missing(id, k);
-      if (m < static_cast<int>(k.fields.size()) && (best == nullptr || m < best_missing)) {
+      // Ties: the release whose declared fields differ least from the class's.
+      const size_t diff = DeclaredDiff(s_.desc(s_.item(id).desc), k);
+      if (m < static_cast<int>(k.fields.size()) &&
+          (best == nullptr || m < best_missing || (m == best_missing && diff < best_diff))) {
         best = &k;
         best_missing = m;
+        best_diff = diff;
       }
     }
     if (best == nullptr) return nullptr;
@@ -863,6 +868,18 @@ class GraphReader {
       }
     }
     return cls;
+  }
+  // Fields declared by `d` but not by `k` plus fields of `k` that `d` lacks
+  // (entries without a declared list: the needed fields `d` lacks).
+  static size_t DeclaredDiff(const javaobj::ClassDesc& d, const KnownClassShape& k) {
+    const std::vector<const char*>& names = k.declared.empty() ? k.fields : k.declared;
+    size_t diff = 0;
+    for (const char* n : names) diff += d.FindField(n) < 0;
+    if (k.declared.empty()) return diff;
+    for (const javaobj::FieldDesc& f : d.fields) {
+      diff += std::none_of(names.begin(), names.end(), [&](const char* n) { return f.name == n; });
+    }
+    return diff;
   }
   // Fields of `k` that object `id`'s class chain does not declare.
   int Missing(ItemId id, const KnownClassShape& k) const {

@@ -74,7 +74,12 @@ void CheckSummaryMatchesModel(absl::string_view kT, ByteView input,
       case ItemKind::kObject:
       case ItemKind::kArray:
       case ItemKind::kEnum: name = s->desc(s->desc_of(id)).DisplayName(); break;
-      case ItemKind::kString: name = "java.lang.String"; break;
+      case ItemKind::kString:
+        name = open.empty()                                       ? "java.lang.String"
+               : s->kind(open.back()) == ItemKind::kClassDesc ? "(field type strings)"
+               : s->kind(open.back()) == ItemKind::kEnum      ? "(enum constant names)"
+                                                               : "java.lang.String";
+        break;
       case ItemKind::kClass: name = "java.lang.Class"; break;
       case ItemKind::kClassDesc:
       case ItemKind::kProxyClassDesc: name = "(class descriptors)"; break;

@@ -652,6 +652,15 @@ class Summarizer : public StreamVisitor {
     const ItemKind kind = ItemKindOfTag(o.tag);
     ++out_->kinds[static_cast<int>(kind)];
     Row* r;
+    if (kind == ItemKind::kString && !open_.empty() &&
+        (open_.back().tag == kTcClassDesc || open_.back().tag == kTcEnum)) {
+      // A field's type name (`className1`) or an enum constant's name: part
+      // of a descriptor or an enum, not a String value the reader gets.
+      r = open_.back().tag == kTcEnum ? &enum_names_ : &type_strings_;
+      ++r->instances;
+      r->bytes += size - o.child_bytes;
+      return;
+    }
     if ((kind == ItemKind::kObject || kind == ItemKind::kArray || kind == ItemKind::kEnum) &&
         desc != nullptr) {
       // Rows per descriptor while scanning (no name lookups per item);
@@ -685,6 +694,8 @@ class Summarizer : public StreamVisitor {
     };
     for (const Row& r : rows_) add(r.name, r);
     for (int k = 0; k < kNumKinds; ++k) add(kFixedNames[k], fixed_[k]);
+    add("(field type strings)", type_strings_);
+    add("(enum constant names)", enum_names_);
     for (auto& [name, row] : merged) out_->classes.push_back(std::move(row));
     std::sort(out_->classes.begin(), out_->classes.end(),
               [](const ClassHistogramRow& a, const ClassHistogramRow& b) {
@@ -712,6 +723,8 @@ class Summarizer : public StreamVisitor {
   std::vector<Row> rows_;
   std::unordered_map<ItemId, size_t> desc_rows_;  // by descriptor item
   Row fixed_[kNumKinds] = {};
+  Row type_strings_ = {};
+  Row enum_names_ = {};
 };
 
 }  // namespace

@@ -76,8 +76,11 @@ struct DumpOptions {
 };
 
 // One row of the class histogram: a class (descriptor name; "java.lang.String",
-// "java.lang.Class"; "(class descriptors)", "(references)", "(nulls)",
-// "(block data)", "(resets)", "(exceptions)" for the other items), its
+// "java.lang.Class"; "(class descriptors)", "(field type strings)" (the
+// TC_STRINGs of a descriptor's object field types), "(enum constant names)"
+// (the TC_STRING of each TC_ENUM): neither is a String value the JDK's
+// `readObject` returns, "(references)", "(nulls)", "(block data)", "(resets)",
+// "(exceptions)" for the other items), its
 // instances (items) and the bytes they take themselves (each item's range
 // minus its nested items' ranges).
 struct ClassHistogramRow {

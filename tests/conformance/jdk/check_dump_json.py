@@ -306,7 +306,11 @@ def main():
         }
         hexs = forms['xxd -p'].replace(b'\n', b'')
         forms['hex without newlines'] = hexs
-        if shutil.which('kubectl'):
+        if not shutil.which('kubectl'):
+            bad += 1
+            print('FAIL input as kubectl output: no kubectl (scripts/install-deps.sh '
+                  '--with-java installs kubernetes-client)', flush=True)
+        else:
             import base64
             b64 = base64.b64encode(data).decode()
             for fmt in ('json', 'yaml'):

@@ -73,10 +73,11 @@ def main():
             for x in hits:
                 if not x.get("nearestShape") or int(x.get("offset", 0)) <= 4:
                     failures.append(f"{v}: warning without nearest shape or offset: {x}")
-        d = subprocess.run([exe, "dump", "--summary", f"{out}/{v}.bin"], capture_output=True,
-                           text=True)
-        if d.returncode != 0:
-            failures.append(f"{v}: dump --summary exit {d.returncode}: {d.stderr.strip()}")
+        for mode in (["--summary"], ["--json"], []):
+            d = subprocess.run([exe, "dump", *mode, f"{out}/{v}.bin"], capture_output=True,
+                               text=True)
+            if d.returncode != 0:
+                failures.append(f"{v}: dump {mode} exit {d.returncode}: {d.stderr.strip()}")
         print(f"{v}: checked")
     for f in failures:
         print("FAIL", f)

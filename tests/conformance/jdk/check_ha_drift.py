@@ -6,7 +6,8 @@
 
 For every variant HaDrift.java knows, the JDK writes the stream and states
 what its ObjectInputStream reads back (VARIANT.expected.json); inspect --json
-must report the same checkpoint id, job id, external pointer, operators
+must report the same checkpoint id, job id, external pointer, checkpoint
+properties, operators
 (id, parallelism, max parallelism, subtask count) and keyed handles (class
 recognised, file path), and the variant's warning (code, class, nearest
 shape, byte offset) - and no drift warning for the undrifted stream.
@@ -17,7 +18,7 @@ import subprocess
 import sys
 
 VARIANTS = ["none", "renamed-class", "extra-field", "missing-field", "changed-suid",
-            "renamed-handle"]
+            "renamed-handle", "renamed-properties"]
 DRIFT_CODES = {"CLASS_SHAPE_DRIFT", "CLASS_FIELDS_DRIFT", "SERIAL_VERSION_UID_CHANGED"}
 
 
@@ -25,8 +26,8 @@ def main():
     java, classes, exe, out = sys.argv[1:5]
     failures = []
     for v in VARIANTS:
-        subprocess.run([java, "-cp", classes, "HaDrift", "write", out, v], check=True,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run([java, "--add-opens", "java.base/java.io=ALL-UNNAMED", "-cp", classes,
+                        "HaDrift", "write", out, v], check=True, stdout=subprocess.DEVNULL)
         want = json.load(open(f"{out}/{v}.expected.json"))
         r = subprocess.run([exe, "inspect", "--json", f"{out}/{v}.bin"], capture_output=True,
                            text=True)
@@ -43,6 +44,14 @@ def main():
         cc = got["completedCheckpoint"]
         check("job id", cc["jobId"], want["job_id"])
         check("external pointer", cc["externalPointer"], want["external_pointer"])
+        p, wp = got.get("properties", {}), want["properties"]
+        check("properties kind", p.get("kind"), "checkpoint")
+        check("properties forced", p.get("forced", False), wp["forced"])
+        check("properties discardSubsumed", p.get("discardSubsumed", False),
+              wp["discard_subsumed"])
+        check("properties type name", p.get("typeName"), wp["type_name"])
+        check("properties sharing strategy", p.get("sharingFilesStrategy"),
+              wp["sharing_files_strategy"])
         ops = {o["operatorId"]: o for o in got["operators"]}
         check("operator ids", sorted(ops), sorted(o["id"] for o in want["operators"]))
         for w in want["operators"]:

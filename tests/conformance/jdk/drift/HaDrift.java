@@ -8,7 +8,8 @@
 //     VARIANT: none | renamed-class (OperatorStatX) | extra-field (one more
 //     field in KeyGroupsStateHandle) | missing-field (OperatorState without
 //     coordinatorState) | changed-suid (KeyGroupsStateHandle) |
-//     renamed-handle (KeyGroupsStateHandleX)
+//     renamed-handle (KeyGroupsStateHandleX) | renamed-properties
+//     (CheckpointPropertiesX; run with --add-opens java.base/java.io=ALL-UNNAMED)
 //
 // Writes OUTDIR/VARIANT.bin and OUTDIR/VARIANT.expected.json: the values the
 // JDK's ObjectInputStream reads back from the file (checkpoint id, job id,
@@ -29,6 +30,9 @@ import org.apache.flink.runtime.state.*;
 import org.apache.flink.runtime.state.filesystem.FileStateHandle;
 
 public class HaDrift {
+  static final String RENAMED_PROPERTIES =
+      "org.apache.flink.runtime.checkpoint.CheckpointPropertiesX";
+
   public static void main(String[] args) throws Exception {
     if (args.length != 3 || !args[0].equals("write")) {
       throw new IllegalArgumentException("usage: HaDrift write OUTDIR VARIANT");
@@ -37,11 +41,34 @@ public class HaDrift {
     java.nio.file.Path dir = Paths.get(args[1]);
     Files.createDirectories(dir);
     java.nio.file.Path bin = dir.resolve(args[2] + ".bin");
+    if (args[2].equals("renamed-properties")) {
+      // A renamed CheckpointProperties: the JDK writes the class descriptor
+      // under the new name (ObjectStreamClass.name, needs
+      // --add-opens java.base/java.io=ALL-UNNAMED); fields and data unchanged.
+      Field name = ObjectStreamClass.class.getDeclaredField("name");
+      name.setAccessible(true);
+      name.set(ObjectStreamClass.lookup(CheckpointProperties.class), RENAMED_PROPERTIES);
+    }
     try (ObjectOutputStream out = new ObjectOutputStream(Files.newOutputStream(bin))) {
       out.writeObject(build(args[2]));
     }
+    if (args[2].equals("renamed-properties")) {
+      Field name = ObjectStreamClass.class.getDeclaredField("name");
+      name.setAccessible(true);
+      name.set(ObjectStreamClass.lookup(CheckpointProperties.class),
+          CheckpointProperties.class.getName());
+    }
     Object back;
-    try (ObjectInputStream in = new ObjectInputStream(Files.newInputStream(bin))) {
+    try (ObjectInputStream in = new ObjectInputStream(Files.newInputStream(bin)) {
+          // The renamed class reads back as the look-alike it was written from.
+          @Override
+          protected ObjectStreamClass readClassDescriptor()
+              throws IOException, ClassNotFoundException {
+            ObjectStreamClass d = super.readClassDescriptor();
+            return d.getName().equals(RENAMED_PROPERTIES)
+                ? ObjectStreamClass.lookup(CheckpointProperties.class) : d;
+          }
+        }) {
       back = in.readObject();
     }
     Files.writeString(dir.resolve(args[2] + ".expected.json"), expected(back, args[2]));
@@ -72,8 +99,10 @@ public class HaDrift {
           : new OperatorState(id, parallelism, 128, subtasks);
       ops.put(id, op);
     }
+    CheckpointProperties props = new CheckpointProperties(false,
+        new CheckpointType("Checkpoint", SnapshotType.SharingFilesStrategy.FORWARD_BACKWARD), true);
     return new CompletedCheckpoint(new JobID(0x0123456789abcdefL, 0x0fedcba987654321L), 42L,
-        1_790_000_000_000L, ops, "file:/ckp/job/chk-42");
+        1_790_000_000_000L, ops, "file:/ckp/job/chk-42", props);
   }
 
   static Object get(Object o, String field) throws Exception {
@@ -102,6 +131,13 @@ public class HaDrift {
         .append(q(((org.apache.flink.util.AbstractID) get(cc, "job")).toHex())).append(",\n");
     b.append("  \"external_pointer\": ").append(q((String) get(cc, "externalPointer")))
         .append(",\n");
+    Object props = get(cc, "props");
+    b.append("  \"properties\": {\"forced\": ").append(get(props, "forced"))
+        .append(", \"discard_subsumed\": ").append(get(props, "discardSubsumed"))
+        .append(", \"type_name\": ").append(q((String) get(get(props, "checkpointType"), "name")))
+        .append(", \"sharing_files_strategy\": ")
+        .append(q(get(get(props, "checkpointType"), "sharingFilesStrategy").toString()))
+        .append("},\n");
     b.append("  \"operators\": [");
     boolean firstOp = true;
     for (Map.Entry<?, ?> e : ((Map<?, ?>) get(cc, "operatorStates")).entrySet()) {
@@ -138,6 +174,7 @@ public class HaDrift {
       case "missing-field": code = "CLASS_FIELDS_DRIFT"; cls = OperatorState.class.getName(); break;
       case "changed-suid": code = "SERIAL_VERSION_UID_CHANGED"; cls = KeyGroupsStateHandle.class.getName(); break;
       case "renamed-handle": code = "CLASS_SHAPE_DRIFT"; cls = KeyGroupsStateHandleX.class.getName(); break;
+      case "renamed-properties": code = "CLASS_SHAPE_DRIFT"; cls = RENAMED_PROPERTIES; break;
       case "none": break;
       default: throw new IllegalArgumentException(variant);
     }

@@ -12,7 +12,7 @@ public class CompletedCheckpoint implements java.io.Serializable {
   private final long completionTimestamp;
   private final java.util.Map<org.apache.flink.runtime.jobgraph.OperatorID, Object> operatorStates;
   private final java.util.Collection<Object> masterHookStates = new java.util.ArrayList<>();
-  private final CheckpointProperties props = null;
+  private final CheckpointProperties props;
   private final CheckpointProperties restoredProps = null;
   private final org.apache.flink.runtime.state.StreamStateHandle metadataHandle = null;
   private final org.apache.flink.runtime.state.CompletedCheckpointStorageLocation storageLocation = null;
@@ -20,7 +20,8 @@ public class CompletedCheckpoint implements java.io.Serializable {
 
   public CompletedCheckpoint(org.apache.flink.api.common.JobID job, long checkpointID,
       long timestamp, java.util.Map<org.apache.flink.runtime.jobgraph.OperatorID, Object> ops,
-      String externalPointer) {
+      String externalPointer, CheckpointProperties props) {
+    this.props = props;
     this.job = job;
     this.checkpointID = checkpointID;
     this.timestamp = timestamp;

@@ -28,14 +28,15 @@ std::string EnumField(const javaobj::Stream& s, javaobj::ItemId object, const ch
 }  // namespace
 
 CheckpointPropertiesSummary SummarizeCheckpointPropertiesObject(
-    const javaobj::Stream& s, javaobj::ItemId object) {
+    const javaobj::Stream& s, javaobj::ItemId object, bool check_class) {
   CheckpointPropertiesSummary p;
   object = s.Resolve(object);
   if (s.item(object).kind == javaobj::ItemKind::kNull) {
     p.kind = "null";
     return p;
   }
-  if (!s.IsInstanceOf(object, kPropertiesClass)) {
+  if (check_class ? !s.IsInstanceOf(object, kPropertiesClass)
+                  : s.item(object).kind != javaobj::ItemKind::kObject) {
     p.kind = "unknown";
     p.error = absl::StrCat("expected ", kPropertiesClass, ", found ", s.ClassNameOf(object));
     return p;

@@ -59,9 +59,11 @@ struct CheckpointPropertiesSummary {
 CheckpointPropertiesSummary SummarizeCheckpointProperties(serde::ByteView stream);
 
 // Summarizes the `CheckpointProperties` object `object` of a decoded stream
-// (e.g. the `props` field of a CompletedCheckpoint).
+// (e.g. the `props` field of a CompletedCheckpoint). `check_class` false:
+// an object of another class (a renamed CheckpointProperties the caller
+// matched by structure) is read by its field names.
 CheckpointPropertiesSummary SummarizeCheckpointPropertiesObject(
-    const javaobj::Stream& stream, javaobj::ItemId object);
+    const javaobj::Stream& stream, javaobj::ItemId object, bool check_class = true);
 
 }  // namespace flinkstate
 

@@ -6,6 +6,7 @@
 #include <memory>
 #include <utility>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -33,29 +34,105 @@ std::string Short(const std::string& name) {
 }  // namespace
 
 const std::vector<KnownClassShape>& KnownClassShapes() {
-  // serialVersionUIDs as declared in Flink's sources (unchanged 1.13-2.x);
-  // fields: the ones this reader needs, by the names Flink gives them.
+  // serialVersionUIDs and declared fields as the class descriptors of real
+  // Flink releases' completedCheckpoint files show them (tests/testdata,
+  // written by the harness with 1.13.6 ... 2.3.0); `fields`: the ones this
+  // reader needs, by the names Flink gives them.
+  // (Static: the table keeps pointers to these names.)
+  static constexpr char kCc[] = "org.apache.flink.runtime.checkpoint.CompletedCheckpoint";
+  static constexpr char kOs[] = "org.apache.flink.runtime.checkpoint.OperatorState";
+  static constexpr char kOss[] = "org.apache.flink.runtime.checkpoint.OperatorSubtaskState";
+  static constexpr char kKg[] = "org.apache.flink.runtime.state.KeyGroupsStateHandle";
+  static constexpr char kProps[] = "org.apache.flink.runtime.checkpoint.CheckpointProperties";
   static const auto* shapes = new std::vector<KnownClassShape>{
-      {"CompletedCheckpoint", "org.apache.flink.runtime.checkpoint.CompletedCheckpoint",
-       "1.13-2.x", -8360248179615702014LL, {"checkpointID", "job", "operatorStates"}},
-      {"OperatorState", "org.apache.flink.runtime.checkpoint.OperatorState", "1.13-2.x",
-       -4845578005863201810LL,
-       {"operatorID", "operatorSubtaskStates", "parallelism", "maxParallelism"}},
+      {"CompletedCheckpoint", kCc, "1.13", -8360248179615702014LL,
+       {"checkpointID", "job", "operatorStates"},
+       {"checkpointID", "duration", "timestamp", "externalPointer", "job", "masterHookStates",
+        "metadataHandle", "operatorStates", "props", "storageLocation"}},
+      {"CompletedCheckpoint", kCc, "1.14-1.15", -8360248179615702014LL,
+       {"checkpointID", "job", "operatorStates"},
+       {"checkpointID", "completionTimestamp", "timestamp", "externalPointer", "job",
+        "masterHookStates", "metadataHandle", "operatorStates", "props", "storageLocation"}},
+      {"CompletedCheckpoint", kCc, "1.16-2.x", -8360248179615702014LL,
+       {"checkpointID", "job", "operatorStates"},
+       {"checkpointID", "completionTimestamp", "timestamp", "externalPointer", "job",
+        "masterHookStates", "metadataHandle", "operatorStates", "props", "restoredProps",
+        "storageLocation"}},
+      {"OperatorState", kOs, "1.13-1.20", -4845578005863201810LL,
+       {"operatorID", "operatorSubtaskStates", "parallelism", "maxParallelism"},
+       {"maxParallelism", "parallelism", "coordinatorState", "operatorID",
+        "operatorSubtaskStates"}},
+      {"OperatorState", kOs, "2.x", -4845578005863201810LL,
+       {"operatorID", "operatorSubtaskStates", "parallelism", "maxParallelism"},
+       {"maxParallelism", "parallelism", "coordinatorState", "operatorID", "operatorName",
+        "operatorSubtaskStates", "operatorUid"}},
       {"OperatorState", "org.apache.flink.runtime.checkpoint.FullyFinishedOperatorState",
-       "1.14-2.x", 0, {"operatorID", "operatorSubtaskStates"}},
-      {"OperatorSubtaskState", "org.apache.flink.runtime.checkpoint.OperatorSubtaskState",
-       "1.13-2.x", -2394696997971923995LL,
-       {"managedOperatorState", "rawOperatorState", "managedKeyedState", "rawKeyedState"}},
+       "1.14-2.x", 1, {"operatorID", "operatorSubtaskStates"}},
+      {"OperatorSubtaskState", kOss, "1.13", -2394696997971923995LL,
+       {"managedOperatorState", "rawOperatorState", "managedKeyedState", "rawKeyedState"},
+       {"stateSize", "inputChannelState", "inputRescalingDescriptor", "managedKeyedState",
+        "managedOperatorState", "outputRescalingDescriptor", "rawKeyedState",
+        "rawOperatorState", "resultSubpartitionState"}},
+      {"OperatorSubtaskState", kOss, "1.14-2.2", -2394696997971923995LL,
+       {"managedOperatorState", "rawOperatorState", "managedKeyedState", "rawKeyedState"},
+       {"checkpointedSize", "stateSize", "inputChannelState", "inputRescalingDescriptor",
+        "managedKeyedState", "managedOperatorState", "outputRescalingDescriptor",
+        "rawKeyedState", "rawOperatorState", "resultSubpartitionState"}},
+      {"OperatorSubtaskState", kOss, "2.3", -2394696997971923995LL,
+       {"managedOperatorState", "rawOperatorState", "managedKeyedState", "rawKeyedState"},
+       {"checkpointedSize", "stateSize", "inputChannelState", "inputRescalingDescriptor",
+        "managedKeyedState", "managedOperatorState", "outputRescalingDescriptor",
+        "rawKeyedState", "rawOperatorState", "resultSubpartitionState",
+        "upstreamOutputBufferState"}},
       {"OperatorSubtaskState",
-       "org.apache.flink.runtime.checkpoint.FinishedOperatorSubtaskState", "1.14-2.x", 0,
+       "org.apache.flink.runtime.checkpoint.FinishedOperatorSubtaskState", "1.14-2.x", 1,
        {"managedOperatorState", "rawOperatorState"}},
       {"StateObjectCollection", "org.apache.flink.runtime.checkpoint.StateObjectCollection",
-       "1.13-2.x", 1, {"stateObjects"}},
+       "1.13-2.x", 1, {"stateObjects"}, {"stateObjects"}},
+      {"CheckpointProperties", kProps, "1.13", 2, {"forced", "checkpointType"},
+       {"discardCancelled", "discardFailed", "discardFinished", "discardSubsumed",
+        "discardSuspended", "forced", "checkpointType"}},
+      {"CheckpointProperties", kProps, "1.15-2.x", 2, {"forced", "checkpointType"},
+       {"discardCancelled", "discardFailed", "discardFinished", "discardSubsumed",
+        "discardSuspended", "forced", "unclaimed", "checkpointType"}},
+      {"KeyedStateHandle", kKg, "1.13", -8070326169926626355LL,
+       {"groupRangeOffsets", "stateHandle"}, {"groupRangeOffsets", "stateHandle"}},
+      {"KeyedStateHandle", kKg, "1.14-2.x", -8070326169926626355LL,
+       {"groupRangeOffsets", "stateHandle"},
+       {"groupRangeOffsets", "stateHandle", "stateHandleId"}},
+      {"KeyedStateHandle", "org.apache.flink.runtime.state.IncrementalRemoteKeyedStateHandle",
+       "1.13-2.x", 0,
+       {"backendIdentifier", "keyGroupRange", "metaStateHandle", "sharedState",
+        "privateState"}},
+      {"OperatorStateHandle", "org.apache.flink.runtime.state.OperatorStreamStateHandle",
+       "1.13-2.x", 35876522969227335LL, {"delegateStateHandle", "stateNameToPartitionOffsets"},
+       {"delegateStateHandle", "stateNameToPartitionOffsets"}},
+      {"StreamStateHandle", "org.apache.flink.runtime.state.filesystem.FileStateHandle",
+       "1.13-2.x", 350284443258002355LL, {"filePath", "stateSize"}, {"stateSize", "filePath"}},
+      {"StreamStateHandle", "org.apache.flink.runtime.state.memory.ByteStreamStateHandle",
+       "1.13-2.x", -5280226231202517594LL, {"handleName", "data"}, {"data", "handleName"}},
   };
   return *shapes;
 }
 
 namespace {
+
+// The handle classes the reader knows by name (short names), per position.
+constexpr absl::string_view kStreamClasses[] = {
+    "state.memory.ByteStreamStateHandle", "state.filesystem.RelativeFileStateHandle",
+    "state.filesystem.FileStateHandle", "state.filemerging.SegmentFileStateHandle",
+    "state.filemerging.EmptySegmentFileStateHandle", "state.PlaceholderStreamStateHandle",
+    "state.filemerging.DirectoryStreamStateHandle",
+    "state.changelog.inmemory.InMemoryChangelogStateHandle"};
+constexpr absl::string_view kKeyedClasses[] = {
+    "state.KeyGroupsStateHandle", "state.KeyGroupsSavepointStateHandle",
+    "state.IncrementalRemoteKeyedStateHandle",
+    "state.changelog.ChangelogStateBackendHandle$ChangelogStateBackendHandleImpl",
+    "state.changelog.ChangelogStateHandleStreamImpl",
+    "state.changelog.inmemory.InMemoryChangelogStateHandle"};
+constexpr absl::string_view kOperatorHandleClasses[] = {
+    "state.OperatorStreamStateHandle", "state.filemerging.FileMergingOperatorStreamStateHandle",
+    "state.filemerging.EmptyFileMergingOperatorStreamStateHandle"};
 
 class GraphReader {
  public:
@@ -91,7 +168,7 @@ class GraphReader {
           root == kNoItem ? "" : Nearest(root), " at byte ",
           root == kNoItem ? 4 : s_.item(root).range.offset));
     }
-    CheckSerialVersionUids();
+    CheckDescriptors();
     StateFile file;
     file.kind = StateFileKind::kCompletedCheckpoint;
     file.size = s_.input().size();
@@ -114,13 +191,11 @@ class GraphReader {
       if (v.ok()) info_->master_hook_states = static_cast<int>(v->entries.size());
     }
     const ItemId props = s_.FieldValue(root, "props");
-    if (props != kNoItem) {
-      info_->properties = SummarizeCheckpointPropertiesObject(s_, props);
-    }
+    if (props != kNoItem) info_->properties = Properties(props, "props");
     const ItemId restored = s_.FieldValue(root, "restoredProps");
     if (restored != kNoItem && s_.item(s_.Resolve(restored)).kind != ItemKind::kNull) {
       info_->has_restored_properties = true;
-      info_->restored_properties = SummarizeCheckpointPropertiesObject(s_, restored);
+      info_->restored_properties = Properties(restored, "restoredProps");
     }
     const ItemId loc = R(s_.FieldValue(root, "storageLocation"));
     if (loc != kNoItem && s_.item(loc).kind == ItemKind::kObject) {
@@ -165,6 +240,15 @@ class GraphReader {
                   obj);
     }
     return *v;
+  }
+
+  // A CheckpointProperties value, by structure if its class is renamed.
+  CheckpointPropertiesSummary Properties(ItemId id, absl::string_view path) {
+    const ItemId obj = s_.Resolve(id);
+    const bool by_structure = s_.item(obj).kind == ItemKind::kObject &&
+                              !s_.IsInstanceOf(obj, "org.apache.flink.runtime.checkpoint.CheckpointProperties") &&
+                              Matches(obj, "CheckpointProperties", path);
+    return SummarizeCheckpointPropertiesObject(s_, id, /*check_class=*/!by_structure);
   }
 
   // `Resolve` that passes `kNoItem` (a missing field) through.
@@ -271,7 +355,10 @@ class GraphReader {
     if (IsNull(id)) return absl::OkStatus();
     id = s_.Resolve(id);
     h->range = s_.item(id).range;
-    const std::string cls = Short(s_.ClassNameOf(id));
+    std::string cls = Short(s_.ClassNameOf(id));
+    if (!absl::c_linear_search(kStreamClasses, cls)) {
+      cls = Short(HandleClass(id, "StreamStateHandle", path));
+    }
     Note(cls);
     if (cls == "state.memory.ByteStreamStateHandle") {
       h->tag = static_cast<uint8_t>(HandleTag::kByteStream);
@@ -343,7 +430,10 @@ class GraphReader {
     }
     id = s_.Resolve(id);
     h->range = s_.item(id).range;
-    const std::string cls = Short(s_.ClassNameOf(id));
+    std::string cls = Short(s_.ClassNameOf(id));
+    if (!absl::c_linear_search(kKeyedClasses, cls)) {
+      cls = Short(HandleClass(id, "KeyedStateHandle", path));
+    }
     Note(cls);
     const bool with_id = HasField(id, "stateHandleId") || HasField(id, "stateHandleID");
     if (cls == "state.KeyGroupsStateHandle" || cls == "state.KeyGroupsSavepointStateHandle") {
@@ -467,7 +557,10 @@ class GraphReader {
                                   OperatorStateHandle* h) {
     id = s_.Resolve(id);
     h->range = s_.item(id).range;
-    const std::string cls = Short(s_.ClassNameOf(id));
+    std::string cls = Short(s_.ClassNameOf(id));
+    if (!absl::c_linear_search(kOperatorHandleClasses, cls)) {
+      cls = Short(HandleClass(id, "OperatorStateHandle", path));
+    }
     Note(cls);
     const bool merging =
         cls == "state.filemerging.FileMergingOperatorStreamStateHandle" ||
@@ -700,9 +793,8 @@ class GraphReader {
   }
 
   // True if object `id` plays `role`: its class is a known shape of the
-  // role, or (a renamed or relocated class, a newer release) its own class
-  // descriptors have every field the shape needs; then it is read by
-  // structure and a warning names the class and the shape it matched.
+  // role, or (a renamed or relocated class, a newer release) it is read by
+  // structure as the nearest known shape of the role (`ByStructure`).
   bool Matches(ItemId id, absl::string_view role, absl::string_view path) {
     id = s_.Resolve(id);
     if (s_.item(id).kind != ItemKind::kObject) return false;
@@ -710,18 +802,84 @@ class GraphReader {
     for (const KnownClassShape& k : KnownClassShapes()) {
       if (k.role == role && cls == k.class_name) return true;
     }
+    return ByStructure(id, role, path) != nullptr;
+  }
+  // The entry of `role` nearest to object `id`'s own descriptors (fewest of
+  // its needed fields missing, at least one present), with a
+  // CLASS_SHAPE_DRIFT warning (once per class); null if none.
+  const KnownClassShape* ByStructure(ItemId id, absl::string_view role, absl::string_view path) {
+    id = s_.Resolve(id);
+    if (s_.item(id).kind != ItemKind::kObject) return nullptr;
+    const KnownClassShape* best = nullptr;
+    int best_missing = 0;
+    size_t best_diff = 0;
     for (const KnownClassShape& k : KnownClassShapes()) {
-      if (k.role != role || Missing(id, k) != 0) continue;
-      if (std::find(drifted_.begin(), drifted_.end(), cls) == drifted_.end()) {
-        drifted_.push_back(cls);
-        info_->shape_warnings.push_back(absl::StrCat(
-            path, ": class ", cls, " is not a known ", role,
-            " class; read by structure as the nearest known shape ", k.class_name,
-            " (Flink ", k.releases, "), whose fields it has"));
+      if (k.role != role) continue;
+      const int m = Missing(id, k);
+      // Ties: the release whose declared fields differ least from the class's.
+      const size_t diff = DeclaredDiff(s_.desc(s_.item(id).desc), k);
+      if (m < static_cast<int>(k.fields.size()) &&
+          (best == nullptr || m < best_missing || (m == best_missing && diff < best_diff))) {
+        best = &k;
+        best_missing = m;
+        best_diff = diff;
       }
-      return true;
     }
-    return false;
+    if (best == nullptr) return nullptr;
+    const std::string cls = s_.ClassNameOf(id);
+    if (std::find(drifted_.begin(), drifted_.end(), cls) == drifted_.end()) {
+      drifted_.push_back(cls);
+      std::string missing;
+      const javaobj::ClassDesc& d = s_.desc(s_.item(id).desc);
+      for (const char* f : best->fields) {
+        bool found = false;
+        for (javaobj::DescId c : d.chain) found |= s_.desc(c).FindField(f) >= 0;
+        if (!found) absl::StrAppend(&missing, missing.empty() ? "" : ", ", f);
+      }
+      CompletedCheckpointInfo::ShapeWarning w;
+      w.code = "CLASS_SHAPE_DRIFT";
+      w.path = std::string(path);
+      w.class_name = cls;
+      w.nearest_shape = absl::StrCat(best->class_name, " (Flink ", best->releases, ")");
+      w.offset = s_.item(id).range.offset;
+      w.message = absl::StrCat(
+          path, ": class ", cls, " is not a known ", role,
+          " class; read by structure as the nearest known shape ", w.nearest_shape,
+          missing.empty() ? ", whose fields it has"
+                          : absl::StrCat(", without its fields ", missing, " (read as absent)"),
+          " at byte ", w.offset);
+      info_->shape_warnings.push_back(std::move(w));
+    }
+    return best;
+  }
+  // For a handle whose class the reader does not know: the class of the
+  // nearest known shape of `role` if the object's descriptors declare every
+  // field it needs (so it is read as that class), else its own class name.
+  std::string HandleClass(ItemId id, absl::string_view role, absl::string_view path) {
+    const std::string cls = s_.ClassNameOf(id);
+    for (const KnownClassShape& k : KnownClassShapes()) {
+      if (k.role == role && cls == k.class_name) return cls;
+    }
+    for (const KnownClassShape& k : KnownClassShapes()) {
+      if (k.role == role && s_.item(s_.Resolve(id)).kind == ItemKind::kObject &&
+          Missing(s_.Resolve(id), k) == 0) {
+        const KnownClassShape* best = ByStructure(id, role, path);
+        return best != nullptr ? best->class_name : cls;
+      }
+    }
+    return cls;
+  }
+  // Fields declared by `d` but not by `k` plus fields of `k` that `d` lacks
+  // (entries without a declared list: the needed fields `d` lacks).
+  static size_t DeclaredDiff(const javaobj::ClassDesc& d, const KnownClassShape& k) {
+    const std::vector<const char*>& names = k.declared.empty() ? k.fields : k.declared;
+    size_t diff = 0;
+    for (const char* n : names) diff += d.FindField(n) < 0;
+    if (k.declared.empty()) return diff;
+    for (const javaobj::FieldDesc& f : d.fields) {
+      diff += std::none_of(names.begin(), names.end(), [&](const char* n) { return f.name == n; });
+    }
+    return diff;
   }
   // Fields of `k` that object `id`'s class chain does not declare.
   int Missing(ItemId id, const KnownClassShape& k) const {
@@ -751,19 +909,78 @@ class GraphReader {
     return absl::StrCat(" (nearest known shape ", best->class_name, ": ", best_missing, " of its ",
                         best->fields.size(), " fields missing)");
   }
-  // A known class whose serialVersionUID is not the one Flink declares: the
-  // JDK's ObjectInputStream refuses it (InvalidClassException) on a Flink
-  // whose class has the declared value.
-  void CheckSerialVersionUids() {
+  // Every descriptor of a class in the table: a serialVersionUID other than
+  // the one Flink declares (the JDK's ObjectInputStream refuses it:
+  // InvalidClassException) and declared fields that are those of no release
+  // shape of the class (an extra or a missing field: another release, or a
+  // patched class).
+  void CheckDescriptors() {
     for (size_t d = 0; d < s_.num_descs(); ++d) {
       const javaobj::ClassDesc& cd = s_.desc(d);
+      const KnownClassShape* suid_entry = nullptr;
+      bool suid_ok = false, fields_ok = false, compared = false;
+      const KnownClassShape* nearest = nullptr;
+      size_t nearest_diff = 0;
+      std::string added, removed, releases;
       for (const KnownClassShape& k : KnownClassShapes()) {
-        if (k.suid == 0 || cd.name != k.class_name || cd.suid == k.suid) continue;
-        info_->shape_warnings.push_back(absl::StrFormat(
+        if (cd.name != k.class_name) continue;
+        if (k.suid != 0) {
+          absl::StrAppend(&releases, suid_entry == nullptr ? "" : ", ", k.releases);
+          suid_entry = &k;
+          suid_ok |= cd.suid == k.suid;
+        }
+        if (k.declared.empty()) continue;
+        compared = true;
+        std::string add, rem;
+        size_t diff = 0;
+        for (const javaobj::FieldDesc& f : cd.fields) {
+          if (std::find_if(k.declared.begin(), k.declared.end(),
+                           [&](const char* n) { return f.name == n; }) == k.declared.end()) {
+            absl::StrAppend(&add, add.empty() ? "" : ", ", f.name);
+            ++diff;
+          }
+        }
+        for (const char* n : k.declared) {
+          if (cd.FindField(n) < 0) {
+            absl::StrAppend(&rem, rem.empty() ? "" : ", ", n);
+            ++diff;
+          }
+        }
+        if (diff == 0) fields_ok = true;
+        if (nearest == nullptr || diff < nearest_diff) {
+          nearest = &k;
+          nearest_diff = diff;
+          added = add;
+          removed = rem;
+        }
+      }
+      const uint64_t at = s_.item(cd.item).range.offset;
+      if (suid_entry != nullptr && !suid_ok) {
+        CompletedCheckpointInfo::ShapeWarning w;
+        w.code = "SERIAL_VERSION_UID_CHANGED";
+        w.class_name = cd.name;
+        w.nearest_shape = absl::StrCat(suid_entry->class_name, " (Flink ", releases, ")");
+        w.offset = at;
+        w.message = absl::StrFormat(
             "class %s has serialVersionUID 0x%016x, Flink %s declares 0x%016x: "
             "ObjectInputStream on such a Flink throws java.io.InvalidClassException "
-            "(local class incompatible)",
-            cd.name, static_cast<uint64_t>(cd.suid), k.releases, static_cast<uint64_t>(k.suid)));
+            "(local class incompatible) at byte %d",
+            cd.name, static_cast<uint64_t>(cd.suid), releases,
+            static_cast<uint64_t>(suid_entry->suid), at);
+        info_->shape_warnings.push_back(std::move(w));
+      }
+      if (compared && !fields_ok) {
+        CompletedCheckpointInfo::ShapeWarning w;
+        w.code = "CLASS_FIELDS_DRIFT";
+        w.class_name = cd.name;
+        w.nearest_shape = absl::StrCat(nearest->class_name, " (Flink ", nearest->releases, ")");
+        w.offset = at;
+        w.message = absl::StrCat(
+            "class ", cd.name, " declares fields no known release shape has; nearest: Flink ",
+            nearest->releases, added.empty() ? "" : absl::StrCat(", fields added: ", added),
+            removed.empty() ? "" : absl::StrCat(", fields missing: ", removed),
+            "; read by field name at byte ", at);
+        info_->shape_warnings.push_back(std::move(w));
       }
     }
   }

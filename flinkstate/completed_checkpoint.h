@@ -67,15 +67,29 @@ inline constexpr char kCompletedCheckpointClass[] =
 
 // One known shape of a Flink class at a position of the CompletedCheckpoint
 // graph: the table the reader consults (a new release's shape is one entry).
-// A class whose name is in no entry for its position, but whose stream
-// descriptors declare every field of an entry for that role, is read by
-// structure (with a `shape_warnings` entry naming it and the entry).
+// The shapes are those of the class descriptors real Flink releases write
+// (tests/testdata/flink-*/…completedCheckpoint*).
+//
+// How the reader uses the table at a position that plays `role`:
+//   * a class named in an entry of the role is read by name; if its own
+//     descriptor's fields are those of no entry for that name, a
+//     `CLASS_FIELDS_DRIFT` warning names the nearest entry and the fields
+//     added and missing (entries with an empty `declared` list are not
+//     compared);
+//   * a class named in no entry of the role is read by structure as the
+//     nearest entry (fewest `fields` missing from its descriptor chain; at
+//     least one present) with a `CLASS_SHAPE_DRIFT` warning;
+//   * a class named in an entry with a non-zero `suid` but another
+//     serialVersionUID gets a `SERIAL_VERSION_UID_CHANGED` warning.
 struct KnownClassShape {
   const char* role;        // "CompletedCheckpoint", "OperatorState", ...
   const char* class_name;  // the Java class
   const char* releases;    // Flink releases with this shape, "1.13-2.x"
   int64_t suid;            // declared serialVersionUID; 0: not checked
   std::vector<const char*> fields;  // fields the reader needs
+  // Every field the class's own descriptor declares in these releases, in
+  // wire order; empty: not compared.
+  std::vector<const char*> declared = {};
 };
 const std::vector<KnownClassShape>& KnownClassShapes();
 
@@ -114,10 +128,18 @@ struct CompletedCheckpointInfo {
   std::string flink_versions;
   // "<path>: <class>" for every handle whose class is not known.
   std::vector<std::string> unknown_classes;
-  // Drifted class shapes: a class at a known position whose name is not a
-  // known shape but whose fields are (read by structure, see
-  // `KnownClassShapes`), and known classes with another serialVersionUID.
-  std::vector<std::string> shape_warnings;
+  // Drifted class shapes (see `KnownClassShapes`).
+  struct ShapeWarning {
+    // CLASS_SHAPE_DRIFT, CLASS_FIELDS_DRIFT or SERIAL_VERSION_UID_CHANGED.
+    std::string code;
+    std::string path;        // item path in the graph ("" for descriptors)
+    std::string class_name;  // the class as the stream names it
+    // The table entry compared with: "<class> (Flink <releases>)".
+    std::string nearest_shape;
+    uint64_t offset = 0;     // the object's (or descriptor's) first byte
+    std::string message;     // the same in prose
+  };
+  std::vector<ShapeWarning> shape_warnings;
   std::vector<OperatorHandleRef> operator_handles;
 };
 

@@ -2,6 +2,8 @@
 
 #include "flinkstate/ha_pointer.h"
 
+#include <algorithm>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
@@ -64,6 +66,35 @@ absl::StatusOr<std::string> DecodeBase64JavaStream(serde::ByteView text) {
 absl::StatusOr<HaPointer> DecodeHaPointer(serde::ByteView bytes) {
   using javaobj::ItemId;
   using javaobj::ItemKind;
+  // A pointer is a few hundred bytes; any Java stream is asked whether it is
+  // one (`Open` sniffs), so a stream whose first object's class is plainly
+  // another one is answered from its first bytes, not a decode of the whole
+  // (a 28 MB stream would cost its whole model): TC_OBJECT TC_CLASSDESC
+  // name. The message is the one the full check gives.
+  if (bytes.size() >= 5 && javaobj::HasStreamHeader(bytes.data(), bytes.size()) &&
+      bytes[4] >= javaobj::kTcBase && bytes[4] <= javaobj::kTcEnum &&
+      bytes[4] != javaobj::kTcObject) {
+    // The first item is no object (the first top-level item cannot be a
+    // reference: no handle exists yet).
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ha-pointer: top level: expected ", kRetrievableStreamStateHandleClass, ", found ",
+        javaobj::ItemKindName(javaobj::ItemKindOfTag(bytes[4])), " at byte 4"));
+  }
+  if (bytes.size() >= 8 && bytes[4] == javaobj::kTcObject && bytes[5] == javaobj::kTcClassDesc) {
+    const size_t n = (size_t{bytes[6]} << 8) | bytes[7];
+    if (bytes.size() >= 8 + n) {
+      const absl::string_view name(reinterpret_cast<const char*>(bytes.data()) + 8, n);
+      const bool ascii = std::all_of(name.begin(), name.end(), [](char c) {
+        return static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x80;
+      });
+      if (ascii && name != kRetrievableStreamStateHandleClass &&
+          name != kStateHandleWithDeleteMarkerClass) {
+        return absl::InvalidArgumentError(absl::StrCat("ha-pointer: top level: expected ",
+                                                       kRetrievableStreamStateHandleClass,
+                                                       ", found ", name, " at byte 4"));
+      }
+    }
+  }
   FLINKSTATE_ASSIGN_OR_RETURN(javaobj::Stream s, javaobj::DecodeStream(bytes));
   auto fail = [&](absl::string_view path, absl::string_view expected, ItemId at) {
     const bool none = at == javaobj::kNoItem;

@@ -583,7 +583,13 @@ report::Report BuildReport(const StateFile& file, serde::ByteView input,
         w->set_item_path(colon == std::string::npos ? "" : u.substr(0, colon));
         w->set_class_name(colon == std::string::npos ? u : u.substr(colon + 2));
       }
-      for (const std::string& w : cc->shape_warnings) builder.AddWarning("CLASS_SHAPE_DRIFT", w);
+      for (const CompletedCheckpointInfo::ShapeWarning& sw : cc->shape_warnings) {
+        report::Warning* w = builder.AddWarning(sw.code, sw.message);
+        w->set_item_path(sw.path);
+        w->set_class_name(sw.class_name);
+        w->set_nearest_shape(sw.nearest_shape);
+        w->set_offset(sw.offset);
+      }
     }
     if (cc == nullptr) {
       FillMetadataHeader(m, input, &r);

@@ -10,7 +10,9 @@ packages=(g++ cmake ninja-build pkg-config libabsl-dev libprotobuf-dev
           clang libclang-rt-14-dev zlib1g-dev python3-jsonschema)
 for arg in "$@"; do
   case "$arg" in
-    --with-java) packages+=(openjdk-17-jdk-headless maven) ;;
+    # kubernetes-client: kubectl, which the JDK conformance test uses to make
+    # the ConfigMap output people paste (a kubectl from elsewhere is fine).
+    --with-java) packages+=(openjdk-17-jdk-headless maven kubernetes-client) ;;
     --bench) packages+=(openjdk-17-jdk-headless maven python3-matplotlib) ;;
     *) echo "install-deps.sh: unknown option $arg (--with-java, --bench)" >&2; exit 2 ;;
   esac
@@ -24,6 +26,9 @@ done
 if command -v javac >/dev/null && command -v mvn >/dev/null; then
   missing=("${missing[@]/openjdk-17-jdk-headless}")
   missing=("${missing[@]/maven}")
+fi
+if command -v kubectl >/dev/null; then
+  missing=("${missing[@]/kubernetes-client}")
 fi
 read -r -a missing <<< "${missing[*]:-}"
 if (( ${#missing[@]} == 0 )); then

@@ -20,6 +20,25 @@ namespace flinkstate::cli {
 
 int RunDump(const CommandArgs& a) {
   if (a.positional.size() != 1) return Usage("dump takes one FILE");
+  if (a.summary && a.input_format == "auto") {
+    // A raw Java stream (a completedCheckpoint too) is summarised in one
+    // streaming pass straight from the mapping: no model, not even Open's.
+    absl::StatusOr<serde::MappedFile> raw = serde::MappedFile::Open(a.positional[0]);
+    if (raw.ok()) {
+      const FileKind kind = SniffFileKind(raw->bytes());
+      if (kind == FileKind::kJavaStream || kind == FileKind::kCompletedCheckpoint) {
+        javaobj::DumpOptions options;
+        options.json = a.json;
+        options.summary = true;
+        options.max_output_bytes = std::numeric_limits<uint64_t>::max();
+        absl::Status s = javaobj::DumpStream(raw->bytes(), options, std::cout);
+        if (!s.ok()) {
+          return Fail(absl::Status(s.code(), absl::StrCat(a.positional[0], ": ", s.message())));
+        }
+        return kExitOk;
+      }
+    }
+  }
   absl::StatusOr<Input> in = Load(a.positional[0]);
   if (!in.ok()) {
     // `dump` never depends on Flink's class shapes: a completedCheckpoint

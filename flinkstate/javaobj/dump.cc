@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <map>
+#include <unordered_map>
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "flinkstate/javaobj/canonical.h"
@@ -289,10 +290,6 @@ class Dumper {
   }
 
   void Run() {
-    if (o_.summary) {
-      Summarize();
-      return;
-    }
     const serde::SourceRange tr = s_.trailing();
     if (o_.json) {
       absl::StrAppend(out_, "{\"magic\":\"0xaced\",\"version\":5,\"contents\":[");
@@ -315,135 +312,6 @@ class Dumper {
         absl::StrAppendFormat(out_, "%08x  %s\n", tr.offset, TrailingDataMessage(s_));
       }
     }
-  }
-
-  // Class histogram (like `jmap -histo`), item kinds, handles and depth.
-  void Summarize() {
-    struct Row {
-      uint64_t instances = 0;
-      uint64_t bytes = 0;
-    };
-    std::map<std::string, Row> rows;
-    uint64_t kinds[static_cast<int>(ItemKind::kException) + 1] = {};
-    uint64_t max_depth = 0, depth_sum = 0, values = 0;
-    // Pre-order ids with `subtree_end`: a stack of open subtrees gives depth.
-    // Open subtrees; `in_desc` counts the class descriptors among them (items
-    // inside a descriptor are not values and have no value depth).
-    std::vector<ItemId> open;
-    uint64_t in_desc = 0;
-    auto is_desc = [&](ItemId i) {
-      return s_.item(i).kind == ItemKind::kClassDesc || s_.item(i).kind == ItemKind::kProxyClassDesc;
-    };
-    for (ItemId id = 0; id < s_.num_items(); ++id) {
-      const Item& it = s_.item(id);
-      while (!open.empty() && s_.item(open.back()).subtree_end <= id) {
-        if (is_desc(open.back())) --in_desc;
-        open.pop_back();
-      }
-      ++kinds[static_cast<int>(it.kind)];
-      uint64_t own = it.range.size;
-      for (ItemId k : s_.children(id)) own -= s_.item(k).range.size;
-      std::string name;
-      switch (it.kind) {
-        case ItemKind::kObject:
-        case ItemKind::kArray:
-        case ItemKind::kEnum: name = s_.desc(it.desc).DisplayName(); break;
-        case ItemKind::kString: name = "java.lang.String"; break;
-        case ItemKind::kClass: name = "java.lang.Class"; break;
-        case ItemKind::kClassDesc:
-        case ItemKind::kProxyClassDesc: name = "(class descriptors)"; break;
-        case ItemKind::kBlockData: name = "(block data)"; break;
-        case ItemKind::kReference: name = "(references)"; break;
-        case ItemKind::kNull: name = "(nulls)"; break;
-        case ItemKind::kReset: name = "(resets)"; break;
-        case ItemKind::kException: name = "(exceptions)"; break;
-      }
-      Row& r = rows[name];
-      ++r.instances;
-      r.bytes += own;
-      // A value's depth: the values it is nested in (the reference from an
-      // object to its class descriptor is framing, not a value).
-      bool desc_ref = false;
-      if (!open.empty()) {
-        const ItemKind pk = s_.item(open.back()).kind;
-        desc_ref = (pk == ItemKind::kObject || pk == ItemKind::kArray || pk == ItemKind::kEnum ||
-                    pk == ItemKind::kClass) &&
-                   s_.children(open.back())[0] == id;
-      }
-      if (!is_desc(id) && in_desc == 0 && !desc_ref) {
-        max_depth = std::max<uint64_t>(max_depth, open.size());
-        depth_sum += open.size();
-        ++values;
-      }
-      if (it.subtree_end > id + 1) {
-        if (is_desc(id)) ++in_desc;
-        open.push_back(id);
-      }
-    }
-    std::vector<std::pair<std::string, Row>> sorted(rows.begin(), rows.end());
-    std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
-      if (a.second.bytes != b.second.bytes) return a.second.bytes > b.second.bytes;
-      return a.first < b.first;
-    });
-    uint64_t handles = 0, max_handles = 0;
-    for (uint32_t e = 0; e < s_.num_epochs(); ++e) {
-      handles += s_.num_handles(e);
-      max_handles = std::max<uint64_t>(max_handles, s_.num_handles(e));
-    }
-    const uint64_t refs = kinds[static_cast<int>(ItemKind::kReference)];
-    const serde::SourceRange tr = s_.trailing();
-    if (o_.json) {
-      absl::StrAppend(out_, "{\"bytes\":", s_.input().size(), ",\"items\":", s_.num_items(),
-                      ",\"top_level\":", s_.top_level().size(), ",\"kinds\":{");
-      bool first = true;
-      for (int k = 0; k <= static_cast<int>(ItemKind::kException); ++k) {
-        if (kinds[k] == 0) continue;
-        absl::StrAppend(out_, first ? "" : ",", "\"", ItemKindName(static_cast<ItemKind>(k)),
-                        "\":", kinds[k]);
-        first = false;
-      }
-      absl::StrAppend(out_, "},\"handles\":{\"assigned\":", handles, ",\"epochs\":",
-                      s_.num_epochs(), ",\"max_per_epoch\":", max_handles,
-                      ",\"references\":", refs, "},\"depth\":{\"max\":", max_depth,
-                      ",\"mean\":", FormatJavaDouble(values ? double(depth_sum) / values : 0.0),
-                      "},\"classes\":[");
-      for (size_t i = 0; i < sorted.size(); ++i) {
-        absl::StrAppend(out_, i ? "," : "", "{\"class\":", JsonEscape(sorted[i].first),
-                        ",\"instances\":", sorted[i].second.instances,
-                        ",\"bytes\":", sorted[i].second.bytes, "}");
-      }
-      out_->push_back(']');
-      if (s_.aborted()) absl::StrAppend(out_, ",\"aborted\":true");
-      if (tr.size != 0) {
-        absl::StrAppend(out_, ",\"trailing\":{\"offset\":", tr.offset, ",\"size\":", tr.size, "}");
-      }
-      absl::StrAppend(out_, "}\n");
-      return;
-    }
-    absl::StrAppend(out_, "Java serialization stream: ", s_.input().size(), " bytes, ",
-                    s_.top_level().size(), " top-level items, ", s_.num_items(), " items\n");
-    absl::StrAppend(out_, "items by kind:");
-    for (int k = 0; k <= static_cast<int>(ItemKind::kException); ++k) {
-      if (kinds[k] != 0) {
-        absl::StrAppend(out_, " ", ItemKindName(static_cast<ItemKind>(k)), " ", kinds[k]);
-      }
-    }
-    absl::StrAppend(out_, "\nhandles: ", handles, " assigned in ", s_.num_epochs(),
-                    " epoch(s), at most ", max_handles, " live; ", refs, " back-references\n");
-    absl::StrAppendFormat(out_, "depth: max %d, mean %.2f (values nested in values)\n", max_depth,
-                          values ? double(depth_sum) / values : 0.0);
-    if (s_.aborted()) absl::StrAppend(out_, "aborted: a TC_EXCEPTION cut a top-level item short\n");
-    if (tr.size != 0) absl::StrAppend(out_, TrailingDataMessage(s_), "\n");
-    absl::StrAppendFormat(out_, "\n%5s %14s %14s  %s\n", "num", "#instances", "#bytes",
-                          "class name");
-    uint64_t ti = 0, tb = 0;
-    for (size_t i = 0; i < sorted.size(); ++i) {
-      absl::StrAppendFormat(out_, "%4d: %14d %14d  %s\n", i + 1, sorted[i].second.instances,
-                            sorted[i].second.bytes, N(sorted[i].first));
-      ti += sorted[i].second.instances;
-      tb += sorted[i].second.bytes;
-    }
-    absl::StrAppendFormat(out_, "Total %14d %14d\n", ti, tb);
   }
 
  private:
@@ -745,6 +613,213 @@ class Dumper {
 
 }  // namespace
 
+namespace {
+
+bool IsDescTag(uint8_t tag) { return tag == kTcClassDesc || tag == kTcProxyClassDesc; }
+
+// The histogram of `SummarizeStream`, fed item by item by `ScanStream`.
+class Summarizer : public StreamVisitor {
+ public:
+  explicit Summarizer(StreamSummary* out) : out_(out) {}
+
+  void BeginItem(uint8_t tag, uint64_t offset) override {
+    // A value's depth: the values it is nested in. Descriptors and what is
+    // inside them are not values, nor is the class descriptor (reference)
+    // of an object, array, enum or class: it is framing.
+    bool desc_ref = false;
+    if (!open_.empty()) {
+      Open& p = open_.back();
+      desc_ref = (p.tag == kTcObject || p.tag == kTcArray || p.tag == kTcEnum ||
+                  p.tag == kTcClass) &&
+                 p.children == 0;
+      ++p.children;
+    }
+    if (!IsDescTag(tag) && in_desc_ == 0 && !desc_ref) {
+      out_->max_depth = std::max<uint64_t>(out_->max_depth, open_.size());
+      out_->depth_sum += open_.size();
+      ++out_->values;
+    }
+    if (IsDescTag(tag)) ++in_desc_;
+    open_.push_back({offset, 0, 0, tag});
+  }
+
+  void EndItem(uint64_t end, const ClassDesc* desc) override {
+    const Open o = open_.back();
+    open_.pop_back();
+    const uint64_t size = end - o.offset;
+    if (!open_.empty()) open_.back().child_bytes += size;
+    if (IsDescTag(o.tag)) --in_desc_;
+    const ItemKind kind = ItemKindOfTag(o.tag);
+    ++out_->kinds[static_cast<int>(kind)];
+    Row* r;
+    if (kind == ItemKind::kString && !open_.empty() &&
+        (open_.back().tag == kTcClassDesc || open_.back().tag == kTcEnum)) {
+      // A field's type name (`className1`) or an enum constant's name: part
+      // of a descriptor or an enum, not a String value the reader gets.
+      r = open_.back().tag == kTcEnum ? &enum_names_ : &type_strings_;
+      ++r->instances;
+      r->bytes += size - o.child_bytes;
+      return;
+    }
+    if ((kind == ItemKind::kObject || kind == ItemKind::kArray || kind == ItemKind::kEnum) &&
+        desc != nullptr) {
+      // Rows per descriptor while scanning (no name lookups per item);
+      // descriptors of the same name (re-sent after a reset) merge at the end.
+      auto [it, fresh] = desc_rows_.try_emplace(desc->item, 0);
+      if (fresh) {
+        rows_.push_back({desc->DisplayName(), 0, 0});
+        it->second = rows_.size() - 1;
+      }
+      r = &rows_[it->second];
+    } else {
+      r = &fixed_[static_cast<int>(kind)];
+    }
+    ++r->instances;
+    r->bytes += size - o.child_bytes;
+  }
+
+  // Merges the rows by class name and sorts them like `jmap -histo`.
+  void Finish() {
+    static constexpr const char* kFixedNames[] = {
+        "(nulls)", "(references)", "(class descriptors)", "(class descriptors)",
+        "", "java.lang.String", "", "", "java.lang.Class", "(block data)",
+        "(resets)", "(exceptions)"};
+    std::map<std::string, ClassHistogramRow> merged;
+    auto add = [&](const std::string& name, const Row& r) {
+      if (r.instances == 0) return;
+      ClassHistogramRow& m = merged[name];
+      m.class_name = name;
+      m.instances += r.instances;
+      m.bytes += r.bytes;
+    };
+    for (const Row& r : rows_) add(r.name, r);
+    for (int k = 0; k < kNumKinds; ++k) add(kFixedNames[k], fixed_[k]);
+    add("(field type strings)", type_strings_);
+    add("(enum constant names)", enum_names_);
+    for (auto& [name, row] : merged) out_->classes.push_back(std::move(row));
+    std::sort(out_->classes.begin(), out_->classes.end(),
+              [](const ClassHistogramRow& a, const ClassHistogramRow& b) {
+                if (a.bytes != b.bytes) return a.bytes > b.bytes;
+                return a.class_name < b.class_name;
+              });
+  }
+
+ private:
+  static constexpr int kNumKinds = static_cast<int>(ItemKind::kException) + 1;
+  struct Open {
+    uint64_t offset;
+    uint64_t child_bytes;
+    uint32_t children;
+    uint8_t tag;
+  };
+  struct Row {
+    std::string name;
+    uint64_t instances;
+    uint64_t bytes;
+  };
+  StreamSummary* out_;
+  std::vector<Open> open_;
+  uint64_t in_desc_ = 0;
+  std::vector<Row> rows_;
+  std::unordered_map<ItemId, size_t> desc_rows_;  // by descriptor item
+  Row fixed_[kNumKinds] = {};
+  Row type_strings_ = {};
+  Row enum_names_ = {};
+};
+
+}  // namespace
+
+absl::StatusOr<StreamSummary> SummarizeStream(serde::ByteView input,
+                                              const DecodeOptions& options) {
+  StreamSummary sum;
+  Summarizer summarizer(&sum);
+  FLINKSTATE_ASSIGN_OR_RETURN(StreamScan scan, ScanStream(input, summarizer, options));
+  summarizer.Finish();
+  sum.bytes = input.size();
+  sum.items = scan.num_items;
+  sum.top_level = scan.num_top_level;
+  sum.handles_assigned = scan.handles_assigned;
+  sum.epochs = scan.num_epochs;
+  sum.max_handles_per_epoch = scan.max_handles_per_epoch;
+  sum.references = sum.kinds[static_cast<int>(ItemKind::kReference)];
+  sum.aborted = scan.aborted;
+  sum.trailing = scan.trailing;
+  return sum;
+}
+
+namespace {
+
+std::string FormatSummary(const StreamSummary& s, const DumpOptions& o) {
+  std::string out;
+  const double mean = s.values ? double(s.depth_sum) / s.values : 0.0;
+  constexpr int kNumKinds = static_cast<int>(ItemKind::kException) + 1;
+  if (o.json) {
+    absl::StrAppend(&out, "{\"bytes\":", s.bytes, ",\"items\":", s.items,
+                    ",\"top_level\":", s.top_level, ",\"kinds\":{");
+    bool first = true;
+    for (int k = 0; k < kNumKinds; ++k) {
+      if (s.kinds[k] == 0) continue;
+      absl::StrAppend(&out, first ? "" : ",", "\"", ItemKindName(static_cast<ItemKind>(k)),
+                      "\":", s.kinds[k]);
+      first = false;
+    }
+    absl::StrAppend(&out, "},\"handles\":{\"assigned\":", s.handles_assigned, ",\"epochs\":",
+                    s.epochs, ",\"max_per_epoch\":", s.max_handles_per_epoch,
+                    ",\"references\":", s.references, "},\"depth\":{\"max\":", s.max_depth,
+                    ",\"mean\":", FormatJavaDouble(mean), "},\"classes\":[");
+    for (size_t i = 0; i < s.classes.size(); ++i) {
+      absl::StrAppend(&out, i ? "," : "", "{\"class\":", JsonEscape(s.classes[i].class_name),
+                      ",\"instances\":", s.classes[i].instances,
+                      ",\"bytes\":", s.classes[i].bytes, "}");
+    }
+    out.push_back(']');
+    if (s.aborted) absl::StrAppend(&out, ",\"aborted\":true");
+    if (s.trailing.size != 0) {
+      absl::StrAppend(&out, ",\"trailing\":{\"offset\":", s.trailing.offset,
+                      ",\"size\":", s.trailing.size, "}");
+    }
+    absl::StrAppend(&out, "}\n");
+    return out;
+  }
+  absl::StrAppend(&out, "Java serialization stream: ", s.bytes, " bytes, ", s.top_level,
+                  " top-level items, ", s.items, " items\n");
+  absl::StrAppend(&out, "items by kind:");
+  for (int k = 0; k < kNumKinds; ++k) {
+    if (s.kinds[k] != 0) {
+      absl::StrAppend(&out, " ", ItemKindName(static_cast<ItemKind>(k)), " ", s.kinds[k]);
+    }
+  }
+  absl::StrAppend(&out, "\nhandles: ", s.handles_assigned, " assigned in ", s.epochs,
+                  " epoch(s), at most ", s.max_handles_per_epoch, " live; ", s.references,
+                  " back-references\n");
+  absl::StrAppendFormat(&out, "depth: max %d, mean %.2f (values nested in values)\n",
+                        s.max_depth, mean);
+  if (s.aborted) absl::StrAppend(&out, "aborted: a TC_EXCEPTION cut a top-level item short\n");
+  if (s.trailing.size != 0) {
+    absl::StrAppend(&out, s.trailing.size, " trailing bytes after the last object at byte ",
+                    s.trailing.offset, "\n");
+  }
+  absl::StrAppendFormat(&out, "\n%5s %14s %14s  %s\n", "num", "#instances", "#bytes",
+                        "class name");
+  uint64_t ti = 0, tb = 0;
+  for (size_t i = 0; i < s.classes.size(); ++i) {
+    const std::string& name = s.classes[i].class_name;
+    const std::string shown =
+        name.size() <= o.max_string_bytes
+            ? name
+            : absl::StrCat(name.substr(0, serde::Utf8PrefixLength(name, o.max_string_bytes)),
+                           "...(", name.size(), " bytes)");
+    absl::StrAppendFormat(&out, "%4d: %14d %14d  %s\n", i + 1, s.classes[i].instances,
+                          s.classes[i].bytes, shown);
+    ti += s.classes[i].instances;
+    tb += s.classes[i].bytes;
+  }
+  absl::StrAppendFormat(&out, "Total %14d %14d\n", ti, tb);
+  return out;
+}
+
+}  // namespace
+
 std::string TrailingDataMessage(const Stream& s) {
   const serde::SourceRange tr = s.trailing();
   return absl::StrCat(tr.size, " trailing bytes after the last object at byte ", tr.offset);
@@ -762,12 +837,25 @@ absl::Status TooLong(const DumpOptions& options, serde::ByteView input) {
 
 absl::Status DumpStream(serde::ByteView input, const DumpOptions& options,
                         std::string* out) {
+  if (options.summary) {
+    FLINKSTATE_ASSIGN_OR_RETURN(StreamSummary sum, SummarizeStream(input, options.decode));
+    std::string text = FormatSummary(sum, options);
+    if (text.size() > options.max_output_bytes) return TooLong(options, input);
+    out->append(text);
+    return absl::OkStatus();
+  }
   FLINKSTATE_ASSIGN_OR_RETURN(Stream s, DecodeStream(input, options.decode));
   return DumpDecodedStream(s, options, out);
 }
 
 absl::Status DumpDecodedStream(const Stream& s, const DumpOptions& options, std::string* out) {
   const serde::ByteView input = s.input();
+  if (options.summary) {
+    // One scan of the input; the decoded model is not needed for it.
+    DumpOptions o = options;
+    o.decode = DecodeOptions();
+    return DumpStream(input, o, out);
+  }
   const size_t start = out->size();
   Dumper d(s, options, out, nullptr);
   d.Run();
@@ -780,6 +868,13 @@ absl::Status DumpDecodedStream(const Stream& s, const DumpOptions& options, std:
 
 absl::Status DumpStream(serde::ByteView input, const DumpOptions& options,
                         std::ostream& out) {
+  if (options.summary) {
+    std::string text;
+    FLINKSTATE_RETURN_IF_ERROR(DumpStream(input, options, &text));
+    out << text;
+    if (!out) return absl::DataLossError("javaobj: dump: writing the output failed");
+    return absl::OkStatus();
+  }
   FLINKSTATE_ASSIGN_OR_RETURN(Stream s, DecodeStream(input, options.decode));
   std::string buffer;
   Dumper d(s, options, &buffer, &out);

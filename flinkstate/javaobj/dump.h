@@ -46,8 +46,10 @@
 #include <limits>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "flinkstate/javaobj/stream_reader.h"
 #include "flinkstate/serde/byte_view.h"
 
@@ -73,7 +75,52 @@ struct DumpOptions {
   DecodeOptions decode;
 };
 
-// Decodes `input` and appends the dump to `*out`.
+// One row of the class histogram: a class (descriptor name; "java.lang.String",
+// "java.lang.Class"; "(class descriptors)", "(field type strings)" (the
+// TC_STRINGs of a descriptor's object field types), "(enum constant names)"
+// (the TC_STRING of each TC_ENUM): neither is a String value the JDK's
+// `readObject` returns, "(references)", "(nulls)", "(block data)", "(resets)",
+// "(exceptions)" for the other items), its
+// instances (items) and the bytes they take themselves (each item's range
+// minus its nested items' ranges).
+struct ClassHistogramRow {
+  std::string class_name;
+  uint64_t instances = 0;
+  uint64_t bytes = 0;
+};
+
+// What `dump --summary` shows, computed in one streaming pass (`ScanStream`):
+// memory is the handle table of the current epoch (8 bytes per handle), the
+// class descriptors and one row per class, never the item tree.
+struct StreamSummary {
+  uint64_t bytes = 0;      // input size
+  uint64_t items = 0;      // grammar occurrences, as `Stream::num_items`
+  uint64_t top_level = 0;  // as `Stream::top_level().size()`
+  // Items per `ItemKind` (index = the enumerator's value).
+  uint64_t kinds[static_cast<int>(ItemKind::kException) + 1] = {};
+  uint64_t handles_assigned = 0;
+  uint32_t epochs = 0;  // as `Stream::num_epochs`
+  uint64_t max_handles_per_epoch = 0;
+  uint64_t references = 0;  // TC_REFERENCE items
+  // Value depth: for every value (not a descriptor, not inside one, not the
+  // class descriptor reference of an object/array/enum/class), the number of
+  // items it is nested in; the maximum, the sum and the number of values.
+  uint64_t max_depth = 0;
+  uint64_t depth_sum = 0;
+  uint64_t values = 0;
+  // By bytes (descending), then name; the bytes of all rows add up to
+  // `bytes` - 4 - `trailing.size`.
+  std::vector<ClassHistogramRow> classes;
+  bool aborted = false;
+  serde::SourceRange trailing;
+};
+
+// Return values: as `DecodeStream` (the same inputs are accepted).
+[[nodiscard]] absl::StatusOr<StreamSummary> SummarizeStream(serde::ByteView input,
+                                                            const DecodeOptions& options = {});
+
+// Decodes `input` and appends the dump to `*out`. With `options.summary` the
+// input is scanned (`SummarizeStream`), not decoded into a model.
 // Return values: the decoder's error; `ResourceExhausted` if the dump would
 // exceed `options.max_output_bytes` (nothing is appended in either case).
 [[nodiscard]] absl::Status DumpStream(serde::ByteView input,

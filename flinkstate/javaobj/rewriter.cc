@@ -120,7 +120,19 @@ absl::Status StreamRewriter::RemoveItem(ItemId id) {
         " is a field value, element or descriptor part; replace it instead or "
         "remove it through its container"));
   }
+  // The JDK (and `DecodeStream`) reads trailing bytes only after a content
+  // item: with every top-level item gone they would stand where the first
+  // item must be, and the output would not be a stream.
+  if (p == kNoItem && s_.trailing().size > 0 &&
+      removed_top_level_ + 1 == s_.top_level().size()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "javaobj: rewrite: the ", ItemKindName(s_.kind(id)), " at byte ",
+        s_.range(id).offset, " is the last top-level item before the ",
+        s_.trailing().size, " trailing bytes at byte ", s_.trailing().offset,
+        "; removing it would leave them where the first object must be"));
+  }
   FLINKSTATE_RETURN_IF_ERROR(MarkEdited(id, kDeleted));
+  if (p == kNoItem) ++removed_top_level_;
   ++stats_.removed_items;
   return absl::OkStatus();
 }

@@ -132,6 +132,10 @@ class StreamRewriter {
       const std::vector<MapEntryRef>& hits);
   // Removes a top-level item or an item of unknown custom data (annotation).
   // Field values cannot be removed (replace them with `NewValue::Null()`).
+  // Return values: `FailedPrecondition` for a field value, element or
+  // descriptor part, an item already edited, or the last remaining top-level
+  // item of a stream with trailing bytes (`Stream::trailing`): those bytes
+  // would stand where the first content item must be.
   [[nodiscard]] absl::Status RemoveItem(ItemId id);
   // Replaces item `id` (any value position) with `value`.
   [[nodiscard]] absl::Status ReplaceValue(ItemId id, NewValue value);
@@ -176,6 +180,8 @@ class StreamRewriter {
   int32_t next_handle_ = 0;
   std::vector<serde::Replacement> replacements_;
   RewriteStats stats_;
+  // Top-level items removed by `RemoveItem`.
+  size_t removed_top_level_ = 0;
   bool built_ = false;
 };
 

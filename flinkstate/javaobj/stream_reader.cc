@@ -12,6 +12,7 @@
 #include "absl/strings/strip.h"
 #include "flinkstate/javaobj/stream_constants.h"
 #include "flinkstate/serde/data_input.h"
+#include "flinkstate/serde/endian.h"
 #include "flinkstate/serde/modified_utf8.h"
 #include "flinkstate/serde/status_macros.h"
 
@@ -19,12 +20,29 @@ namespace flinkstate::javaobj {
 
 class StreamReader {
  public:
-  StreamReader(serde::ByteView input, const DecodeOptions& options)
-      : in_(input), limits_(options.limits), options_(options) {
+  // `visitor` null: builds the model. Else a scan (`ScanStream`): no item
+  // is stored, each is reported to `visitor`, and the handle table keeps the
+  // defining item's offset per handle of the current epoch only.
+  StreamReader(serde::ByteView input, const DecodeOptions& options,
+               StreamVisitor* visitor = nullptr)
+      : in_(input), limits_(options.limits), options_(options), visitor_(visitor) {
     s_.input_ = input;
   }
 
   absl::StatusOr<Stream> Read();
+  // After a successful `Read` in scan mode.
+  StreamScan TakeScan() {
+    StreamScan r;
+    r.num_items = s_.num_items_;
+    r.num_top_level = top_count_;
+    r.num_epochs = static_cast<uint32_t>(s_.epoch_begin_.size());
+    r.handles_assigned = handles_total_;
+    r.max_handles_per_epoch = std::max(max_handles_, HandleCount());
+    r.aborted = s_.aborted_;
+    r.trailing = s_.trailing_;
+    r.descs = std::move(s_.descs_);
+    return r;
+  }
 
  private:
   enum class Expect : uint8_t { kObject, kTypeString, kEnumName };
@@ -63,12 +81,68 @@ class StreamReader {
     }
     ItemId id = static_cast<ItemId>(s_.num_items_);
     (void)kind;  // the kind is the type code's (`ItemKindOfTag(tag)`)
-    s_.AppendItem(offset, tag);
+    if (visitor_ != nullptr) {
+      ++s_.num_items_;
+      open_.push_back({offset, kNoDesc});
+      visitor_->BeginItem(tag, offset);
+    } else {
+      s_.AppendItem(offset, tag);
+    }
     return id;
+  }
+  // Scan mode: the innermost open item ends here.
+  void EndScanned() {
+    const DescId d = open_.back().desc;
+    open_.pop_back();
+    visitor_->EndItem(in_.position(), d == kNoDesc ? nullptr : &s_.descs_[d]);
+  }
+  // The descriptor of the value `id` (the innermost open item).
+  void SetDesc(ItemId id, DescId did) {
+    if (visitor_ != nullptr) {
+      open_.back().desc = did;
+    } else {
+      s_.MutableNode(id)->desc = did;
+    }
+  }
+  void AddChild(ItemId id) {
+    if (visitor_ == nullptr) scratch_.push_back(id);
+  }
+  // Handles assigned in the current epoch.
+  uint64_t HandleCount() const {
+    return (visitor_ != nullptr ? scan_handles_.size() : s_.handle_items_.size()) -
+           s_.epoch_begin_.back();
+  }
+  // What handle `index` (< HandleCount()) of the current epoch defines: its
+  // type code, its descriptor (descriptor items) and its offset.
+  struct HandleTarget {
+    uint8_t tag;
+    DescId desc;
+    uint64_t offset;
+  };
+  HandleTarget TargetOf(uint64_t index) const {
+    const size_t at = s_.epoch_begin_.back() + index;
+    if (visitor_ == nullptr) {
+      const ItemId t = s_.handle_items_[at];
+      return {s_.Tag(t), s_.desc_of(t), s_.Offset(t)};
+    }
+    const uint64_t off = scan_handles_[at];
+    const uint8_t tag = in_.data()[off - in_.base_offset()];
+    DescId d = kNoDesc;
+    if (tag == kTcClassDesc || tag == kTcProxyClassDesc) {
+      // Descriptors are numbered in stream order, so their offsets ascend.
+      d = static_cast<DescId>(
+          std::lower_bound(desc_offsets_.begin(), desc_offsets_.end(), off) -
+          desc_offsets_.begin());
+    }
+    return {tag, d, off};
   }
   // Records the end of item `id` and moves its children from the scratch
   // stack (entries from `mark` on) into the arena.
   void Finish(ItemId id, size_t mark) {
+    if (visitor_ != nullptr) {
+      EndScanned();
+      return;
+    }
     if (Stream::Node* n = s_.MutableNode(id)) {
       n->num_children = static_cast<uint32_t>(scratch_.size() - mark);
       n->kids = s_.kids_.Append(scratch_.data() + mark, n->num_children);
@@ -81,6 +155,10 @@ class StreamReader {
   }
   // `Finish` for a compound item whose children were written to `run`.
   void FinishRun(ItemId id, const ItemId* run, uint32_t n) {
+    if (visitor_ != nullptr) {
+      EndScanned();
+      return;
+    }
     Stream::Node* node = s_.MutableNode(id);
     node->num_children = n;
     node->kids = run;
@@ -89,11 +167,16 @@ class StreamReader {
     if (aborted_) s_.aborted_items_.push_back(id);
   }
   absl::Status AssignHandle(ItemId id, size_t mark) {
-    uint64_t n = s_.handle_items_.size() - s_.epoch_begin_.back();
+    uint64_t n = HandleCount();
     if (n >= limits_.max_handles) {
       return Fail(absl::StatusCode::kResourceExhausted,
                   absl::StrCat("more than ", limits_.max_handles, " handles"),
                   in_.position());
+    }
+    ++handles_total_;
+    if (visitor_ != nullptr) {
+      scan_handles_.push_back(open_.back().offset);
+      return absl::OkStatus();
     }
     s_.handle_items_.push_back(id);
     // `assign_at` (`scratch_.size() - mark`) is implied by the kind: 0 for
@@ -108,6 +191,14 @@ class StreamReader {
   }
   void NewEpoch() {
     ++epoch_;
+    max_handles_ = std::max(max_handles_, HandleCount());
+    if (visitor_ != nullptr) {
+      // Handles of earlier epochs are never referenced again.
+      scan_handles_.clear();
+      s_.epoch_begin_.push_back(0);
+      s_.epoch_first_.push_back(static_cast<ItemId>(s_.num_items_));
+      return;
+    }
     s_.epoch_begin_.push_back(static_cast<uint32_t>(s_.handle_items_.size()));
     s_.epoch_first_.push_back(static_cast<ItemId>(s_.num_items_));
   }
@@ -142,6 +233,10 @@ class StreamReader {
   // Returns the offset of the TC_ENDBLOCKDATA byte in `*end_offset`.
   absl::Status ReadAnnotation(uint64_t* end_offset, uint32_t* count);
   absl::Status PeekTag(uint8_t* tag);
+  // Scan mode: the value of the field type string at `at` (a TC_STRING /
+  // TC_LONGSTRING or a TC_REFERENCE to one, already checked by ReadObject).
+  absl::StatusOr<std::string> ScannedStringAt(uint64_t at) const;
+  DescId finished_desc_ = kNoDesc;
 
   serde::DataInput in_;
   DecodeLimits limits_;
@@ -153,6 +248,20 @@ class StreamReader {
   uint32_t depth_ = 0;
   uint32_t epoch_ = 0;
   bool aborted_ = false;
+  uint64_t top_count_ = 0;
+  uint64_t handles_total_ = 0;
+  uint64_t max_handles_ = 0;
+  // Scan mode only.
+  StreamVisitor* visitor_ = nullptr;
+  struct OpenItem {
+    uint64_t offset;
+    DescId desc;
+  };
+  std::vector<OpenItem> open_;
+  // Offset of the item defining each handle of the current epoch.
+  std::vector<uint64_t> scan_handles_;
+  // Offset of each descriptor's item, by DescId.
+  std::vector<uint64_t> desc_offsets_;
 };
 
 namespace {
@@ -289,7 +398,7 @@ absl::StatusOr<Stream> StreamReader::Read() {
     // kept, so the stream still re-encodes byte for byte.
     uint8_t tag;
     FLINKSTATE_RETURN_IF_ERROR(PeekTag(&tag));
-    if ((tag < kTcBase || tag > kTcEnum) && !s_.top_level_.empty()) {
+    if ((tag < kTcBase || tag > kTcEnum) && top_count_ > 0) {
       const uint64_t at = in_.position();
       if (!options_.allow_trailing_data) {
         return Fail(absl::StatusCode::kInvalidArgument,
@@ -305,7 +414,8 @@ absl::StatusOr<Stream> StreamReader::Read() {
     ItemId id;
     FLINKSTATE_RETURN_IF_ERROR(ReadContent(&id));
     path_.pop_back();
-    s_.top_level_.push_back(id);
+    ++top_count_;
+    if (visitor_ == nullptr) s_.top_level_.push_back(id);
     // `ObjectOutputStream.writeFatalException` clears the handle table and
     // the writer may go on: the reader's `readObject` throws
     // WriteAbortedException for this item, and the next call reads on.
@@ -315,6 +425,7 @@ absl::StatusOr<Stream> StreamReader::Read() {
     }
   }
   std::sort(s_.aborted_items_.begin(), s_.aborted_items_.end());
+  if (visitor_ != nullptr) return Stream();
   return std::move(s_);
 }
 
@@ -405,7 +516,7 @@ absl::Status StreamReader::ReadPrevObject(Expect expect, ItemId* out) {
   FLINKSTATE_RETURN_IF_ERROR(in_.Skip(1));
   int32_t handle;
   if (absl::Status st = in_.ReadInt32(&handle); !st.ok()) return Wrap(st);
-  uint64_t table = s_.handle_items_.size() - s_.epoch_begin_.back();
+  uint64_t table = HandleCount();
   int64_t index = static_cast<int64_t>(handle) - kBaseWireHandle;
   if (index < 0 || static_cast<uint64_t>(index) >= table) {
     return Fail(absl::StatusCode::kInvalidArgument,
@@ -414,8 +525,7 @@ absl::Status StreamReader::ReadPrevObject(Expect expect, ItemId* out) {
                                 static_cast<uint32_t>(handle), table),
                 at);
   }
-  ItemId target = s_.handle_items_[s_.epoch_begin_.back() + index];
-  const ItemKind tkind = s_.kind(target);
+  const ItemKind tkind = ItemKindOfTag(TargetOf(static_cast<uint64_t>(index)).tag);
   bool is_desc =
       tkind == ItemKind::kClassDesc || tkind == ItemKind::kProxyClassDesc;
   if (expect == Expect::kObject && is_desc) {
@@ -454,7 +564,7 @@ absl::Status StreamReader::ReadClassDesc(ItemId* out, DescId* desc) {
       FLINKSTATE_RETURN_IF_ERROR(tag == kTcClassDesc ? ReadNewClassDesc(out)
                                                      : ReadNewProxyClassDesc(out));
       --depth_;
-      *desc = s_.desc_of(*out);
+      *desc = finished_desc_;
       return absl::OkStatus();
     }
     case kTcReference: {
@@ -462,7 +572,7 @@ absl::Status StreamReader::ReadClassDesc(ItemId* out, DescId* desc) {
       FLINKSTATE_RETURN_IF_ERROR(in_.Skip(1));
       int32_t handle;
       if (absl::Status st = in_.ReadInt32(&handle); !st.ok()) return Wrap(st);
-      uint64_t table = s_.handle_items_.size() - s_.epoch_begin_.back();
+      uint64_t table = HandleCount();
       int64_t index = static_cast<int64_t>(handle) - kBaseWireHandle;
       if (index < 0 || static_cast<uint64_t>(index) >= table) {
         return Fail(absl::StatusCode::kInvalidArgument,
@@ -471,9 +581,9 @@ absl::Status StreamReader::ReadClassDesc(ItemId* out, DescId* desc) {
                                     static_cast<uint32_t>(handle), table),
                     at);
       }
-      ItemId target = s_.handle_items_[s_.epoch_begin_.back() + index];
-      const ItemKind tkind = s_.kind(target);
-      const DescId tdesc = s_.desc_of(target);
+      const HandleTarget target = TargetOf(static_cast<uint64_t>(index));
+      const ItemKind tkind = ItemKindOfTag(target.tag);
+      const DescId tdesc = target.desc;
       if (tkind != ItemKind::kClassDesc && tkind != ItemKind::kProxyClassDesc) {
         return Fail(absl::StatusCode::kInvalidArgument,
                     absl::StrFormat("reference 0x%08X to a %s where a class "
@@ -512,7 +622,8 @@ absl::Status StreamReader::ReadNewClassDesc(ItemId* out) {
   DescId did = static_cast<DescId>(s_.descs_.size());
   s_.descs_.emplace_back();
   s_.descs_[did].item = id;
-  s_.MutableNode(id)->desc = did;
+  if (visitor_ != nullptr) desc_offsets_.push_back(at);
+  SetDesc(id, did);
   path_.push_back({Seg::kClassDesc, did, 0});
   FLINKSTATE_RETURN_IF_ERROR(in_.Skip(1));
   serde::SourceRange name_range;
@@ -575,11 +686,16 @@ absl::Status StreamReader::ReadNewClassDesc(ItemId* out) {
       ++nobj;
       path_.push_back({Seg::kTypeString, did, i});
       ItemId t;
+      const uint64_t t_at = in_.position();
       FLINKSTATE_RETURN_IF_ERROR(ReadObject(Expect::kTypeString, &t));
       path_.pop_back();
-      scratch_.push_back(t);
+      AddChild(t);
       f.type_item = t;
-      FLINKSTATE_ASSIGN_OR_RETURN(f.type_name, s_.StringValue(t));
+      if (visitor_ == nullptr) {
+        FLINKSTATE_ASSIGN_OR_RETURN(f.type_name, s_.StringValue(t));
+      } else {
+        FLINKSTATE_ASSIGN_OR_RETURN(f.type_name, ScannedStringAt(t_at));
+      }
     }
     fields.push_back(std::move(f));
   }
@@ -595,12 +711,13 @@ absl::Status StreamReader::ReadNewClassDesc(ItemId* out) {
   path_.back().kind = Seg::kSuper;
   FLINKSTATE_RETURN_IF_ERROR(ReadClassDesc(&super_item, &super));
   path_.pop_back();
-  scratch_.push_back(super_item);
+  AddChild(super_item);
   ClassDesc& d2 = s_.descs_[did];
   d2.super = super;
   if (super != kNoDesc) d2.chain = s_.descs_[super].chain;
   d2.chain.push_back(did);
   d2.complete = true;
+  finished_desc_ = did;
   Finish(id, mark);
   return absl::OkStatus();
 }
@@ -618,7 +735,8 @@ absl::Status StreamReader::ReadNewProxyClassDesc(ItemId* out) {
   s_.descs_[did].item = id;
   s_.descs_[did].is_proxy = true;
   s_.descs_[did].flags = kScSerializable;
-  s_.MutableNode(id)->desc = did;
+  if (visitor_ != nullptr) desc_offsets_.push_back(at);
+  SetDesc(id, did);
   path_.push_back({Seg::kClassDesc, did, 0});
   FLINKSTATE_RETURN_IF_ERROR(in_.Skip(1));
   FLINKSTATE_RETURN_IF_ERROR(AssignHandle(id, mark));
@@ -644,12 +762,13 @@ absl::Status StreamReader::ReadNewProxyClassDesc(ItemId* out) {
   path_.back().kind = Seg::kSuper;
   FLINKSTATE_RETURN_IF_ERROR(ReadClassDesc(&super_item, &super));
   path_.pop_back();
-  scratch_.push_back(super_item);
+  AddChild(super_item);
   ClassDesc& d = s_.descs_[did];
   d.super = super;
   if (super != kNoDesc) d.chain = s_.descs_[super].chain;
   d.chain.push_back(did);
   d.complete = true;
+  finished_desc_ = did;
   Finish(id, mark);
   return absl::OkStatus();
 }
@@ -673,7 +792,7 @@ absl::Status StreamReader::ReadAnnotation(uint64_t* end_offset,
       FLINKSTATE_RETURN_IF_ERROR(ReadObject(Expect::kObject, &child));
     }
     path_.pop_back();
-    scratch_.push_back(child);
+    AddChild(child);
     ++*count;
   }
 }
@@ -774,7 +893,7 @@ absl::Status StreamReader::ReadNewObject(ItemId* out) {
   path_.push_back({Seg::kClassDesc, 0, 0});
   FLINKSTATE_RETURN_IF_ERROR(ReadClassDesc(&desc_item, &did));
   path_.pop_back();
-  scratch_.push_back(desc_item);
+  AddChild(desc_item);
   if (did == kNoDesc) {
     return Fail(absl::StatusCode::kInvalidArgument,
                 "TC_OBJECT with a null class descriptor", at);
@@ -792,7 +911,7 @@ absl::Status StreamReader::ReadNewObject(ItemId* out) {
                   absl::StrCat("TC_OBJECT of enum class ", d.name), at);
     }
   }
-  s_.MutableNode(id)->desc = did;
+  SetDesc(id, did);
   FLINKSTATE_RETURN_IF_ERROR(AssignHandle(id, mark));
   if (aborted_) {
     Finish(id, mark);
@@ -841,7 +960,7 @@ absl::Status StreamReader::ReadNewObject(ItemId* out) {
         ItemId v;
         FLINKSTATE_RETURN_IF_ERROR(ReadObject(Expect::kObject, &v));
         path_.pop_back();
-        scratch_.push_back(v);
+        AddChild(v);
         ++cd.num_fields;
       }
       cd.first_annotation = static_cast<uint32_t>(scratch_.size() - mark);
@@ -854,6 +973,11 @@ absl::Status StreamReader::ReadNewObject(ItemId* out) {
     }
   }
   path_.pop_back();
+  if (visitor_ != nullptr) {
+    cd_scratch_.resize(cd_mark);
+    Finish(id, mark);
+    return absl::OkStatus();
+  }
   Stream::Node* node = s_.MutableNode(id);
   node->num_class_data = static_cast<uint32_t>(cd_scratch_.size() - cd_mark);
   node->class_data = s_.class_data_.Append(cd_scratch_.data() + cd_mark,
@@ -876,7 +1000,7 @@ absl::Status StreamReader::ReadNewArray(ItemId* out) {
   path_.push_back({Seg::kClassDesc, 0, 0});
   FLINKSTATE_RETURN_IF_ERROR(ReadClassDesc(&desc_item, &did));
   path_.pop_back();
-  scratch_.push_back(desc_item);
+  AddChild(desc_item);
   if (did == kNoDesc || s_.descs_[did].is_proxy ||
       s_.descs_[did].name.size() < 2 || s_.descs_[did].name[0] != '[') {
     return Fail(absl::StatusCode::kInvalidArgument,
@@ -888,7 +1012,7 @@ absl::Status StreamReader::ReadNewArray(ItemId* out) {
                 absl::StrCat("invalid array class name ", s_.descs_[did].name),
                 at);
   }
-  s_.MutableNode(id)->desc = did;
+  SetDesc(id, did);
   FLINKSTATE_RETURN_IF_ERROR(AssignHandle(id, mark));
   uint64_t len_at = in_.position();
   int32_t len;
@@ -902,7 +1026,7 @@ absl::Status StreamReader::ReadNewArray(ItemId* out) {
                 absl::StrCat("array length ", len, " exceeds the limit"),
                 len_at);
   }
-  s_.MutableNode(id)->count = static_cast<uint32_t>(len);
+  if (visitor_ == nullptr) s_.MutableNode(id)->count = static_cast<uint32_t>(len);
   int width = PrimitiveSize(et);
   uint64_t min_bytes = static_cast<uint64_t>(len) * (width ? width : 1);
   if (min_bytes > in_.remaining()) {
@@ -914,6 +1038,13 @@ absl::Status StreamReader::ReadNewArray(ItemId* out) {
   if (width) {
     // The payload is the last `min_bytes` of the item (`Stream::item`).
     FLINKSTATE_RETURN_IF_ERROR(in_.Skip(min_bytes));
+  } else if (visitor_ != nullptr) {
+    for (int32_t i = 0; i < len && !aborted_; ++i) {
+      path_.push_back({Seg::kElement, static_cast<uint32_t>(i), 0});
+      ItemId v;
+      FLINKSTATE_RETURN_IF_ERROR(ReadObject(Expect::kObject, &v));
+      path_.pop_back();
+    }
   } else {
     // The element count is known (and bounded by the remaining input): the
     // children go straight into their run instead of through `scratch_`,
@@ -949,18 +1080,18 @@ absl::Status StreamReader::ReadNewEnum(ItemId* out) {
   path_.push_back({Seg::kClassDesc, 0, 0});
   FLINKSTATE_RETURN_IF_ERROR(ReadClassDesc(&desc_item, &did));
   path_.pop_back();
-  scratch_.push_back(desc_item);
+  AddChild(desc_item);
   if (did == kNoDesc || !s_.descs_[did].is_enum()) {
     return Fail(absl::StatusCode::kInvalidArgument,
                 "TC_ENUM whose class descriptor is not an enum class", at);
   }
-  s_.MutableNode(id)->desc = did;
+  SetDesc(id, did);
   FLINKSTATE_RETURN_IF_ERROR(AssignHandle(id, mark));
   path_.push_back({Seg::kEnumName, 0, 0});
   ItemId name;
   FLINKSTATE_RETURN_IF_ERROR(ReadObject(Expect::kEnumName, &name));
   path_.pop_back();
-  scratch_.push_back(name);
+  AddChild(name);
   Finish(id, mark);
   return absl::OkStatus();
 }
@@ -977,12 +1108,12 @@ absl::Status StreamReader::ReadNewClass(ItemId* out) {
   path_.push_back({Seg::kClassDesc, 0, 0});
   FLINKSTATE_RETURN_IF_ERROR(ReadClassDesc(&desc_item, &did));
   path_.pop_back();
-  scratch_.push_back(desc_item);
+  AddChild(desc_item);
   if (did == kNoDesc) {
     return Fail(absl::StatusCode::kInvalidArgument,
                 "TC_CLASS with a null class descriptor", at);
   }
-  s_.MutableNode(id)->desc = did;
+  SetDesc(id, did);
   FLINKSTATE_RETURN_IF_ERROR(AssignHandle(id, mark));
   Finish(id, mark);
   return absl::OkStatus();
@@ -1009,17 +1140,41 @@ absl::Status StreamReader::ReadException(ItemId* out) {
   ItemId thr;
   FLINKSTATE_RETURN_IF_ERROR(ReadObject(Expect::kObject, &thr));
   path_.pop_back();
-  scratch_.push_back(thr);
+  AddChild(thr);
   NewEpoch();
   Finish(id, mark);
   aborted_ = true;
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::string> StreamReader::ScannedStringAt(uint64_t at) const {
+  const uint8_t* base = in_.data().data();  // base_offset() is 0 here
+  uint64_t off = at;
+  if (base[off] == kTcReference) {
+    const int64_t index =
+        static_cast<int64_t>(static_cast<int32_t>(serde::DecodeBigEndian32(base + off + 1))) -
+        kBaseWireHandle;
+    off = TargetOf(static_cast<uint64_t>(index)).offset;
+  }
+  serde::ByteView body =
+      base[off] == kTcString
+          ? serde::ByteView(base + off + 3, serde::DecodeBigEndian16(base + off + 1))
+          : serde::ByteView(base + off + 9, serde::DecodeBigEndian64(base + off + 1));
+  if (serde::IsPlainAscii(body)) return std::string(serde::AsStringView(body));
+  return serde::ModifiedUtf8ToUtf8(body);
+}
+
 absl::StatusOr<Stream> DecodeStream(serde::ByteView input,
                                     const DecodeOptions& options) {
   StreamReader reader(input, options);
   return reader.Read();
+}
+
+absl::StatusOr<StreamScan> ScanStream(serde::ByteView input, StreamVisitor& visitor,
+                                      const DecodeOptions& options) {
+  StreamReader reader(input, options, &visitor);
+  FLINKSTATE_RETURN_IF_ERROR(reader.Read().status());
+  return reader.TakeScan();
 }
 
 }  // namespace flinkstate::javaobj

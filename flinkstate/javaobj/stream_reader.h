@@ -53,6 +53,7 @@
 #define FLINKSTATE_JAVAOBJ_STREAM_READER_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "flinkstate/javaobj/object_model.h"
@@ -93,6 +94,49 @@ struct DecodeOptions {
 // Mirrors `ObjectInputStream.readObject0` and the methods it dispatches to.
 [[nodiscard]] absl::StatusOr<Stream> DecodeStream(
     serde::ByteView input, const DecodeOptions& options = {});
+
+// Receives the items of a stream from `ScanStream`, in stream (pre-)order,
+// without a model: every `BeginItem` is matched by one `EndItem` (items nest,
+// so `EndItem` ends the innermost open item). The items are exactly those
+// `DecodeStream` would number, in the same order.
+//
+// Thread safety: called on the scanning thread only.
+class StreamVisitor {
+ public:
+  virtual ~StreamVisitor() = default;
+  // An item with type code `tag` begins at byte `offset`.
+  virtual void BeginItem(uint8_t tag, uint64_t offset) = 0;
+  // The innermost open item ends before byte `end`. `desc`: the descriptor
+  // defined (TC_CLASSDESC, TC_PROXYCLASSDESC) or the class of the value
+  // (TC_OBJECT, TC_ARRAY, TC_ENUM, TC_CLASS); null for other items.
+  // Lifetime: `*desc` is valid during the call only.
+  virtual void EndItem(uint64_t end, const ClassDesc* desc) = 0;
+};
+
+// What a scan found besides the items (the fields of `Stream` it has).
+struct StreamScan {
+  uint64_t num_items = 0;
+  uint64_t num_top_level = 0;
+  // Handle table clears + 1, as `Stream::num_epochs`.
+  uint32_t num_epochs = 0;
+  // Handles assigned in all epochs, and the most in one epoch.
+  uint64_t handles_assigned = 0;
+  uint64_t max_handles_per_epoch = 0;
+  bool aborted = false;
+  serde::SourceRange trailing;
+  // Every class descriptor, in stream order (`ClassDesc::item` is the ordinal
+  // of the descriptor's item, as in `Stream`).
+  std::vector<ClassDesc> descs;
+};
+
+// Reads `input` with the same grammar, checks and limits as `DecodeStream`
+// (the same inputs are accepted, with the same errors) in one pass, and
+// reports each item to `visitor` instead of keeping it: memory is the class
+// descriptors, the nesting (`max_depth` at most) and 8 bytes per handle of
+// the current epoch (earlier epochs' handles are dropped at each clear).
+// Return values: as `DecodeStream`; on error the visitor has seen a prefix.
+[[nodiscard]] absl::StatusOr<StreamScan> ScanStream(
+    serde::ByteView input, StreamVisitor& visitor, const DecodeOptions& options = {});
 
 }  // namespace flinkstate::javaobj
 

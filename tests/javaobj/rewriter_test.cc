@@ -57,6 +57,34 @@ TEST(RewriterTest, EmptyEditIsIdentity) {
   EXPECT_TRUE(plan.IsIdentity(in.size()));
 }
 
+// The CI fuzz smoke's input (fuzz/regressions/javaobj_rewriter_fuzzer): one
+// string, then a byte that is no type code. Without the string the byte
+// would be the first content item, and `ObjectInputStream` (like
+// `DecodeStream`) fails on it ("invalid type code"), so the removal is refused.
+TEST(RewriterTest, RemovingTheLastItemBeforeTrailingBytesIsRefused) {
+  const std::string one("\xAC\xED\x00\x05\x74\x00\x01x" "A", 9);
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(Stream s, DecodeStream(Bytes(one)));
+  ASSERT_EQ(s.trailing().size, 1u);
+  StreamRewriter rw(s);
+  EXPECT_THAT(rw.RemoveItem(s.top_level()[0]),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       "last top-level item before the 1 trailing bytes at byte 8"));
+
+  // Two items: either may go, not both.
+  const std::string two("\xAC\xED\x00\x05\x74\x00\x01x\x74\x00\x01y\x01\x02", 14);
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(Stream s2, DecodeStream(Bytes(two)));
+  ASSERT_EQ(s2.top_level().size(), 2u);
+  ASSERT_EQ(s2.trailing().size, 2u);
+  StreamRewriter rw2(s2);
+  EXPECT_THAT(rw2.RemoveItem(s2.top_level()[1]), IsOk());
+  EXPECT_THAT(rw2.RemoveItem(s2.top_level()[0]),
+              StatusIs(absl::StatusCode::kFailedPrecondition, "trailing bytes"));
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(serde::EditPlan plan, rw2.BuildPlan());
+  const std::string out = Apply(plan, two);
+  EXPECT_EQ(out, std::string("\xAC\xED\x00\x05\x74\x00\x01x\x01\x02", 10));
+  EXPECT_THAT(DecodeStream(Bytes(out)).status(), IsOk());
+}
+
 TEST(RewriterTest, RemoveHashMapEntryFixesSize) {
   std::string in = Sample("hashmap");
   FLINKSTATE_ASSERT_OK_AND_ASSIGN(Stream s, DecodeStream(Bytes(in)));

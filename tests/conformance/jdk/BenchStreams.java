@@ -6,6 +6,8 @@
 //       CompletedCheckpoint: a HashMap of state names to holders of a long[]
 //       (4 x 16M entries) plus 5000 small metadata objects
 //   java BenchStreams small FILE          one million small objects in a HashMap
+//   java BenchStreams longs FILE          2 M distinct java.lang.Long objects in a
+//       Long[] (~28 MB; the input of `dump --summary` in BENCHMARKS.md)
 //   java -Xmx3g BenchStreams read FILE [N] reads FILE N times with
 //       ObjectInputStream and prints the best wall time and throughput
 
@@ -47,6 +49,10 @@ public class BenchStreams {
       HashMap<Integer, Small> m = new HashMap<>();
       for (int i = 0; i < 1_000_000; i++) m.put(i, new Small(i, i * 3L, "s" + i));
       write(file, m);
+    } else if (mode.equals("longs")) {
+      Long[] a = new Long[2_000_000];
+      for (int i = 0; i < a.length; i++) a[i] = Long.valueOf(1_000_003L * i + 1000);
+      write(file, a);
     } else if (mode.equals("read")) {
       int n = args.length > 2 ? Integer.parseInt(args[2]) : 3;
       long size = Files.size(file);

@@ -166,6 +166,36 @@ def run(flinkstate, *args):
     return p.returncode, p.stdout.decode() + p.stderr.decode()
 
 
+def summary_problems(flinkstate, path, records):
+    """`dump --summary --json` instances per class against the objects the JDK
+    resolved (one record per string, object, array, enum it read)."""
+    import collections
+    if any(r.startswith('aborted ') for r in records):
+        return []  # the JDK does not resolve what an aborted item held
+    jdk = collections.Counter()
+    for r in records:
+        p = r.split(' ')
+        if p[0] == 'string':
+            jdk['java.lang.String'] += 1
+        elif p[0] in ('object', 'array', 'enum'):
+            jdk[p[1]] += 1
+    rc, out, err = dump(flinkstate, path, '--summary')
+    if rc != 0:
+        return ['dump --summary failed: ' + err.strip()]
+    got = collections.Counter({c['class']: c['instances'] for c in json.loads(out)['classes']
+                               if not c['class'].startswith('(') and
+                               c['class'] != 'java.lang.Class'})
+    extra, missing = got - jdk, jdk - got
+    # readResolve hands the JDK another class for the same stream object
+    # (List.of's CollSer -> ImmutableCollections$ListN): then only the
+    # number of such objects must agree, and strings exactly.
+    if extra.get('java.lang.String') or missing.get('java.lang.String') or \
+            sum(extra.values()) != sum(missing.values()):
+        return ['summary instances differ from what the JDK read: summary only %r, JDK only %r'
+                % (dict(extra), dict(missing))]
+    return []
+
+
 def main():
     mode, flinkstate, schema_path = sys.argv[1:4]
     with open(schema_path) as f:
@@ -234,6 +264,7 @@ def main():
                         if a != e:
                             problems.append('record %d: JDK read %r, dump shows %r' % (i, e[:300], a[:300]))
                             break
+                problems += summary_problems(flinkstate, path, expected)
             tpath = os.path.join(d, name + '.trailing.txt')
             if os.path.exists(tpath):
                 size, offset = map(int, open(tpath).read().split())
@@ -275,7 +306,11 @@ def main():
         }
         hexs = forms['xxd -p'].replace(b'\n', b'')
         forms['hex without newlines'] = hexs
-        if shutil.which('kubectl'):
+        if not shutil.which('kubectl'):
+            bad += 1
+            print('FAIL input as kubectl output: no kubectl (scripts/install-deps.sh '
+                  '--with-java installs kubernetes-client)', flush=True)
+        else:
             import base64
             b64 = base64.b64encode(data).decode()
             for fmt in ('json', 'yaml'):

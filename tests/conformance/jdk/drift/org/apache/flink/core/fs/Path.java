@@ -1,0 +1,14 @@
+// Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
+// Look-alike of the Flink class of the same name: the fields and serialVersionUID
+// that Flink 1.20 writes (see KnownClassShapes in flinkstate/completed_checkpoint.cc
+// and the real files in tests/testdata), for the drift streams of HaDrift.java.
+package org.apache.flink.core.fs;
+
+public class Path implements java.io.Serializable {
+  private static final long serialVersionUID = 1L;
+  private java.net.URI uri;
+
+  public Path(String uri) {
+    this.uri = java.net.URI.create(uri);
+  }
+}

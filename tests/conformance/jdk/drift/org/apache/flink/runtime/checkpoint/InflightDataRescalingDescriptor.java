@@ -1,0 +1,10 @@
+// Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
+// Look-alike of the Flink class of the same name: the fields and serialVersionUID
+// that Flink 1.20 writes (see KnownClassShapes in flinkstate/completed_checkpoint.cc
+// and the real files in tests/testdata), for the drift streams of HaDrift.java.
+// (Only a field type here; the look-alike graph holds null.)
+package org.apache.flink.runtime.checkpoint;
+
+public class InflightDataRescalingDescriptor implements java.io.Serializable {
+  private static final long serialVersionUID = 1L;
+}

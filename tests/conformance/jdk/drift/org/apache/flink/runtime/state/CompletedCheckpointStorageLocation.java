@@ -1,0 +1,7 @@
+// Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
+// Look-alike of the Flink class of the same name: the fields and serialVersionUID
+// that Flink 1.20 writes (see KnownClassShapes in flinkstate/completed_checkpoint.cc
+// and the real files in tests/testdata), for the drift streams of HaDrift.java.
+package org.apache.flink.runtime.state;
+
+public interface CompletedCheckpointStorageLocation extends java.io.Serializable {}

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -196,6 +197,16 @@ FS_CLASS(kInputChannelInfo, "org.apache.flink.runtime.checkpoint.channel.InputCh
 FS_CLASS(kResultSubpartitionInfo,
          "org.apache.flink.runtime.checkpoint.channel.ResultSubpartitionInfo",
          {{'I', "partitionIdx", nullptr}, {'I', "subPartitionIdx", nullptr}});
+FS_CLASS(kAbstractId, "org.apache.flink.util.AbstractID",
+         {{'J', "lowerPart", nullptr}, {'J', "upperPart", nullptr}});
+FS_CLASS(kOperatorId, "org.apache.flink.runtime.jobgraph.OperatorID", {}, &kAbstractId);
+FS_CLASS(kTaskStateSnapshot, "org.apache.flink.runtime.checkpoint.TaskStateSnapshot",
+         {{'Z', "isTaskDeployedAsFinished", nullptr},
+          {'Z', "isTaskFinished", nullptr},
+          {'L', "subtaskStatesByOperatorID", "Ljava/util/Map;"}});
+FS_CLASS(kJobManagerTaskRestore, "org.apache.flink.runtime.checkpoint.JobManagerTaskRestore",
+         {{'J', "restoreCheckpointId", nullptr},
+          {'L', "taskStateSnapshot", "Lorg/apache/flink/runtime/checkpoint/TaskStateSnapshot;"}});
 #undef FS_CLASS
 
 uint64_t PrimBytes(char type) {
@@ -632,6 +643,115 @@ int64_t KeyedCount(const KeyedStateHandle& h) {
   return h.num_key_groups;
 }
 
+// One operator's state after redistribution to its new subtasks.
+class OperatorRestore {
+ public:
+  OperatorRestore(const OperatorState& op, int parallelism)
+      : op_(op),
+        old_p_(std::max(op.parallelism, 1)),
+        new_p_(parallelism > 0 ? parallelism : std::max(op.parallelism, 1)),
+        max_p_(op.max_parallelism > 0 ? op.max_parallelism : 128),
+        by_index_(old_p_, nullptr) {
+    std::vector<std::vector<const OperatorStateHandle*>> managed(old_p_), raw(old_p_);
+    for (const OperatorSubtaskState& s : op.subtasks) {
+      if (s.subtask_index < 0 || s.subtask_index >= old_p_) continue;
+      by_index_[s.subtask_index] = &s;
+      for (const OperatorStateHandle& h : s.managed_operator_state) {
+        if (h.tag != 0) managed[s.subtask_index].push_back(&h);
+      }
+      for (const OperatorStateHandle& h : s.raw_operator_state) {
+        if (h.tag != 0) raw[s.subtask_index].push_back(&h);
+      }
+    }
+    managed_ = RepartitionOperatorState(managed, new_p_);
+    raw_ = RepartitionOperatorState(raw, new_p_);
+  }
+  int new_parallelism() const { return new_p_; }
+  const OperatorState& op() const { return op_; }
+
+  // The `OperatorSubtaskState` object of new subtask `i` (no stream header).
+  uint64_t Size(JavaSizer& js, int i, absl::string_view dir, Payload* p) const {
+    uint64_t b = js.Object(kOperatorSubtaskState);
+    std::vector<uint64_t> sizes;
+    OperatorHandlesSize(js, managed_[i], dir, p, &sizes);
+    b += CollectionSize(js, sizes);
+    sizes.clear();
+    OperatorHandlesSize(js, raw_[i], dir, p, &sizes);
+    b += CollectionSize(js, sizes);
+    // Keyed: the old handles whose key groups intersect the new range.
+    const auto [kg_start, kg_end] = KeyGroupRangeFor(max_p_, new_p_, i);
+    for (bool managed_slot : {true, false}) {
+      sizes.clear();
+      for (const OperatorSubtaskState* s : by_index_) {
+        if (s == nullptr) continue;
+        for (const KeyedStateHandle& h :
+             managed_slot ? s->managed_keyed_state : s->raw_keyed_state) {
+          if (h.tag == 0) continue;
+          int64_t kg = -1;
+          if (new_p_ != old_p_) {
+            const int64_t a = std::max<int64_t>(KeyedStart(h), kg_start);
+            const int64_t z = std::min<int64_t>(KeyedStart(h) + KeyedCount(h) - 1, kg_end);
+            if (z < a) continue;
+            const auto tag = static_cast<HandleTag>(h.tag);
+            if (tag == HandleTag::kKeyGroups || tag == HandleTag::kKeyGroupsV2 ||
+                tag == HandleTag::kSavepointKeyGroups) {
+              kg = z - a + 1;
+            }
+          } else if (s->subtask_index != i) {
+            continue;
+          }
+          sizes.push_back(KeyedHandleSize(js, h, kg, dir, p));
+          ++p->handles;
+        }
+      }
+      b += CollectionSize(js, sizes);
+    }
+    // Channel state: with the subtask of the same index (i mod N otherwise).
+    for (bool input : {true, false}) {
+      sizes.clear();
+      for (const OperatorSubtaskState* s : by_index_) {
+        if (s == nullptr || s->subtask_index % new_p_ != i) continue;
+        for (const ChannelStateHandle& h :
+             input ? s->input_channel_state : s->result_subpartition_state) {
+          sizes.push_back(ChannelHandleSize(js, h, input, dir, p));
+          ++p->handles;
+        }
+      }
+      b += CollectionSize(js, sizes);
+    }
+    // inputRescalingDescriptor, outputRescalingDescriptor: the one
+    // NO_RESCALE instance, written once per stream.
+    b += js.First("no-rescale") ? js.Object(kNoRescaling) + js.Array(kRescalingArray, 0)
+                                : JavaSizer::kRef;
+    b += JavaSizer::kRef;
+    return b;
+  }
+
+ private:
+  const OperatorState& op_;
+  int old_p_, new_p_, max_p_;
+  std::vector<const OperatorSubtaskState*> by_index_;
+  std::vector<std::vector<RestoredHandle>> managed_, raw_;
+};
+
+// STREAM_MAGIC + STREAM_VERSION.
+constexpr uint64_t kStreamHeaderBytes = 4;
+
+// The `JobManagerTaskRestore` of a task running `chain` (TaskStateSnapshot
+// of every chained operator's state), one stream.
+uint64_t ChainRestoreSize(const std::vector<const OperatorRestore*>& chain, int i,
+                          absl::string_view dir) {
+  JavaSizer js;
+  Payload p;
+  uint64_t b = kStreamHeaderBytes + js.Object(kJobManagerTaskRestore) +
+               js.Object(kTaskStateSnapshot) + js.Object(kHashMap) + (1 + 1 + 8) + 1;
+  for (const OperatorRestore* r : chain) {
+    b += js.Object(kOperatorId);
+    if (i < r->new_parallelism()) b += r->Size(js, i, dir, &p);
+  }
+  return b;
+}
+
 }  // namespace
 
 std::vector<report::TaskPayload> ForecastTasks(const StateFile& file, serde::ByteView bytes,
@@ -640,78 +760,11 @@ std::vector<report::TaskPayload> ForecastTasks(const StateFile& file, serde::Byt
   (void)bytes;
   std::vector<report::TaskPayload> tasks;
   for (const OperatorState& op : file.metadata.operators) {
-    const int old_p = std::max(op.parallelism, 1);
-    const int new_p = parallelism > 0 ? parallelism : old_p;
-    const int max_p = op.max_parallelism > 0 ? op.max_parallelism : 128;
-    std::vector<std::vector<const OperatorStateHandle*>> managed(old_p), raw(old_p);
-    std::vector<const OperatorSubtaskState*> by_index(old_p, nullptr);
-    for (const OperatorSubtaskState& s : op.subtasks) {
-      if (s.subtask_index < 0 || s.subtask_index >= old_p) continue;
-      by_index[s.subtask_index] = &s;
-      for (const OperatorStateHandle& h : s.managed_operator_state) {
-        if (h.tag != 0) managed[s.subtask_index].push_back(&h);
-      }
-      for (const OperatorStateHandle& h : s.raw_operator_state) {
-        if (h.tag != 0) raw[s.subtask_index].push_back(&h);
-      }
-    }
-    const auto managed_new = RepartitionOperatorState(managed, new_p);
-    const auto raw_new = RepartitionOperatorState(raw, new_p);
-    for (int i = 0; i < new_p; ++i) {
+    const OperatorRestore r(op, parallelism);
+    for (int i = 0; i < r.new_parallelism(); ++i) {
       JavaSizer js;
       Payload p;
-      uint64_t b = js.Object(kOperatorSubtaskState);
-      std::vector<uint64_t> sizes;
-      OperatorHandlesSize(js, managed_new[i], checkpoint_dir, &p, &sizes);
-      b += CollectionSize(js, sizes);
-      sizes.clear();
-      OperatorHandlesSize(js, raw_new[i], checkpoint_dir, &p, &sizes);
-      b += CollectionSize(js, sizes);
-      // Keyed: the old handles whose key groups intersect the new range.
-      const auto [kg_start, kg_end] = KeyGroupRangeFor(max_p, new_p, i);
-      for (bool managed_slot : {true, false}) {
-        sizes.clear();
-        for (const OperatorSubtaskState* s : by_index) {
-          if (s == nullptr) continue;
-          for (const KeyedStateHandle& h :
-               managed_slot ? s->managed_keyed_state : s->raw_keyed_state) {
-            if (h.tag == 0) continue;
-            int64_t kg = -1;
-            if (new_p != old_p) {
-              const int64_t a = std::max<int64_t>(KeyedStart(h), kg_start);
-              const int64_t z = std::min<int64_t>(KeyedStart(h) + KeyedCount(h) - 1, kg_end);
-              if (z < a) continue;
-              const auto tag = static_cast<HandleTag>(h.tag);
-              if (tag == HandleTag::kKeyGroups || tag == HandleTag::kKeyGroupsV2 ||
-                  tag == HandleTag::kSavepointKeyGroups) {
-                kg = z - a + 1;
-              }
-            } else if (s->subtask_index != i) {
-              continue;
-            }
-            sizes.push_back(KeyedHandleSize(js, h, kg, checkpoint_dir, &p));
-            ++p.handles;
-          }
-        }
-        b += CollectionSize(js, sizes);
-      }
-      // Channel state: with the subtask of the same index (i mod N otherwise).
-      for (bool input : {true, false}) {
-        sizes.clear();
-        for (const OperatorSubtaskState* s : by_index) {
-          if (s == nullptr || s->subtask_index % new_p != i) continue;
-          for (const ChannelStateHandle& h :
-               input ? s->input_channel_state : s->result_subpartition_state) {
-            sizes.push_back(ChannelHandleSize(js, h, input, checkpoint_dir, &p));
-            ++p.handles;
-          }
-        }
-        b += CollectionSize(js, sizes);
-      }
-      // inputRescalingDescriptor, outputRescalingDescriptor: NO_RESCALE twice.
-      b += js.Object(kNoRescaling) + js.Array(kRescalingArray, 0) + JavaSizer::kRef;
-      // Field order puts the collections and descriptors in one run; the
-      // sum is the same.
+      const uint64_t b = kStreamHeaderBytes + r.Size(js, i, checkpoint_dir, &p);
       report::TaskPayload t;
       t.set_operator_id(op.IdHex());
       t.set_uid(op.uid.value);
@@ -721,7 +774,7 @@ std::vector<report::TaskPayload> ForecastTasks(const StateFile& file, serde::Byt
       t.set_union_bytes(p.union_bytes);
       t.set_inline_bytes(p.inline_bytes);
       t.set_offset_bytes(p.offset_bytes);
-      t.set_parallelism(new_p);
+      t.set_parallelism(r.new_parallelism());
       t.set_handles(p.handles);
       tasks.push_back(std::move(t));
     }
@@ -1220,8 +1273,14 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
   std::map<std::string, const OperatorState*> op_by_id;
   for (const OperatorState& op : f.metadata.operators) op_by_id[op.IdHex()] = &op;
 
-  uint64_t max_payload = 0;
-  uint64_t total_payload = 0;
+  std::vector<std::unique_ptr<OperatorRestore>> restores;
+  std::map<std::string, const OperatorRestore*> restore_by_id;
+  for (const OperatorState& op : f.metadata.operators) {
+    restores.push_back(std::make_unique<OperatorRestore>(op, options.parallelism));
+    restore_by_id[op.IdHex()] = restores.back().get();
+  }
+  uint64_t max_payload = MaxPayload(tasks);
+  uint64_t max_deploy = 0;
   if (!options.plan_file.empty()) {
     FLINKSTATE_ASSIGN_OR_RETURN(std::vector<PlanVertex> plan, ReadPlan(options.plan_file));
     MatchPlan(f, &plan);
@@ -1239,29 +1298,27 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
       }
     }
     for (const PlanVertex& v : plan) {
-      std::map<int, uint64_t> per_subtask;
-      for (const auto& t : tasks) {
-        if (std::find(v.operator_ids.begin(), v.operator_ids.end(), t.operator_id()) !=
-            v.operator_ids.end()) {
-          per_subtask[t.subtask_index()] += t.payload_bytes();
+      std::vector<const OperatorRestore*> chain;
+      int n = 0;
+      for (const std::string& id : v.operator_ids) {
+        if (auto it = restore_by_id.find(id); it != restore_by_id.end()) {
+          chain.push_back(it->second);
+          n = std::max(n, it->second->new_parallelism());
         }
       }
-      int n = options.parallelism > 0 ? options.parallelism : v.parallelism;
-      for (int i = 0; i < std::max<int>(n, static_cast<int>(per_subtask.size())); ++i) {
+      if (chain.empty()) continue;  // no state of this task: no restore is sent
+      for (int i = 0; i < n; ++i) {
         report::ChainPayload* c = rf->add_chains();
         for (const std::string& id : v.operator_ids) c->add_operator_ids(id);
         c->set_name(v.description);
         c->set_subtask_index(i);
-        c->set_payload_bytes(per_subtask[i] + kDescriptorOverheadBytes);
-        max_payload = std::max<uint64_t>(max_payload, c->payload_bytes());
-        total_payload += c->payload_bytes();
+        c->set_payload_bytes(ChainRestoreSize(chain, i, cur.dir));
+        c->set_deployment_bytes(c->payload_bytes() + kDescriptorOverheadBytes);
+        max_deploy = std::max<uint64_t>(max_deploy, c->deployment_bytes());
       }
     }
   } else {
-    for (const auto& t : tasks) {
-      max_payload = std::max<uint64_t>(max_payload, t.payload_bytes() + kDescriptorOverheadBytes);
-      total_payload += t.payload_bytes() + kDescriptorOverheadBytes;
-    }
+    max_deploy = max_payload + kDescriptorOverheadBytes;
     AddWarning(&r, "NO_PLAN",
                "no --plan: the checkpoint does not record which operators share a task; a "
                "task carries the sum of its chained operators' payloads plus the descriptor "
@@ -1270,7 +1327,8 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
                "--plan plan.json ...");
   }
   rf->set_max_payload_bytes(max_payload);
-  rf->set_min_frame_size(max_payload);
+  rf->set_max_deployment_bytes(max_deploy);
+  rf->set_min_frame_size(max_deploy);
   uint32_t over = 0;
   auto warn_over = [&](const std::string& op_id, int subtask, uint64_t bytes,
                        const std::string& what) {
@@ -1291,9 +1349,9 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
   };
   if (rf->chaining_known()) {
     for (const auto& c : rf->chains()) {
-      if (c.payload_bytes() > frame) {
+      if (c.deployment_bytes() > frame) {
         warn_over(c.operator_ids_size() ? c.operator_ids(0) : "", c.subtask_index(),
-                  c.payload_bytes(), absl::StrCat("chain '", c.name(), "'"));
+                  c.deployment_bytes(), absl::StrCat("chain '", c.name(), "'"));
       }
     }
   } else {
@@ -1344,13 +1402,13 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
   if (over > 0) {
     report::DoctorWarning* w = AddWarning(
         &r, "MIN_FRAME_SIZE",
-        absl::StrCat("the smallest frame size that deploys every task is ", max_payload,
-                     " bytes (", HumanBytes(max_payload),
+        absl::StrCat("the smallest frame size that deploys every task is ", max_deploy,
+                     " bytes (", HumanBytes(max_deploy),
                      "); raising it moves the limit, it does not shrink the state, and every "
                      "task's descriptor is held in the JobManager heap during the restore"),
-        absl::StrCat("pekko.framesize: ", max_payload, "b   (Flink < 2.0: akka.framesize: ",
-                     max_payload, "b)"));
-    w->set_bytes(max_payload);
+        absl::StrCat("pekko.framesize: ", max_deploy, "b   (Flink < 2.0: akka.framesize: ",
+                     max_deploy, "b)"));
+    w->set_bytes(max_deploy);
     w->set_limit_bytes(frame);
   }
 
@@ -1469,7 +1527,7 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
   if (mult_entries > 0) {
     hist->set_projected_union_entries(union_total - mult_entries + mult_entries * mult_p);
     hist->set_projected_max_payload_bytes(
-        std::max(max_payload, nonunion_max + union_mult_bytes * mult_p + kDescriptorOverheadBytes));
+        std::max(max_deploy, nonunion_max + union_mult_bytes * mult_p + kDescriptorOverheadBytes));
     // The file's union part grows with its entries (offsets and the bytes
     // they point to); approximated by the union share of the payloads.
     uint64_t union_file = 0;
@@ -1514,7 +1572,7 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
     }
   } else {
     hist->set_projected_union_entries(union_total);
-    hist->set_projected_max_payload_bytes(max_payload);
+    hist->set_projected_max_payload_bytes(max_deploy);
     hist->set_projected_file_size(f.size);
     hist->set_restores_until_frame_exceeded(over > 0 ? 0 : -1);
   }
@@ -1724,16 +1782,19 @@ std::string RenderDoctorText(const report::DoctorReport& r) {
     absl::StrAppend(&o, "  per task (chains from the plan, + ", rf.descriptor_overhead_bytes(),
                     " bytes descriptor overhead, an estimate):\n");
     for (const auto& c : rf.chains()) {
-      absl::StrAppendFormat(&o, "    %-40s %7d %12d%s\n", c.name(), c.subtask_index(),
-                            c.payload_bytes(), c.payload_bytes() > rf.frame_size() ? "  OVER" : "");
+      absl::StrAppendFormat(&o, "    %-40s %7d restore %12d  deployment %12d%s\n", c.name(),
+                            c.subtask_index(), c.payload_bytes(), c.deployment_bytes(),
+                            c.deployment_bytes() > rf.frame_size() ? "  OVER" : "");
     }
   } else {
     absl::StrAppend(&o, "  chaining unknown (no --plan): a task carries the sum of its chained "
                         "operators + ", rf.descriptor_overhead_bytes(),
                     " bytes descriptor overhead (estimate)\n");
   }
-  absl::StrAppend(&o, "  largest task payload: ", rf.max_payload_bytes(), " bytes (",
-                  HumanBytes(rf.max_payload_bytes()), "); minimum frame size that deploys: ",
+  absl::StrAppend(&o, "  largest operator payload: ", rf.max_payload_bytes(), " bytes (",
+                  HumanBytes(rf.max_payload_bytes()), "); largest deployment message: ",
+                  rf.max_deployment_bytes(), " bytes (", HumanBytes(rf.max_deployment_bytes()),
+                  ", estimate); minimum frame size that deploys: ",
                   rf.min_frame_size(), " bytes; tasks over the frame size: ",
                   rf.tasks_over_frame_size(), "\n");
   for (const auto& p : rf.other_parallelisms()) {

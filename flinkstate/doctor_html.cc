@@ -66,7 +66,7 @@ function lay(node,x,y,w,h,depth,label,color){
 }
 lay(tree,0,0,W,H,0,'','#888');
 // Per-task payload against the frame size.
-var items=(D.restore.chains&&D.restore.chains.length?D.restore.chains.map(function(c){return {l:c.name+' #'+c.subtaskIndex,b:num(c.payloadBytes)};}):
+var items=(D.restore.chains&&D.restore.chains.length?D.restore.chains.map(function(c){return {l:c.name+' #'+c.subtaskIndex,b:num(c.deploymentBytes)};}):
   D.restore.tasks.map(function(t){return {l:(t.name||t.operatorId.slice(0,8))+' #'+t.subtaskIndex,b:num(t.payloadBytes)+num(D.restore.descriptorOverheadBytes)};}));
 var frame=num(D.restore.frameSize),mx=Math.max(frame,Math.max.apply(null,items.map(function(i){return i.b;}).concat([1])));
 var bh=16,bw=600,sv=el('svg',{width:bw+300,height:items.length*bh+30,id:'payload-chart'},document.getElementById('payload-box'));

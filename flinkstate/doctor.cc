@@ -155,6 +155,7 @@ FS_CLASS(kHandleAndLocalPath, "org.apache.flink.runtime.state.IncrementalKeyedSt
                               "HandleAndLocalPath",
          {{'L', "handle", "Lorg/apache/flink/runtime/state/StreamStateHandle;"},
           {'L', "localPath", "Ljava/lang/String;"}});
+// 1.15 layout (tag 8) and 1.16+ (tag 14, with checkpointId).
 FS_CLASS(kChangelog, "org.apache.flink.runtime.state.changelog.ChangelogStateBackendHandle$"
                      "ChangelogStateBackendHandleImpl",
          {{'J', "materializationID", nullptr},
@@ -163,12 +164,31 @@ FS_CLASS(kChangelog, "org.apache.flink.runtime.state.changelog.ChangelogStateBac
           {'L', "materialized", "Ljava/util/List;"},
           {'L', "nonMaterialized", "Ljava/util/List;"},
           {'L', "stateHandleID", "Lorg/apache/flink/runtime/state/StateHandleID;"}});
+FS_CLASS(kChangelogV2, "org.apache.flink.runtime.state.changelog.ChangelogStateBackendHandle$"
+                       "ChangelogStateBackendHandleImpl",
+         {{'J', "checkpointId", nullptr},
+          {'J', "materializationID", nullptr},
+          {'J', "persistedSizeOfThisCheckpoint", nullptr},
+          {'L', "keyGroupRange", "Lorg/apache/flink/runtime/state/KeyGroupRange;"},
+          {'L', "materialized", "Ljava/util/List;"},
+          {'L', "nonMaterialized", "Ljava/util/List;"},
+          {'L', "stateHandleID", "Lorg/apache/flink/runtime/state/StateHandleID;"}});
+// Collections.unmodifiableList(ArrayList): an UnmodifiableRandomAccessList,
+// which writeReplace()s itself by an UnmodifiableList (fields c and list,
+// the same ArrayList).
+FS_CLASS(kUnmodifiableCollection, "java.util.Collections$UnmodifiableCollection",
+         {{'L', "c", "Ljava/util/Collection;"}});
+FS_CLASS(kUnmodifiableList, "java.util.Collections$UnmodifiableList",
+         {{'L', "list", "Ljava/util/List;"}}, &kUnmodifiableCollection);
 FS_CLASS(kChangelogStream, "org.apache.flink.runtime.state.changelog.ChangelogStateHandleStreamImpl",
-         {{'J', "size", nullptr},
+         {{'J', "incrementalSize", nullptr},
+          {'J', "size", nullptr},
           {'L', "handlesAndOffsets", "Ljava/util/List;"},
           {'L', "keyGroupRange", "Lorg/apache/flink/runtime/state/KeyGroupRange;"},
-          {'L', "stateHandleID", "Lorg/apache/flink/runtime/state/StateHandleID;"},
-          {'L', "storageIdentifier", "Ljava/lang/String;"}});
+          {'L', "stateHandleID", "Lorg/apache/flink/runtime/state/StateHandleID;"}});
+FS_CLASS(kTuple, "org.apache.flink.api.java.tuple.Tuple", {});
+FS_CLASS(kTuple2, "org.apache.flink.api.java.tuple.Tuple2",
+         {{'L', "f0", "Ljava/lang/Object;"}, {'L', "f1", "Ljava/lang/Object;"}}, &kTuple);
 FS_CLASS(kInMemoryChangelog, "org.apache.flink.runtime.state.changelog.inmemory."
                              "InMemoryChangelogStateHandle",
          {{'J', "from", nullptr},
@@ -176,12 +196,31 @@ FS_CLASS(kInMemoryChangelog, "org.apache.flink.runtime.state.changelog.inmemory.
           {'L', "changes", "Ljava/util/List;"},
           {'L', "keyGroupRange", "Lorg/apache/flink/runtime/state/KeyGroupRange;"},
           {'L', "stateHandleID", "Lorg/apache/flink/runtime/state/StateHandleID;"}});
+FS_CLASS(kLogicalFileId, "org.apache.flink.runtime.checkpoint.filemerging.LogicalFile$LogicalFileId",
+         {}, &kStringBasedId);
+FS_CLASS(kCheckpointedStateScope, "org.apache.flink.runtime.state.CheckpointedStateScope", {},
+         &kEnum);
 FS_CLASS(kSegmentFile, "org.apache.flink.runtime.state.filemerging.SegmentFileStateHandle",
          {{'J', "startPos", nullptr},
           {'J', "stateSize", nullptr},
           {'L', "filePath", "Lorg/apache/flink/core/fs/Path;"},
-          {'L', "logicalFileId", "Lorg/apache/flink/runtime/checkpoint/filemerging/LogicalFile$LogicalFileId;"},
+          {'L', "logicalFileId",
+           "Lorg/apache/flink/runtime/checkpoint/filemerging/LogicalFile$LogicalFileId;"},
           {'L', "scope", "Lorg/apache/flink/runtime/state/CheckpointedStateScope;"}});
+FS_CLASS(kEmptySegmentFile, "org.apache.flink.runtime.state.filemerging.EmptySegmentFileStateHandle",
+         {}, &kSegmentFile);
+FS_CLASS(kDirectoryHandle, "org.apache.flink.runtime.state.filemerging.DirectoryStreamStateHandle",
+         {{'L', "directory", "Lorg/apache/flink/core/fs/Path;"}});
+FS_CLASS(kFileMergingOperatorHandle,
+         "org.apache.flink.runtime.state.filemerging.FileMergingOperatorStreamStateHandle",
+         {{'L', "sharedDirHandle",
+           "Lorg/apache/flink/runtime/state/filemerging/DirectoryStreamStateHandle;"},
+          {'L', "taskOwnedDirHandle",
+           "Lorg/apache/flink/runtime/state/filemerging/DirectoryStreamStateHandle;"}},
+         &kOperatorStreamStateHandle);
+FS_CLASS(kEmptyFileMergingOperatorHandle,
+         "org.apache.flink.runtime.state.filemerging.EmptyFileMergingOperatorStreamStateHandle", {},
+         &kFileMergingOperatorHandle);
 FS_CLASS(kChannelHandle, "org.apache.flink.runtime.state.AbstractChannelStateHandle",
          {{'J', "size", nullptr},
           {'I', "subtaskIndex", nullptr},
@@ -314,10 +353,13 @@ uint64_t StreamHandleSize(JavaSizer& js, const StreamStateHandle& h, absl::strin
     }
     case HandleTag::kSegmentFile:
     case HandleTag::kEmptySegmentFile: {
-      uint64_t b = js.Object(kSegmentFile) + js.Object(kPath) + js.Object(kUri) +
+      uint64_t b = js.Object(h.tag == static_cast<uint8_t>(HandleTag::kEmptySegmentFile)
+                                 ? kEmptySegmentFile
+                                 : kSegmentFile) +
+                   js.Object(kPath) + js.Object(kUri) +
                    js.String(PtrKey("uri", &h), h.path.value) + 1;
-      b += js.Object(kStateHandleId) + js.String(PtrKey("lfid", &h), h.logical_file_id.value);
-      b += js.Enum(kEnum, h.scope_ordinal == 0 ? "EXCLUSIVE" : "SHARED");
+      b += js.Object(kLogicalFileId) + js.String(PtrKey("lfid", &h), h.logical_file_id.value);
+      b += js.Enum(kCheckpointedStateScope, h.scope_ordinal == 0 ? "EXCLUSIVE" : "SHARED");
       return b;
     }
     case HandleTag::kKeyGroups:
@@ -400,11 +442,12 @@ uint64_t KeyedHandleSize(JavaSizer& js, const KeyedStateHandle& h, int64_t kg,
     }
     case HandleTag::kChangelog:
     case HandleTag::kChangelogV2: {
-      uint64_t b = js.Object(kChangelog) + js.Object(kKeyGroupRange);
+      uint64_t b = js.Object(tag == HandleTag::kChangelogV2 ? kChangelogV2 : kChangelog) +
+                   js.Object(kKeyGroupRange);
       for (const auto* list : {&h.materialized, &h.non_materialized}) {
         uint64_t e = 0;
         for (const KeyedStateHandle& k : *list) e += KeyedHandleSize(js, k, -1, dir, p);
-        b += ArrayListSize(js, e);
+        b += js.Object(kUnmodifiableList) + ArrayListSize(js, e) + JavaSizer::kRef;
       }
       b += id(&h);
       return b;
@@ -418,10 +461,11 @@ uint64_t KeyedHandleSize(JavaSizer& js, const KeyedStateHandle& h, int64_t kg,
     case HandleTag::kChangelogFileIncrementV2: {
       uint64_t e = 0;
       for (const OffsetStreamHandle& o : h.increments) {
-        e += 1 + 5 + 8 + StreamHandleSize(js, o.handle, dir, p) + 14;  // Tuple2<handle, Long>
+        // Tuple2<StreamStateHandle, Long>.
+        e += js.Object(kTuple2) + StreamHandleSize(js, o.handle, dir, p) + js.Object(kLong);
       }
       return js.Object(kChangelogStream) + ArrayListSize(js, e) + js.Object(kKeyGroupRange) +
-             id(&h) + js.String(PtrKey("storage", &h), h.storage_identifier.value);
+             id(&h);
     }
     default:
       return h.delegate ? StreamHandleSize(js, *h.delegate, dir, p) : JavaSizer::kNull;
@@ -458,6 +502,9 @@ struct RestoredEntry {
 struct RestoredHandle {
   const StreamStateHandle* delegate;
   std::vector<RestoredEntry> entries;
+  // The checkpoint's handle object when the task keeps it as it is (an
+  // unchanged parallelism): its class (e.g. a file-merging handle) stays.
+  const OperatorStateHandle* kept = nullptr;
 };
 
 // `RoundRobinOperatorStateRepartitioner.repartitionState` over the handles of
@@ -506,6 +553,7 @@ std::vector<std::vector<RestoredHandle>> RepartitionOperatorState(
     for (int i = 0; i < new_parallelism; ++i) {
       for (const OperatorStateHandle* h : old[i]) {
         RestoredHandle& r = handle_for(i, delegate_of(h));
+        r.kept = h;
         for (const StateNameEntry& e : h->states) {
           r.entries.push_back({&e, e.offsets.count, PtrKey("key", &e), PtrKey("meta", &e),
                                e.mode == union_mode});
@@ -597,8 +645,20 @@ uint64_t OperatorHandlesSize(JavaSizer& js, const std::vector<RestoredHandle>& h
                              absl::string_view dir, Payload* p, std::vector<uint64_t>* sizes) {
   uint64_t all = 0;
   for (const RestoredHandle& r : handles) {
-    uint64_t b = js.Object(kOperatorStreamStateHandle);
-    Payload before = *p;
+    uint64_t b = 0;
+    if (r.kept != nullptr &&
+        r.kept->tag == static_cast<uint8_t>(HandleTag::kSegmentPartitionableOperator)) {
+      // FileMergingOperatorStreamStateHandle: two DirectoryStreamStateHandle
+      // (a Path each) besides the OperatorStreamStateHandle fields.
+      b += js.Object(r.kept->is_empty ? kEmptyFileMergingOperatorHandle
+                                      : kFileMergingOperatorHandle);
+      for (const Utf* d : {&r.kept->shared_directory, &r.kept->task_owned_directory}) {
+        b += js.Object(kDirectoryHandle) + js.Object(kPath) + js.Object(kUri) +
+             js.String(PtrKey("dir", d), d->value) + 1;
+      }
+    } else {
+      b += js.Object(kOperatorStreamStateHandle);
+    }
     b += r.delegate ? StreamHandleSize(js, *r.delegate, dir, p) : JavaSizer::kNull;
     // HashMap: loadFactor, threshold; block data (capacity, size); entries;
     // TC_ENDBLOCKDATA.
@@ -621,7 +681,6 @@ uint64_t OperatorHandlesSize(JavaSizer& js, const std::vector<RestoredHandle>& h
     // A handle that carries only union entries counts whole (its delegate
     // travels because of them).
     p->union_bytes += all_union ? b : union_part;
-    (void)before;
     sizes->push_back(b);
     all += b;
   }

@@ -49,13 +49,13 @@ var tree={};
   var o=tree['k'+t.operatorId]=tree['k'+t.operatorId]||{};var st=o['(keyed, channel, other)']=o['(keyed, channel, other)']||{};
   st['subtask '+t.subtaskIndex]=b;});
 function total(n){if(typeof n==='number')return n;var s=0;for(var k in n)s+=total(n[k]);return s;}
-var W=900,H=420,tm=el('svg',{width:W,height:H,id:'treemap'},document.getElementById('treemap-box'));
+var W=900,H=420,tm=el('svg',{viewBox:'0 0 '+W+' '+H,width:'100%',id:'treemap'},document.getElementById('treemap-box'));
 var ci=0;
 function lay(node,x,y,w,h,depth,label,color){
   if(typeof node==='number'){
     var r=el('rect',{x:x,y:y,width:Math.max(w-1,0),height:Math.max(h-1,0),fill:color,stroke:'#fff'},tm);
     el('title',{},r).textContent=label+': '+node+' bytes';
-    if(w>60&&h>14){var t=el('text',{x:x+3,y:y+12,fill:'#fff'},tm);t.textContent=label.split(' / ').pop()+' '+hb(node);}
+    if(w>60&&h>14){var parts=label.split(' / '),t=el('text',{x:x+3,y:y+12,fill:'#fff'},tm);t.textContent=(parts[0].slice(0,8)+' '+parts[1]+' #'+parts[2].replace('subtask ','')).slice(0,Math.floor(w/6))+' '+hb(node);}
     return;}
   var keys=Object.keys(node).sort(function(a,b){return total(node[b])-total(node[a]);});
   var sum=total(node)||1,off=0;
@@ -69,7 +69,7 @@ lay(tree,0,0,W,H,0,'','#888');
 var items=(D.restore.chains&&D.restore.chains.length?D.restore.chains.map(function(c){return {l:c.name+' #'+c.subtaskIndex,b:num(c.deploymentBytes)};}):
   D.restore.tasks.map(function(t){return {l:(t.name||t.operatorId.slice(0,8))+' #'+t.subtaskIndex,b:num(t.payloadBytes)+num(D.restore.descriptorOverheadBytes)};}));
 var frame=num(D.restore.frameSize),mx=Math.max(frame,Math.max.apply(null,items.map(function(i){return i.b;}).concat([1])));
-var bh=16,bw=600,sv=el('svg',{width:bw+300,height:items.length*bh+30,id:'payload-chart'},document.getElementById('payload-box'));
+var bh=16,bw=600,sv=el('svg',{viewBox:'0 0 '+(bw+330)+' '+(items.length*bh+30),width:'100%',id:'payload-chart'},document.getElementById('payload-box'));
 items.forEach(function(it,i){var w=it.b/mx*bw;
   el('rect',{x:250,y:i*bh+4,width:w,height:bh-3,fill:it.b>frame?'#e15759':'#4e79a7'},sv);
   var t=el('text',{x:0,y:i*bh+15},sv);t.textContent=it.l.slice(0,38);
@@ -77,7 +77,7 @@ items.forEach(function(it,i){var w=it.b/mx*bw;
 var fx=250+frame/mx*bw;el('line',{x1:fx,y1:0,x2:fx,y2:items.length*bh+8,stroke:'#000','stroke-dasharray':'4 3'},sv);
 var ft=el('text',{x:fx+3,y:items.length*bh+24},sv);ft.textContent='frame size '+frame+' B';
 // Growth over the history.
-var cs=D.history.checkpoints||[],gw=600,gh=200,g=el('svg',{width:gw+120,height:gh+40,id:'growth-chart'},document.getElementById('growth-box'));
+var cs=D.history.checkpoints||[],gw=600,gh=200,g=el('svg',{viewBox:'0 0 '+(gw+120)+' '+(gh+40),width:'100%',id:'growth-chart'},document.getElementById('growth-box'));
 var my=Math.max.apply(null,cs.map(function(c){return num(c.fileSize);}).concat([1]));
 var pts=cs.map(function(c,i){return [60+(cs.length>1?i/(cs.length-1):0.5)*gw,gh-num(c.fileSize)/my*(gh-10)];});
 if(pts.length)el('polyline',{points:pts.map(function(p){return p.join(',');}).join(' '),fill:'none',stroke:'#f28e2b','stroke-width':2},g);
@@ -103,6 +103,8 @@ std::string RenderDoctorHtml(const report::DoctorReport& r) {
                   rf.max_payload_bytes(), "</b> bytes; minimum frame size that deploys <b id=\"min-frame\">",
                   rf.min_frame_size(), "</b> bytes; tasks over the frame size <b>",
                   rf.tasks_over_frame_size(), "</b>.</p>\n");
+  absl::StrAppend(&o, "<h2>Per-task payload against the frame size</h2><div id=\"payload-box\"></div>\n");
+  absl::StrAppend(&o, "<h2>Bytes by operator, state and subtask</h2><div id=\"treemap-box\"></div>\n");
   absl::StrAppend(&o, "<h2>Warnings</h2>\n");
   for (const auto& w : r.warnings()) {
     absl::StrAppend(&o, "<div class=\"warn\" data-code=\"", Esc(w.code()), "\"><b>", Esc(w.code()),
@@ -110,8 +112,6 @@ std::string RenderDoctorHtml(const report::DoctorReport& r) {
     if (!w.command().empty()) absl::StrAppend(&o, "<br>fix: <code>", Esc(w.command()), "</code>");
     absl::StrAppend(&o, "</div>\n");
   }
-  absl::StrAppend(&o, "<h2>Bytes by operator, state and subtask</h2><div id=\"treemap-box\"></div>\n");
-  absl::StrAppend(&o, "<h2>Per-task payload against the frame size</h2><div id=\"payload-box\"></div>\n");
   absl::StrAppend(&o, "<table id=\"tasks\"><tr><th class=\"l\">operator</th><th class=\"l\">name</th>"
                       "<th>subtask</th><th>payload bytes</th><th>union</th><th>inline</th><th>offsets</th></tr>\n");
   for (const auto& t : rf.tasks()) {

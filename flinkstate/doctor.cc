@@ -813,10 +813,21 @@ uint64_t ChainRestoreSize(const std::vector<const OperatorRestore*>& chain, int 
 
 }  // namespace
 
-std::vector<report::TaskPayload> ForecastTasks(const StateFile& file, serde::ByteView bytes,
-                                               int parallelism,
-                                               absl::string_view checkpoint_dir) {
+absl::StatusOr<std::vector<report::TaskPayload>> ForecastTasks(
+    const StateFile& file, serde::ByteView bytes, int parallelism,
+    absl::string_view checkpoint_dir) {
   (void)bytes;
+  if (parallelism < 0 || parallelism > kMaxFlinkParallelism) {
+    return absl::InvalidArgumentError(absl::StrCat("doctor: parallelism ", parallelism,
+                                                   " is outside 1..", kMaxFlinkParallelism));
+  }
+  for (const OperatorState& op : file.metadata.operators) {
+    if (op.parallelism > kMaxFlinkParallelism) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("doctor: operators[", op.IdHex(), "]: parallelism ", op.parallelism,
+                       " exceeds Flink's upper bound ", kMaxFlinkParallelism));
+    }
+  }
   std::vector<report::TaskPayload> tasks;
   for (const OperatorState& op : file.metadata.operators) {
     const OperatorRestore r(op, parallelism);
@@ -1326,8 +1337,9 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
   rf->set_frame_size(frame);
   rf->set_frame_size_source(frame_source);
   rf->set_descriptor_overhead_bytes(kDescriptorOverheadBytes);
-  std::vector<report::TaskPayload> tasks =
-      ForecastTasks(f, cur.file.bytes(), options.parallelism, cur.dir);
+  FLINKSTATE_ASSIGN_OR_RETURN(
+      std::vector<report::TaskPayload> tasks,
+      ForecastTasks(f, cur.file.bytes(), options.parallelism, cur.dir));
   for (const auto& t : tasks) *rf->add_tasks() = t;
   std::map<std::string, const OperatorState*> op_by_id;
   for (const OperatorState& op : f.metadata.operators) op_by_id[op.IdHex()] = &op;
@@ -1485,7 +1497,9 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
     }
   }
   for (int q : others) {
-    std::vector<report::TaskPayload> t = ForecastTasks(f, cur.file.bytes(), q, cur.dir);
+    if (q > kMaxFlinkParallelism) continue;
+    FLINKSTATE_ASSIGN_OR_RETURN(std::vector<report::TaskPayload> t,
+                                ForecastTasks(f, cur.file.bytes(), q, cur.dir));
     report::ParallelismForecast* pf = rf->add_other_parallelisms();
     pf->set_parallelism(q);
     uint64_t total = 0;
@@ -1546,9 +1560,13 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
     hc->set_checkpoint_id(CheckpointId(in));
     hc->set_file_size(in.file.model.size);
     hc->set_union_entries(UnionEntries(in.file.model));
-    hc->set_max_payload_bytes(
-        &in == &cur ? MaxPayload(tasks)
-                    : MaxPayload(ForecastTasks(in.file.model, in.file.bytes(), 0, in.dir)));
+    if (&in == &cur) {
+      hc->set_max_payload_bytes(MaxPayload(tasks));
+    } else {
+      FLINKSTATE_ASSIGN_OR_RETURN(std::vector<report::TaskPayload> t,
+                                  ForecastTasks(in.file.model, in.file.bytes(), 0, in.dir));
+      hc->set_max_payload_bytes(MaxPayload(t));
+    }
     if (k > 0) {
       const double g = prev_union > 0 ? static_cast<double>(hc->union_entries()) / prev_union
                        : prev_size > 0 ? static_cast<double>(hc->file_size()) / prev_size

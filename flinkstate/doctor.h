@@ -86,13 +86,20 @@ struct DoctorOptions {
 [[nodiscard]] absl::StatusOr<report::DoctorReport> Doctor(
     const std::vector<std::string>& paths, const DoctorOptions& options);
 
+// Flink's `KeyGroupRangeAssignment.UPPER_BOUND_MAX_PARALLELISM` (1 << 15):
+// no operator runs at a higher parallelism.
+inline constexpr int kMaxFlinkParallelism = 1 << 15;
+
 // The per-operator forecast of one state file at `parallelism` (0: its own),
-// as `Doctor` computes `restore.tasks`. `checkpoint_dir` stands for the
-// directory relative paths resolve against (its length is sized).
-std::vector<report::TaskPayload> ForecastTasks(const StateFile& file,
-                                               serde::ByteView bytes,
-                                               int parallelism,
-                                               absl::string_view checkpoint_dir);
+// as `Doctor` computes `restore.tasks`: one entry per operator and new
+// subtask, in file order. `checkpoint_dir` stands for the directory relative
+// paths resolve against (its length is sized). `bytes` are the file's bytes
+// the model was read from.
+// Return values: `InvalidArgument` when `parallelism` or an operator's
+// parallelism exceeds `kMaxFlinkParallelism` (naming the operator).
+[[nodiscard]] absl::StatusOr<std::vector<report::TaskPayload>> ForecastTasks(
+    const StateFile& file, serde::ByteView bytes, int parallelism,
+    absl::string_view checkpoint_dir);
 
 // `akka.framesize` / `pekko.framesize` in a Flink configuration text, in
 // bytes ("10485760b", "20 mb", "64m", ...). Return values: `NotFound` when

@@ -1821,6 +1821,9 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
     a.clear_file();
     b.clear_file();
     google::protobuf::util::MessageDifferencer md;
+    // Operators by id, wherever each file lists them.
+    md.TreatAsMap(report::Report::descriptor()->FindFieldByName("operators"),
+                  report::Operator::descriptor()->FindFieldByName("operator_id"));
     std::string diff;
     md.ReportDifferencesToString(&diff);
     md.Compare(a, b);

@@ -1344,6 +1344,23 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
   std::map<std::string, const OperatorState*> op_by_id;
   for (const OperatorState& op : f.metadata.operators) op_by_id[op.IdHex()] = &op;
 
+  if (options.parallelism > 0) {
+    for (const OperatorState& op : f.metadata.operators) {
+      if (op.max_parallelism > 0 && options.parallelism > op.max_parallelism) {
+        report::DoctorWarning* w = AddWarning(
+            &r, "PARALLELISM_ABOVE_MAX_PARALLELISM",
+            absl::StrCat("operator ", op.IdHex(), " has max parallelism ", op.max_parallelism,
+                         ": Flink refuses to restore it at parallelism ", options.parallelism,
+                         " (its key groups cannot be split further)"),
+            absl::StrCat("flinkstate doctor --parallelism ", op.max_parallelism, " ..."));
+        w->set_operator_id(op.IdHex());
+        w->set_uid(op.uid.value);
+        w->set_name(op.name.value);
+        w->set_bytes(static_cast<uint64_t>(options.parallelism));
+        w->set_limit_bytes(static_cast<uint64_t>(op.max_parallelism));
+      }
+    }
+  }
   std::vector<std::unique_ptr<OperatorRestore>> restores;
   std::map<std::string, const OperatorRestore*> restore_by_id;
   for (const OperatorState& op : f.metadata.operators) {
@@ -1836,7 +1853,10 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
 
 int DoctorExitCode(const report::DoctorReport& r) {
   for (const auto& w : r.warnings()) {
-    if (w.code() == "TASK_OVER_FRAME_SIZE" || w.code() == "FRAME_SIZE_AT_NEXT_RESTORE") return 1;
+    if (w.code() == "TASK_OVER_FRAME_SIZE" || w.code() == "FRAME_SIZE_AT_NEXT_RESTORE" ||
+        w.code() == "PARALLELISM_ABOVE_MAX_PARALLELISM") {
+      return 1;
+    }
   }
   return 0;
 }

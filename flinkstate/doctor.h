@@ -67,7 +67,14 @@ struct DoctorOptions {
   // A `flink-conf.yaml` (key: value) or `config.yaml` (nested or flat) file
   // to read `pekko.framesize` / `akka.framesize` from.
   std::string flink_conf;
-  // The job's plan JSON (REST `/jobs/<id>/plan` or `flink info`), for chaining.
+  // The job's plan JSON (REST `/jobs/<id>/plan` or `flink info`; a top-level
+  // "plan" object is unwrapped), for chaining. Each `nodes[]` entry is a job
+  // vertex: its `id` is the head operator's id; the plan does not list the
+  // other chained operators, so an operator joins the vertex whose
+  // `description` names it (" -> " separated, with the operator name the
+  // checkpoint records, metadata v5+) at the same parallelism; a node may
+  // list them as `"operatorIds": [...]` (`JobVertex.getOperatorIDs()`).
+  // Operators matched to no vertex are chains of their own, and say so.
   std::string plan_file;
   // Checkpoints the JobManager keeps (`state.checkpoints.num-retained`).
   int retained = 1;
@@ -107,7 +114,8 @@ inline constexpr int kMaxFlinkParallelism = 1 << 15;
 [[nodiscard]] absl::StatusOr<uint64_t> ReadFrameSize(absl::string_view conf_text);
 
 // 0 for exit "nothing would fail", 1 when a task exceeds the frame size now
-// or at the next restore.
+// or at the next restore, or the parallelism is above an operator's max
+// parallelism (Flink would refuse the restore).
 int DoctorExitCode(const report::DoctorReport& report);
 
 // Text for a terminal: every number, then the warnings with their commands.

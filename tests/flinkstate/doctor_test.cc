@@ -319,6 +319,18 @@ TEST(DoctorTest, FrameSizeFromFlinkConfiguration) {
   EXPECT_EQ(r.restore().tasks_over_frame_size(), 4u);
 }
 
+TEST(DoctorTest, ParallelismAboveMaxParallelismWouldNotRestore) {
+  // Every all-kinds operator has max parallelism 128 (tests/testdata/README.md).
+  DoctorOptions o;
+  o.parallelism = 129;
+  report::DoctorReport r = RunDoctor({kData + "/flink-1.20.5/hashmap-checkpoint"}, o);
+  EXPECT_GT(CountWarnings(r, "PARALLELISM_ABOVE_MAX_PARALLELISM"), 0);
+  EXPECT_EQ(DoctorExitCode(r), 1);
+  o.parallelism = kMaxFlinkParallelism + 1;
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      Doctor({kData + "/flink-1.20.5/hashmap-checkpoint"}, o).status()));
+}
+
 TEST(DoctorTest, BadInputsAreClearErrors) {
   EXPECT_TRUE(absl::IsInvalidArgument(Doctor({}, {}).status()));
   const std::string empty_dir = ::testing::TempDir() + "/doctor-empty";

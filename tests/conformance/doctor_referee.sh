@@ -7,7 +7,8 @@
 # release also restore the gen-3 incident checkpoint in a MiniCluster with dedicated RPC services
 # at small frame sizes (flink/harness.sh deploy: Flink's logged "actual size of encoded class"
 # N, a try just below N that must fail, one just above that must deploy, one at the doctor's
-# minFrameSize that must deploy) and compare the measured heap after restore with the doctor's.
+# minFrameSize that must deploy). Every case also compares heap.checkpointBytes with the heap one
+# copy of the checkpoint takes when Flink's own loader builds it (harness payload --heap; within 2x).
 #   doctor_referee.sh FLINKSTATE_BIN CONFORMANCE_OUT WORK_DIR
 # CONFORMANCE_OUT is ci.sh's OUTDIR (flink-<release>/{generate,incident}/MANIFEST.txt).
 # Fails (does not skip) when the CLI has no doctor command.
@@ -44,7 +45,7 @@ judge() { # label, oracle json, doctor json
 run_case() {
   local label=$1 r=$2 in=$3 p=$4 job=$5
   local popt=(); [ "$p" != - ] && popt=(--parallelism "$p")
-  if ! "$H" payload --release "$r" --in "$in" --job "$job" "${popt[@]}" --out "$work/$label.oracle.json" \
+  if ! "$H" payload --release "$r" --in "$in" --job "$job" --heap "${popt[@]}" --out "$work/$label.oracle.json" \
        >"$work/$label.payload.log" 2>&1; then
     fail=$((fail + 1)); SUMMARY+=("FAIL  $label  (harness payload: $work/$label.payload.log)"); echo "${SUMMARY[-1]}"
     tail -3 "$work/$label.payload.log" | sed 's/^/    /'
@@ -74,6 +75,8 @@ for r in "${RELEASES[@]}"; do
   done
   f=$(manifest_file "$inc/MANIFEST.txt" gen3-v2 checkpoint)
   run_case "$r-incident-gen3-p8" "$r" "$inc/$f" 8 incident-v2
+  f=$(manifest_file "$inc/MANIFEST.txt" gen3-v2 completedCheckpoint)
+  [ -n "$f" ] && run_case "$r-incident-gen3-ha" "$r" "$inc/$f" - incident-v2
   for c in hashmap unaligned; do
     f=$(manifest_file "$gen/MANIFEST.txt" "$c" checkpoint)
     [ -n "$f" ] && run_case "$r-all-kinds-$c" "$r" "$gen/$f" - all-kinds

@@ -37,12 +37,13 @@ import java.util.regex.Pattern;
  * few bytes longer than the encoded message, and ids in the descriptor vary its size by a few bytes
  * per run). --frames F,... adds tries at those frame sizes (recorded, not judged here). The JobManager heap (used heap after
  * System.gc(), MemoryMXBean) is measured once the restored job's tasks all run, and the same for the
- * job started without a checkpoint; the difference is heap.measuredBytes. Both sit in one JVM with
+ * job started without a checkpoint; the difference is miniClusterHeap.deltaBytes. Both sit in one JVM with
  * the TaskManager, which holds the restored state as well (see README).
  *
  * <p>The results are merged into the --oracle JSON (written by harness payload) as
  * "deployment":{"encodedBytes":N,"invocationBytes":M,"cases":[{"frameSize":F,"deployed":b,...}]}
- * and "heap":{"measuredBytes":H,"restoredUsedBytes":..,"freshUsedBytes":..}.
+ * and "miniClusterHeap":{"deltaBytes":H,"restoredUsedBytes":..,"freshUsedBytes":..} (informational:
+ * the JobManager's copy alone is what harness payload --heap measures).
  */
 final class Deploy {
     private Deploy() {}
@@ -248,10 +249,11 @@ final class Deploy {
             }
             if (at.usedHeap >= 0 && fresh.usedHeap >= 0) {
                 json = json.substring(0, json.length() - 1) + String.format(
-                        ",\"heap\":{\"measuredBytes\":%d,\"restoredUsedBytes\":%d,\"freshUsedBytes\":%d,\"how\":%s}}",
+                        ",\"miniClusterHeap\":{\"deltaBytes\":%d,\"restoredUsedBytes\":%d,\"freshUsedBytes\":%d,\"how\":%s}}",
                         Math.max(0, at.usedHeap - fresh.usedHeap), at.usedHeap, fresh.usedHeap,
                         Facts.q("MemoryMXBean heap used after System.gc(), restored job minus the same job started fresh, "
-                                + "all tasks RUNNING; one JVM holds JobManager and TaskManager"));
+                                + "all tasks RUNNING; one JVM holds JobManager and TaskManager (and the restored state); "
+                                + "dominated by noise for small checkpoints, recorded only"));
             }
         }
         if (o.containsKey("frames")) {

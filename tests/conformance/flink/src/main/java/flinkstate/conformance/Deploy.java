@@ -19,6 +19,8 @@ import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -148,14 +150,20 @@ final class Deploy {
                 logDir.mkdirs();
                 Jobs.buildIncident(env, 2, parallelism, 0, logDir.getPath(), run, 0);
                 JobGraph jg = Main.graph(env, from, false);
-                mc.submitJob(jg).get();
+                mc.submitJob(jg).get(60, TimeUnit.SECONDS);
                 JobID id = jg.getJobID();
                 // every RPC result must fit the small frame too: ask only for the job status (the
                 // execution graph would not fit); the restored values the subtasks log prove deployment
                 File log = new File(logDir, run + ".log");
                 long deadline = System.currentTimeMillis() + 90_000;
                 while (true) {
-                    JobStatus js = mc.getJobStatus(id).get();
+                    JobStatus js;
+                    try {
+                        js = mc.getJobStatus(id).get(20, TimeUnit.SECONDS);
+                    } catch (TimeoutException e) {
+                        a.detail = "no job status within 20 s (an RPC reply did not fit the frame?)";
+                        break;
+                    }
                     Restore.Values v = Restore.read(log, -1);
                     boolean restored = from == null ? waitedFresh(log, parallelism) : v.complete(parallelism);
                     if (restored) {
@@ -180,7 +188,7 @@ final class Deploy {
                     Thread.sleep(100);
                 }
                 try {
-                    mc.cancelJob(id).get();
+                    mc.cancelJob(id).get(20, TimeUnit.SECONDS);
                 } catch (Exception e) {
                     // already terminal
                 }
@@ -216,8 +224,9 @@ final class Deploy {
         int parallelism = Payload.maxParallelismOf(l);
         String json = new String(Files.readAllBytes(oracle.toPath()), StandardCharsets.UTF_8).trim();
         Matcher mc = Pattern.compile("\"maxChainPayloadBytes\":(\\d+)").matcher(json);
-        // Akka and Pekko refuse a maximum-frame-size below 32000 bytes
-        long firstFrame = Math.max(32000, mc.find() ? Long.parseLong(mc.group(1)) : 0);
+        // Akka and Pekko refuse a maximum-frame-size below 32000 bytes, and at 32000 other RPCs than
+        // submitTask (JobMaster to Dispatcher, 32398 bytes on 1.20.5) no longer fit: probe at 40000
+        long firstFrame = Math.max(40000, mc.find() ? Long.parseLong(mc.group(1)) : 0);
         List<Attempt> tries = new ArrayList<>();
         int failures = 0;
         Attempt fresh = attempt(null, 10L << 20, parallelism, work, "fresh", true);

@@ -69,6 +69,9 @@ public final class Main {
             case "payload":
                 rc = Payload.run(o);
                 break;
+            case "deploy":
+                rc = Deploy.run(o);
+                break;
             default:
                 usage();
                 rc = 2;
@@ -80,7 +83,7 @@ public final class Main {
     }
 
     static void usage() {
-        System.err.println("usage: Main generate|incident|restore|verify|count|strip|k8s-ha|payload [--opt value]... [FILE]");
+        System.err.println("usage: Main generate|incident|restore|verify|count|strip|k8s-ha|payload|deploy [--opt value]... [FILE]");
         Runtime.getRuntime().halt(2);
     }
 

@@ -50,7 +50,8 @@ import java.util.TreeMap;
  * Java serialization stream of that operator's OperatorSubtaskState alone;
  * restore.chains[] {operatorIds, subtaskIndex, payloadBytes}: the length of the stream of the
  * task's JobManagerTaskRestore (what 2.x sends as SerializedValue and 1.x as a field of the
- * descriptor); restore.maxPayloadBytes (over tasks), restore.maxChainPayloadBytes (over chains).
+ * descriptor); restore.maxPayloadBytes (over tasks), restore.maxChainPayloadBytes (over chains);
+ * with --heap: heap.measuredBytes, the heap one loaded copy of the checkpoint takes (measureHeap).
  */
 final class Payload {
     private Payload() {}
@@ -297,11 +298,41 @@ final class Payload {
             }
             sb.append("],\"maxChainPayloadBytes\":").append(maxChain);
         }
-        sb.append("}}");
+        sb.append("}");
+        if (o.containsKey("heap")) {
+            sb.append(",\"heap\":").append(measureHeap(in));
+        }
+        sb.append("}");
         Main.writeString(outFile.getAbsoluteFile(), sb.toString() + "\n");
         Main.OUT.printf("payload: %s checkpoint %d, %d operators, max task payload %d bytes; wrote %s%n",
                 l.kind, l.checkpointId, ops.size(), maxTask, outFile);
         return failures == 0 ? 0 : 1;
+    }
+
+    /**
+     * The heap the JobManager's copy of this checkpoint takes: the object graph Flink's own loader
+     * builds (Checkpoints.loadCheckpointMetadata for _metadata, Java deserialization of the
+     * CompletedCheckpoint for an HA file), measured with MemoryMXBean as used heap after
+     * System.gc(), before and after loading K copies that stay reachable, divided by K (K chosen so
+     * the copies take well above the measurement's noise).
+     */
+    static String measureHeap(File in) throws Exception {
+        File f = in.isDirectory() ? new File(in, "_metadata") : in;
+        long size = Math.max(1, f.length());
+        int k = (int) Math.max(1, Math.min(1000, (64L << 20) / size));
+        Facts.load(in); // warm up the classes, so their statics are not counted
+        List<Facts.Loaded> keep = new ArrayList<>(k);
+        long before = Deploy.usedAfterGc();
+        for (int i = 0; i < k; i++) {
+            keep.add(Facts.load(in));
+        }
+        long after = Deploy.usedAfterGc();
+        long per = (after - before) / k;
+        String how = "MemoryMXBean heap used after System.gc() with " + k + " copies loaded by Flink's own loader minus before, / "
+                + k + "; JVM " + System.getProperty("java.vm.name") + " " + System.getProperty("java.version")
+                + ", max heap " + Runtime.getRuntime().maxMemory();
+        Main.OUT.printf("payload: heap of one loaded copy %d bytes (%d copies, file %d bytes)%n", per, keep.size(), size);
+        return String.format("{\"measuredBytes\":%d,\"copies\":%d,\"fileBytes\":%d,\"how\":%s}", per, k, size, Facts.q(how));
     }
 
     static int maxParallelismOf(Facts.Loaded l) {

@@ -52,12 +52,23 @@ namespace flinkstate {
 
 // Flink's default `akka.framesize` / `pekko.framesize`: "10485760b".
 inline constexpr uint64_t kDefaultFrameSize = 10485760;
-// What a `TaskDeploymentDescriptor` adds to the restored state in the RPC
-// message (`RemoteRpcInvocation` of `submitTask`: job and task information,
-// result partitions, input gates, the class descriptors of the
-// `JobManagerTaskRestore` graph). An estimate: the issue measured 19-22 KB
-// (Akka in 1.15, Pekko in 2.x).
-inline constexpr uint64_t kDescriptorOverheadBytes = 21000;
+// What a `TaskDeploymentDescriptor` adds to a task's `JobManagerTaskRestore`
+// in the RPC message (`RemoteRpcInvocation` of `submitTask`: job and task
+// information, result partitions, input gates, the invocation's own
+// framing). An estimate from real deployments of the incident job at
+// parallelism 4 (harness `deploy`, dedicated RPC services; Flink's "actual
+// size of encoded class" minus the task's JobManagerTaskRestore): 19,526 -
+// 19,543 bytes with Akka (1.15.2), 23,564 with Pekko (1.20.5), 22,198 (2.3.0).
+// It grows with the shuffle descriptors of wide inputs, which the checkpoint
+// does not record.
+inline constexpr uint64_t kAkkaDescriptorOverheadBytes = 21500;   // Flink <= 1.17
+inline constexpr uint64_t kPekkoDescriptorOverheadBytes = 25000;  // Flink >= 1.18
+
+// The overhead for the release that wrote `file`: Akka for metadata v1-v3
+// (Flink <= 1.15) and completedCheckpoint shapes of 1.13-1.17, Pekko
+// otherwise (metadata v4 is written by 1.16-1.20: the larger, Pekko's, is
+// taken, so that the minimum frame size stays enough).
+uint64_t DescriptorOverheadBytes(const StateFile& file);
 
 struct DoctorOptions {
   // Parallelism after restore; 0 keeps each operator's.

@@ -142,7 +142,7 @@ TEST(DoctorTest, ChainsFromThePlanMatchFlinksJobManagerTaskRestore) {
     auto it = ref.chains.find({ids, c.subtask_index()});
     ASSERT_NE(it, ref.chains.end()) << ids;
     EXPECT_NEAR(static_cast<double>(c.payload_bytes()), it->second, it->second * 0.05) << ids;
-    EXPECT_EQ(c.deployment_bytes(), c.payload_bytes() + kDescriptorOverheadBytes);
+    EXPECT_EQ(c.deployment_bytes(), c.payload_bytes() + kAkkaDescriptorOverheadBytes);
   }
 }
 
@@ -154,7 +154,7 @@ TEST(DoctorTest, TaskOverFrameSizeNamesTheOperatorAndExits1) {
   std::set<std::pair<std::string, int>> expected;
   double max_ref = 0;
   for (const auto& [k, v] : ref.tasks) {
-    if (v + kDescriptorOverheadBytes > frame) expected.insert(k);
+    if (v + kAkkaDescriptorOverheadBytes > frame) expected.insert(k);
     max_ref = std::max(max_ref, v);
   }
   ASSERT_EQ(expected.size(), 4u);
@@ -173,7 +173,7 @@ TEST(DoctorTest, TaskOverFrameSizeNamesTheOperatorAndExits1) {
   EXPECT_EQ(r.restore().frame_size(), frame);
   EXPECT_EQ(DoctorExitCode(r), 1);
   // The minimum frame size it prints is enough for what Flink serializes.
-  EXPECT_GE(static_cast<double>(r.restore().min_frame_size()), max_ref + kDescriptorOverheadBytes * 0.9);
+  EXPECT_GE(static_cast<double>(r.restore().min_frame_size()), max_ref + kAkkaDescriptorOverheadBytes * 0.9);
   EXPECT_EQ(CountWarnings(r, "MIN_FRAME_SIZE"), 1);
   // At the default frame size everything deploys.
   report::DoctorReport ok = RunDoctor({kData + "/flink-1.15.2/incident-gen3-checkpoint"});

@@ -1032,6 +1032,26 @@ absl::StatusOr<std::vector<PlanVertex>> ReadPlan(const std::string& path) {
   return out;
 }
 
+// True if a plan node's description names the operator `name`: the REST
+// plan HTML-escapes it ("A -&gt; B<br/>") and 1.15+ writes a tree
+// ("[1]:Source: A<br/>+- [2]:B<br/>"); the name must stand between
+// separators, not inside a longer name.
+bool DescriptionNames(absl::string_view description, absl::string_view name) {
+  if (name.empty()) return false;
+  const std::string d = absl::StrReplaceAll(
+      description, {{"&gt;", ">"}, {"&lt;", "<"}, {"&amp;", "&"}, {"<br/>", "\n"}, {"<br>", "\n"}});
+  auto is_sep = [](char c) { return c == ' ' || c == '\n' || c == '>' || c == ']' || c == ':' ||
+                                    c == '\t' || c == '(' || c == ')' || c == ','; };
+  const std::string n(name);
+  for (size_t at = d.find(n); at != std::string::npos; at = d.find(n, at + 1)) {
+    const size_t end = at + name.size();
+    const bool before = at == 0 || is_sep(d[at - 1]);
+    const bool after = end == d.size() || is_sep(d[end]) || d[end] == '-';
+    if (before && after) return true;
+  }
+  return false;
+}
+
 // Job vertex id = the head operator's id; other operators join the vertex
 // whose description names them (" -> " separated; HTML <br/> removed).
 void MatchPlan(const StateFile& f, std::vector<PlanVertex>* plan) {
@@ -1050,11 +1070,8 @@ void MatchPlan(const StateFile& f, std::vector<PlanVertex>* plan) {
     const std::string id = op.IdHex();
     if (placed.count(id) || op.name.value.empty()) continue;
     for (PlanVertex& v : *plan) {
-      std::string d = absl::StrReplaceAll(v.description, {{"<br/>", " "}, {"\n", " "}});
-      std::vector<std::string> parts = absl::StrSplit(d, " -> ");
-      bool named = false;
-      for (std::string& p : parts) named = named || absl::StripAsciiWhitespace(p) == op.name.value;
-      if (named && (v.parallelism == 0 || v.parallelism == std::max(op.parallelism, 1))) {
+      if (DescriptionNames(v.description, op.name.value) &&
+          (v.parallelism == 0 || v.parallelism == std::max(op.parallelism, 1))) {
         v.operator_ids.push_back(id);
         placed.insert(id);
         break;

@@ -170,6 +170,29 @@ TEST(DoctorTest, RestPlanWithoutOperatorIdsChainsByTheNamesItDescribes) {
   EXPECT_EQ(r.restore().chains_size(), 8);
 }
 
+TEST(DoctorTest, MinFrameSizeDeploysOnARealCluster) {
+  // harness.sh deploy: the incident restored with dedicated RPC services;
+  // Flink logged the encoded size of the submitTask RPC and deployed or not
+  // at each frame size tried.
+  google::protobuf::Struct root;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(
+                  Slurp(kData + "/doctor/deploy-1.15.2-incident-gen3.json"), &root)
+                  .ok());
+  const auto& dep = root.fields().at("deployment").struct_value().fields();
+  const double encoded = dep.at("encodedBytes").number_value();
+  report::DoctorReport r = RunDoctor({kData + "/flink-1.15.2/incident-gen3-checkpoint"});
+  const double mfs = static_cast<double>(r.restore().min_frame_size());
+  EXPECT_GE(mfs, encoded);
+  EXPECT_LE(mfs, encoded * 1.05 + 1024);
+  for (const auto& c : dep.at("cases").list_value().values()) {
+    const auto& f = c.struct_value().fields();
+    // Where the doctor says it deploys, Flink deployed.
+    if (f.at("frameSize").number_value() >= mfs) {
+      EXPECT_TRUE(f.at("deployed").bool_value()) << f.at("frameSize").number_value();
+    }
+  }
+}
+
 TEST(DoctorTest, TaskOverFrameSizeNamesTheOperatorAndExits1) {
   // From the referee: only operator 61252f73...'s subtasks carry more than
   // 30000 - overhead bytes.

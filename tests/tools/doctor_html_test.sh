@@ -12,6 +12,13 @@ fail() { echo "doctor_html_test: $*" >&2; exit 1; }
 browser=$(command -v chromium || command -v chromium-browser || true)
 [[ -n $browser ]] || fail "chromium is not installed (scripts/install-deps.sh installs it)"
 
+# Exit codes: 0 when nothing would fail, 2 for usage.
+rc=0; "$bin" doctor "$data/flink-1.20.5/hashmap-checkpoint" > /dev/null || rc=$?
+(( rc == 0 )) || fail "expected exit 0 for a checkpoint that deploys, got $rc"
+rc=0; "$bin" doctor --frame-size 100 --flink-conf x.yaml "$data/flink-1.20.5/hashmap-checkpoint" \
+  > /dev/null 2>&1 || rc=$?
+(( rc == 2 )) || fail "expected exit 2 for --frame-size with --flink-conf, got $rc"
+
 in=("$data/flink-1.15.2/incident-gen0-savepoint" "$data/flink-1.15.2/incident-gen3-checkpoint")
 rc=0; "$bin" doctor --frame-size 30000 --html "$work/r.html" "${in[@]}" > "$work/out.txt" || rc=$?
 (( rc == 1 )) || fail "expected exit 1 (tasks over a 30000-byte frame), got $rc"

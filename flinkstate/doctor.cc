@@ -1582,7 +1582,7 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
   r.add_notes(
       "restore: Flink's RoundRobinOperatorStateRepartitioner and key-group assignment, sized as "
       "Java serialization of each task's OperatorSubtaskState with the 1.15-1.20 class shapes; "
-      "a task adds the deployment descriptor's own bytes (an estimate: 21500 with Akka, 25000 with Pekko, from real deployments)");
+      "a task adds the deployment descriptor's own bytes (an estimate: 21500 with Akka, 25500 with Pekko, from real deployments)");
   if (heap->restore_peak_bytes() > (uint64_t{1} << 30)) {
     report::DoctorWarning* w = AddWarning(
         &r, "HEAP_LARGE",

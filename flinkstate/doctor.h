@@ -62,7 +62,7 @@ inline constexpr uint64_t kDefaultFrameSize = 10485760;
 // It grows with the shuffle descriptors of wide inputs, which the checkpoint
 // does not record.
 inline constexpr uint64_t kAkkaDescriptorOverheadBytes = 21500;   // Flink <= 1.17
-inline constexpr uint64_t kPekkoDescriptorOverheadBytes = 25000;  // Flink >= 1.18
+inline constexpr uint64_t kPekkoDescriptorOverheadBytes = 25500;  // Flink >= 1.18
 
 // The overhead for the release that wrote `file`: Akka for metadata v1-v3
 // (Flink <= 1.15) and completedCheckpoint shapes of 1.13-1.17, Pekko

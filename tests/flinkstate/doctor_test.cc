@@ -170,17 +170,19 @@ TEST(DoctorTest, RestPlanWithoutOperatorIdsChainsByTheNamesItDescribes) {
   EXPECT_EQ(r.restore().chains_size(), 8);
 }
 
-TEST(DoctorTest, MinFrameSizeDeploysOnARealCluster) {
+class DoctorDeployTest : public ::testing::TestWithParam<std::pair<const char*, const char*>> {};
+
+TEST_P(DoctorDeployTest, MinFrameSizeDeploysOnARealCluster) {
   // harness.sh deploy: the incident restored with dedicated RPC services;
   // Flink logged the encoded size of the submitTask RPC and deployed or not
   // at each frame size tried.
   google::protobuf::Struct root;
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(
-                  Slurp(kData + "/doctor/deploy-1.15.2-incident-gen3.json"), &root)
+                  Slurp(kData + "/doctor/" + GetParam().second), &root)
                   .ok());
   const auto& dep = root.fields().at("deployment").struct_value().fields();
   const double encoded = dep.at("encodedBytes").number_value();
-  report::DoctorReport r = RunDoctor({kData + "/flink-1.15.2/incident-gen3-checkpoint"});
+  report::DoctorReport r = RunDoctor({kData + "/" + GetParam().first});
   const double mfs = static_cast<double>(r.restore().min_frame_size());
   EXPECT_GE(mfs, encoded);
   EXPECT_LE(mfs, encoded * 1.05 + 1024);
@@ -192,6 +194,14 @@ TEST(DoctorTest, MinFrameSizeDeploysOnARealCluster) {
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    Real, DoctorDeployTest,
+    ::testing::Values(std::pair{"flink-1.15.2/incident-gen3-checkpoint",
+                                "deploy-1.15.2-incident-gen3.json"},
+                      std::pair{"flink-1.20.5/incident-gen3-checkpoint",
+                                "deploy-1.20.5-incident-gen3.json"}),
+    [](const auto& info) { return absl::StrCat("case", info.index); });
 
 TEST(DoctorTest, TaskOverFrameSizeNamesTheOperatorAndExits1) {
   // From the referee: only operator 61252f73...'s subtasks carry more than

@@ -1330,6 +1330,8 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
 
   // Frame size.
   uint64_t frame = kDefaultFrameSize;
+  // The restoring cluster's RPC system when its configuration names it.
+  uint64_t conf_overhead = 0;
   std::string frame_source = "default (akka.framesize / pekko.framesize 10485760b)";
   if (options.frame_size > 0) {
     frame = options.frame_size;
@@ -1341,7 +1343,13 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
     }
     std::stringstream ss;
     ss << in.rdbuf();
-    absl::StatusOr<uint64_t> fsz = ReadFrameSize(ss.str());
+    const std::string conf = ss.str();
+    if (absl::StrContains(conf, "pekko.") || absl::StrContains(conf, "\npekko:")) {
+      conf_overhead = kPekkoDescriptorOverheadBytes;
+    } else if (absl::StrContains(conf, "akka.") || absl::StrContains(conf, "\nakka:")) {
+      conf_overhead = kAkkaDescriptorOverheadBytes;
+    }
+    absl::StatusOr<uint64_t> fsz = ReadFrameSize(conf);
     if (fsz.ok()) {
       frame = *fsz;
       frame_source = absl::StrCat(options.flink_conf, " (framesize)");
@@ -1367,7 +1375,9 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
   rf->set_parallelism(options.parallelism);
   rf->set_frame_size(frame);
   rf->set_frame_size_source(frame_source);
-  const uint64_t overhead = DescriptorOverheadBytes(f);
+  // The cluster that restores may run another release than the one that
+  // wrote the file: its configuration's akka./pekko. keys decide when given.
+  const uint64_t overhead = conf_overhead > 0 ? conf_overhead : DescriptorOverheadBytes(f);
   rf->set_descriptor_overhead_bytes(overhead);
   FLINKSTATE_ASSIGN_OR_RETURN(
       std::vector<report::TaskPayload> tasks,

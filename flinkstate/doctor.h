@@ -67,7 +67,8 @@ inline constexpr uint64_t kPekkoDescriptorOverheadBytes = 25500;  // Flink >= 1.
 // The overhead for the release that wrote `file`: Akka for metadata v1-v3
 // (Flink <= 1.15) and completedCheckpoint shapes of 1.13-1.17, Pekko
 // otherwise (metadata v4 is written by 1.16-1.20: the larger, Pekko's, is
-// taken, so that the minimum frame size stays enough).
+// taken, so that the minimum frame size stays enough). `Doctor` uses the
+// restoring cluster's instead when `flink_conf` has `pekko.` or `akka.` keys.
 uint64_t DescriptorOverheadBytes(const StateFile& file);
 
 struct DoctorOptions {

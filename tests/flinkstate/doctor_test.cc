@@ -395,6 +395,11 @@ TEST(DoctorTest, FrameSizeFromFlinkConfiguration) {
   report::DoctorReport r = RunDoctor({kData + "/flink-1.15.2/incident-gen3-checkpoint"}, o);
   EXPECT_EQ(r.restore().frame_size(), 30000u);
   EXPECT_EQ(r.restore().tasks_over_frame_size(), 4u);
+  EXPECT_EQ(r.restore().descriptor_overhead_bytes(), kAkkaDescriptorOverheadBytes);
+  // A 1.15 file restored by a Pekko cluster (Flink 1.18+).
+  std::ofstream(conf) << "pekko.framesize: 30000b\n";
+  r = RunDoctor({kData + "/flink-1.15.2/incident-gen3-checkpoint"}, o);
+  EXPECT_EQ(r.restore().descriptor_overhead_bytes(), kPekkoDescriptorOverheadBytes);
 }
 
 TEST(DoctorTest, ParallelismAboveMaxParallelismWouldNotRestore) {

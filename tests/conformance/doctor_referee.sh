@@ -45,13 +45,15 @@ judge() { # label, oracle json, doctor json
 run_case() {
   local label=$1 r=$2 in=$3 p=$4 job=$5
   local popt=(); [ "$p" != - ] && popt=(--parallelism "$p")
-  if ! "$H" payload --release "$r" --in "$in" --job "$job" --heap "${popt[@]}" --out "$work/$label.oracle.json" \
+  if ! "$H" payload --release "$r" --in "$in" --job "$job" --heap "${popt[@]}" --plan-out "$work/$label.plan.json" --out "$work/$label.oracle.json" \
        >"$work/$label.payload.log" 2>&1; then
     fail=$((fail + 1)); SUMMARY+=("FAIL  $label  (harness payload: $work/$label.payload.log)"); echo "${SUMMARY[-1]}"
     tail -3 "$work/$label.payload.log" | sed 's/^/    /'
     return
   fi
-  "$bin" doctor --json "${popt[@]}" "$in" >"$work/$label.doctor.json" 2>"$work/$label.doctor.err"
+  # the job's plan (REST /jobs/:id/plan shape) when the doctor takes one: then chains are judged too
+  local plan=(); grep -q -- '--plan' "$work/doctor-help.txt" && plan=(--plan "$work/$label.plan.json")
+  "$bin" doctor --json "${popt[@]}" "${plan[@]}" "$in" >"$work/$label.doctor.json" 2>"$work/$label.doctor.err"
   local rc=$?
   # exit 1 means "a task would fail to deploy": still a report; anything else is an error
   if [ $rc -ne 0 ] && { [ $rc -ne 1 ] || ! python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$work/$label.doctor.json" 2>/dev/null; }; then

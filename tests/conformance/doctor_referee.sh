@@ -11,6 +11,9 @@
 # copy of the checkpoint takes when Flink's own loader builds it (harness payload --heap; within 2x).
 #   doctor_referee.sh FLINKSTATE_BIN CONFORMANCE_OUT WORK_DIR
 # CONFORMANCE_OUT is ci.sh's OUTDIR (flink-<release>/{generate,incident}/MANIFEST.txt).
+# Cases: on the deploy release (1.15.2) gen 1, 2, 3, the HA file of gen 3, gen 3 at parallelism 8,
+# all-kinds hashmap and unaligned; on the others gen 3, gen 3 at 8 and all-kinds (FLINKSTATE_DOCTOR_FULL=1:
+# all cases everywhere). FLINKSTATE_DOCTOR_RELEASES, FLINKSTATE_DOCTOR_DEPLOY_RELEASE (none: no deploy).
 # Fails (does not skip) when the CLI has no doctor command.
 set -uo pipefail
 bin=$1
@@ -71,14 +74,18 @@ manifest_file() { # manifest, case/run column value, kind -> last matching file
 for r in "${RELEASES[@]}"; do
   inc="$out/flink-$r/incident"; gen="$out/flink-$r/generate"
   [ -f "$inc/MANIFEST.txt" ] || { echo "FAIL: no $inc/MANIFEST.txt (run ci.sh first)"; fail=$((fail + 1)); continue; }
-  for g in 1 2 3; do
+  # CI cost: every generation and the HA file on the deploy release, gen 3 elsewhere
+  # (FLINKSTATE_DOCTOR_FULL=1: everything on every release)
+  full=${FLINKSTATE_DOCTOR_FULL:-0}; [ "$r" = "$DEPLOY_RELEASE" ] && full=1
+  gens=(3); [ "$full" = 1 ] && gens=(1 2 3)
+  for g in "${gens[@]}"; do
     f=$(manifest_file "$inc/MANIFEST.txt" "gen$g-v2" checkpoint)
     run_case "$r-incident-gen$g" "$r" "$inc/$f" - incident-v2
   done
   f=$(manifest_file "$inc/MANIFEST.txt" gen3-v2 checkpoint)
   run_case "$r-incident-gen3-p8" "$r" "$inc/$f" 8 incident-v2
   f=$(manifest_file "$inc/MANIFEST.txt" gen3-v2 completedCheckpoint)
-  [ -n "$f" ] && run_case "$r-incident-gen3-ha" "$r" "$inc/$f" - incident-v2
+  [ -n "$f" ] && [ "$full" = 1 ] && run_case "$r-incident-gen3-ha" "$r" "$inc/$f" - incident-v2
   for c in hashmap unaligned; do
     f=$(manifest_file "$gen/MANIFEST.txt" "$c" checkpoint)
     [ -n "$f" ] && run_case "$r-all-kinds-$c" "$r" "$gen/$f" - all-kinds

@@ -11,6 +11,9 @@
 # copy of the checkpoint takes when Flink's own loader builds it (harness payload --heap; within 2x).
 #   doctor_referee.sh FLINKSTATE_BIN CONFORMANCE_OUT WORK_DIR
 # CONFORMANCE_OUT is ci.sh's OUTDIR (flink-<release>/{generate,incident}/MANIFEST.txt).
+# Cases: on the deploy release (1.15.2) gen 1, 2, 3, the HA file of gen 3, gen 3 at parallelism 8,
+# all-kinds hashmap and unaligned; on the others gen 3, gen 3 at 8 and all-kinds (FLINKSTATE_DOCTOR_FULL=1:
+# all cases everywhere). FLINKSTATE_DOCTOR_RELEASES, FLINKSTATE_DOCTOR_DEPLOY_RELEASE (none: no deploy).
 # Fails (does not skip) when the CLI has no doctor command.
 set -uo pipefail
 bin=$1
@@ -45,13 +48,15 @@ judge() { # label, oracle json, doctor json
 run_case() {
   local label=$1 r=$2 in=$3 p=$4 job=$5
   local popt=(); [ "$p" != - ] && popt=(--parallelism "$p")
-  if ! "$H" payload --release "$r" --in "$in" --job "$job" --heap "${popt[@]}" --out "$work/$label.oracle.json" \
+  if ! "$H" payload --release "$r" --in "$in" --job "$job" --heap "${popt[@]}" --plan-out "$work/$label.plan.json" --out "$work/$label.oracle.json" \
        >"$work/$label.payload.log" 2>&1; then
     fail=$((fail + 1)); SUMMARY+=("FAIL  $label  (harness payload: $work/$label.payload.log)"); echo "${SUMMARY[-1]}"
     tail -3 "$work/$label.payload.log" | sed 's/^/    /'
     return
   fi
-  "$bin" doctor --json "${popt[@]}" "$in" >"$work/$label.doctor.json" 2>"$work/$label.doctor.err"
+  # the job's plan (REST /jobs/:id/plan shape) when the doctor takes one: then chains are judged too
+  local plan=(); grep -q -- '--plan' "$work/doctor-help.txt" && plan=(--plan "$work/$label.plan.json")
+  "$bin" doctor --json "${popt[@]}" "${plan[@]}" "$in" >"$work/$label.doctor.json" 2>"$work/$label.doctor.err"
   local rc=$?
   # exit 1 means "a task would fail to deploy": still a report; anything else is an error
   if [ $rc -ne 0 ] && { [ $rc -ne 1 ] || ! python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$work/$label.doctor.json" 2>/dev/null; }; then
@@ -69,14 +74,18 @@ manifest_file() { # manifest, case/run column value, kind -> last matching file
 for r in "${RELEASES[@]}"; do
   inc="$out/flink-$r/incident"; gen="$out/flink-$r/generate"
   [ -f "$inc/MANIFEST.txt" ] || { echo "FAIL: no $inc/MANIFEST.txt (run ci.sh first)"; fail=$((fail + 1)); continue; }
-  for g in 1 2 3; do
+  # CI cost: every generation and the HA file on the deploy release, gen 3 elsewhere
+  # (FLINKSTATE_DOCTOR_FULL=1: everything on every release)
+  full=${FLINKSTATE_DOCTOR_FULL:-0}; [ "$r" = "$DEPLOY_RELEASE" ] && full=1
+  gens=(3); [ "$full" = 1 ] && gens=(1 2 3)
+  for g in "${gens[@]}"; do
     f=$(manifest_file "$inc/MANIFEST.txt" "gen$g-v2" checkpoint)
     run_case "$r-incident-gen$g" "$r" "$inc/$f" - incident-v2
   done
   f=$(manifest_file "$inc/MANIFEST.txt" gen3-v2 checkpoint)
   run_case "$r-incident-gen3-p8" "$r" "$inc/$f" 8 incident-v2
   f=$(manifest_file "$inc/MANIFEST.txt" gen3-v2 completedCheckpoint)
-  [ -n "$f" ] && run_case "$r-incident-gen3-ha" "$r" "$inc/$f" - incident-v2
+  [ -n "$f" ] && [ "$full" = 1 ] && run_case "$r-incident-gen3-ha" "$r" "$inc/$f" - incident-v2
   for c in hashmap unaligned; do
     f=$(manifest_file "$gen/MANIFEST.txt" "$c" checkpoint)
     [ -n "$f" ] && run_case "$r-all-kinds-$c" "$r" "$gen/$f" - all-kinds

@@ -8,7 +8,7 @@
 #   harness.sh strip    --release V --in PATH --out PATH --state NAME   (reference rewriter on Flink's own classes)
 #   harness.sh count    --release V FILE            (entries per operator-state name)
 #   harness.sh k8s-ha   --release V --in completedCheckpointFILE --out DIR  (ConfigMap value via Flink's KubernetesStateHandleStore)
-#   harness.sh payload  --release V --in PATH --out FILE.json [--parallelism N] [--job incident-v2|all-kinds]
+#   harness.sh payload  --release V --in PATH --out FILE.json [--parallelism N] [--job incident-v2|all-kinds] [--plan-out PLAN.json] [--heap]
 #                       (what each task receives on restore, by Flink's own repartitioner + Java serialization)
 #   harness.sh deploy   --release V --from CHECKPOINT --oracle FILE.json [--work DIR]
 #                       (restore incident v2 with dedicated RPC services at frame sizes around the real

@@ -51,6 +51,7 @@ import java.util.TreeMap;
  * restore.chains[] {operatorIds, subtaskIndex, payloadBytes}: the length of the stream of the
  * task's JobManagerTaskRestore (what 2.x sends as SerializedValue and 1.x as a field of the
  * descriptor); restore.maxPayloadBytes (over tasks), restore.maxChainPayloadBytes (over chains);
+ * with --plan-out FILE (and --job): the job's plan JSON as the REST API gives it (planJson);
  * with --heap: heap.measuredBytes, the heap one loaded copy of the checkpoint takes (measureHeap).
  */
 final class Payload {
@@ -178,7 +179,7 @@ final class Payload {
     }
 
     /** The chains (job vertices) of one of the harness's jobs, operator ids in the vertex's order. */
-    static List<List<OperatorID>> chains(String job, int parallelism) throws Exception {
+    static List<List<OperatorID>> chains(String job, int parallelism, File planOut) throws Exception {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(new Configuration());
         File tmp = java.nio.file.Files.createTempDirectory("flinkstate-payload").toFile();
         switch (job) {
@@ -195,6 +196,9 @@ final class Payload {
                 throw new IllegalArgumentException("--job must be incident-v1, incident-v2 or all-kinds");
         }
         JobGraph jg = Compat.jobGraph(env);
+        if (planOut != null) {
+            Main.writeString(planOut.getAbsoluteFile(), "{\"plan\":" + planJson(jg) + "}\n");
+        }
         List<List<OperatorID>> out = new ArrayList<>();
         for (JobVertex v : jg.getVertices()) {
             List<OperatorID> ids = new ArrayList<>();
@@ -204,6 +208,21 @@ final class Payload {
             out.add(ids);
         }
         return out;
+    }
+
+    /**
+     * The job's plan as the REST API's /jobs/:jobid/plan holds it ({"plan": ...}): Flink's own
+     * JsonPlanGenerator.generatePlan(JobGraph), a JSON string on 1.x, a JobPlanInfo.Plan written with
+     * Flink's REST object mapper on 2.x.
+     */
+    static String planJson(JobGraph jg) throws Exception {
+        Class<?> gen = Class.forName("org.apache.flink.runtime.jobgraph.jsonplan.JsonPlanGenerator");
+        Object plan = gen.getMethod("generatePlan", JobGraph.class).invoke(null, jg);
+        if (plan instanceof String) {
+            return (String) plan;
+        }
+        Object mapper = Class.forName("org.apache.flink.runtime.rest.util.RestMapperUtils").getMethod("getStrictObjectMapper").invoke(null);
+        return (String) mapper.getClass().getMethod("writeValueAsString", Object.class).invoke(mapper, plan);
     }
 
     static int run(Map<String, String> o) throws Exception {
@@ -254,7 +273,8 @@ final class Payload {
             sb.append(",\"job\":").append(Facts.q(job)).append(",\"chains\":[");
             long maxChain = 0;
             first = true;
-            for (List<OperatorID> chain : chains(job, jobP)) {
+            File planOut = o.containsKey("plan-out") ? new File(o.get("plan-out")) : null;
+            for (List<OperatorID> chain : chains(job, jobP, planOut)) {
                 int p = -1;
                 boolean anyState = false;
                 boolean finished = false;

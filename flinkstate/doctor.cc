@@ -1078,6 +1078,34 @@ void MatchPlan(const StateFile& f, std::vector<PlanVertex>* plan) {
       }
     }
   }
+  // Operators without a recorded name (metadata before v5): when exactly one
+  // vertex of their parallelism describes more operators than it holds, and
+  // as many such operators are left as it misses, they are that chain's.
+  std::map<int, std::vector<std::string>> unnamed;
+  for (const OperatorState& op : f.metadata.operators) {
+    if (!placed.count(op.IdHex())) unnamed[std::max(op.parallelism, 1)].push_back(op.IdHex());
+  }
+  for (auto& [p, ids] : unnamed) {
+    PlanVertex* target = nullptr;
+    int candidates = 0;
+    size_t missing = 0;
+    for (PlanVertex& v : *plan) {
+      if (v.parallelism != p) continue;
+      std::string d = absl::StrReplaceAll(v.description, {{"&gt;", ">"}, {"<br/>", "\n"}});
+      // One operator per line of the tree form, or per " -> " part.
+      const std::vector<std::string> lines = absl::StrSplit(d, '\n', absl::SkipWhitespace());
+      const std::vector<std::string> parts = absl::StrSplit(d, " -> ");
+      const size_t described = std::max<size_t>({lines.size(), parts.size(), 1});
+      if (described > v.operator_ids.size()) {
+        ++candidates;
+        target = &v;
+        missing = described - v.operator_ids.size();
+      }
+    }
+    if (candidates == 1 && missing == ids.size()) {
+      for (const std::string& id : ids) target->operator_ids.push_back(id);
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------

@@ -203,6 +203,31 @@ INSTANTIATE_TEST_SUITE_P(
                                 "deploy-1.20.5-incident-gen3.json"}),
     [](const auto& info) { return absl::StrCat("case", info.index); });
 
+TEST(DoctorTest, FlinksOwnPlanJsonChainsOperatorsTheCheckpointDoesNotName) {
+  // Flink's JsonPlanGenerator output for the job (harness payload --plan-out);
+  // the 1.15.2 checkpoint (metadata v3) records no operator names.
+  DoctorOptions o;
+  o.plan_file = kData + "/doctor/plan-1.15.2-incident-v2-jsonplangenerator.json";
+  report::DoctorReport r = RunDoctor({kData + "/flink-1.15.2/incident-gen3-checkpoint"}, o);
+  const Referee ref = ReadReferee("payload-1.15.2-incident-gen3.json");
+  ASSERT_EQ(static_cast<size_t>(r.restore().chains_size()), ref.chains.size());
+  for (const auto& c : r.restore().chains()) {
+    std::set<std::string> ids(c.operator_ids().begin(), c.operator_ids().end());
+    bool found = false;
+    for (const auto& [k, v] : ref.chains) {
+      std::set<std::string> want;
+      for (absl::string_view id : absl::StrSplit(k.first, ',', absl::SkipEmpty())) {
+        want.insert(std::string(id));
+      }
+      if (want == ids && k.second == c.subtask_index()) {
+        found = true;
+        EXPECT_NEAR(static_cast<double>(c.payload_bytes()), v, v * 0.05);
+      }
+    }
+    EXPECT_TRUE(found) << c.name() << " " << c.subtask_index();
+  }
+}
+
 TEST(DoctorTest, TaskOverFrameSizeNamesTheOperatorAndExits1) {
   // From the referee: only operator 61252f73...'s subtasks carry more than
   // 30000 - overhead bytes.

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "flinkstate/checkpoint_metadata.h"
+#include "flinkstate/doctor.h"
 #include "flinkstate/format_constants.h"
 #include "flinkstate/handle_walker.h"
 #include "flinkstate/metadata_reader.h"
@@ -27,6 +28,7 @@
 #include "fuzz/alloc_guard.h"
 #include "fuzz/fuzz_common.h"
 #include "fuzz/fuzz_entries.h"
+
 
 namespace flinkstate::fuzz {
 
@@ -52,6 +54,34 @@ void CheckReencodes(absl::string_view target, const StateFile& file, ByteView in
                    : "snapshot: accepted file re-encodes byte for byte");
 }
 
+
+// doctor's restore forecast over an accepted file, at its own parallelism and
+// at another: it never fails for parallelisms Flink accepts, gives one task
+// per operator and new subtask, and no task is smaller than the stream header.
+// Skipped when the parallelisms would make the forecast large (the cost is
+// tasks x handles, not input bytes).
+namespace {
+void CheckDoctorForecast(absl::string_view kT, const StateFile& f, ByteView input) {
+  int64_t tasks = 0;
+  for (const OperatorState& op : f.metadata.operators) {
+    if (op.parallelism > 64) return;
+    tasks += std::max(op.parallelism, 1);
+  }
+  const int other = 1 + static_cast<int>(input.size() % 5);
+  for (int p : {0, other}) {
+    absl::StatusOr<std::vector<report::TaskPayload>> t = ForecastTasks(f, input, p, "/ckpt");
+    FUZZ_CHECK(kT, t.ok(), "doctor forecast failed on an accepted file");
+    if (!t.ok()) return;
+    const int64_t expected =
+        p == 0 ? tasks : static_cast<int64_t>(f.metadata.operators.size()) * p;
+    FUZZ_CHECK(kT, static_cast<int64_t>(t->size()) == expected,
+               "doctor forecast: not one task per operator and subtask");
+    for (const report::TaskPayload& x : *t) {
+      FUZZ_CHECK(kT, x.payload_bytes() > 4, "doctor forecast: task below the stream header");
+    }
+  }
+}
+}  // namespace
 
 absl::Status FuzzMetadataReader(ByteView input) {
   AllocGuard::SetBudget(BudgetFor(input.size(), kMetadataBudgetMultiple));
@@ -83,6 +113,7 @@ absl::Status FuzzMetadataReader(ByteView input) {
     FUZZ_CHECK(kT, f->kind == StateFileKind::kMetadata && f->metadata.version == version,
                "framed file read as another kind or version");
     CheckReencodes(kT, *f, fb);
+    CheckDoctorForecast(kT, *f, fb);
   } else {
     CheckError(kT, f.status());
   }

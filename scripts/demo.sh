@@ -45,6 +45,14 @@ step "$bin" verify --nocheck-files "$demo/_metadata.stripped"
 rc=0; step "$bin" diff "$demo/_metadata" "$demo/_metadata.stripped" || rc=$?
 if (( rc != 1 )); then echo "demo: diff should report the removed state (exit 1), got $rc" >&2; exit 1; fi
 
+echo
+echo "== 3b. the restore pre-flight on the input: per-task payload against the frame size, heap, paths"
+# doctor exits 1 when a task exceeds the frame size, as the input's union state makes it do.
+rc=0; step "$bin" doctor --html build/demo/doctor.html "$demo" || rc=$?
+if (( rc != 1 )); then echo "demo: doctor should find the oversized tasks (exit 1), got $rc" >&2; exit 1; fi
+rc=0; step "$bin" doctor "$demo/_metadata.stripped" >/dev/null || rc=$?
+if (( rc != 0 )); then echo "demo: doctor should pass the stripped file (exit 0), got $rc" >&2; exit 1; fi
+
 real=../shared/corpus/apache__flink-connector-kafka/flink-connector-kafka/src/test/resources/kafka-consumer-migration-test-flink1.15-snapshot
 if [[ -f $real ]]; then
   echo

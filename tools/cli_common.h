@@ -75,6 +75,13 @@ struct CommandArgs {
   std::string backup_suffix = ".bak";
   bool fsync = true;
   bool progress = true;
+  // doctor
+  int parallelism = 0;
+  uint64_t frame_size = 0;
+  std::string flink_conf;
+  std::string plan;
+  int retained = 1;
+  std::string html;
 };
 
 using Clock = std::chrono::steady_clock;

@@ -43,6 +43,9 @@ int RelocatePointer(const OutputTarget& target, const Input& in,
                     const RelocateOptions& options, const CommandArgs& args);
 int RunVerify(const CommandArgs& args);
 
+// doctor_command.cc
+int RunDoctor(const CommandArgs& args);
+
 }  // namespace flinkstate::cli
 
 #endif  // FLINKSTATE_TOOLS_COMMANDS_H_

@@ -266,6 +266,34 @@ const Command kCommands[] = {
        AddJson(app, a, "the plan as JSON (report.proto RepairReport)");
      },
      RunRepair},
+    {"doctor",
+     "Restore pre-flight: the bytes the JobManager sends each task on restore (Flink's\n"
+     "redistribution, Java-serialized) against the RPC frame size, the JobManager heap,\n"
+     "growth over a checkpoint history, paths, duplicated bytes; every finding with\n"
+     "the command that fixes it. PATH: a checkpoint/savepoint directory, _metadata,\n"
+     "completedCheckpoint, a job directory holding chk-*, or an HA directory; two\n"
+     "PATHs also list what changed between them. Exit 1 when a task exceeds the frame\n"
+     "size now or at the next restore.",
+     [](CLI::App& app, CommandArgs& a) {
+       AddFiles(app, a, "PATH...")->required();
+       app.add_option("--parallelism", a.parallelism, "parallelism after restore")
+           ->type_name("N")->check(CLI::PositiveNumber);
+       auto* fs = app.add_option("--frame-size", a.frame_size,
+                                 "RPC frame size in bytes (default 10485760)")
+                      ->type_name("BYTES")->check(CLI::PositiveNumber);
+       app.add_option("--flink-conf", a.flink_conf,
+                      "flink-conf.yaml / config.yaml to read pekko.framesize or "
+                      "akka.framesize from")
+           ->type_name("FILE")->excludes(fs);
+       app.add_option("--plan", a.plan, "the job's plan JSON (REST /jobs/<id>/plan)")
+           ->type_name("FILE");
+       app.add_option("--retained", a.retained, "retained checkpoints (heap forecast)")
+           ->type_name("K")->check(CLI::PositiveNumber)->capture_default_str();
+       app.add_option("--html", a.html, "write a self-contained HTML report")
+           ->type_name("OUT");
+       AddJson(app, a, "the report as JSON (doctor.proto DoctorReport)");
+     },
+     RunDoctor},
 };
 
 const Command* FindCommand(const std::string& name) {

@@ -8,6 +8,11 @@
 #   harness.sh strip    --release V --in PATH --out PATH --state NAME   (reference rewriter on Flink's own classes)
 #   harness.sh count    --release V FILE            (entries per operator-state name)
 #   harness.sh k8s-ha   --release V --in completedCheckpointFILE --out DIR  (ConfigMap value via Flink's KubernetesStateHandleStore)
+#   harness.sh payload  --release V --in PATH --out FILE.json [--parallelism N] [--job incident-v2|all-kinds] [--plan-out PLAN.json] [--heap]
+#                       (what each task receives on restore, by Flink's own repartitioner + Java serialization)
+#   harness.sh deploy   --release V --from CHECKPOINT --oracle FILE.json [--work DIR]
+#                       (restore incident v2 with dedicated RPC services at frame sizes around the real
+#                        encoded size; adds "deployment" and "heap" to FILE.json)
 #   harness.sh build    --release V                 (only build; prints the classpath file)
 #
 # Environment: FLINKSTATE_JAVA_HOME (JVM to run with; default: Java 17), FLINKSTATE_HEAP (default 6g),
@@ -17,7 +22,7 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 die() { echo "harness.sh: $*" >&2; exit 2; }
-[ $# -ge 1 ] || die "usage: harness.sh generate|incident|verify|restore|strip|count|build --release V ..."
+[ $# -ge 1 ] || die "usage: harness.sh generate|incident|verify|restore|strip|count|payload|deploy|build --release V ..."
 cmd="$1"; shift
 
 release=""

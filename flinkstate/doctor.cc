@@ -1,0 +1,2033 @@
+// Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
+
+#include "flinkstate/doctor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "flinkstate/completed_checkpoint.h"
+#include "flinkstate/inspect.h"
+#include "flinkstate/javaobj/stream_constants.h"
+#include "flinkstate/open.h"
+#include "flinkstate/report_diff.h"
+#include "flinkstate/serde/status_macros.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+
+namespace flinkstate {
+namespace {
+
+namespace fs = std::filesystem;
+
+// ---------------------------------------------------------------------------
+// Java serialization sizes (Java Object Serialization Specification ch. 6,
+// constants in javaobj/stream_constants.h).
+// ---------------------------------------------------------------------------
+
+// One field of a class descriptor: type code, name, and for object and array
+// fields the JVM type signature (written as a string: TC_STRING or, when the
+// stream already holds that interned signature, TC_REFERENCE).
+struct FieldShape {
+  char type;
+  const char* name;
+  const char* signature;  // null for primitives
+};
+
+// A class as `ObjectStreamClass` writes it; `super` null ends the chain.
+struct ClassShape {
+  const char* name;
+  std::vector<FieldShape> fields;
+  const ClassShape* super = nullptr;
+};
+
+// The 1.15-1.20 shapes, as the class descriptors of real HA files of those
+// releases show them (tests/testdata/flink-1.15.2 .. flink-1.20.5).
+#define FS_CLASS(var, ...) const ClassShape var{__VA_ARGS__}
+FS_CLASS(kEnum, "java.lang.Enum", {});
+FS_CLASS(kNumber, "java.lang.Number", {});
+FS_CLASS(kLong, "java.lang.Long", {{'J', "value", nullptr}}, &kNumber);
+FS_CLASS(kHashMap, "java.util.HashMap",
+         {{'F', "loadFactor", nullptr}, {'I', "threshold", nullptr}});
+FS_CLASS(kArrayList, "java.util.ArrayList", {{'I', "size", nullptr}});
+FS_CLASS(kEmptyList, "java.util.Collections$EmptyList", {});
+FS_CLASS(kSingletonList, "java.util.Collections$SingletonList",
+         {{'L', "element", "Ljava/lang/Object;"}});
+FS_CLASS(kLongArray, "[J", {});
+FS_CLASS(kByteArray, "[B", {});
+FS_CLASS(kRescalingArray,
+         "[Lorg.apache.flink.runtime.checkpoint.InflightDataRescalingDescriptor$"
+         "InflightDataGateOrPartitionRescalingDescriptor;",
+         {});
+FS_CLASS(kOperatorSubtaskState, "org.apache.flink.runtime.checkpoint.OperatorSubtaskState",
+         {{'J', "checkpointedSize", nullptr},
+          {'J', "stateSize", nullptr},
+          {'L', "inputChannelState", "Lorg/apache/flink/runtime/checkpoint/StateObjectCollection;"},
+          {'L', "inputRescalingDescriptor",
+           "Lorg/apache/flink/runtime/checkpoint/InflightDataRescalingDescriptor;"},
+          {'L', "managedKeyedState", "Lorg/apache/flink/runtime/checkpoint/StateObjectCollection;"},
+          {'L', "managedOperatorState", "Lorg/apache/flink/runtime/checkpoint/StateObjectCollection;"},
+          {'L', "outputRescalingDescriptor",
+           "Lorg/apache/flink/runtime/checkpoint/InflightDataRescalingDescriptor;"},
+          {'L', "rawKeyedState", "Lorg/apache/flink/runtime/checkpoint/StateObjectCollection;"},
+          {'L', "rawOperatorState", "Lorg/apache/flink/runtime/checkpoint/StateObjectCollection;"},
+          {'L', "resultSubpartitionState",
+           "Lorg/apache/flink/runtime/checkpoint/StateObjectCollection;"}});
+FS_CLASS(kStateObjectCollection, "org.apache.flink.runtime.checkpoint.StateObjectCollection",
+         {{'L', "stateObjects", "Ljava/util/Collection;"}});
+FS_CLASS(kRescalingDescriptor,
+         "org.apache.flink.runtime.checkpoint.InflightDataRescalingDescriptor",
+         {{'[', "gateOrPartitionDescriptors",
+           "[Lorg/apache/flink/runtime/checkpoint/InflightDataRescalingDescriptor$"
+           "InflightDataGateOrPartitionRescalingDescriptor;"}});
+FS_CLASS(kNoRescaling,
+         "org.apache.flink.runtime.checkpoint.InflightDataRescalingDescriptor$"
+         "NoRescalingDescriptor",
+         {}, &kRescalingDescriptor);
+FS_CLASS(kOperatorStreamStateHandle, "org.apache.flink.runtime.state.OperatorStreamStateHandle",
+         {{'L', "delegateStateHandle", "Lorg/apache/flink/runtime/state/StreamStateHandle;"},
+          {'L', "stateNameToPartitionOffsets", "Ljava/util/Map;"}});
+FS_CLASS(kStateMetaInfo, "org.apache.flink.runtime.state.OperatorStateHandle$StateMetaInfo",
+         {{'L', "distributionMode", "Lorg/apache/flink/runtime/state/OperatorStateHandle$Mode;"},
+          {'[', "offsets", "[J"}});
+FS_CLASS(kMode, "org.apache.flink.runtime.state.OperatorStateHandle$Mode", {}, &kEnum);
+FS_CLASS(kByteStreamStateHandle, "org.apache.flink.runtime.state.memory.ByteStreamStateHandle",
+         {{'[', "data", "[B"}, {'L', "handleName", "Ljava/lang/String;"}});
+FS_CLASS(kFileStateHandle, "org.apache.flink.runtime.state.filesystem.FileStateHandle",
+         {{'J', "stateSize", nullptr}, {'L', "filePath", "Lorg/apache/flink/core/fs/Path;"}});
+FS_CLASS(kRelativeFileStateHandle,
+         "org.apache.flink.runtime.state.filesystem.RelativeFileStateHandle",
+         {{'L', "relativePath", "Ljava/lang/String;"}}, &kFileStateHandle);
+FS_CLASS(kPath, "org.apache.flink.core.fs.Path", {{'L', "uri", "Ljava/net/URI;"}});
+FS_CLASS(kUri, "java.net.URI", {{'L', "string", "Ljava/lang/String;"}});
+FS_CLASS(kStringBasedId, "org.apache.flink.util.StringBasedID",
+         {{'L', "keyString", "Ljava/lang/String;"}});
+FS_CLASS(kStateHandleId, "org.apache.flink.runtime.state.StateHandleID", {}, &kStringBasedId);
+FS_CLASS(kKeyGroupRange, "org.apache.flink.runtime.state.KeyGroupRange",
+         {{'I', "endKeyGroup", nullptr}, {'I', "startKeyGroup", nullptr}});
+FS_CLASS(kKeyGroupRangeOffsets, "org.apache.flink.runtime.state.KeyGroupRangeOffsets",
+         {{'L', "keyGroupRange", "Lorg/apache/flink/runtime/state/KeyGroupRange;"},
+          {'[', "offsets", "[J"}});
+FS_CLASS(kKeyGroupsStateHandle, "org.apache.flink.runtime.state.KeyGroupsStateHandle",
+         {{'L', "groupRangeOffsets", "Lorg/apache/flink/runtime/state/KeyGroupRangeOffsets;"},
+          {'L', "stateHandle", "Lorg/apache/flink/runtime/state/StreamStateHandle;"},
+          {'L', "stateHandleId", "Lorg/apache/flink/runtime/state/StateHandleID;"}});
+FS_CLASS(kKeyGroupsSavepointStateHandle,
+         "org.apache.flink.runtime.state.KeyGroupsSavepointStateHandle", {},
+         &kKeyGroupsStateHandle);
+// Incremental RocksDB (1.18+ List<HandleAndLocalPath> shape, approximate for
+// older ones) and changelog handles: the fields that carry bytes.
+FS_CLASS(kUuid, "java.util.UUID",
+         {{'J', "leastSigBits", nullptr}, {'J', "mostSigBits", nullptr}});
+FS_CLASS(kAbstractIncremental, "org.apache.flink.runtime.state.AbstractIncrementalStateHandle",
+         {{'J', "checkpointId", nullptr},
+          {'L', "backendIdentifier", "Ljava/util/UUID;"},
+          {'L', "keyGroupRange", "Lorg/apache/flink/runtime/state/KeyGroupRange;"},
+          {'L', "metaStateHandle", "Lorg/apache/flink/runtime/state/StreamStateHandle;"},
+          {'L', "sharedState", "Ljava/util/List;"},
+          {'L', "stateHandleId", "Lorg/apache/flink/runtime/state/StateHandleID;"}});
+FS_CLASS(kIncremental, "org.apache.flink.runtime.state.IncrementalRemoteKeyedStateHandle",
+         {{'J', "persistedSizeOfThisCheckpoint", nullptr},
+          {'L', "privateState", "Ljava/util/List;"}},
+         &kAbstractIncremental);
+FS_CLASS(kHandleAndLocalPath, "org.apache.flink.runtime.state.IncrementalKeyedStateHandle$"
+                              "HandleAndLocalPath",
+         {{'L', "handle", "Lorg/apache/flink/runtime/state/StreamStateHandle;"},
+          {'L', "localPath", "Ljava/lang/String;"}});
+// 1.15 layout (tag 8) and 1.16+ (tag 14, with checkpointId).
+FS_CLASS(kChangelog, "org.apache.flink.runtime.state.changelog.ChangelogStateBackendHandle$"
+                     "ChangelogStateBackendHandleImpl",
+         {{'J', "materializationID", nullptr},
+          {'J', "persistedSizeOfThisCheckpoint", nullptr},
+          {'L', "keyGroupRange", "Lorg/apache/flink/runtime/state/KeyGroupRange;"},
+          {'L', "materialized", "Ljava/util/List;"},
+          {'L', "nonMaterialized", "Ljava/util/List;"},
+          {'L', "stateHandleID", "Lorg/apache/flink/runtime/state/StateHandleID;"}});
+FS_CLASS(kChangelogV2, "org.apache.flink.runtime.state.changelog.ChangelogStateBackendHandle$"
+                       "ChangelogStateBackendHandleImpl",
+         {{'J', "checkpointId", nullptr},
+          {'J', "materializationID", nullptr},
+          {'J', "persistedSizeOfThisCheckpoint", nullptr},
+          {'L', "keyGroupRange", "Lorg/apache/flink/runtime/state/KeyGroupRange;"},
+          {'L', "materialized", "Ljava/util/List;"},
+          {'L', "nonMaterialized", "Ljava/util/List;"},
+          {'L', "stateHandleID", "Lorg/apache/flink/runtime/state/StateHandleID;"}});
+// Collections.unmodifiableList(ArrayList): an UnmodifiableRandomAccessList,
+// which writeReplace()s itself by an UnmodifiableList (fields c and list,
+// the same ArrayList).
+FS_CLASS(kUnmodifiableCollection, "java.util.Collections$UnmodifiableCollection",
+         {{'L', "c", "Ljava/util/Collection;"}});
+FS_CLASS(kUnmodifiableList, "java.util.Collections$UnmodifiableList",
+         {{'L', "list", "Ljava/util/List;"}}, &kUnmodifiableCollection);
+FS_CLASS(kChangelogStream, "org.apache.flink.runtime.state.changelog.ChangelogStateHandleStreamImpl",
+         {{'J', "incrementalSize", nullptr},
+          {'J', "size", nullptr},
+          {'L', "handlesAndOffsets", "Ljava/util/List;"},
+          {'L', "keyGroupRange", "Lorg/apache/flink/runtime/state/KeyGroupRange;"},
+          {'L', "stateHandleID", "Lorg/apache/flink/runtime/state/StateHandleID;"}});
+FS_CLASS(kTuple, "org.apache.flink.api.java.tuple.Tuple", {});
+FS_CLASS(kTuple2, "org.apache.flink.api.java.tuple.Tuple2",
+         {{'L', "f0", "Ljava/lang/Object;"}, {'L', "f1", "Ljava/lang/Object;"}}, &kTuple);
+FS_CLASS(kInMemoryChangelog, "org.apache.flink.runtime.state.changelog.inmemory."
+                             "InMemoryChangelogStateHandle",
+         {{'J', "from", nullptr},
+          {'J', "to", nullptr},
+          {'L', "changes", "Ljava/util/List;"},
+          {'L', "keyGroupRange", "Lorg/apache/flink/runtime/state/KeyGroupRange;"},
+          {'L', "stateHandleID", "Lorg/apache/flink/runtime/state/StateHandleID;"}});
+FS_CLASS(kLogicalFileId, "org.apache.flink.runtime.checkpoint.filemerging.LogicalFile$LogicalFileId",
+         {}, &kStringBasedId);
+FS_CLASS(kCheckpointedStateScope, "org.apache.flink.runtime.state.CheckpointedStateScope", {},
+         &kEnum);
+FS_CLASS(kSegmentFile, "org.apache.flink.runtime.state.filemerging.SegmentFileStateHandle",
+         {{'J', "startPos", nullptr},
+          {'J', "stateSize", nullptr},
+          {'L', "filePath", "Lorg/apache/flink/core/fs/Path;"},
+          {'L', "logicalFileId",
+           "Lorg/apache/flink/runtime/checkpoint/filemerging/LogicalFile$LogicalFileId;"},
+          {'L', "scope", "Lorg/apache/flink/runtime/state/CheckpointedStateScope;"}});
+FS_CLASS(kEmptySegmentFile, "org.apache.flink.runtime.state.filemerging.EmptySegmentFileStateHandle",
+         {}, &kSegmentFile);
+FS_CLASS(kDirectoryHandle, "org.apache.flink.runtime.state.filemerging.DirectoryStreamStateHandle",
+         {{'L', "directory", "Lorg/apache/flink/core/fs/Path;"}});
+FS_CLASS(kFileMergingOperatorHandle,
+         "org.apache.flink.runtime.state.filemerging.FileMergingOperatorStreamStateHandle",
+         {{'L', "sharedDirHandle",
+           "Lorg/apache/flink/runtime/state/filemerging/DirectoryStreamStateHandle;"},
+          {'L', "taskOwnedDirHandle",
+           "Lorg/apache/flink/runtime/state/filemerging/DirectoryStreamStateHandle;"}},
+         &kOperatorStreamStateHandle);
+FS_CLASS(kEmptyFileMergingOperatorHandle,
+         "org.apache.flink.runtime.state.filemerging.EmptyFileMergingOperatorStreamStateHandle", {},
+         &kFileMergingOperatorHandle);
+FS_CLASS(kChannelHandle, "org.apache.flink.runtime.state.AbstractChannelStateHandle",
+         {{'J', "size", nullptr},
+          {'I', "subtaskIndex", nullptr},
+          {'L', "delegate", "Lorg/apache/flink/runtime/state/StreamStateHandle;"},
+          {'L', "info", "Ljava/lang/Object;"},
+          {'L', "offsets", "Ljava/util/List;"}});
+FS_CLASS(kInputChannelHandle, "org.apache.flink.runtime.state.InputChannelStateHandle", {},
+         &kChannelHandle);
+FS_CLASS(kResultSubpartitionHandle,
+         "org.apache.flink.runtime.state.ResultSubpartitionStateHandle", {}, &kChannelHandle);
+FS_CLASS(kInputChannelInfo, "org.apache.flink.runtime.checkpoint.channel.InputChannelInfo",
+         {{'I', "gateIdx", nullptr}, {'I', "inputChannelIdx", nullptr}});
+FS_CLASS(kResultSubpartitionInfo,
+         "org.apache.flink.runtime.checkpoint.channel.ResultSubpartitionInfo",
+         {{'I', "partitionIdx", nullptr}, {'I', "subPartitionIdx", nullptr}});
+FS_CLASS(kAbstractId, "org.apache.flink.util.AbstractID",
+         {{'J', "lowerPart", nullptr}, {'J', "upperPart", nullptr}});
+FS_CLASS(kOperatorId, "org.apache.flink.runtime.jobgraph.OperatorID", {}, &kAbstractId);
+FS_CLASS(kTaskStateSnapshot, "org.apache.flink.runtime.checkpoint.TaskStateSnapshot",
+         {{'Z', "isTaskDeployedAsFinished", nullptr},
+          {'Z', "isTaskFinished", nullptr},
+          {'L', "subtaskStatesByOperatorID", "Ljava/util/Map;"}});
+FS_CLASS(kJobManagerTaskRestore, "org.apache.flink.runtime.checkpoint.JobManagerTaskRestore",
+         {{'J', "restoreCheckpointId", nullptr},
+          {'L', "taskStateSnapshot", "Lorg/apache/flink/runtime/checkpoint/TaskStateSnapshot;"}});
+#undef FS_CLASS
+
+uint64_t PrimBytes(char type) {
+  switch (type) {
+    case 'B': case 'Z': return 1;
+    case 'C': case 'S': return 2;
+    case 'I': case 'F': return 4;
+    default: return 8;  // J, D
+  }
+}
+
+// The bytes an `ObjectOutputStream` writes, for one stream: class
+// descriptors once (then TC_REFERENCE, 5 bytes), strings and shared objects
+// once by identity key.
+class JavaSizer {
+ public:
+  // classDesc: TC_CLASSDESC className serialVersionUID classDescFlags
+  // fields classAnnotation(TC_ENDBLOCKDATA) superClassDesc; or a reference.
+  uint64_t Desc(const ClassShape& c) {
+    if (!described_.insert(&c).second) return kRef;
+    uint64_t b = 1 + Utf(c.name) + 8 + 1 + 2;
+    for (const FieldShape& f : c.fields) {
+      b += 1 + Utf(f.name);
+      if (f.signature != nullptr) b += String(absl::StrCat("sig:", f.signature), f.signature);
+    }
+    b += 1;
+    b += c.super != nullptr ? Desc(*c.super) : 1;
+    return b;
+  }
+  // newObject header + every class's primitive fields of the chain.
+  uint64_t Object(const ClassShape& c) {
+    uint64_t b = 1 + Desc(c);
+    for (const ClassShape* k = &c; k != nullptr; k = k->super) {
+      for (const FieldShape& f : k->fields) {
+        if (f.signature == nullptr) b += PrimBytes(f.type);
+      }
+    }
+    return b;
+  }
+  // A string object (TC_STRING u2 / TC_LONGSTRING u8), once per identity key.
+  uint64_t String(const std::string& key, absl::string_view value) {
+    if (!shared_.insert(key).second) return kRef;
+    return value.size() > 0xFFFF ? 1 + 8 + value.size() : 1 + 2 + value.size();
+  }
+  // A primitive array of `bytes` element bytes.
+  uint64_t Array(const ClassShape& c, uint64_t bytes) { return 1 + Desc(c) + 4 + bytes; }
+  uint64_t Enum(const ClassShape& c, const char* constant) {
+    if (!shared_.insert(absl::StrCat("enum:", c.name, ".", constant)).second) return kRef;
+    return 1 + Desc(c) + String(absl::StrCat("enumname:", constant), constant);
+  }
+  // True the first time `key` is seen (a shared object is written once).
+  bool First(const std::string& key) { return shared_.insert(key).second; }
+
+  static constexpr uint64_t kRef = 5;  // TC_REFERENCE + u4 handle
+  static constexpr uint64_t kNull = 1;
+
+ private:
+  static uint64_t Utf(absl::string_view s) { return 2 + s.size(); }
+  std::set<const ClassShape*> described_;
+  std::set<std::string> shared_;
+};
+
+// What a task receives, with its parts accounted.
+struct Payload {
+  uint64_t total = 0;
+  uint64_t union_bytes = 0;
+  uint64_t inline_bytes = 0;
+  uint64_t offset_bytes = 0;
+  uint32_t handles = 0;
+};
+
+std::string PtrKey(const char* what, const void* p) {
+  return absl::StrCat(what, ":", reinterpret_cast<uintptr_t>(p));
+}
+
+// The absolute form a relative handle takes in the JobManager.
+std::string ResolvedPath(const StreamStateHandle& h, absl::string_view dir) {
+  if (h.tag == static_cast<uint8_t>(HandleTag::kRelativeStream)) {
+    return absl::StrCat(dir, "/", h.path.value);
+  }
+  return h.path.value;
+}
+
+uint64_t StreamHandleSize(JavaSizer& js, const StreamStateHandle& h, absl::string_view dir,
+                          Payload* p) {
+  if (!js.First(PtrKey("stream", &h))) return JavaSizer::kRef;
+  switch (static_cast<HandleTag>(h.tag)) {
+    case HandleTag::kNull:
+      return JavaSizer::kNull;
+    case HandleTag::kByteStream: {
+      p->inline_bytes += h.data.size;
+      return js.Object(kByteStreamStateHandle) + js.Array(kByteArray, h.data.size) +
+             js.String(PtrKey("name", &h), h.name.value);
+    }
+    case HandleTag::kFileStream:
+    case HandleTag::kRelativeStream: {
+      const bool rel = h.tag == static_cast<uint8_t>(HandleTag::kRelativeStream);
+      uint64_t b = js.Object(rel ? kRelativeFileStateHandle : kFileStateHandle);
+      // Path -> URI: URI.writeObject writes its string field, then
+      // TC_ENDBLOCKDATA (SC_WRITE_METHOD).
+      b += js.Object(kPath) + js.Object(kUri) +
+           js.String(PtrKey("uri", &h), ResolvedPath(h, dir)) + 1;
+      if (rel) b += js.String(PtrKey("rel", &h), h.path.value);
+      return b;
+    }
+    case HandleTag::kSegmentFile:
+    case HandleTag::kEmptySegmentFile: {
+      uint64_t b = js.Object(h.tag == static_cast<uint8_t>(HandleTag::kEmptySegmentFile)
+                                 ? kEmptySegmentFile
+                                 : kSegmentFile) +
+                   js.Object(kPath) + js.Object(kUri) +
+                   js.String(PtrKey("uri", &h), h.path.value) + 1;
+      b += js.Object(kLogicalFileId) + js.String(PtrKey("lfid", &h), h.logical_file_id.value);
+      b += js.Enum(kCheckpointedStateScope, h.scope_ordinal == 0 ? "EXCLUSIVE" : "SHARED");
+      return b;
+    }
+    case HandleTag::kKeyGroups:
+    case HandleTag::kKeyGroupsV2: {
+      // A key-groups handle in stream context (a delegate).
+      uint64_t b = js.Object(kKeyGroupsStateHandle) + js.Object(kKeyGroupRangeOffsets) +
+                   js.Object(kKeyGroupRange) +
+                   js.Array(kLongArray, 8ull * h.key_group_offsets.count);
+      p->offset_bytes += 8ull * h.key_group_offsets.count;
+      b += h.delegate ? StreamHandleSize(js, *h.delegate, dir, p) : JavaSizer::kNull;
+      b += js.Object(kStateHandleId) + js.String(PtrKey("id", &h), std::string(36, 'x'));
+      return b;
+    }
+    default:
+      return js.Object(kFileStateHandle) + js.Object(kPath) + js.Object(kUri) +
+             js.String(PtrKey("uri", &h), h.path.value) + 1;
+  }
+}
+
+// An `ArrayList` of `n` elements: size field, block data with the capacity,
+// the elements, TC_ENDBLOCKDATA.
+uint64_t ArrayListSize(JavaSizer& js, uint64_t elements) {
+  return js.Object(kArrayList) + (1 + 1 + 4) + elements + 1;
+}
+
+// A `StateObjectCollection` of handles of `sizes` bytes each.
+uint64_t CollectionSize(JavaSizer& js, const std::vector<uint64_t>& sizes) {
+  if (sizes.empty()) {
+    // StateObjectCollection.empty(): one shared instance over an EmptyList.
+    if (!js.First("empty-collection")) return JavaSizer::kRef;
+    return js.Object(kStateObjectCollection) + js.Object(kEmptyList);
+  }
+  uint64_t e = 0;
+  for (uint64_t s : sizes) e += s;
+  return js.Object(kStateObjectCollection) + ArrayListSize(js, e);
+}
+
+// A keyed handle as the new subtask receives it; `kg` the number of key
+// groups after intersection (-1: the handle whole).
+uint64_t KeyedHandleSize(JavaSizer& js, const KeyedStateHandle& h, int64_t kg,
+                         absl::string_view dir, Payload* p) {
+  const auto tag = static_cast<HandleTag>(h.tag);
+  auto id = [&](const void* k) {
+    return js.Object(kStateHandleId) +
+           js.String(PtrKey("id", k), h.state_handle_id.value.empty()
+                                          ? std::string(36, 'x')
+                                          : h.state_handle_id.value);
+  };
+  switch (tag) {
+    case HandleTag::kNull:
+      return 0;
+    case HandleTag::kKeyGroups:
+    case HandleTag::kKeyGroupsV2:
+    case HandleTag::kSavepointKeyGroups: {
+      const uint64_t n = kg >= 0 ? static_cast<uint64_t>(kg) : h.key_group_offsets.count;
+      p->offset_bytes += 8 * n;
+      uint64_t b = js.Object(tag == HandleTag::kSavepointKeyGroups ? kKeyGroupsSavepointStateHandle
+                                                                   : kKeyGroupsStateHandle) +
+                   js.Object(kKeyGroupRangeOffsets) + js.Object(kKeyGroupRange) +
+                   js.Array(kLongArray, 8 * n);
+      b += h.delegate ? StreamHandleSize(js, *h.delegate, dir, p) : JavaSizer::kNull;
+      b += id(&h);
+      return b;
+    }
+    case HandleTag::kIncrementalKeyGroups:
+    case HandleTag::kIncrementalKeyGroupsV2: {
+      uint64_t b = js.Object(kIncremental) + js.Object(kUuid) + js.Object(kKeyGroupRange);
+      b += h.meta_data ? StreamHandleSize(js, *h.meta_data, dir, p) : JavaSizer::kNull;
+      for (const auto* list : {&h.shared_state, &h.private_state}) {
+        uint64_t e = 0;
+        for (const NamedStreamHandle& n : *list) {
+          e += js.Object(kHandleAndLocalPath) +
+               js.String(PtrKey("local", &n), n.local_path.value) +
+               StreamHandleSize(js, n.handle, dir, p);
+        }
+        b += ArrayListSize(js, e);
+      }
+      b += id(&h);
+      return b;
+    }
+    case HandleTag::kChangelog:
+    case HandleTag::kChangelogV2: {
+      uint64_t b = js.Object(tag == HandleTag::kChangelogV2 ? kChangelogV2 : kChangelog) +
+                   js.Object(kKeyGroupRange);
+      for (const auto* list : {&h.materialized, &h.non_materialized}) {
+        uint64_t e = 0;
+        for (const KeyedStateHandle& k : *list) e += KeyedHandleSize(js, k, -1, dir, p);
+        b += js.Object(kUnmodifiableList) + ArrayListSize(js, e) + JavaSizer::kRef;
+      }
+      b += id(&h);
+      return b;
+    }
+    case HandleTag::kChangelogByteIncrement: {
+      p->inline_bytes += h.changes.size;
+      return js.Object(kInMemoryChangelog) + js.Object(kKeyGroupRange) +
+             ArrayListSize(js, h.changes.size + 16ull * h.num_changes) + id(&h);
+    }
+    case HandleTag::kChangelogFileIncrement:
+    case HandleTag::kChangelogFileIncrementV2: {
+      uint64_t e = 0;
+      for (const OffsetStreamHandle& o : h.increments) {
+        // Tuple2<StreamStateHandle, Long>.
+        e += js.Object(kTuple2) + StreamHandleSize(js, o.handle, dir, p) + js.Object(kLong);
+      }
+      return js.Object(kChangelogStream) + ArrayListSize(js, e) + js.Object(kKeyGroupRange) +
+             id(&h);
+    }
+    default:
+      return h.delegate ? StreamHandleSize(js, *h.delegate, dir, p) : JavaSizer::kNull;
+  }
+}
+
+uint64_t ChannelHandleSize(JavaSizer& js, const ChannelStateHandle& h, bool input,
+                           absl::string_view dir, Payload* p) {
+  uint64_t b = js.Object(input ? kInputChannelHandle : kResultSubpartitionHandle);
+  b += js.Object(input ? kInputChannelInfo : kResultSubpartitionInfo);
+  b += StreamHandleSize(js, h.delegate, dir, p);
+  // List<Long> offsets: a SingletonList of one Long or an ArrayList of Longs.
+  const uint64_t n = h.offsets.count;
+  uint64_t longs = 0;
+  for (uint64_t i = 0; i < n; ++i) longs += js.Object(kLong);
+  if (n == 1) {
+    b += js.Object(kSingletonList) + longs;
+  } else {
+    b += ArrayListSize(js, longs);
+  }
+  b += h.serialized_channel_offsets.size;
+  return b;
+}
+
+// One restored operator state handle: a delegate and the entries put into
+// its `stateNameToPartitionOffsets` map.
+struct RestoredEntry {
+  const StateNameEntry* entry;
+  uint64_t offsets;      // elements of the (possibly sliced) long[]
+  std::string name_key;  // identity of the key String object
+  std::string meta_key;  // identity of the StateMetaInfo object ("" = new)
+  bool is_union;
+};
+struct RestoredHandle {
+  const StreamStateHandle* delegate;
+  std::vector<RestoredEntry> entries;
+  // The checkpoint's handle object when the task keeps it as it is (an
+  // unchanged parallelism): its class (e.g. a file-merging handle) stays.
+  const OperatorStateHandle* kept = nullptr;
+};
+
+// `RoundRobinOperatorStateRepartitioner.repartitionState` over the handles of
+// one slot (managed or raw) of one operator.
+std::vector<std::vector<RestoredHandle>> RepartitionOperatorState(
+    const std::vector<std::vector<const OperatorStateHandle*>>& old, int new_parallelism) {
+  const int old_parallelism = static_cast<int>(old.size());
+  std::vector<std::vector<RestoredHandle>> result(new_parallelism);
+  std::vector<std::map<const StreamStateHandle*, size_t>> merge(new_parallelism);
+  auto handle_for = [&](int i, const StreamStateHandle* d) -> RestoredHandle& {
+    auto [it, inserted] = merge[i].emplace(d, result[i].size());
+    if (inserted) result[i].push_back(RestoredHandle{d, {}});
+    return result[i][it->second];
+  };
+  // The key String a name takes: the first handle's (groupByStateMode's
+  // computeIfAbsent keeps the first key object).
+  std::map<std::string, std::string> first_key;
+  struct Located {
+    const OperatorStateHandle* handle;
+    const StateNameEntry* entry;
+  };
+  std::map<uint8_t, std::vector<std::pair<std::string, std::vector<Located>>>> by_mode;
+  bool has_union = false;
+  for (const auto& subtask : old) {
+    for (const OperatorStateHandle* h : subtask) {
+      for (const StateNameEntry& e : h->states) {
+        auto& names = by_mode[e.mode];
+        auto it = std::find_if(names.begin(), names.end(),
+                               [&](const auto& n) { return n.first == e.name.value; });
+        if (it == names.end()) {
+          names.push_back({e.name.value, {}});
+          it = names.end() - 1;
+          first_key[e.name.value] = PtrKey("key", &e);
+        }
+        it->second.push_back({h, &e});
+        if (e.mode == static_cast<uint8_t>(DistributionMode::kUnion)) has_union = true;
+      }
+    }
+  }
+  auto delegate_of = [](const OperatorStateHandle* h) -> const StreamStateHandle* {
+    return h->delegate ? h->delegate.get() : nullptr;
+  };
+  const auto union_mode = static_cast<uint8_t>(DistributionMode::kUnion);
+  if (new_parallelism == old_parallelism) {
+    // Handles stay; union entries of every other subtask are added.
+    for (int i = 0; i < new_parallelism; ++i) {
+      for (const OperatorStateHandle* h : old[i]) {
+        RestoredHandle& r = handle_for(i, delegate_of(h));
+        r.kept = h;
+        for (const StateNameEntry& e : h->states) {
+          r.entries.push_back({&e, e.offsets.count, PtrKey("key", &e), PtrKey("meta", &e),
+                               e.mode == union_mode});
+        }
+      }
+    }
+    if (!has_union) return result;
+    for (int i = 0; i < new_parallelism; ++i) {
+      for (const auto& [name, located] : by_mode[union_mode]) {
+        for (const Located& l : located) {
+          bool own = false;
+          for (const OperatorStateHandle* h : old[i]) own = own || h == l.handle;
+          if (own) continue;  // already in its own map
+          handle_for(i, delegate_of(l.handle))
+              .entries.push_back({l.entry, l.entry->offsets.count, first_key[name],
+                                  PtrKey("meta", l.entry), true});
+        }
+      }
+    }
+    return result;
+  }
+  // repartitionSplitState
+  int start = 0;
+  for (const auto& [name, located] : by_mode[static_cast<uint8_t>(DistributionMode::kSplitDistribute)]) {
+    int64_t total = 0;
+    for (const Located& l : located) total += l.entry->offsets.count;
+    size_t idx = 0;
+    int64_t off = 0;
+    const int64_t base = total / new_parallelism;
+    int64_t remainder = total % new_parallelism;
+    int new_start = start;
+    for (int i = 0; i < new_parallelism; ++i) {
+      const int op = (i + start) % new_parallelism;
+      int64_t assign = base;
+      if (remainder > 0) {
+        ++assign;
+        --remainder;
+      } else if (remainder == 0) {
+        new_start = op;
+        --remainder;
+      }
+      while (assign > 0 && idx < located.size()) {
+        const Located& l = located[idx];
+        const int64_t remaining = static_cast<int64_t>(l.entry->offsets.count) - off;
+        int64_t take;
+        if (remaining > assign) {
+          take = assign;
+          off += assign;
+        } else {
+          take = remaining;
+          off = 0;
+          ++idx;
+        }
+        assign -= remaining;
+        handle_for(op, delegate_of(l.handle))
+            .entries.push_back({l.entry, static_cast<uint64_t>(take), first_key[name], "", false});
+      }
+    }
+    start = new_start;
+  }
+  for (int i = 0; i < new_parallelism; ++i) {
+    for (const auto& [name, located] : by_mode[union_mode]) {
+      for (const Located& l : located) {
+        handle_for(i, delegate_of(l.handle))
+            .entries.push_back({l.entry, l.entry->offsets.count, first_key[name],
+                                PtrKey("meta", l.entry), true});
+      }
+    }
+    for (const auto& [name, located] :
+         by_mode[static_cast<uint8_t>(DistributionMode::kBroadcast)]) {
+      const Located& l = located[i % located.size()];
+      handle_for(i, delegate_of(l.handle))
+          .entries.push_back({l.entry, l.entry->offsets.count, first_key[name],
+                              PtrKey("meta", l.entry), false});
+    }
+  }
+  return result;
+}
+
+const char* ModeConstant(uint8_t mode) {
+  switch (mode) {
+    case 0: return "SPLIT_DISTRIBUTE";
+    case 1: return "UNION";
+    default: return "BROADCAST";
+  }
+}
+
+uint64_t OperatorHandlesSize(JavaSizer& js, const std::vector<RestoredHandle>& handles,
+                             absl::string_view dir, Payload* p, std::vector<uint64_t>* sizes) {
+  uint64_t all = 0;
+  for (const RestoredHandle& r : handles) {
+    uint64_t b = 0;
+    if (r.kept != nullptr &&
+        r.kept->tag == static_cast<uint8_t>(HandleTag::kSegmentPartitionableOperator)) {
+      // FileMergingOperatorStreamStateHandle: two DirectoryStreamStateHandle
+      // (a Path each) besides the OperatorStreamStateHandle fields.
+      b += js.Object(r.kept->is_empty ? kEmptyFileMergingOperatorHandle
+                                      : kFileMergingOperatorHandle);
+      for (const Utf* d : {&r.kept->shared_directory, &r.kept->task_owned_directory}) {
+        b += js.Object(kDirectoryHandle) + js.Object(kPath) + js.Object(kUri) +
+             js.String(PtrKey("dir", d), d->value) + 1;
+      }
+    } else {
+      b += js.Object(kOperatorStreamStateHandle);
+    }
+    b += r.delegate ? StreamHandleSize(js, *r.delegate, dir, p) : JavaSizer::kNull;
+    // HashMap: loadFactor, threshold; block data (capacity, size); entries;
+    // TC_ENDBLOCKDATA.
+    b += js.Object(kHashMap) + (1 + 1 + 8) + 1;
+    bool all_union = !r.entries.empty();
+    uint64_t union_part = 0;
+    for (const RestoredEntry& e : r.entries) {
+      uint64_t eb = js.String(e.name_key, e.entry->name.value);
+      if (!e.meta_key.empty() && !js.First(e.meta_key)) {
+        eb += JavaSizer::kRef;
+      } else {
+        eb += js.Object(kStateMetaInfo) + js.Enum(kMode, ModeConstant(e.entry->mode)) +
+              js.Array(kLongArray, 8 * e.offsets);
+        p->offset_bytes += 8 * e.offsets;
+      }
+      b += eb;
+      if (e.is_union) union_part += eb;
+      all_union = all_union && e.is_union;
+    }
+    // A handle that carries only union entries counts whole (its delegate
+    // travels because of them).
+    p->union_bytes += all_union ? b : union_part;
+    sizes->push_back(b);
+    all += b;
+  }
+  p->handles += static_cast<uint32_t>(handles.size());
+  return all;
+}
+
+// KeyGroupRangeAssignment.computeKeyGroupRangeForOperatorIndex.
+std::pair<int64_t, int64_t> KeyGroupRangeFor(int64_t max_parallelism, int64_t parallelism,
+                                             int64_t index) {
+  const int64_t start = (index * max_parallelism + parallelism - 1) / parallelism;
+  const int64_t end = ((index + 1) * max_parallelism - 1) / parallelism;
+  return {start, end};
+}
+
+int64_t KeyedStart(const KeyedStateHandle& h) { return h.start_key_group; }
+int64_t KeyedCount(const KeyedStateHandle& h) {
+  if (!h.materialized.empty()) return h.materialized.front().num_key_groups;
+  return h.num_key_groups;
+}
+
+// One operator's state after redistribution to its new subtasks.
+class OperatorRestore {
+ public:
+  OperatorRestore(const OperatorState& op, int parallelism)
+      : op_(op),
+        old_p_(std::max(op.parallelism, 1)),
+        new_p_(parallelism > 0 ? parallelism : std::max(op.parallelism, 1)),
+        max_p_(op.max_parallelism > 0 ? op.max_parallelism : 128),
+        by_index_(old_p_, nullptr) {
+    std::vector<std::vector<const OperatorStateHandle*>> managed(old_p_), raw(old_p_);
+    for (const OperatorSubtaskState& s : op.subtasks) {
+      if (s.subtask_index < 0 || s.subtask_index >= old_p_) continue;
+      by_index_[s.subtask_index] = &s;
+      for (const OperatorStateHandle& h : s.managed_operator_state) {
+        if (h.tag != 0) managed[s.subtask_index].push_back(&h);
+      }
+      for (const OperatorStateHandle& h : s.raw_operator_state) {
+        if (h.tag != 0) raw[s.subtask_index].push_back(&h);
+      }
+    }
+    managed_ = RepartitionOperatorState(managed, new_p_);
+    raw_ = RepartitionOperatorState(raw, new_p_);
+  }
+  int new_parallelism() const { return new_p_; }
+  const OperatorState& op() const { return op_; }
+
+  // The `OperatorSubtaskState` object of new subtask `i` (no stream header).
+  uint64_t Size(JavaSizer& js, int i, absl::string_view dir, Payload* p) const {
+    uint64_t b = js.Object(kOperatorSubtaskState);
+    std::vector<uint64_t> sizes;
+    OperatorHandlesSize(js, managed_[i], dir, p, &sizes);
+    b += CollectionSize(js, sizes);
+    sizes.clear();
+    OperatorHandlesSize(js, raw_[i], dir, p, &sizes);
+    b += CollectionSize(js, sizes);
+    // Keyed: the old handles whose key groups intersect the new range.
+    const auto [kg_start, kg_end] = KeyGroupRangeFor(max_p_, new_p_, i);
+    for (bool managed_slot : {true, false}) {
+      sizes.clear();
+      for (const OperatorSubtaskState* s : by_index_) {
+        if (s == nullptr) continue;
+        for (const KeyedStateHandle& h :
+             managed_slot ? s->managed_keyed_state : s->raw_keyed_state) {
+          if (h.tag == 0) continue;
+          int64_t kg = -1;
+          if (new_p_ != old_p_) {
+            const int64_t a = std::max<int64_t>(KeyedStart(h), kg_start);
+            const int64_t z = std::min<int64_t>(KeyedStart(h) + KeyedCount(h) - 1, kg_end);
+            if (z < a) continue;
+            const auto tag = static_cast<HandleTag>(h.tag);
+            if (tag == HandleTag::kKeyGroups || tag == HandleTag::kKeyGroupsV2 ||
+                tag == HandleTag::kSavepointKeyGroups) {
+              kg = z - a + 1;
+            }
+          } else if (s->subtask_index != i) {
+            continue;
+          }
+          sizes.push_back(KeyedHandleSize(js, h, kg, dir, p));
+          ++p->handles;
+        }
+      }
+      b += CollectionSize(js, sizes);
+    }
+    // Channel state: with the subtask of the same index (i mod N otherwise).
+    for (bool input : {true, false}) {
+      sizes.clear();
+      for (const OperatorSubtaskState* s : by_index_) {
+        if (s == nullptr || s->subtask_index % new_p_ != i) continue;
+        for (const ChannelStateHandle& h :
+             input ? s->input_channel_state : s->result_subpartition_state) {
+          sizes.push_back(ChannelHandleSize(js, h, input, dir, p));
+          ++p->handles;
+        }
+      }
+      b += CollectionSize(js, sizes);
+    }
+    // inputRescalingDescriptor, outputRescalingDescriptor: the one
+    // NO_RESCALE instance, written once per stream.
+    b += js.First("no-rescale") ? js.Object(kNoRescaling) + js.Array(kRescalingArray, 0)
+                                : JavaSizer::kRef;
+    b += JavaSizer::kRef;
+    return b;
+  }
+
+ private:
+  const OperatorState& op_;
+  int old_p_, new_p_, max_p_;
+  std::vector<const OperatorSubtaskState*> by_index_;
+  std::vector<std::vector<RestoredHandle>> managed_, raw_;
+};
+
+// STREAM_MAGIC + STREAM_VERSION.
+constexpr uint64_t kStreamHeaderBytes = 4;
+
+// The `JobManagerTaskRestore` of a task running `chain` (TaskStateSnapshot
+// of every chained operator's state), one stream.
+uint64_t ChainRestoreSize(const std::vector<const OperatorRestore*>& chain, int i,
+                          absl::string_view dir) {
+  JavaSizer js;
+  Payload p;
+  uint64_t b = kStreamHeaderBytes + js.Object(kJobManagerTaskRestore) +
+               js.Object(kTaskStateSnapshot) + js.Object(kHashMap) + (1 + 1 + 8) + 1;
+  for (const OperatorRestore* r : chain) {
+    b += js.Object(kOperatorId);
+    if (i < r->new_parallelism()) b += r->Size(js, i, dir, &p);
+  }
+  return b;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<report::TaskPayload>> ForecastTasks(
+    const StateFile& file, serde::ByteView bytes, int parallelism,
+    absl::string_view checkpoint_dir) {
+  (void)bytes;
+  if (parallelism < 0 || parallelism > kMaxFlinkParallelism) {
+    return absl::InvalidArgumentError(absl::StrCat("doctor: parallelism ", parallelism,
+                                                   " is outside 1..", kMaxFlinkParallelism));
+  }
+  for (const OperatorState& op : file.metadata.operators) {
+    if (op.parallelism > kMaxFlinkParallelism) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("doctor: operators[", op.IdHex(), "]: parallelism ", op.parallelism,
+                       " exceeds Flink's upper bound ", kMaxFlinkParallelism));
+    }
+  }
+  std::vector<report::TaskPayload> tasks;
+  for (const OperatorState& op : file.metadata.operators) {
+    const OperatorRestore r(op, parallelism);
+    for (int i = 0; i < r.new_parallelism(); ++i) {
+      JavaSizer js;
+      Payload p;
+      const uint64_t b = kStreamHeaderBytes + r.Size(js, i, checkpoint_dir, &p);
+      report::TaskPayload t;
+      t.set_operator_id(op.IdHex());
+      t.set_uid(op.uid.value);
+      t.set_name(op.name.value);
+      t.set_subtask_index(i);
+      t.set_payload_bytes(b);
+      t.set_union_bytes(p.union_bytes);
+      t.set_inline_bytes(p.inline_bytes);
+      t.set_offset_bytes(p.offset_bytes);
+      t.set_parallelism(r.new_parallelism());
+      t.set_handles(p.handles);
+      tasks.push_back(std::move(t));
+    }
+  }
+  return tasks;
+}
+
+uint64_t DescriptorOverheadBytes(const StateFile& file) {
+  if (file.kind == StateFileKind::kCompletedCheckpoint && file.completed) {
+    const std::string& v = file.completed->flink_versions;
+    for (const char* akka : {"1.13", "1.14", "1.15", "1.16", "1.17"}) {
+      if (absl::StartsWith(v, akka)) return kAkkaDescriptorOverheadBytes;
+    }
+    return kPekkoDescriptorOverheadBytes;
+  }
+  if (file.kind == StateFileKind::kMetadata && file.metadata.version <= 3) {
+    return kAkkaDescriptorOverheadBytes;
+  }
+  return kPekkoDescriptorOverheadBytes;
+}
+
+absl::StatusOr<uint64_t> ReadFrameSize(absl::string_view conf_text) {
+  // flink-conf.yaml: "pekko.framesize: 10485760b"; config.yaml (2.x) may nest
+  // "pekko:\n  framesize: ...".
+  std::string parent;
+  std::optional<std::string> value;
+  for (absl::string_view raw : absl::StrSplit(conf_text, '\n')) {
+    absl::string_view line = raw;
+    if (const size_t hash = line.find('#'); hash != absl::string_view::npos) {
+      line = line.substr(0, hash);
+    }
+    if (absl::StripAsciiWhitespace(line).empty()) continue;
+    const bool indented = !line.empty() && (line[0] == ' ' || line[0] == '\t');
+    const size_t colon = line.find(':');
+    if (colon == absl::string_view::npos) continue;
+    std::string key(absl::StripAsciiWhitespace(line.substr(0, colon)));
+    std::string val(absl::StripAsciiWhitespace(line.substr(colon + 1)));
+    if (!indented) parent = val.empty() ? key : "";
+    const std::string full = indented && !parent.empty() ? absl::StrCat(parent, ".", key) : key;
+    if (full == "pekko.framesize" || full == "akka.framesize") {
+      if (val.size() >= 2 && (val.front() == '"' || val.front() == '\'')) {
+        val = val.substr(1, val.size() - 2);
+      }
+      if (!value.has_value() || full == "pekko.framesize") value = val;
+    }
+  }
+  if (!value.has_value()) {
+    return absl::NotFoundError("doctor: configuration: no pekko.framesize or akka.framesize");
+  }
+  // MemorySize.parse: number, optional unit (b, k/kb, m/mb, g/gb, t/tb).
+  std::string v = absl::AsciiStrToLower(*value);
+  size_t i = 0;
+  while (i < v.size() && absl::ascii_isdigit(v[i])) ++i;
+  uint64_t n = 0;
+  if (i == 0 || !absl::SimpleAtoi(v.substr(0, i), &n)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("doctor: configuration: framesize '", *value, "' is no size"));
+  }
+  const std::string unit(absl::StripAsciiWhitespace(v.substr(i)));
+  uint64_t mul = 1;
+  if (unit.empty() || unit == "b" || unit == "bytes") {
+    mul = 1;
+  } else if (unit == "k" || unit == "kb" || unit == "kibibytes") {
+    mul = uint64_t{1} << 10;
+  } else if (unit == "m" || unit == "mb" || unit == "mebibytes") {
+    mul = uint64_t{1} << 20;
+  } else if (unit == "g" || unit == "gb" || unit == "gibibytes") {
+    mul = uint64_t{1} << 30;
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("doctor: configuration: framesize '", *value, "' has unknown unit"));
+  }
+  return n * mul;
+}
+
+namespace {
+
+// ---------------------------------------------------------------------------
+// Inputs
+// ---------------------------------------------------------------------------
+
+struct Input {
+  std::string path;
+  std::string dir;  // the checkpoint directory (for relative paths)
+  LoadedFile file;
+  report::Report report;
+};
+
+bool IsCheckpointDirName(const std::string& n) {
+  return absl::StartsWith(n, "chk-") || absl::StartsWith(n, "savepoint-");
+}
+
+absl::StatusOr<std::vector<std::string>> ExpandPath(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_directory(path, ec)) return std::vector<std::string>{path};
+  if (fs::exists(fs::path(path) / kMetadataFileName, ec)) {
+    return std::vector<std::string>{(fs::path(path) / kMetadataFileName).string()};
+  }
+  std::vector<std::string> found;
+  for (fs::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (it->is_directory() && IsCheckpointDirName(name) &&
+        fs::exists(it->path() / kMetadataFileName)) {
+      found.push_back((it->path() / kMetadataFileName).string());
+    } else if (it->is_regular_file() && absl::StartsWith(name, "completedCheckpoint")) {
+      found.push_back(it->path().string());
+    }
+  }
+  if (found.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": doctor: a directory without _metadata, chk-* directories or "
+              "completedCheckpoint files"));
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+int64_t CheckpointId(const Input& in) { return in.file.model.metadata.checkpoint_id; }
+
+uint64_t UnionEntries(const StateFile& f) {
+  uint64_t n = 0;
+  for (const OperatorState& op : f.metadata.operators) {
+    for (const OperatorSubtaskState& s : op.subtasks) {
+      for (const auto* slot : {&s.managed_operator_state, &s.raw_operator_state}) {
+        for (const OperatorStateHandle& h : *slot) {
+          for (const StateNameEntry& e : h.states) {
+            if (e.mode == static_cast<uint8_t>(DistributionMode::kUnion)) n += e.offsets.count;
+          }
+        }
+      }
+    }
+  }
+  return n;
+}
+
+// ---------------------------------------------------------------------------
+// Plan (chaining)
+// ---------------------------------------------------------------------------
+
+struct PlanVertex {
+  std::string id;
+  std::string description;
+  int parallelism = 0;
+  std::vector<std::string> operator_ids;  // filled by matching
+};
+
+absl::StatusOr<std::vector<PlanVertex>> ReadPlan(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat(path, ": doctor: cannot read the plan"));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  google::protobuf::Struct root;
+  auto st = google::protobuf::util::JsonStringToMessage(ss.str(), &root);
+  if (!st.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": doctor: plan: not JSON: ", st.ToString()));
+  }
+  const google::protobuf::Struct* plan = &root;
+  if (auto it = root.fields().find("plan");
+      it != root.fields().end() && it->second.has_struct_value()) {
+    plan = &it->second.struct_value();  // `flink info` / job details wrap it
+  }
+  auto nodes = plan->fields().find("nodes");
+  if (nodes == plan->fields().end() || !nodes->second.has_list_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": doctor: plan: no \"nodes\" list"));
+  }
+  std::vector<PlanVertex> out;
+  for (const auto& n : nodes->second.list_value().values()) {
+    if (!n.has_struct_value()) continue;
+    const auto& f = n.struct_value().fields();
+    PlanVertex v;
+    if (auto it = f.find("id"); it != f.end()) v.id = absl::AsciiStrToLower(it->second.string_value());
+    if (auto it = f.find("description"); it != f.end()) v.description = it->second.string_value();
+    if (auto it = f.find("parallelism"); it != f.end()) {
+      v.parallelism = static_cast<int>(it->second.number_value());
+    }
+    // An explicit list of chained operator ids, if the plan carries one.
+    if (auto it = f.find("operatorIds"); it != f.end() && it->second.has_list_value()) {
+      for (const auto& x : it->second.list_value().values()) {
+        v.operator_ids.push_back(absl::AsciiStrToLower(x.string_value()));
+      }
+    }
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+// True if a plan node's description names the operator `name`: the REST
+// plan HTML-escapes it ("A -&gt; B<br/>") and 1.15+ writes a tree
+// ("[1]:Source: A<br/>+- [2]:B<br/>"); the name must stand between
+// separators, not inside a longer name.
+bool DescriptionNames(absl::string_view description, absl::string_view name) {
+  if (name.empty()) return false;
+  const std::string d = absl::StrReplaceAll(
+      description, {{"&gt;", ">"}, {"&lt;", "<"}, {"&amp;", "&"}, {"<br/>", "\n"}, {"<br>", "\n"}});
+  auto is_sep = [](char c) { return c == ' ' || c == '\n' || c == '>' || c == ']' || c == ':' ||
+                                    c == '\t' || c == '(' || c == ')' || c == ','; };
+  const std::string n(name);
+  for (size_t at = d.find(n); at != std::string::npos; at = d.find(n, at + 1)) {
+    const size_t end = at + name.size();
+    const bool before = at == 0 || is_sep(d[at - 1]);
+    const bool after = end == d.size() || is_sep(d[end]) || d[end] == '-';
+    if (before && after) return true;
+  }
+  return false;
+}
+
+// Job vertex id = the head operator's id; other operators join the vertex
+// whose description names them (" -> " separated; HTML <br/> removed).
+void MatchPlan(const StateFile& f, std::vector<PlanVertex>* plan) {
+  std::set<std::string> placed;
+  for (const PlanVertex& v : *plan) placed.insert(v.operator_ids.begin(), v.operator_ids.end());
+  for (PlanVertex& v : *plan) {
+    for (const OperatorState& op : f.metadata.operators) {
+      const std::string id = op.IdHex();
+      if (id == v.id && !placed.count(id)) {
+        v.operator_ids.push_back(id);
+        placed.insert(id);
+      }
+    }
+  }
+  for (const OperatorState& op : f.metadata.operators) {
+    const std::string id = op.IdHex();
+    if (placed.count(id) || op.name.value.empty()) continue;
+    for (PlanVertex& v : *plan) {
+      if (DescriptionNames(v.description, op.name.value) &&
+          (v.parallelism == 0 || v.parallelism == std::max(op.parallelism, 1))) {
+        v.operator_ids.push_back(id);
+        placed.insert(id);
+        break;
+      }
+    }
+  }
+  // Operators without a recorded name (metadata before v5): when exactly one
+  // vertex of their parallelism describes more operators than it holds, and
+  // as many such operators are left as it misses, they are that chain's.
+  std::map<int, std::vector<std::string>> unnamed;
+  for (const OperatorState& op : f.metadata.operators) {
+    if (!placed.count(op.IdHex())) unnamed[std::max(op.parallelism, 1)].push_back(op.IdHex());
+  }
+  for (auto& [p, ids] : unnamed) {
+    PlanVertex* target = nullptr;
+    int candidates = 0;
+    size_t missing = 0;
+    for (PlanVertex& v : *plan) {
+      if (v.parallelism != p) continue;
+      std::string d = absl::StrReplaceAll(v.description, {{"&gt;", ">"}, {"<br/>", "\n"}});
+      // One operator per line of the tree form, or per " -> " part.
+      const std::vector<std::string> lines = absl::StrSplit(d, '\n', absl::SkipWhitespace());
+      const std::vector<std::string> parts = absl::StrSplit(d, " -> ");
+      const size_t described = std::max<size_t>({lines.size(), parts.size(), 1});
+      if (described > v.operator_ids.size()) {
+        ++candidates;
+        target = &v;
+        missing = described - v.operator_ids.size();
+      }
+    }
+    if (candidates == 1 && missing == ids.size()) {
+      for (const std::string& id : ids) target->operator_ids.push_back(id);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Heap
+// ---------------------------------------------------------------------------
+
+// 64-bit HotSpot with compressed oops: 12-byte headers, 4-byte references,
+// 8-byte alignment.
+uint64_t Align8(uint64_t n) { return (n + 7) & ~uint64_t{7}; }
+uint64_t JvmObject(uint64_t refs, uint64_t prim) { return Align8(12 + 4 * refs + prim); }
+uint64_t JvmArray(uint64_t bytes) { return Align8(16 + bytes); }
+uint64_t JvmString(uint64_t len) { return 24 + JvmArray(len); }
+uint64_t JvmHashMap(uint64_t entries) {
+  uint64_t cap = 16;
+  while (cap * 3 / 4 < entries) cap *= 2;
+  return 48 + JvmArray(4 * cap) + 32 * entries;
+}
+uint64_t JvmArrayList(uint64_t n) { return 24 + JvmArray(4 * std::max<uint64_t>(n, 10)); }
+
+uint64_t HeapStream(const StreamStateHandle& h) {
+  switch (static_cast<HandleTag>(h.tag)) {
+    case HandleTag::kNull: return 0;
+    case HandleTag::kByteStream:
+      return JvmObject(2, 0) + JvmArray(h.data.size) + JvmString(h.name.value.size());
+    default:
+      // FileStateHandle + Path + URI (its string and parsed parts).
+      return JvmObject(1, 8) + JvmObject(1, 0) + JvmObject(9, 8) +
+             2 * JvmString(h.path.value.size()) +
+             (h.delegate ? HeapStream(*h.delegate) : 0) + JvmArray(8ull * h.key_group_offsets.count);
+  }
+}
+
+uint64_t HeapKeyed(const KeyedStateHandle& h) {
+  uint64_t b = JvmObject(4, 8) + JvmObject(2, 0) + JvmObject(0, 8) +
+               JvmArray(8ull * h.key_group_offsets.count) + JvmObject(1, 0) + JvmString(36);
+  if (h.delegate) b += HeapStream(*h.delegate);
+  if (h.meta_data) b += HeapStream(*h.meta_data);
+  for (const auto* l : {&h.shared_state, &h.private_state}) {
+    b += JvmArrayList(l->size());
+    for (const NamedStreamHandle& n : *l) {
+      b += JvmObject(2, 0) + JvmString(n.local_path.value.size()) + HeapStream(n.handle);
+    }
+  }
+  for (const auto* l : {&h.materialized, &h.non_materialized}) {
+    for (const KeyedStateHandle& k : *l) b += HeapKeyed(k);
+  }
+  for (const OffsetStreamHandle& o : h.increments) b += 32 + HeapStream(o.handle);
+  b += h.changes.size;
+  return b;
+}
+
+uint64_t HeapCheckpoint(const StateFile& f) {
+  uint64_t b = JvmHashMap(f.metadata.operators.size());
+  for (const OperatorState& op : f.metadata.operators) {
+    b += JvmObject(4, 8) + JvmObject(0, 16) + JvmHashMap(op.subtasks.size());
+    for (const OperatorSubtaskState& s : op.subtasks) {
+      b += JvmObject(8, 16) + 6 * (JvmObject(1, 0) + JvmArrayList(1)) + 16;
+      for (const auto* slot : {&s.managed_operator_state, &s.raw_operator_state}) {
+        for (const OperatorStateHandle& h : *slot) {
+          b += JvmObject(2, 0) + JvmHashMap(h.states.size());
+          if (h.delegate) b += HeapStream(*h.delegate);
+          for (const StateNameEntry& e : h.states) {
+            b += JvmString(e.name.value.size()) + JvmObject(2, 0) +
+                 JvmArray(8ull * e.offsets.count);
+          }
+        }
+      }
+      for (const auto* slot : {&s.managed_keyed_state, &s.raw_keyed_state}) {
+        for (const KeyedStateHandle& h : *slot) {
+          if (h.tag != 0) b += HeapKeyed(h);
+        }
+      }
+      for (const auto* slot : {&s.input_channel_state, &s.result_subpartition_state}) {
+        for (const ChannelStateHandle& h : *slot) {
+          b += JvmObject(5, 12) + JvmObject(0, 8) + HeapStream(h.delegate) +
+               JvmArrayList(h.offsets.count) + 16ull * h.offsets.count;
+        }
+      }
+    }
+  }
+  return b;
+}
+
+// ---------------------------------------------------------------------------
+// Paths and duplicates
+// ---------------------------------------------------------------------------
+
+bool HasEntropyMarker(absl::string_view p) {
+  // Flink's documented example key (`s3.entropy.key: _entropy_`) and the
+  // common variants.
+  return absl::StrContains(p, "_entropy_") || absl::StrContains(p, "__ENTROPY_KEY__");
+}
+
+// The prefix a path is grouped by: its directory up to the checkpoint-level
+// part (".../chk-N", ".../shared", ".../taskowned" and what follows dropped).
+std::string PathPrefixOf(absl::string_view p) {
+  std::vector<std::string> parts = absl::StrSplit(p, '/');
+  if (!parts.empty()) parts.pop_back();
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (IsCheckpointDirName(parts[i]) || parts[i] == "shared" || parts[i] == "taskowned") {
+      parts.resize(i);
+      break;
+    }
+  }
+  return absl::StrJoin(parts, "/");
+}
+
+struct PathWalker {
+  const std::string& dir;
+  report::PathReport* out;
+  std::map<std::string, report::PathPrefix> prefixes;
+  void Stream(const StreamStateHandle& h) {
+    switch (static_cast<HandleTag>(h.tag)) {
+      case HandleTag::kNull:
+        return;
+      case HandleTag::kByteStream:
+        out->set_inline_handles(out->inline_handles() + 1);
+        return;
+      case HandleTag::kRelativeStream: {
+        out->set_relative_handles(out->relative_handles() + 1);
+        report::PathPrefix& p = prefixes["(relative)"];
+        p.set_prefix("(relative to the checkpoint directory)");
+        p.set_handles(p.handles() + 1);
+        p.set_bytes(p.bytes() + static_cast<uint64_t>(std::max<int64_t>(h.state_size, 0)));
+        return;
+      }
+      default:
+        break;
+    }
+    if (h.path.value.empty()) {
+      if (h.delegate) Stream(*h.delegate);
+      return;
+    }
+    out->set_absolute_handles(out->absolute_handles() + 1);
+    const std::string prefix = PathPrefixOf(h.path.value);
+    report::PathPrefix& p = prefixes[prefix];
+    p.set_prefix(prefix);
+    p.set_absolute(true);
+    p.set_handles(p.handles() + 1);
+    p.set_bytes(p.bytes() + static_cast<uint64_t>(std::max<int64_t>(h.state_size, 0)));
+    std::string norm = h.path.value;
+    if (absl::StartsWith(norm, "file:")) norm = absl::StripPrefix(norm, "file:").data();
+    while (absl::StartsWith(norm, "//")) norm = norm.substr(1);
+    const std::string job_dir = fs::path(dir).parent_path().string();
+    const bool outside = !dir.empty() && !absl::StartsWith(norm, dir) &&
+                         !absl::StartsWith(norm, job_dir + "/");
+    if (outside) {
+      p.set_outside_checkpoint_dir(true);
+      out->set_outside_handles(out->outside_handles() + 1);
+    }
+    if (HasEntropyMarker(h.path.value)) {
+      p.set_entropy_marker(true);
+      out->set_entropy_marked_handles(out->entropy_marked_handles() + 1);
+    }
+    if (h.delegate) Stream(*h.delegate);
+  }
+  void Keyed(const KeyedStateHandle& h) {
+    if (h.delegate) Stream(*h.delegate);
+    if (h.meta_data) Stream(*h.meta_data);
+    for (const auto* l : {&h.shared_state, &h.private_state}) {
+      for (const NamedStreamHandle& n : *l) Stream(n.handle);
+    }
+    for (const auto* l : {&h.materialized, &h.non_materialized}) {
+      for (const KeyedStateHandle& k : *l) Keyed(k);
+    }
+    for (const OffsetStreamHandle& o : h.increments) Stream(o.handle);
+  }
+};
+
+std::string ShellQuote(absl::string_view s) {
+  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                        "0123456789/._-:=+@,") == absl::string_view::npos) {
+    return std::string(s);
+  }
+  return absl::StrCat("'", absl::StrReplaceAll(s, {{"'", "'\\''"}}), "'");
+}
+
+// ---------------------------------------------------------------------------
+// Warnings
+// ---------------------------------------------------------------------------
+
+report::DoctorWarning* AddWarning(report::DoctorReport* r, absl::string_view code,
+                                  std::string message, std::string command = "") {
+  report::DoctorWarning* w = r->add_warnings();
+  w->set_code(std::string(code));
+  w->set_message(std::move(message));
+  w->set_command(std::move(command));
+  w->set_subtask_index(-1);
+  return w;
+}
+
+// A state name that every restore multiplies (inspect's
+// UNION_STATE_MULTIPLIES), per operator id.
+std::map<std::string, std::set<std::string>> MultiplyingUnionStates(const report::Report& r) {
+  std::map<std::string, std::set<std::string>> out;
+  for (const report::Warning& w : r.warnings()) {
+    if (w.code() == "UNION_STATE_MULTIPLIES") out[w.operator_id()].insert(w.state_name());
+  }
+  return out;
+}
+
+uint64_t MaxPayload(const std::vector<report::TaskPayload>& tasks) {
+  uint64_t m = 0;
+  for (const auto& t : tasks) m = std::max<uint64_t>(m, t.payload_bytes());
+  return m;
+}
+
+}  // namespace
+
+absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& paths,
+                                            const DoctorOptions& options) {
+  if (paths.empty()) return absl::InvalidArgumentError("doctor: no PATH given");
+  report::DoctorReport r;
+  std::vector<Input> inputs;
+  for (const std::string& p : paths) {
+    FLINKSTATE_ASSIGN_OR_RETURN(std::vector<std::string> files, ExpandPath(p));
+    for (const std::string& f : files) {
+      absl::StatusOr<LoadedFile> lf = Open(f);
+      if (!lf.ok()) return lf.status();
+      if (!lf->is_state_file()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            f, ": doctor: a ", FileKindName(lf->kind),
+            " file; give the checkpoint directory, _metadata or completedCheckpoint file"));
+      }
+      Input in;
+      in.path = f;
+      in.file = *std::move(lf);
+      if (in.file.kind == FileKind::kCompletedCheckpoint && in.file.model.completed) {
+        std::string d = in.file.model.completed->exclusive_checkpoint_dir;
+        if (absl::StartsWith(d, "file:")) d = std::string(absl::StripPrefix(d, "file:"));
+        in.dir = d;
+      } else {
+        std::error_code ec;
+        in.dir = fs::absolute(fs::path(f).parent_path(), ec).lexically_normal().string();
+      }
+      InspectOptions io;
+      io.file_name = f;
+      io.subtasks = false;
+      io.frame_size = options.frame_size > 0 ? options.frame_size : kDefaultFrameSize;
+      in.report = BuildReport(in.file.model, in.file.bytes(), io);
+      report::DoctorInput* di = r.add_inputs();
+      di->set_path(f);
+      di->set_kind(in.report.kind());
+      di->set_file_size(in.file.model.size);
+      di->set_checkpoint_id(CheckpointId(in));
+      if (in.file.model.completed) di->set_flink_versions(in.file.model.completed->flink_versions);
+      inputs.push_back(std::move(in));
+    }
+  }
+
+  // Frame size.
+  uint64_t frame = kDefaultFrameSize;
+  // The restoring cluster's RPC system when its configuration names it.
+  uint64_t conf_overhead = 0;
+  std::string frame_source = "default (akka.framesize / pekko.framesize 10485760b)";
+  if (options.frame_size > 0) {
+    frame = options.frame_size;
+    frame_source = "--frame-size";
+  } else if (!options.flink_conf.empty()) {
+    std::ifstream in(options.flink_conf, std::ios::binary);
+    if (!in) {
+      return absl::NotFoundError(absl::StrCat(options.flink_conf, ": doctor: cannot read"));
+    }
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string conf = ss.str();
+    if (absl::StrContains(conf, "pekko.") || absl::StrContains(conf, "\npekko:")) {
+      conf_overhead = kPekkoDescriptorOverheadBytes;
+    } else if (absl::StrContains(conf, "akka.") || absl::StrContains(conf, "\nakka:")) {
+      conf_overhead = kAkkaDescriptorOverheadBytes;
+    }
+    absl::StatusOr<uint64_t> fsz = ReadFrameSize(conf);
+    if (fsz.ok()) {
+      frame = *fsz;
+      frame_source = absl::StrCat(options.flink_conf, " (framesize)");
+    } else if (absl::IsNotFound(fsz.status())) {
+      frame_source = absl::StrCat(options.flink_conf, " sets no framesize: default 10485760b");
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat(options.flink_conf, ": ", fsz.status().message()));
+    }
+  }
+
+  // The newest checkpoint is the one a restore uses.
+  size_t newest = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (CheckpointId(inputs[i]) >= CheckpointId(inputs[newest])) newest = i;
+  }
+  const Input& cur = inputs[newest];
+  const StateFile& f = cur.file.model;
+
+  // 1. Restore forecast.
+  report::RestoreForecast* rf = r.mutable_restore();
+  rf->set_file(cur.path);
+  rf->set_parallelism(options.parallelism);
+  rf->set_frame_size(frame);
+  rf->set_frame_size_source(frame_source);
+  // The cluster that restores may run another release than the one that
+  // wrote the file: its configuration's akka./pekko. keys decide when given.
+  const uint64_t overhead = conf_overhead > 0 ? conf_overhead : DescriptorOverheadBytes(f);
+  rf->set_descriptor_overhead_bytes(overhead);
+  FLINKSTATE_ASSIGN_OR_RETURN(
+      std::vector<report::TaskPayload> tasks,
+      ForecastTasks(f, cur.file.bytes(), options.parallelism, cur.dir));
+  for (const auto& t : tasks) *rf->add_tasks() = t;
+  std::map<std::string, const OperatorState*> op_by_id;
+  for (const OperatorState& op : f.metadata.operators) op_by_id[op.IdHex()] = &op;
+
+  if (options.parallelism > 0) {
+    for (const OperatorState& op : f.metadata.operators) {
+      if (op.max_parallelism > 0 && options.parallelism > op.max_parallelism) {
+        report::DoctorWarning* w = AddWarning(
+            &r, "PARALLELISM_ABOVE_MAX_PARALLELISM",
+            absl::StrCat("operator ", op.IdHex(), " has max parallelism ", op.max_parallelism,
+                         ": Flink refuses to restore it at parallelism ", options.parallelism,
+                         " (its key groups cannot be split further)"),
+            absl::StrCat("flinkstate doctor --parallelism ", op.max_parallelism, " ..."));
+        w->set_operator_id(op.IdHex());
+        w->set_uid(op.uid.value);
+        w->set_name(op.name.value);
+        w->set_bytes(static_cast<uint64_t>(options.parallelism));
+        w->set_limit_bytes(static_cast<uint64_t>(op.max_parallelism));
+      }
+    }
+  }
+  std::vector<std::unique_ptr<OperatorRestore>> restores;
+  std::map<std::string, const OperatorRestore*> restore_by_id;
+  for (const OperatorState& op : f.metadata.operators) {
+    restores.push_back(std::make_unique<OperatorRestore>(op, options.parallelism));
+    restore_by_id[op.IdHex()] = restores.back().get();
+  }
+  uint64_t max_payload = MaxPayload(tasks);
+  uint64_t max_deploy = 0;
+  if (!options.plan_file.empty()) {
+    FLINKSTATE_ASSIGN_OR_RETURN(std::vector<PlanVertex> plan, ReadPlan(options.plan_file));
+    MatchPlan(f, &plan);
+    rf->set_chaining_known(true);
+    std::set<std::string> placed;
+    for (const PlanVertex& v : plan) placed.insert(v.operator_ids.begin(), v.operator_ids.end());
+    // Operators of the checkpoint no plan vertex holds are chains of their own.
+    for (const OperatorState& op : f.metadata.operators) {
+      if (!placed.count(op.IdHex())) {
+        PlanVertex v;
+        v.id = op.IdHex();
+        v.description = absl::StrCat(op.name.value, " (not in the plan)");
+        v.operator_ids.push_back(op.IdHex());
+        plan.push_back(std::move(v));
+      }
+    }
+    for (const PlanVertex& v : plan) {
+      std::vector<const OperatorRestore*> chain;
+      int n = 0;
+      for (const std::string& id : v.operator_ids) {
+        if (auto it = restore_by_id.find(id); it != restore_by_id.end()) {
+          chain.push_back(it->second);
+          n = std::max(n, it->second->new_parallelism());
+        }
+      }
+      if (chain.empty()) continue;  // no state of this task: no restore is sent
+      for (int i = 0; i < n; ++i) {
+        report::ChainPayload* c = rf->add_chains();
+        for (const std::string& id : v.operator_ids) c->add_operator_ids(id);
+        c->set_name(v.description);
+        c->set_subtask_index(i);
+        c->set_payload_bytes(ChainRestoreSize(chain, i, cur.dir));
+        c->set_deployment_bytes(c->payload_bytes() + overhead);
+        max_deploy = std::max<uint64_t>(max_deploy, c->deployment_bytes());
+      }
+    }
+  } else {
+    max_deploy = max_payload + overhead;
+    AddWarning(&r, "NO_PLAN",
+               "no --plan: the checkpoint does not record which operators share a task; a "
+               "task carries the sum of its chained operators' payloads plus the descriptor "
+               "overhead, so the per-operator figures below are lower bounds for chained tasks",
+               "curl http://JOBMANAGER:8081/jobs/JOB_ID/plan > plan.json; flinkstate doctor "
+               "--plan plan.json ...");
+  }
+  rf->set_max_payload_bytes(max_payload);
+  rf->set_max_deployment_bytes(max_deploy);
+  rf->set_min_frame_size(max_deploy);
+  uint32_t over = 0;
+  auto warn_over = [&](const std::string& op_id, int subtask, uint64_t bytes,
+                       const std::string& what) {
+    ++over;
+    report::DoctorWarning* w = AddWarning(
+        &r, "TASK_OVER_FRAME_SIZE",
+        absl::StrCat(what, " subtask ", subtask, " would receive ", bytes, " bytes (",
+                     HumanBytes(bytes), "), ", bytes - frame, " bytes over the frame size ",
+                     frame, ": the deployment fails with \"Discarding oversized payload\""));
+    w->set_operator_id(op_id);
+    if (auto it = op_by_id.find(op_id); it != op_by_id.end()) {
+      w->set_uid(it->second->uid.value);
+      w->set_name(it->second->name.value);
+    }
+    w->set_subtask_index(subtask);
+    w->set_bytes(bytes);
+    w->set_limit_bytes(frame);
+  };
+  if (rf->chaining_known()) {
+    for (const auto& c : rf->chains()) {
+      if (c.deployment_bytes() > frame) {
+        warn_over(c.operator_ids_size() ? c.operator_ids(0) : "", c.subtask_index(),
+                  c.deployment_bytes(), absl::StrCat("chain '", c.name(), "'"));
+      }
+    }
+  } else {
+    for (const auto& t : tasks) {
+      const uint64_t b = t.payload_bytes() + overhead;
+      if (b > frame) {
+        warn_over(t.operator_id(), t.subtask_index(), b,
+                  absl::StrCat("operator ", t.operator_id(),
+                               t.name().empty() ? "" : absl::StrCat(" (", t.name(), ")")));
+      }
+    }
+  }
+  rf->set_tasks_over_frame_size(over);
+
+  // The state names that make the payload, and the fix.
+  const auto multiplying = MultiplyingUnionStates(cur.report);
+  auto fix_command = [&](const std::string& state) {
+    std::vector<std::string> cmds;
+    for (const Input& in : inputs) {
+      if (&in != &cur) continue;
+      cmds.push_back(absl::StrCat("flinkstate strip-state --state ", ShellQuote(state), " ",
+                                  ShellQuote(in.path), " ", ShellQuote(in.path + ".stripped")));
+    }
+    cmds.push_back(absl::StrCat("flinkstate repair --state ", ShellQuote(state),
+                                " --ha-dir HA_DIR JOB_CHECKPOINT_DIR"));
+    return absl::StrJoin(cmds, "; ");
+  };
+  for (const auto& [op_id, names] : multiplying) {
+    for (const std::string& name : names) {
+      for (const report::Warning& w : cur.report.warnings()) {
+        if (w.code() != "UNION_STATE_MULTIPLIES" || w.operator_id() != op_id ||
+            w.state_name() != name) {
+          continue;
+        }
+        report::DoctorWarning* d = AddWarning(&r, "UNION_STATE_MULTIPLIES", w.message(),
+                                              fix_command(name));
+        d->set_operator_id(op_id);
+        if (auto it = op_by_id.find(op_id); it != op_by_id.end()) {
+          d->set_uid(it->second->uid.value);
+          d->set_name(it->second->name.value);
+        }
+        d->set_state_name(name);
+        d->set_bytes(w.entry_count());
+        d->set_factor(w.parallelism());
+      }
+    }
+  }
+  if (over > 0) {
+    report::DoctorWarning* w = AddWarning(
+        &r, "MIN_FRAME_SIZE",
+        absl::StrCat("the smallest frame size that deploys every task is ", max_deploy,
+                     " bytes (", HumanBytes(max_deploy),
+                     "); raising it moves the limit, it does not shrink the state, and every "
+                     "task's descriptor is held in the JobManager heap during the restore"),
+        absl::StrCat("pekko.framesize: ", max_deploy, "b   (Flink < 2.0: akka.framesize: ",
+                     max_deploy, "b)"));
+    w->set_bytes(max_deploy);
+    w->set_limit_bytes(frame);
+  }
+
+  // Other parallelisms.
+  std::vector<int> others = options.other_parallelisms;
+  int cur_p = options.parallelism;
+  if (cur_p <= 0) {
+    for (const OperatorState& op : f.metadata.operators) cur_p = std::max(cur_p, op.parallelism);
+  }
+  if (others.empty()) {
+    for (int q : {1, cur_p / 2, cur_p * 2, cur_p * 4}) {
+      if (q >= 1 && q != cur_p && std::find(others.begin(), others.end(), q) == others.end()) {
+        others.push_back(q);
+      }
+    }
+  }
+  for (int q : others) {
+    if (q > kMaxFlinkParallelism) continue;
+    FLINKSTATE_ASSIGN_OR_RETURN(std::vector<report::TaskPayload> t,
+                                ForecastTasks(f, cur.file.bytes(), q, cur.dir));
+    report::ParallelismForecast* pf = rf->add_other_parallelisms();
+    pf->set_parallelism(q);
+    uint64_t total = 0;
+    for (const auto& x : t) total += x.payload_bytes();
+    pf->set_max_payload_bytes(MaxPayload(t) + overhead);
+    pf->set_total_payload_bytes(total);
+    pf->set_exceeds_frame_size(pf->max_payload_bytes() > frame);
+  }
+
+  // 2. Heap.
+  report::HeapForecast* heap = r.mutable_heap();
+  const uint64_t ckpt_heap = HeapCheckpoint(f);
+  heap->set_checkpoint_bytes(ckpt_heap);
+  heap->set_retained(std::max(options.retained, 1));
+  heap->set_retained_bytes(ckpt_heap * static_cast<uint64_t>(heap->retained()));
+  uint64_t restore_objects = 0;
+  for (const auto& t : tasks) {
+    // New handle objects and maps per restored handle (~100 bytes each) and
+    // the serialized descriptor's byte[] (payload + overhead).
+    restore_objects += 112ull * t.handles() + JvmArray(t.payload_bytes() + overhead);
+  }
+  heap->set_restore_bytes(restore_objects);
+  heap->set_restore_peak_bytes(heap->retained_bytes() + restore_objects);
+  r.add_notes(absl::StrCat(
+      "heap: an estimate for a 64-bit JVM with compressed oops (12-byte headers, 4-byte "
+      "references, 8-byte alignment): the checkpoint's object graph (handles, long[] offsets, "
+      "inline byte[], strings, HashMaps) x ", heap->retained(),
+      " retained, plus per task the handles the redistribution creates and the serialized "
+      "deployment descriptor (payload + ", overhead,
+      " bytes) in flight during the restore"));
+  r.add_notes(
+      "restore: Flink's RoundRobinOperatorStateRepartitioner and key-group assignment, sized as "
+      "Java serialization of each task's OperatorSubtaskState with the 1.15-1.20 class shapes; "
+      "a task adds the deployment descriptor's own bytes (an estimate: 21500 with Akka, 25500 with Pekko, from real deployments)");
+  if (heap->restore_peak_bytes() > (uint64_t{1} << 30)) {
+    report::DoctorWarning* w = AddWarning(
+        &r, "HEAP_LARGE",
+        absl::StrCat("the JobManager needs about ", HumanBytes(heap->restore_peak_bytes()),
+                     " of heap during the restore (", HumanBytes(ckpt_heap), " per checkpoint x ",
+                     heap->retained(), " retained + ", HumanBytes(restore_objects),
+                     " of descriptors)"),
+        "jobmanager.memory.heap.size: " + HumanBytes(heap->restore_peak_bytes() * 2));
+    w->set_bytes(heap->restore_peak_bytes());
+  }
+
+  // 3. History.
+  std::vector<size_t> order(inputs.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return CheckpointId(inputs[a]) < CheckpointId(inputs[b]);
+  });
+  report::History* hist = r.mutable_history();
+  uint64_t prev_union = 0, prev_size = 0;
+  for (size_t k = 0; k < order.size(); ++k) {
+    const Input& in = inputs[order[k]];
+    report::HistoryCheckpoint* hc = hist->add_checkpoints();
+    hc->set_file(in.path);
+    hc->set_checkpoint_id(CheckpointId(in));
+    hc->set_file_size(in.file.model.size);
+    hc->set_union_entries(UnionEntries(in.file.model));
+    if (&in == &cur) {
+      hc->set_max_payload_bytes(MaxPayload(tasks));
+    } else {
+      FLINKSTATE_ASSIGN_OR_RETURN(std::vector<report::TaskPayload> t,
+                                  ForecastTasks(in.file.model, in.file.bytes(), 0, in.dir));
+      hc->set_max_payload_bytes(MaxPayload(t));
+    }
+    if (k > 0) {
+      const double g = prev_union > 0 ? static_cast<double>(hc->union_entries()) / prev_union
+                       : prev_size > 0 ? static_cast<double>(hc->file_size()) / prev_size
+                                       : 0;
+      hc->set_growth_factor(g);
+      if (g > 1.5 && hist->growth_began_at() == 0) hist->set_growth_began_at(hc->checkpoint_id());
+    }
+    prev_union = hc->union_entries();
+    prev_size = hc->file_size();
+  }
+  if (hist->growth_began_at() != 0) {
+    const auto& last = hist->checkpoints(hist->checkpoints_size() - 1);
+    report::DoctorWarning* w = AddWarning(
+        &r, "GROWTH",
+        absl::StrCat("union entries grew from checkpoint ", hist->growth_began_at(),
+                     " on (a restore re-snapshots every entry it received); checkpoint ",
+                     last.checkpoint_id(), " holds ", last.union_entries()));
+    w->set_bytes(last.union_entries());
+  }
+  // Projection: a multiplying union state is handed whole to each of the P
+  // subtasks, which snapshot it all again.
+  uint64_t union_mult_bytes = 0, nonunion_max = 0;
+  uint64_t mult_entries = 0, mult_p = 1;
+  for (const auto& t : tasks) {
+    if (multiplying.count(t.operator_id())) {
+      union_mult_bytes = std::max<uint64_t>(union_mult_bytes, t.union_bytes());
+      nonunion_max = std::max<uint64_t>(nonunion_max, t.payload_bytes() - t.union_bytes());
+      mult_p = std::max<uint64_t>(mult_p, static_cast<uint64_t>(t.parallelism()));
+    }
+  }
+  for (const report::Warning& w : cur.report.warnings()) {
+    if (w.code() == "UNION_STATE_MULTIPLIES") mult_entries += w.entry_count();
+  }
+  const uint64_t union_total = UnionEntries(f);
+  if (mult_entries > 0) {
+    hist->set_projected_union_entries(union_total - mult_entries + mult_entries * mult_p);
+    hist->set_projected_max_payload_bytes(
+        std::max(max_deploy, nonunion_max + union_mult_bytes * mult_p + overhead));
+    // The file's union part grows with its entries (offsets and the bytes
+    // they point to); approximated by the union share of the payloads.
+    uint64_t union_file = 0;
+    for (const OperatorState& op : f.metadata.operators) {
+      if (!multiplying.count(op.IdHex())) continue;
+      for (const auto& s : op.subtasks) {
+        for (const auto& h : s.managed_operator_state) {
+          uint64_t share = 0, all = 0;
+          for (const auto& e : h.states) {
+            all += e.offsets.count;
+            if (e.mode == 1) share += e.offsets.count;
+          }
+          const uint64_t data = h.delegate && h.delegate->tag == 1 ? h.delegate->data.size : 0;
+          union_file += 8 * share + (all > 0 ? data * share / all : 0);
+        }
+      }
+    }
+    hist->set_projected_file_size(f.size + union_file * (mult_p - 1));
+    int k = -1;
+    for (int n = 0; n <= 8; ++n) {
+      double pw = std::pow(static_cast<double>(mult_p), n);
+      double b = static_cast<double>(nonunion_max + overhead) +
+                 static_cast<double>(union_mult_bytes) * pw;
+      if (b > static_cast<double>(frame)) {
+        k = n;
+        break;
+      }
+    }
+    hist->set_restores_until_frame_exceeded(k);
+    if (k == 1) {
+      report::DoctorWarning* w = AddWarning(
+          &r, "FRAME_SIZE_AT_NEXT_RESTORE",
+          absl::StrCat("this restore deploys, but its next checkpoint holds ",
+                       hist->projected_union_entries(), " union entries; restoring from it sends ",
+                       hist->projected_max_payload_bytes(), " bytes to a task, over the frame size ",
+                       frame),
+          fix_command(multiplying.begin()->second.empty() ? "NAME"
+                                                          : *multiplying.begin()->second.begin()));
+      w->set_bytes(hist->projected_max_payload_bytes());
+      w->set_limit_bytes(frame);
+      w->set_factor(static_cast<double>(mult_p));
+    }
+  } else {
+    hist->set_projected_union_entries(union_total);
+    hist->set_projected_max_payload_bytes(max_deploy);
+    hist->set_projected_file_size(f.size);
+    hist->set_restores_until_frame_exceeded(over > 0 ? 0 : -1);
+  }
+
+  // 4. Paths.
+  report::PathReport* pr = r.mutable_paths();
+  pr->set_checkpoint_dir(cur.dir);
+  PathWalker pw{cur.dir, pr, {}};
+  for (const OperatorState& op : f.metadata.operators) {
+    pw.Stream(op.coordinator_state);
+    for (const OperatorSubtaskState& s : op.subtasks) {
+      for (const auto* slot : {&s.managed_operator_state, &s.raw_operator_state}) {
+        for (const OperatorStateHandle& h : *slot) {
+          if (h.delegate) pw.Stream(*h.delegate);
+        }
+      }
+      for (const auto* slot : {&s.managed_keyed_state, &s.raw_keyed_state}) {
+        for (const KeyedStateHandle& h : *slot) pw.Keyed(h);
+      }
+      for (const auto* slot : {&s.input_channel_state, &s.result_subpartition_state}) {
+        for (const ChannelStateHandle& h : *slot) pw.Stream(h.delegate);
+      }
+    }
+  }
+  for (auto& [k, p] : pw.prefixes) *pr->add_prefixes() = p;
+  pr->set_relocatable(pr->absolute_handles() == 0);
+  for (const auto& p : pr->prefixes()) {
+    if (!p.absolute()) continue;
+    const std::string cmd =
+        absl::StrCat("flinkstate relocate --from ", ShellQuote(p.prefix()), " --to NEW_PREFIX ",
+                     ShellQuote(cur.path), " ", ShellQuote(cur.path + ".relocated"));
+    pr->add_relocate_commands(cmd);
+    report::DoctorWarning* w = AddWarning(
+        &r, p.outside_checkpoint_dir() ? "PATHS_OUTSIDE_CHECKPOINT" : "ABSOLUTE_PATHS",
+        absl::StrCat(p.handles(), " handles (", HumanBytes(p.bytes()), ") name absolute paths under ",
+                     p.prefix(),
+                     p.outside_checkpoint_dir() ? ", outside the checkpoint directory" : "",
+                     ": the checkpoint cannot be moved without rewriting them"),
+        cmd);
+    w->set_bytes(p.bytes());
+    if (p.entropy_marker()) {
+      AddWarning(&r, "ENTROPY_MARKER",
+                 absl::StrCat("paths under ", p.prefix(),
+                              " hold an entropy-injection marker: the files sit under a "
+                              "randomised prefix, relocate each prefix separately"),
+                 cmd);
+    }
+  }
+
+  // 5. Duplicated inline bytes, size mismatches, inline bytes per state.
+  report::DuplicateReport* dr = r.mutable_duplicates();
+  const serde::ByteView bytes = cur.file.bytes();
+  std::map<std::pair<uint64_t, std::string>, std::vector<std::string>> by_content;
+  auto data_of = [&](const SourceRange& range) -> absl::string_view {
+    if (range.offset + range.size > bytes.size()) return {};
+    return absl::string_view(reinterpret_cast<const char*>(bytes.data()) + range.offset,
+                             range.size);
+  };
+  auto note_inline = [&](const StreamStateHandle& h, const std::string& where) {
+    if (h.tag != static_cast<uint8_t>(HandleTag::kByteStream) || h.data.size == 0) return;
+    // Key by size and the bytes themselves (compared exactly).
+    by_content[{h.data.size, std::string(data_of(h.data))}].push_back(where);
+  };
+  for (size_t oi = 0; oi < f.metadata.operators.size(); ++oi) {
+    const OperatorState& op = f.metadata.operators[oi];
+    const std::string opid = op.IdHex();
+    for (const OperatorSubtaskState& s : op.subtasks) {
+      const std::string base = absl::StrCat("operators[", opid, "].subtasks[", s.subtask_index, "]");
+      for (const auto* slot : {&s.managed_operator_state, &s.raw_operator_state}) {
+        for (size_t hi = 0; hi < slot->size(); ++hi) {
+          const OperatorStateHandle& h = (*slot)[hi];
+          if (!h.delegate) continue;
+          note_inline(*h.delegate, absl::StrCat(base, ".operatorState[", hi, "]"));
+          // Attribute the delegate's bytes to the state names by offsets.
+          const uint64_t data =
+              h.delegate->tag == 1 ? h.delegate->data.size
+                                   : static_cast<uint64_t>(std::max<int64_t>(h.delegate->state_size, 0));
+          std::vector<std::pair<int64_t, const StateNameEntry*>> starts;
+          for (const StateNameEntry& e : h.states) {
+            int64_t first = -1;
+            if (e.offsets.count > 0 && e.offsets.range.offset + 8 <= bytes.size()) {
+              const uint8_t* q = bytes.data() + e.offsets.range.offset;
+              uint64_t v = 0;
+              for (int b = 0; b < 8; ++b) v = (v << 8) | q[b];
+              first = static_cast<int64_t>(v);
+            }
+            starts.push_back({first, &e});
+          }
+          std::sort(starts.begin(), starts.end(),
+                    [](const auto& a, const auto& b) { return a.first < b.first; });
+          for (size_t k = 0; k < starts.size(); ++k) {
+            uint64_t attributed = 0;
+            if (starts[k].first >= 0 && h.delegate->tag == 1) {
+              int64_t next = static_cast<int64_t>(data);
+              for (size_t m = k + 1; m < starts.size(); ++m) {
+                if (starts[m].first >= 0) {
+                  next = starts[m].first;
+                  break;
+                }
+              }
+              attributed = static_cast<uint64_t>(std::max<int64_t>(next - starts[k].first, 0));
+            }
+            report::InlineByState* ib = dr->add_inline_by_state();
+            ib->set_operator_id(opid);
+            ib->set_state_name(starts[k].second->name.value);
+            ib->set_subtask_index(s.subtask_index);
+            ib->set_mode(DistributionModeName(starts[k].second->mode));
+            ib->set_inline_bytes(attributed);
+            ib->set_offset_bytes(8ull * starts[k].second->offsets.count);
+          }
+        }
+      }
+      for (const auto* slot : {&s.input_channel_state, &s.result_subpartition_state}) {
+        for (size_t hi = 0; hi < slot->size(); ++hi) {
+          const ChannelStateHandle& h = (*slot)[hi];
+          const std::string where = absl::StrCat(
+              base, slot == &s.input_channel_state ? ".inputChannelState[" : ".resultSubpartitionState[",
+              hi, "]");
+          note_inline(h.delegate, where);
+          const uint64_t inline_size = h.delegate.tag == 1 ? h.delegate.data.size : 0;
+          if (h.delegate.tag == 1 && h.state_size >= 0 &&
+              static_cast<uint64_t>(h.state_size) != inline_size) {
+            report::SizeMismatch* m = dr->add_size_mismatches();
+            m->set_item_path(where);
+            m->set_declared_bytes(static_cast<uint64_t>(h.state_size));
+            m->set_inline_bytes(inline_size);
+          }
+        }
+      }
+      for (const auto* slot : {&s.managed_keyed_state, &s.raw_keyed_state}) {
+        for (size_t hi = 0; hi < slot->size(); ++hi) {
+          const KeyedStateHandle& h = (*slot)[hi];
+          if (h.delegate) note_inline(*h.delegate, absl::StrCat(base, ".keyedState[", hi, "]"));
+        }
+      }
+    }
+  }
+  uint64_t dup_bytes = 0;
+  for (auto& [key, where] : by_content) {
+    if (where.size() < 2) continue;
+    report::DuplicateInline* d = dr->add_duplicates();
+    d->set_bytes(key.first);
+    d->set_copies(static_cast<uint32_t>(where.size()));
+    for (const std::string& w : where) d->add_handles(w);
+    dup_bytes += key.first * (where.size() - 1);
+  }
+  dr->set_duplicated_bytes(dup_bytes);
+  if (dup_bytes > 0) {
+    report::DoctorWarning* w = AddWarning(
+        &r, "DUPLICATED_INLINE_BYTES",
+        absl::StrCat(dr->duplicates_size(), " inline byte arrays are carried identically by "
+                     "several handles: ", dup_bytes, " bytes (", HumanBytes(dup_bytes),
+                     ") are copies (e.g. one per-subtask array in every channel-state handle)"));
+    w->set_bytes(dup_bytes);
+  }
+  for (const auto& m : dr->size_mismatches()) {
+    report::DoctorWarning* w = AddWarning(
+        &r, "SIZE_MISMATCH",
+        absl::StrCat(m.item_path(), " declares ", m.declared_bytes(), " bytes but carries ",
+                     m.inline_bytes(), " inline bytes"),
+        absl::StrCat("flinkstate verify ", ShellQuote(cur.path)));
+    w->set_bytes(m.inline_bytes());
+    w->set_limit_bytes(m.declared_bytes());
+  }
+
+  // 6. What changed (doctor A B).
+  if (paths.size() == 2 && inputs.size() == 2) {
+    report::Report a = inputs[0].report, b = inputs[1].report;
+    a.clear_file();
+    b.clear_file();
+    google::protobuf::util::MessageDifferencer md;
+    // Operators by id, wherever each file lists them.
+    md.TreatAsMap(report::Report::descriptor()->FindFieldByName("operators"),
+                  report::Operator::descriptor()->FindFieldByName("operator_id"));
+    std::string diff;
+    md.ReportDifferencesToString(&diff);
+    md.Compare(a, b);
+    for (absl::string_view line : absl::StrSplit(diff, '\n', absl::SkipEmpty())) {
+      r.add_changes(std::string(line));
+    }
+  }
+  return r;
+}
+
+int DoctorExitCode(const report::DoctorReport& r) {
+  for (const auto& w : r.warnings()) {
+    if (w.code() == "TASK_OVER_FRAME_SIZE" || w.code() == "FRAME_SIZE_AT_NEXT_RESTORE" ||
+        w.code() == "PARALLELISM_ABOVE_MAX_PARALLELISM") {
+      return 1;
+    }
+  }
+  return 0;
+}
+
+std::string RenderDoctorText(const report::DoctorReport& r) {
+  std::string o;
+  const report::RestoreForecast& rf = r.restore();
+  absl::StrAppend(&o, "restore forecast for ", rf.file(), "\n");
+  absl::StrAppend(&o, "  parallelism: ",
+                  rf.parallelism() > 0 ? absl::StrCat(rf.parallelism()) : "as checkpointed",
+                  "; frame size ", rf.frame_size(), " bytes (", HumanBytes(rf.frame_size()),
+                  ", ", rf.frame_size_source(), ")\n");
+  absl::StrAppend(&o, "  per operator and subtask (Java-serialized OperatorSubtaskState):\n");
+  absl::StrAppendFormat(&o, "    %-32s %7s %12s %12s %12s %12s %7s\n", "operator", "subtask",
+                        "payload", "union", "inline", "offsets", "handles");
+  for (const auto& t : rf.tasks()) {
+    absl::StrAppendFormat(&o, "    %-32s %7d %12d %12d %12d %12d %7d  %s\n", t.operator_id(),
+                          t.subtask_index(), t.payload_bytes(), t.union_bytes(), t.inline_bytes(),
+                          t.offset_bytes(), t.handles(),
+                          t.name().empty() ? t.uid() : t.name());
+  }
+  if (rf.chaining_known()) {
+    absl::StrAppend(&o, "  per task (chains from the plan, + ", rf.descriptor_overhead_bytes(),
+                    " bytes descriptor overhead, an estimate):\n");
+    for (const auto& c : rf.chains()) {
+      absl::StrAppendFormat(&o, "    %-40s %7d restore %12d  deployment %12d%s\n", c.name(),
+                            c.subtask_index(), c.payload_bytes(), c.deployment_bytes(),
+                            c.deployment_bytes() > rf.frame_size() ? "  OVER" : "");
+    }
+  } else {
+    absl::StrAppend(&o, "  chaining unknown (no --plan): a task carries the sum of its chained "
+                        "operators + ", rf.descriptor_overhead_bytes(),
+                    " bytes descriptor overhead (estimate)\n");
+  }
+  absl::StrAppend(&o, "  largest operator payload: ", rf.max_payload_bytes(), " bytes (",
+                  HumanBytes(rf.max_payload_bytes()), "); largest deployment message: ",
+                  rf.max_deployment_bytes(), " bytes (", HumanBytes(rf.max_deployment_bytes()),
+                  ", estimate); minimum frame size that deploys: ",
+                  rf.min_frame_size(), " bytes; tasks over the frame size: ",
+                  rf.tasks_over_frame_size(), "\n");
+  for (const auto& p : rf.other_parallelisms()) {
+    absl::StrAppend(&o, "  at parallelism ", p.parallelism(), ": largest task ",
+                    p.max_payload_bytes(), " bytes (", HumanBytes(p.max_payload_bytes()), ")",
+                    p.exceeds_frame_size() ? ", over the frame size" : "", "\n");
+  }
+  const report::HeapForecast& h = r.heap();
+  absl::StrAppend(&o, "jobmanager heap (estimate): ", h.checkpoint_bytes(), " bytes (",
+                  HumanBytes(h.checkpoint_bytes()), ") per checkpoint x ", h.retained(),
+                  " retained + ", h.restore_bytes(), " bytes during the restore = ",
+                  h.restore_peak_bytes(), " bytes (", HumanBytes(h.restore_peak_bytes()),
+                  ") at the restore's peak\n");
+  const report::History& hi = r.history();
+  absl::StrAppend(&o, "history (", hi.checkpoints_size(), " checkpoints, by id):\n");
+  for (const auto& c : hi.checkpoints()) {
+    absl::StrAppendFormat(&o, "    chk %-8d %12d bytes  %10d union entries  growth %s  largest task %d  %s\n",
+                          c.checkpoint_id(), c.file_size(), c.union_entries(),
+                          c.growth_factor() > 0 ? absl::StrFormat("x%.2f", c.growth_factor()) : "-",
+                          c.max_payload_bytes(), c.file());
+  }
+  if (hi.growth_began_at() != 0) {
+    absl::StrAppend(&o, "  growth began at checkpoint ", hi.growth_began_at(), "\n");
+  }
+  absl::StrAppend(&o, "  after the next restore: ", hi.projected_union_entries(),
+                  " union entries, file ~", hi.projected_file_size(), " bytes, largest task ~",
+                  hi.projected_max_payload_bytes(), " bytes; ",
+                  hi.restores_until_frame_exceeded() < 0
+                      ? std::string("the frame size is not reached within 8 restores")
+                      : hi.restores_until_frame_exceeded() == 0
+                            ? std::string("the frame size is exceeded now")
+                            : absl::StrCat("the frame size is exceeded at restore ",
+                                           hi.restores_until_frame_exceeded(), " from now"),
+                  "\n");
+  const report::PathReport& p = r.paths();
+  absl::StrAppend(&o, "paths: ", p.inline_handles(), " inline, ", p.relative_handles(),
+                  " relative, ", p.absolute_handles(), " absolute (", p.outside_handles(),
+                  " outside ", p.checkpoint_dir(), ", ", p.entropy_marked_handles(),
+                  " with an entropy marker); ", p.relocatable() ? "relocatable" : "not relocatable",
+                  "\n");
+  for (const auto& x : p.prefixes()) {
+    absl::StrAppend(&o, "    ", x.prefix(), ": ", x.handles(), " handles, ", x.bytes(), " bytes",
+                    x.outside_checkpoint_dir() ? " (outside the checkpoint directory)" : "", "\n");
+  }
+  const report::DuplicateReport& d = r.duplicates();
+  absl::StrAppend(&o, "duplicated inline bytes: ", d.duplicated_bytes(), " bytes in ",
+                  d.duplicates_size(), " groups; size mismatches: ", d.size_mismatches_size(),
+                  "\n");
+  for (const auto& x : d.duplicates()) {
+    absl::StrAppend(&o, "    ", x.bytes(), " bytes x ", x.copies(), ": ",
+                    absl::StrJoin(x.handles(), ", "), "\n");
+  }
+  if (r.changes_size() > 0) {
+    absl::StrAppend(&o, "what changed (", r.changes_size(), "):\n");
+    for (const auto& c : r.changes()) absl::StrAppend(&o, "    ", c, "\n");
+  }
+  absl::StrAppend(&o, "warnings (", r.warnings_size(), "):\n");
+  for (const auto& w : r.warnings()) {
+    absl::StrAppend(&o, "  ", w.code(), ": ", w.message(), "\n");
+    if (!w.command().empty()) absl::StrAppend(&o, "    fix: ", w.command(), "\n");
+  }
+  for (const auto& n : r.notes()) absl::StrAppend(&o, "note: ", n, "\n");
+  return o;
+}
+
+}  // namespace flinkstate

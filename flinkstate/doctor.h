@@ -1,0 +1,143 @@
+// Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
+//
+// File: doctor.h
+// -----------------------------------------------------------------------------
+// A restore pre-flight: what the JobManager will send each task when a job
+// restores from a checkpoint, compared with the RPC frame size; the heap the
+// JobManager needs; growth over a checkpoint history; paths; duplicated bytes.
+//
+//   ```c++ (const std::string& dir)
+//   flinkstate::DoctorOptions options;
+//   options.parallelism = 8;
+//   FLINKSTATE_ASSIGN_OR_RETURN(flinkstate::report::DoctorReport r,
+//                               flinkstate::Doctor({dir}, options));
+//   std::cout << flinkstate::RenderDoctorText(r);
+//   ```
+//
+// Restore forecast (`restore`): per operator and new subtask, the operator
+// state is redistributed as Flink's `RoundRobinOperatorStateRepartitioner`
+// does (release-1.15.2 .. release-1.20: SPLIT_DISTRIBUTE offsets dealt round
+// robin over the new subtasks, UNION entries of every old handle to every new
+// subtask, BROADCAST the i-th old handle's entries to subtask i; at an
+// unchanged parallelism without union state the handles stay as they are),
+// keyed state by the key-group ranges of `KeyGroupRangeAssignment.
+// computeKeyGroupRangeForOperatorIndex` (`KeyGroupsStateHandle.getIntersection`
+// slices the offsets; incremental and changelog handles go whole to every
+// overlapping subtask), channel state stays with the subtask index (at
+// another parallelism: old subtask i goes to i mod N, an approximation of the
+// rescaling descriptors). The result is sized as Java serialization writes an
+// `OperatorSubtaskState` into a fresh stream (grammar of
+// javaobj/stream_constants.h: each class descriptor once, back-references for
+// repeated strings and shared objects, `HashMap` of
+// `OperatorStateHandle$StateMetaInfo` with `long[]` offsets, `ByteStreamStateHandle`
+// `byte[]` data, `Path`/`URI` strings), with the 1.15-1.20 class shapes.
+// A task of a chain receives the sum of its operators plus the deployment
+// descriptor's own bytes (`kDescriptorOverheadBytes`, measured 19-22 KB).
+//
+// Thread safety: `Doctor` keeps no state; concurrent calls are safe.
+
+#ifndef FLINKSTATE_FLINKSTATE_DOCTOR_H_
+#define FLINKSTATE_FLINKSTATE_DOCTOR_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "flinkstate/checkpoint_metadata.h"
+#include "flinkstate/doctor.pb.h"
+
+namespace flinkstate {
+
+// Flink's default `akka.framesize` / `pekko.framesize`: "10485760b".
+inline constexpr uint64_t kDefaultFrameSize = 10485760;
+// What a `TaskDeploymentDescriptor` adds to a task's `JobManagerTaskRestore`
+// in the RPC message (`RemoteRpcInvocation` of `submitTask`: job and task
+// information, result partitions, input gates, the invocation's own
+// framing). An estimate from real deployments of the incident job at
+// parallelism 4 (harness `deploy`, dedicated RPC services; Flink's "actual
+// size of encoded class" minus the task's JobManagerTaskRestore): 19,526 -
+// 19,543 bytes with Akka (1.15.2), 23,564 with Pekko (1.20.5), 22,198 (2.3.0).
+// It grows with the shuffle descriptors of wide inputs, which the checkpoint
+// does not record.
+inline constexpr uint64_t kAkkaDescriptorOverheadBytes = 21500;   // Flink <= 1.17
+inline constexpr uint64_t kPekkoDescriptorOverheadBytes = 25500;  // Flink >= 1.18
+
+// The overhead for the release that wrote `file`: Akka for metadata v1-v3
+// (Flink <= 1.15) and completedCheckpoint shapes of 1.13-1.17, Pekko
+// otherwise (metadata v4 is written by 1.16-1.20: the larger, Pekko's, is
+// taken, so that the minimum frame size stays enough). `Doctor` uses the
+// restoring cluster's instead when `flink_conf` has `pekko.` or `akka.` keys.
+uint64_t DescriptorOverheadBytes(const StateFile& file);
+
+struct DoctorOptions {
+  // Parallelism after restore; 0 keeps each operator's.
+  int parallelism = 0;
+  // The frame size; 0 means: `flink_conf` if given, else kDefaultFrameSize.
+  uint64_t frame_size = 0;
+  // A `flink-conf.yaml` (key: value) or `config.yaml` (nested or flat) file
+  // to read `pekko.framesize` / `akka.framesize` from.
+  std::string flink_conf;
+  // The job's plan JSON (REST `/jobs/<id>/plan` or `flink info`; a top-level
+  // "plan" object is unwrapped), for chaining. Each `nodes[]` entry is a job
+  // vertex: its `id` is the head operator's id; the plan does not list the
+  // other chained operators, so an operator joins the vertex whose
+  // `description` names it (" -> " separated, with the operator name the
+  // checkpoint records, metadata v5+) at the same parallelism; a node may
+  // list them as `"operatorIds": [...]` (`JobVertex.getOperatorIDs()`).
+  // Operators matched to no vertex are chains of their own, and say so.
+  std::string plan_file;
+  // Checkpoints the JobManager keeps (`state.checkpoints.num-retained`).
+  int retained = 1;
+  // Parallelisms to forecast besides the chosen one (empty: a default set).
+  std::vector<int> other_parallelisms;
+};
+
+// Runs every check over `paths` (checkpoint/savepoint directories, `_metadata`
+// files, completedCheckpoint files, a job checkpoint directory holding
+// `chk-*`, an HA directory holding `completedCheckpoint*`). Every file goes
+// through `Open`.
+//
+// Return values: `InvalidArgument` for no paths or a path of no known kind,
+// with the path; the errors of `Open` (with the path); `InvalidArgument` for
+// a malformed plan or configuration (naming the file).
+[[nodiscard]] absl::StatusOr<report::DoctorReport> Doctor(
+    const std::vector<std::string>& paths, const DoctorOptions& options);
+
+// Flink's `KeyGroupRangeAssignment.UPPER_BOUND_MAX_PARALLELISM` (1 << 15):
+// no operator runs at a higher parallelism.
+inline constexpr int kMaxFlinkParallelism = 1 << 15;
+
+// The per-operator forecast of one state file at `parallelism` (0: its own),
+// as `Doctor` computes `restore.tasks`: one entry per operator and new
+// subtask, in file order. `checkpoint_dir` stands for the directory relative
+// paths resolve against (its length is sized). `bytes` are the file's bytes
+// the model was read from.
+// Return values: `InvalidArgument` when `parallelism` or an operator's
+// parallelism exceeds `kMaxFlinkParallelism` (naming the operator).
+[[nodiscard]] absl::StatusOr<std::vector<report::TaskPayload>> ForecastTasks(
+    const StateFile& file, serde::ByteView bytes, int parallelism,
+    absl::string_view checkpoint_dir);
+
+// `akka.framesize` / `pekko.framesize` in a Flink configuration text, in
+// bytes ("10485760b", "20 mb", "64m", ...). Return values: `NotFound` when
+// neither key is present, `InvalidArgument` for a value that is no size.
+[[nodiscard]] absl::StatusOr<uint64_t> ReadFrameSize(absl::string_view conf_text);
+
+// 0 for exit "nothing would fail", 1 when a task exceeds the frame size now
+// or at the next restore, or the parallelism is above an operator's max
+// parallelism (Flink would refuse the restore).
+int DoctorExitCode(const report::DoctorReport& report);
+
+// Text for a terminal: every number, then the warnings with their commands.
+std::string RenderDoctorText(const report::DoctorReport& report);
+
+// One self-contained HTML page (inline SVG and script, no network): treemap
+// of bytes by operator -> state -> subtask, per-task payload against the
+// frame size, growth over the history.
+std::string RenderDoctorHtml(const report::DoctorReport& report);
+
+}  // namespace flinkstate
+
+#endif  // FLINKSTATE_FLINKSTATE_DOCTOR_H_

@@ -1,0 +1,473 @@
+// Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
+//
+// doctor on real files written by Flink (tests/testdata). Expected payloads
+// come from the referee: tests/testdata/doctor/payload-*.json, written by
+// `tests/conformance/flink/harness.sh payload` (Flink's own repartitioner and
+// Java serialization of each task's restored state); entry counts from
+// tests/testdata/README.md (the harness's facts).
+
+#include "flinkstate/doctor.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "flinkstate/open.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
+#include "gtest/gtest.h"
+
+namespace flinkstate {
+namespace {
+
+const std::string kData = std::string(FLINKSTATE_SOURCE_DIR) + "/tests/testdata";
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The referee's JSON: (operatorId, subtaskIndex) -> payloadBytes, and the
+// chains' (operatorIds joined, subtaskIndex) -> payloadBytes.
+struct Referee {
+  std::map<std::pair<std::string, int>, double> tasks;
+  std::map<std::pair<std::string, int>, double> chains;
+};
+
+Referee ReadReferee(const std::string& name) {
+  Referee r;
+  google::protobuf::Struct root;
+  const std::string text = Slurp(kData + "/doctor/" + name);
+  EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(text, &root).ok()) << name;
+  const auto& restore = root.fields().at("restore").struct_value().fields();
+  for (const auto& t : restore.at("tasks").list_value().values()) {
+    const auto& f = t.struct_value().fields();
+    r.tasks[{f.at("operatorId").string_value(),
+             static_cast<int>(f.at("subtaskIndex").number_value())}] =
+        f.at("payloadBytes").number_value();
+  }
+  if (auto it = restore.find("chains"); it != restore.end()) {
+    for (const auto& c : it->second.list_value().values()) {
+      const auto& f = c.struct_value().fields();
+      std::string ids;
+      for (const auto& id : f.at("operatorIds").list_value().values()) {
+        ids += id.string_value() + ",";
+      }
+      r.chains[{ids, static_cast<int>(f.at("subtaskIndex").number_value())}] =
+          f.at("payloadBytes").number_value();
+    }
+  }
+  EXPECT_FALSE(r.tasks.empty()) << name;
+  return r;
+}
+
+report::DoctorReport RunDoctor(const std::vector<std::string>& paths,
+                               const DoctorOptions& options = {}) {
+  absl::StatusOr<report::DoctorReport> r = Doctor(paths, options);
+  EXPECT_TRUE(r.ok()) << r.status();
+  return r.ok() ? *r : report::DoctorReport();
+}
+
+int CountWarnings(const report::DoctorReport& r, const std::string& code) {
+  int n = 0;
+  for (const auto& w : r.warnings()) n += w.code() == code;
+  return n;
+}
+
+// Every task within 5% of what Flink serializes (the issue's contract).
+void ExpectTasksMatch(const report::DoctorReport& r, const Referee& ref) {
+  ASSERT_EQ(static_cast<size_t>(r.restore().tasks_size()), ref.tasks.size());
+  for (const auto& t : r.restore().tasks()) {
+    auto it = ref.tasks.find({t.operator_id(), t.subtask_index()});
+    ASSERT_NE(it, ref.tasks.end()) << t.operator_id() << " " << t.subtask_index();
+    EXPECT_NEAR(static_cast<double>(t.payload_bytes()), it->second, it->second * 0.05)
+        << t.operator_id() << " subtask " << t.subtask_index();
+  }
+}
+
+struct RefereeCase {
+  const char* input;       // below tests/testdata
+  const char* referee;     // below tests/testdata/doctor
+  int parallelism;         // 0: as checkpointed
+};
+
+class DoctorRefereeTest : public ::testing::TestWithParam<RefereeCase> {};
+
+TEST_P(DoctorRefereeTest, EveryTaskWithinFivePercentOfFlink) {
+  const RefereeCase& c = GetParam();
+  const std::string referee = kData + "/doctor/" + c.referee;
+  ASSERT_TRUE(std::filesystem::exists(referee)) << referee;
+  DoctorOptions o;
+  o.parallelism = c.parallelism;
+  ExpectTasksMatch(RunDoctor({kData + "/" + c.input}, o), ReadReferee(c.referee));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Real, DoctorRefereeTest,
+    ::testing::Values(
+        RefereeCase{"flink-1.15.2/incident-gen3-checkpoint", "payload-1.15.2-incident-gen3.json", 0},
+        RefereeCase{"flink-1.15.2/incident-gen3-completedCheckpoint",
+                    "payload-1.15.2-incident-gen3-completedCheckpoint.json", 0},
+        RefereeCase{"flink-1.20.5/incident-gen3-checkpoint", "payload-1.20.5-incident-gen3-p8.json", 8},
+        RefereeCase{"flink-1.20.5/hashmap-checkpoint", "payload-1.20.5-hashmap.json", 0},
+        RefereeCase{"flink-1.20.5/hashmap-checkpoint", "payload-1.20.5-hashmap-p3.json", 3},
+        RefereeCase{"flink-1.20.5/rocksdb-incremental-checkpoint",
+                    "payload-1.20.5-rocksdb-incremental-p3.json", 3},
+        RefereeCase{"flink-1.20.5/unaligned-completedCheckpoint",
+                    "payload-1.20.5-unaligned-completedCheckpoint.json", 0},
+        RefereeCase{"flink-1.20.5/changelog-checkpoint", "payload-1.20.5-changelog.json", 0},
+        RefereeCase{"flink-1.20.5/file-merging-checkpoint", "payload-1.20.5-file-merging.json", 0}),
+    [](const auto& info) { return absl::StrCat("case", info.index); });
+
+TEST(DoctorTest, ChainsFromThePlanMatchFlinksJobManagerTaskRestore) {
+  DoctorOptions o;
+  o.plan_file = kData + "/doctor/plan-incident-v2-p4.json";
+  report::DoctorReport r = RunDoctor({kData + "/flink-1.15.2/incident-gen3-checkpoint"}, o);
+  const Referee ref = ReadReferee("payload-1.15.2-incident-gen3.json");
+  ASSERT_TRUE(r.restore().chaining_known());
+  ASSERT_EQ(static_cast<size_t>(r.restore().chains_size()), ref.chains.size());
+  for (const auto& c : r.restore().chains()) {
+    std::string ids;
+    for (const auto& id : c.operator_ids()) ids += id + ",";
+    auto it = ref.chains.find({ids, c.subtask_index()});
+    ASSERT_NE(it, ref.chains.end()) << ids;
+    EXPECT_NEAR(static_cast<double>(c.payload_bytes()), it->second, it->second * 0.05) << ids;
+    EXPECT_EQ(c.deployment_bytes(), c.payload_bytes() + kAkkaDescriptorOverheadBytes);
+  }
+}
+
+TEST(DoctorTest, RestPlanWithoutOperatorIdsChainsByTheNamesItDescribes) {
+  // The REST plan names the chained operators only in the description; the
+  // operator names are in the 2.3.0 checkpoint (metadata v6). The chains must
+  // be the JobGraph's, as the referee's --job output lists them.
+  DoctorOptions o;
+  o.plan_file = kData + "/doctor/plan-incident-v2-rest.json";
+  report::DoctorReport r = RunDoctor({kData + "/flink-2.3.0/incident-gen3-checkpoint"}, o);
+  const Referee ref = ReadReferee("payload-1.15.2-incident-gen3.json");
+  std::set<std::set<std::string>> want, got;
+  for (const auto& [k, v] : ref.chains) {
+    std::set<std::string> ids;
+    for (absl::string_view id : absl::StrSplit(k.first, ',', absl::SkipEmpty())) {
+      ids.insert(std::string(id));
+    }
+    want.insert(ids);
+  }
+  for (const auto& c : r.restore().chains()) {
+    got.insert(std::set<std::string>(c.operator_ids().begin(), c.operator_ids().end()));
+  }
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(r.restore().chains_size(), 8);
+}
+
+class DoctorDeployTest : public ::testing::TestWithParam<std::pair<const char*, const char*>> {};
+
+TEST_P(DoctorDeployTest, MinFrameSizeDeploysOnARealCluster) {
+  // harness.sh deploy: the incident restored with dedicated RPC services;
+  // Flink logged the encoded size of the submitTask RPC and deployed or not
+  // at each frame size tried.
+  google::protobuf::Struct root;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(
+                  Slurp(kData + "/doctor/" + GetParam().second), &root)
+                  .ok());
+  const auto& dep = root.fields().at("deployment").struct_value().fields();
+  const double encoded = dep.at("encodedBytes").number_value();
+  report::DoctorReport r = RunDoctor({kData + "/" + GetParam().first});
+  const double mfs = static_cast<double>(r.restore().min_frame_size());
+  EXPECT_GE(mfs, encoded);
+  EXPECT_LE(mfs, encoded * 1.05 + 1024);
+  for (const auto& c : dep.at("cases").list_value().values()) {
+    const auto& f = c.struct_value().fields();
+    // Where the doctor says it deploys, Flink deployed.
+    if (f.at("frameSize").number_value() >= mfs) {
+      EXPECT_TRUE(f.at("deployed").bool_value()) << f.at("frameSize").number_value();
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Real, DoctorDeployTest,
+    ::testing::Values(std::pair{"flink-1.15.2/incident-gen3-checkpoint",
+                                "deploy-1.15.2-incident-gen3.json"},
+                      std::pair{"flink-1.20.5/incident-gen3-checkpoint",
+                                "deploy-1.20.5-incident-gen3.json"}),
+    [](const auto& info) { return absl::StrCat("case", info.index); });
+
+TEST(DoctorTest, FlinksOwnPlanJsonChainsOperatorsTheCheckpointDoesNotName) {
+  // Flink's JsonPlanGenerator output for the job (harness payload --plan-out);
+  // the 1.15.2 checkpoint (metadata v3) records no operator names.
+  DoctorOptions o;
+  o.plan_file = kData + "/doctor/plan-1.15.2-incident-v2-jsonplangenerator.json";
+  report::DoctorReport r = RunDoctor({kData + "/flink-1.15.2/incident-gen3-checkpoint"}, o);
+  const Referee ref = ReadReferee("payload-1.15.2-incident-gen3.json");
+  ASSERT_EQ(static_cast<size_t>(r.restore().chains_size()), ref.chains.size());
+  for (const auto& c : r.restore().chains()) {
+    std::set<std::string> ids(c.operator_ids().begin(), c.operator_ids().end());
+    bool found = false;
+    for (const auto& [k, v] : ref.chains) {
+      std::set<std::string> want;
+      for (absl::string_view id : absl::StrSplit(k.first, ',', absl::SkipEmpty())) {
+        want.insert(std::string(id));
+      }
+      if (want == ids && k.second == c.subtask_index()) {
+        found = true;
+        EXPECT_NEAR(static_cast<double>(c.payload_bytes()), v, v * 0.05);
+      }
+    }
+    EXPECT_TRUE(found) << c.name() << " " << c.subtask_index();
+  }
+}
+
+TEST(DoctorTest, TaskOverFrameSizeNamesTheOperatorAndExits1) {
+  // From the referee: only operator 61252f73...'s subtasks carry more than
+  // 30000 - overhead bytes.
+  const Referee ref = ReadReferee("payload-1.15.2-incident-gen3.json");
+  const uint64_t frame = 30000;
+  std::set<std::pair<std::string, int>> expected;
+  double max_ref = 0;
+  for (const auto& [k, v] : ref.tasks) {
+    if (v + kAkkaDescriptorOverheadBytes > frame) expected.insert(k);
+    max_ref = std::max(max_ref, v);
+  }
+  ASSERT_EQ(expected.size(), 4u);
+  DoctorOptions o;
+  o.frame_size = frame;
+  report::DoctorReport r = RunDoctor({kData + "/flink-1.15.2/incident-gen3-checkpoint"}, o);
+  std::set<std::pair<std::string, int>> got;
+  for (const auto& w : r.warnings()) {
+    if (w.code() != "TASK_OVER_FRAME_SIZE") continue;
+    got.insert({w.operator_id(), w.subtask_index()});
+    EXPECT_GT(w.bytes(), frame);
+    EXPECT_EQ(w.limit_bytes(), frame);
+  }
+  EXPECT_EQ(got, expected);
+  EXPECT_EQ(r.restore().tasks_over_frame_size(), 4u);
+  EXPECT_EQ(r.restore().frame_size(), frame);
+  EXPECT_EQ(DoctorExitCode(r), 1);
+  // The minimum frame size it prints is enough for what Flink serializes.
+  EXPECT_GE(static_cast<double>(r.restore().min_frame_size()), max_ref + kAkkaDescriptorOverheadBytes * 0.9);
+  EXPECT_EQ(CountWarnings(r, "MIN_FRAME_SIZE"), 1);
+  // At the default frame size everything deploys.
+  report::DoctorReport ok = RunDoctor({kData + "/flink-1.15.2/incident-gen3-checkpoint"});
+  EXPECT_EQ(ok.restore().tasks_over_frame_size(), 0u);
+  EXPECT_EQ(ok.restore().frame_size(), kDefaultFrameSize);
+}
+
+TEST(DoctorTest, UnionStateThatMultipliesIsNamedWithItsFix) {
+  report::DoctorReport r = RunDoctor({kData + "/flink-1.20.5/incident-gen3-checkpoint"});
+  bool found = false;
+  for (const auto& w : r.warnings()) {
+    if (w.code() != "UNION_STATE_MULTIPLIES") continue;
+    found = true;
+    EXPECT_EQ(w.state_name(), "topic-partition-offset-states");
+    EXPECT_EQ(w.operator_id().size(), 32u);
+    EXPECT_TRUE(absl::StrContains(w.command(), "strip-state --state topic-partition-offset-states"));
+  }
+  EXPECT_TRUE(found);
+  // README: 512 entries (8 * 4^3) at parallelism 4, so 2048 after a restore.
+  EXPECT_EQ(r.history().checkpoints(0).union_entries(), 512u);
+  EXPECT_EQ(r.history().projected_union_entries(), 2048u);
+}
+
+TEST(DoctorTest, GrowthAtTheNextRestoreExits1) {
+  // The restore of gen3 deploys at 60000 bytes, the one after it (x4 union
+  // entries) does not.
+  DoctorOptions o;
+  o.frame_size = 60000;
+  report::DoctorReport r = RunDoctor({kData + "/flink-1.15.2/incident-gen3-checkpoint"}, o);
+  EXPECT_EQ(r.restore().tasks_over_frame_size(), 0u);
+  EXPECT_EQ(r.history().restores_until_frame_exceeded(), 1);
+  EXPECT_EQ(CountWarnings(r, "FRAME_SIZE_AT_NEXT_RESTORE"), 1);
+  EXPECT_EQ(DoctorExitCode(r), 1);
+}
+
+TEST(DoctorTest, HistoryOrdersByCheckpointIdAndFindsTheGrowth) {
+  // README: gen0 savepoint (checkpoint 3) 8 entries, gen3 checkpoint (9) 512.
+  report::DoctorReport r = RunDoctor({kData + "/flink-1.15.2/incident-gen3-checkpoint",
+                                      kData + "/flink-1.15.2/incident-gen0-savepoint"});
+  ASSERT_EQ(r.history().checkpoints_size(), 2);
+  EXPECT_EQ(r.history().checkpoints(0).checkpoint_id(), 3);
+  EXPECT_EQ(r.history().checkpoints(1).checkpoint_id(), 9);
+  EXPECT_EQ(r.history().checkpoints(0).union_entries(), 8u);
+  EXPECT_EQ(r.history().checkpoints(1).union_entries(), 512u);
+  EXPECT_DOUBLE_EQ(r.history().checkpoints(1).growth_factor(), 64.0);
+  EXPECT_EQ(r.history().growth_began_at(), 9);
+  EXPECT_EQ(CountWarnings(r, "GROWTH"), 1);
+  // The restore forecast is of the newest.
+  EXPECT_TRUE(absl::StrContains(r.restore().file(), "incident-gen3-checkpoint"));
+  for (const auto& c : r.history().checkpoints()) {
+    EXPECT_EQ(c.file_size(), std::filesystem::file_size(c.file()));
+  }
+}
+
+TEST(DoctorTest, JobDirectoryWithChkDirectoriesIsAHistory) {
+  const std::string job = ::testing::TempDir() + "/doctor-job";
+  std::filesystem::remove_all(job);
+  for (auto [chk, src] : {std::pair{"chk-3", "incident-gen0-savepoint"},
+                          std::pair{"chk-9", "incident-gen3-checkpoint"}}) {
+    std::filesystem::create_directories(job + "/" + chk);
+    std::filesystem::copy_file(kData + "/flink-1.20.5/" + src + "/_metadata",
+                               job + "/" + chk + "/_metadata");
+  }
+  report::DoctorReport r = RunDoctor({job});
+  ASSERT_EQ(r.history().checkpoints_size(), 2);
+  EXPECT_EQ(r.history().checkpoints(1).union_entries(), 512u);
+}
+
+TEST(DoctorTest, AbsolutePathsOutsideTheCheckpointAreNotRelocatable) {
+  report::DoctorReport r = RunDoctor({kData + "/flink-1.20.5/file-merging-checkpoint"});
+  EXPECT_FALSE(r.paths().relocatable());
+  EXPECT_GT(r.paths().absolute_handles(), 0u);
+  EXPECT_EQ(r.paths().outside_handles(), r.paths().absolute_handles());
+  ASSERT_GE(r.paths().prefixes_size(), 1);
+  EXPECT_TRUE(absl::StartsWith(r.paths().prefixes(0).prefix(), "file:/tmp/"));
+  ASSERT_GE(r.paths().relocate_commands_size(), 1);
+  EXPECT_TRUE(absl::StartsWith(r.paths().relocate_commands(0), "flinkstate relocate --from file:/tmp/"));
+  EXPECT_GE(CountWarnings(r, "PATHS_OUTSIDE_CHECKPOINT"), 1);
+  // Relative and inline handles only: relocatable.
+  report::DoctorReport sp = RunDoctor({kData + "/flink-1.20.5/hashmap-savepoint-canonical"});
+  EXPECT_TRUE(sp.paths().relocatable());
+  EXPECT_EQ(sp.paths().absolute_handles(), 0u);
+  EXPECT_GT(sp.paths().relative_handles() + sp.paths().inline_handles(), 0u);
+}
+
+TEST(DoctorTest, IdenticalInlineBytesAreFoundAndComparedExactly) {
+  report::DoctorReport r = RunDoctor({kData + "/flink-1.20.5/hashmap-checkpoint"});
+  // Check every reported group against the file's bytes.
+  absl::StatusOr<LoadedFile> f = Open(kData + "/flink-1.20.5/hashmap-checkpoint");
+  ASSERT_TRUE(f.ok());
+  uint64_t dup = 0;
+  for (const auto& d : r.duplicates().duplicates()) {
+    EXPECT_GE(d.copies(), 2u);
+    EXPECT_EQ(static_cast<int>(d.copies()), d.handles_size());
+    dup += d.bytes() * (d.copies() - 1);
+  }
+  EXPECT_EQ(dup, r.duplicates().duplicated_bytes());
+  EXPECT_EQ(CountWarnings(r, "DUPLICATED_INLINE_BYTES"), r.duplicates().duplicates_size() > 0);
+  // Inline bytes attributed per state name add up to at most the inline data.
+  std::map<std::string, uint64_t> per_op;
+  for (const auto& s : r.duplicates().inline_by_state()) per_op[s.operator_id()] += s.inline_bytes();
+  uint64_t inline_total = 0;
+  for (const auto& [op, n] : per_op) inline_total += n;
+  EXPECT_LE(inline_total, f->model.size);
+  EXPECT_GT(r.duplicates().inline_by_state_size(), 0);
+}
+
+TEST(DoctorTest, HeapForecastCoversTheInlineBytesAndScalesWithRetained) {
+  DoctorOptions o;
+  o.retained = 3;
+  report::DoctorReport r = RunDoctor({kData + "/flink-1.15.2/incident-gen3-checkpoint"}, o);
+  uint64_t inline_bytes = 0;
+  for (const auto& s : r.duplicates().inline_by_state()) inline_bytes += s.inline_bytes();
+  EXPECT_GT(r.heap().checkpoint_bytes(), inline_bytes);
+  EXPECT_EQ(r.heap().retained(), 3);
+  EXPECT_EQ(r.heap().retained_bytes(), 3 * r.heap().checkpoint_bytes());
+  EXPECT_EQ(r.heap().restore_peak_bytes(), r.heap().retained_bytes() + r.heap().restore_bytes());
+  EXPECT_FALSE(r.notes().empty());
+}
+
+TEST(DoctorTest, HeapForecastWithinTwiceWhatFlinksLoaderTakes) {
+  // harness.sh payload --heap: heap used by one copy of the checkpoint as
+  // Flink's own loader builds it (1000 copies, after GC). The forecast is an
+  // estimate: within 2x, as the issue states it.
+  for (const auto& [input, referee] :
+       {std::pair{"flink-1.15.2/incident-gen3-checkpoint", "heap-1.15.2-incident-gen3.json"},
+        std::pair{"flink-1.20.5/hashmap-checkpoint", "heap-1.20.5-hashmap.json"}}) {
+    google::protobuf::Struct root;
+    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(
+                    Slurp(kData + "/doctor/" + referee), &root)
+                    .ok())
+        << referee;
+    const double measured =
+        root.fields().at("heap").struct_value().fields().at("measuredBytes").number_value();
+    report::DoctorReport r = RunDoctor({kData + "/" + input});
+    const double got = static_cast<double>(r.heap().checkpoint_bytes());
+    EXPECT_GE(got, measured / 2) << input;
+    EXPECT_LE(got, measured * 2) << input;
+  }
+}
+
+TEST(DoctorTest, TwoReleasesOfTheSameHaCheckpointDiffer) {
+  report::DoctorReport r = RunDoctor(
+      {kData + "/flink-1.13.6/incident-gen3-completedCheckpoint",
+       kData + "/flink-1.15.2/incident-gen3-completedCheckpoint"});
+  ASSERT_FALSE(r.changes().empty());
+  bool versions = false;
+  for (const auto& c : r.changes()) versions = versions || absl::StrContains(c, "flink_versions");
+  EXPECT_TRUE(versions);
+}
+
+TEST(DoctorTest, FrameSizeFromFlinkConfiguration) {
+  EXPECT_EQ(*ReadFrameSize("akka.framesize: 20971520b\n"), 20971520u);
+  EXPECT_EQ(*ReadFrameSize("pekko.framesize: '64 mb'\nakka.framesize: 1b\n"), 64u << 20);
+  EXPECT_EQ(*ReadFrameSize("pekko:\n  framesize: 32m # comment\n"), 32u << 20);
+  EXPECT_TRUE(absl::IsNotFound(ReadFrameSize("taskmanager.numberOfTaskSlots: 2\n").status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(ReadFrameSize("akka.framesize: big\n").status()));
+  const std::string conf = ::testing::TempDir() + "/doctor-flink-conf.yaml";
+  std::ofstream(conf) << "akka.framesize: 30000b\n";
+  DoctorOptions o;
+  o.flink_conf = conf;
+  report::DoctorReport r = RunDoctor({kData + "/flink-1.15.2/incident-gen3-checkpoint"}, o);
+  EXPECT_EQ(r.restore().frame_size(), 30000u);
+  EXPECT_EQ(r.restore().tasks_over_frame_size(), 4u);
+  EXPECT_EQ(r.restore().descriptor_overhead_bytes(), kAkkaDescriptorOverheadBytes);
+  // A 1.15 file restored by a Pekko cluster (Flink 1.18+).
+  std::ofstream(conf) << "pekko.framesize: 30000b\n";
+  r = RunDoctor({kData + "/flink-1.15.2/incident-gen3-checkpoint"}, o);
+  EXPECT_EQ(r.restore().descriptor_overhead_bytes(), kPekkoDescriptorOverheadBytes);
+}
+
+TEST(DoctorTest, ParallelismAboveMaxParallelismWouldNotRestore) {
+  // Every all-kinds operator has max parallelism 128 (tests/testdata/README.md).
+  DoctorOptions o;
+  o.parallelism = 129;
+  report::DoctorReport r = RunDoctor({kData + "/flink-1.20.5/hashmap-checkpoint"}, o);
+  EXPECT_GT(CountWarnings(r, "PARALLELISM_ABOVE_MAX_PARALLELISM"), 0);
+  EXPECT_EQ(DoctorExitCode(r), 1);
+  o.parallelism = kMaxFlinkParallelism + 1;
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      Doctor({kData + "/flink-1.20.5/hashmap-checkpoint"}, o).status()));
+}
+
+TEST(DoctorTest, BadInputsAreClearErrors) {
+  EXPECT_TRUE(absl::IsInvalidArgument(Doctor({}, {}).status()));
+  const std::string empty_dir = ::testing::TempDir() + "/doctor-empty";
+  std::filesystem::create_directories(empty_dir);
+  absl::Status s = Doctor({empty_dir}, {}).status();
+  EXPECT_TRUE(absl::IsInvalidArgument(s));
+  EXPECT_TRUE(absl::StrContains(s.message(), empty_dir));
+  DoctorOptions o;
+  o.plan_file = kData + "/README.md";
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      Doctor({kData + "/flink-1.15.2/incident-gen3-checkpoint"}, o).status()));
+}
+
+TEST(DoctorTest, HtmlIsSelfContained) {
+  report::DoctorReport r = RunDoctor({kData + "/flink-1.15.2/incident-gen3-checkpoint"});
+  const std::string html = RenderDoctorHtml(r);
+  // Nothing to fetch: no src/href attributes, stylesheets, imports or url(),
+  // and every script element is inline.
+  for (const char* s : {" src=", " href=", "<link", "@import", "url(", "<iframe", "<img"}) {
+    EXPECT_FALSE(absl::StrContains(html, s)) << s;
+  }
+  for (size_t at = html.find("<script"); at != std::string::npos;
+       at = html.find("<script", at + 1)) {
+    const std::string tag = html.substr(at, html.find('>', at) - at + 1);
+    EXPECT_TRUE(tag == "<script>" || tag == "<script type=\"application/json\" id=\"doctor-data\">")
+        << tag;
+  }
+  EXPECT_TRUE(absl::StrContains(html, r.restore().tasks(0).operator_id()));
+}
+
+}  // namespace
+}  // namespace flinkstate

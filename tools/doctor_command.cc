@@ -1,0 +1,48 @@
+// Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
+//
+// `flinkstate doctor`: flags to `DoctorOptions`, the library's report to text,
+// JSON and HTML.
+
+#include <filesystem>
+#include <iostream>
+
+#include "flinkstate/doctor.h"
+#include "flinkstate/inspect.h"
+#include "flinkstate/serde/edit_plan.h"
+#include "flinkstate/serde/file_transaction.h"
+#include "flinkstate/serde/mapped_file.h"
+#include "tools/commands.h"
+
+namespace flinkstate::cli {
+
+int RunDoctor(const CommandArgs& args) {
+  DoctorOptions options;
+  options.parallelism = args.parallelism;
+  options.frame_size = args.frame_size;
+  options.flink_conf = args.flink_conf;
+  options.plan_file = args.plan;
+  options.retained = args.retained;
+  absl::StatusOr<report::DoctorReport> r = Doctor(args.positional, options);
+  if (!r.ok()) return Fail(r.status());
+  if (!args.html.empty()) {
+    // A new file through the crash-safe write (temporary, fsync, rename).
+    serde::EditPlan plan;
+    plan.AddInsert(RenderDoctorHtml(*r));
+    serde::MappedFile empty;
+    std::error_code ec;
+    const std::string out = std::filesystem::absolute(args.html, ec).string();
+    absl::Status st = serde::WriteFileTransaction(out, "", empty, plan, nullptr, {});
+    if (!st.ok()) return Fail(st);
+  }
+  if (args.json) {
+    absl::StatusOr<std::string> json = RenderJson(*r);
+    if (!json.ok()) return Fail(json.status());
+    std::cout << *json;
+  } else {
+    std::cout << RenderDoctorText(*r);
+    if (!args.html.empty()) std::cout << "html report: " << args.html << "\n";
+  }
+  return DoctorExitCode(*r);
+}
+
+}  // namespace flinkstate::cli

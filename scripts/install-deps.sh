@@ -7,7 +7,7 @@ set -euo pipefail
 
 packages=(g++ cmake ninja-build pkg-config libabsl-dev libprotobuf-dev
           protobuf-compiler libgtest-dev libgmock-dev libbenchmark-dev time
-          clang libclang-rt-14-dev zlib1g-dev python3-jsonschema
+          clang libclang-rt-14-dev zlib1g-dev libcli11-dev python3-jsonschema
           chromium)  # chromium: the doctor --html test renders the page headless
 for arg in "$@"; do
   case "$arg" in

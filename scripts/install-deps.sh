@@ -7,7 +7,8 @@ set -euo pipefail
 
 packages=(g++ cmake ninja-build pkg-config libabsl-dev libprotobuf-dev
           protobuf-compiler libgtest-dev libgmock-dev libbenchmark-dev time
-          clang libclang-rt-14-dev zlib1g-dev python3-jsonschema)
+          clang libclang-rt-14-dev zlib1g-dev python3-jsonschema
+          libcurl4-openssl-dev libexpat1-dev)
 for arg in "$@"; do
   case "$arg" in
     --with-java) packages+=(openjdk-17-jdk-headless maven) ;;

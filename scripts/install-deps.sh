@@ -26,13 +26,27 @@ if command -v javac >/dev/null && command -v mvn >/dev/null; then
   missing=("${missing[@]/openjdk-17-jdk-headless}")
   missing=("${missing[@]/maven}")
 fi
-read -r -a missing <<< "${missing[*]:-}"
-if (( ${#missing[@]} == 0 )); then
-  exit 0
+# The S3 tests (tests/objstore/s3_server_test.py) run moto in server mode
+# and boto3 from PyPI (Debian packages neither moto's server nor a recent
+# one): pip needs python3-pip.
+need_moto=0
+python3 -c 'import moto.server, boto3' 2>/dev/null || need_moto=1
+if (( need_moto )) && ! python3 -m pip --version >/dev/null 2>&1; then
+  missing+=(python3-pip)
 fi
-echo "installing: ${missing[*]}" >&2
+read -r -a missing <<< "${missing[*]:-}"
 SUDO=""
 if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+if (( ${#missing[@]} > 0 )); then
+  echo "installing: ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+if (( need_moto )); then
+  echo "installing: moto[server] (PyPI, for the S3 tests)" >&2
+  # Debian marks its Python as externally managed (PEP 668); this is a
+  # build/test machine, so the test dependency goes into it directly.
+  $SUDO python3 -m pip install -q --break-system-packages 'moto[server]' 2>/dev/null ||
+    $SUDO python3 -m pip install -q 'moto[server]'
+fi

@@ -37,6 +37,7 @@ struct S3Client::Request {
   absl::Span<uint8_t> into;   // GET: write the body here (exact size expected)
   bool want_into = false;
   bool unsigned_request = false;  // STS AssumeRoleWithWebIdentity
+  bool single_attempt = false;    // no retries (an error body asked for)
   std::string full_url;           // overrides UrlFor (STS)
 };
 
@@ -480,7 +481,7 @@ absl::StatusOr<S3Client::Response> S3Client::Send(const Request& r) {
       }
     }
     const bool retry = !transport_error.empty() || Retryable(resp->status, code);
-    if (!retry || attempt >= config_.max_attempts) {
+    if (!retry || attempt >= config_.max_attempts || r.single_attempt) {
       if (!transport_error.empty()) {
         return absl::UnavailableError(absl::StrCat(
             "objstore: ", r.full_url.empty() ? r.url.ToString() : r.full_url, ": ", r.method,
@@ -557,9 +558,10 @@ absl::StatusOr<ObjectInfo> S3Client::Head(const ObjectUrl& url) {
   if (resp->status != 200) {
     // A HEAD answer has no body: ask again with a one-byte GET for the S3
     // error code (NoSuchKey or NoSuchBucket, InvalidAccessKeyId, ...).
-    if (resp->status >= 400 && resp->status < 500) {
+    if (resp->status >= 400) {
       Request g;
       g.url = url;
+      g.single_attempt = true;  // the HEAD was retried already
       g.headers.push_back("Range: bytes=0-0");
       absl::StatusOr<Response> again = Send(g);
       if (again.ok() && again->status == resp->status && ParseS3Error(again->body).ok()) {

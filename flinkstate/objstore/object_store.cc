@@ -88,23 +88,20 @@ absl::Status S3Source::ReadAt(uint64_t offset, absl::Span<uint8_t> out) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<serde::MappedFile> OpenObject(absl::string_view url) {
-  absl::StatusOr<ObjectUrl> u = ParseObjectUrl(url);
-  if (!u.ok()) return u.status();
-  absl::StatusOr<S3Config> config = CurrentS3Config();
-  if (!config.ok()) return config.status();
-  auto client = std::make_unique<S3Client>(*std::move(config));
-  ObjectUrl target = *u;
+namespace {
+
+// The object `url` names (a prefix: its _metadata), with its HEAD.
+absl::StatusOr<std::pair<ObjectUrl, ObjectInfo>> Resolve(S3Client& client, ObjectUrl target) {
   absl::StatusOr<ObjectInfo> info = absl::NotFoundError("");
   const bool dir_like = target.key.empty() || absl::EndsWith(target.key, "/");
   const bool is_metadata =
       target.key == "_metadata" || absl::EndsWith(target.key, "/_metadata");
-  if (!dir_like) info = client->Head(target);
+  if (!dir_like) info = client.Head(target);
   if (dir_like || (absl::IsNotFound(info.status()) && !is_metadata)) {
     ObjectUrl meta = target;
     if (!meta.key.empty() && !absl::EndsWith(meta.key, "/")) meta.key += '/';
     meta.key += "_metadata";
-    absl::StatusOr<ObjectInfo> m = client->Head(meta);
+    absl::StatusOr<ObjectInfo> m = client.Head(meta);
     if (m.ok()) {
       target = meta;
       info = std::move(m);
@@ -117,8 +114,32 @@ absl::StatusOr<serde::MappedFile> OpenObject(absl::string_view url) {
     }
   }
   if (!info.ok()) return info.status();
-  const std::string resolved = target.ToString();
-  auto source = std::make_unique<S3Source>(std::move(client), target, *std::move(info));
+  return std::make_pair(std::move(target), *std::move(info));
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> ResolveObjectUrl(absl::string_view url) {
+  absl::StatusOr<ObjectUrl> u = ParseObjectUrl(url);
+  if (!u.ok()) return u.status();
+  absl::StatusOr<S3Config> config = CurrentS3Config();
+  if (!config.ok()) return config.status();
+  S3Client client(*std::move(config));
+  absl::StatusOr<std::pair<ObjectUrl, ObjectInfo>> r = Resolve(client, *u);
+  if (!r.ok()) return r.status();
+  return r->first.ToString();
+}
+
+absl::StatusOr<serde::MappedFile> OpenObject(absl::string_view url) {
+  absl::StatusOr<ObjectUrl> u = ParseObjectUrl(url);
+  if (!u.ok()) return u.status();
+  absl::StatusOr<S3Config> config = CurrentS3Config();
+  if (!config.ok()) return config.status();
+  auto client = std::make_unique<S3Client>(*std::move(config));
+  absl::StatusOr<std::pair<ObjectUrl, ObjectInfo>> r = Resolve(*client, *u);
+  if (!r.ok()) return r.status();
+  const std::string resolved = r->first.ToString();
+  auto source = std::make_unique<S3Source>(std::move(client), r->first, r->second);
   absl::StatusOr<std::unique_ptr<serde::SparseMapping>> m =
       serde::SparseMapping::Create(std::move(source));
   if (!m.ok()) return m.status();

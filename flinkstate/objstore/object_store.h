@@ -78,6 +78,9 @@ class S3Source : public serde::ByteSource {
 // `PermissionDenied`; `Unavailable`).
 [[nodiscard]] absl::StatusOr<serde::MappedFile> OpenObject(absl::string_view url);
 
+// The URL of the object `url` opens (a prefix: its `_metadata`).
+[[nodiscard]] absl::StatusOr<std::string> ResolveObjectUrl(absl::string_view url);
+
 // The size of the object at `url` (HEAD).
 [[nodiscard]] absl::StatusOr<uint64_t> ObjectSize(absl::string_view url);
 

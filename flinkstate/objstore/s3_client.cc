@@ -577,6 +577,7 @@ absl::StatusOr<ObjectInfo> S3Client::Head(const ObjectUrl& url) {
   }
   info.etag = resp->headers["etag"];
   info.last_modified = resp->headers["last-modified"];
+  info.txn_tag = resp->headers["x-amz-meta-flinkstate-txn"];
   return info;
 }
 
@@ -633,6 +634,9 @@ absl::StatusOr<std::string> S3Client::Put(const ObjectUrl& url, serde::ByteView 
   r.has_body = true;
   if (!when.if_match.empty()) r.headers.push_back(absl::StrCat("If-Match: ", when.if_match));
   if (when.if_none_match) r.headers.push_back("If-None-Match: *");
+  if (!when.txn_tag.empty()) {
+    r.headers.push_back(absl::StrCat("x-amz-meta-flinkstate-txn: ", when.txn_tag));
+  }
   absl::StatusOr<Response> resp = Send(r);
   if (!resp.ok()) return resp.status();
   if (resp->status != 200) return ErrorFor(url, "PUT", *resp, Attempts(*resp));
@@ -646,6 +650,9 @@ absl::StatusOr<std::string> S3Client::PutMultipart(const ObjectUrl& url, serde::
   init.url = url;
   init.query = {{"uploads", ""}};
   init.has_body = true;
+  if (!when.txn_tag.empty()) {
+    init.headers.push_back(absl::StrCat("x-amz-meta-flinkstate-txn: ", when.txn_tag));
+  }
   absl::StatusOr<Response> resp = Send(init);
   if (!resp.ok()) return resp.status();
   if (resp->status != 200) {

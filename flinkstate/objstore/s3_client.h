@@ -120,6 +120,7 @@ struct ObjectInfo {
   uint64_t size = 0;
   std::string etag;  // with quotes
   std::string last_modified;
+  std::string txn_tag;  // x-amz-meta-flinkstate-txn, if any
 };
 
 // Preconditions of a write (S3 conditional requests).
@@ -127,6 +128,7 @@ struct WriteConditions {
   std::string if_match;       // the destination's current ETag must be this
   bool if_none_match = false; // the destination must not exist
   std::string source_if_match;  // copies: the source's ETag must be this
+  std::string txn_tag;  // PUT: stored as x-amz-meta-flinkstate-txn (a copy keeps it)
 };
 
 // Byte counters since the client was made (for `inspect`'s figures and tests).

@@ -92,6 +92,7 @@ class SparseMapping {
   uint64_t size() const { return size_; }
   const std::string& name() const { return source_->name(); }
   ByteSource& source() { return *source_; }
+  const ByteSource& source() const { return *source_; }
 
   // Fetches every page of [offset, offset + size) not fetched yet (clipped to
   // the source). Return values: the source's error (also kept in `status()`).

@@ -187,6 +187,14 @@ absl::Status WriteObjectVerified(const ObjectWrite& w, const serde::MappedFile& 
   if (!w.backup.empty()) {
     absl::StatusOr<ObjectUrl> backup = ParseObjectUrl(w.backup);
     if (!backup.ok()) return undo(backup.status());
+    // Checked by HEAD too: not every server honours If-None-Match on a copy.
+    if (absl::StatusOr<ObjectInfo> there = s3.Head(*backup); there.ok()) {
+      return undo(absl::FailedPreconditionError(absl::StrCat(
+          "objstore: ", w.backup, " exists already (an earlier backup, or another run "
+          "replacing ", w.target, " now): move it away first")));
+    } else if (!absl::IsNotFound(there.status())) {
+      return undo(there.status());
+    }
     WriteConditions bc;
     bc.if_none_match = true;
     bc.source_if_match = j.etag;

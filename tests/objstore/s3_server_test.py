@@ -83,6 +83,10 @@ class FaultProxy:
         self.lock = threading.Lock()
         self.seen = 0
         self.headers = []  # of every request forwarded
+        # Called as hook(method, path, headers, when) with when "before" or
+        # "after" forwarding; used to change objects or kill the client at a
+        # chosen request.
+        self.hook = None
 
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
@@ -113,6 +117,9 @@ class FaultProxy:
                 headers = {k: v for k, v in self.headers.items()}
                 with proxy.lock:
                     proxy.headers.append(headers)
+                if proxy.hook and proxy.hook(self.command, self.path, headers, "before"):
+                    self.close_connection = True
+                    return  # dropped: never reaches the server
                 c.request(self.command, self.path, body=body, headers=headers)
                 r = c.getresponse()
                 data = r.read()
@@ -125,6 +132,8 @@ class FaultProxy:
                 if self.command != "HEAD":
                     self.wfile.write(data)
                 c.close()
+                if proxy.hook:
+                    proxy.hook(self.command, self.path, headers, "after")
 
             do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = handle_any
 
@@ -338,6 +347,127 @@ class S3ServerTest(unittest.TestCase):
             rc, _, err = run(["inspect", "s3://flink/%s" % prefix], env)
             self.assertEqual(rc, 1)
             self.assertIn("cannot read the web identity token file", err)
+
+
+class S3WriteTest(unittest.TestCase):
+    """Edits written back to the store: strip-state --in-place on s3://."""
+
+    STATE = "topic-partition-offset-states"
+
+    @classmethod
+    def setUpClass(cls):
+        cls.moto = Moto()
+        cls.proxy = FaultProxy(cls.moto.port)
+        cls.s3 = s3_client(cls.moto.url)
+        cls.s3.create_bucket(Bucket="flink")
+        cls.local = sorted(glob.glob(os.path.join(TESTDATA, "flink-*", "incident-gen3-checkpoint",
+                                                  "_metadata")))[-1]
+        with open(cls.local, "rb") as f:
+            cls.original = f.read()
+        # The referee for the bytes: the local edit (whose outputs the
+        # conformance suite loads in real Flink).
+        cls.tmp = tempfile.TemporaryDirectory()
+        out = os.path.join(cls.tmp.name, "stripped")
+        subprocess.run([FLINKSTATE, "strip-state", "--state", cls.STATE, cls.local, out],
+                       check=True, capture_output=True)
+        with open(out, "rb") as f:
+            cls.stripped = f.read()
+        cls.env = base_env(cls.proxy.url)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.proxy.stop()
+        cls.moto.stop()
+        cls.tmp.cleanup()
+
+    def setUp(self):
+        self.proxy.hook = None
+        self.prefix = "job-%s/chk-9" % self.id().split(".")[-1]
+        self.s3.put_object(Bucket="flink", Key=self.prefix + "/_metadata", Body=self.original)
+
+    def keys(self):
+        r = self.s3.list_objects_v2(Bucket="flink", Prefix=self.prefix + "/")
+        return sorted(o["Key"][len(self.prefix) + 1:] for o in r.get("Contents", []))
+
+    def get(self, name):
+        return self.s3.get_object(Bucket="flink", Key="%s/%s" % (self.prefix, name))["Body"].read()
+
+    def strip(self, extra_env=None):
+        return run(["strip-state", "--state", self.STATE, "--in-place", "s3://flink/" + self.prefix],
+                   dict(self.env, **(extra_env or {})))
+
+    def test_in_place_edit_replaces_the_object_and_keeps_a_backup(self):
+        rc, out, err = self.strip()
+        self.assertEqual(rc, 0, err)
+        self.assertIn("original kept as s3://flink/%s/_metadata.bak" % self.prefix, out)
+        self.assertEqual(self.keys(), ["_metadata", "_metadata.bak"])
+        self.assertEqual(self.get("_metadata"), self.stripped)
+        self.assertEqual(self.get("_metadata.bak"), self.original)
+        rc, out, err = run(["verify", "s3://flink/" + self.prefix], self.env)
+        self.assertEqual(rc, 0, err + out)
+        # A second edit would overwrite the backup: refused, nothing left.
+        self.s3.put_object(Bucket="flink", Key=self.prefix + "/_metadata", Body=self.original)
+        rc, _, err = self.strip()
+        self.assertEqual(rc, 1)
+        self.assertIn("_metadata.bak exists already", err)
+        self.assertIn("(nothing was replaced)", err)
+        self.assertEqual(self.keys(), ["_metadata", "_metadata.bak"])
+        self.assertEqual(self.get("_metadata"), self.original)
+
+    def test_a_concurrent_change_of_the_original_is_refused(self):
+        concurrent = self.original[:-1] + b"\x00"
+        target = "/flink/%s/_metadata" % self.prefix
+
+        def flink_writes_meanwhile(method, path, headers, when):
+            if when == "before" and method == "PUT" and ".flinkstate-tmp-" in path:
+                self.s3.put_object(Bucket="flink", Key=self.prefix + "/_metadata", Body=concurrent)
+        self.proxy.hook = flink_writes_meanwhile
+        rc, _, err = self.strip()
+        self.proxy.hook = None
+        self.assertEqual(rc, 1)
+        self.assertIn("s3://flink/%s/_metadata was changed by someone else" % self.prefix, err)
+        self.assertIn("nothing was replaced", err)
+        self.assertEqual(self.get("_metadata"), concurrent)
+        self.assertEqual(self.keys(), ["_metadata"])
+
+    def kill_at(self, copy_over_target, when):
+        """Runs the edit, SIGKILLed at the copy onto the target (before or
+        after the server did it), then reruns it."""
+        target = "/flink/%s/_metadata" % self.prefix
+        procs = []
+
+        def kill(method, path, headers, w):
+            copy = "x-amz-copy-source" in {k.lower() for k in headers}
+            if (w == when and method == "PUT" and copy and path.split("?")[0] == target
+                    and procs):
+                procs[0].kill()
+                procs[0].wait()
+                return True
+        self.proxy.hook = kill
+        p = subprocess.Popen([FLINKSTATE, "strip-state", "--state", self.STATE, "--in-place",
+                              "s3://flink/" + self.prefix], env=self.env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        procs.append(p)
+        p.communicate(timeout=120)
+        self.proxy.hook = None
+        self.assertEqual(p.returncode, -9)
+        left = self.keys()
+        self.assertTrue(any(k.startswith(".flinkstate-txn-") for k in left), left)
+        rc, out, err = self.strip()
+        self.assertEqual(rc, 0, err)
+        self.assertIn("interrupted earlier run: rolled back", err)
+        self.assertEqual(self.keys(), ["_metadata", "_metadata.bak"])
+        self.assertEqual(self.get("_metadata"), self.stripped)
+        self.assertEqual(self.get("_metadata.bak"), self.original)
+        return err
+
+    def test_killed_before_the_copy_rerun_completes(self):
+        err = self.kill_at(True, "before")
+        self.assertNotIn("restored", err)
+
+    def test_killed_after_the_copy_rerun_restores_then_completes(self):
+        err = self.kill_at(True, "after")
+        self.assertIn("restored s3://flink/%s/_metadata from" % self.prefix, err)
 
 
 class S3AuthTest(unittest.TestCase):

@@ -241,6 +241,18 @@ absl::StatusOr<S3Config> S3Config::FromEnvironment(absl::string_view endpoint_fl
           absl::StrCat("objstore: AWS_MAX_ATTEMPTS=\"", m, "\" is not a count from 1 to 100"));
     }
   }
+  if (const char* t = Env("FLINKSTATE_S3_MULTIPART_THRESHOLD")) {
+    if (!absl::SimpleAtoi(t, &c.multipart_threshold)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "objstore: FLINKSTATE_S3_MULTIPART_THRESHOLD=\"", t, "\" is not a byte count"));
+    }
+  }
+  if (const char* ps = Env("FLINKSTATE_S3_PART_SIZE")) {
+    if (!absl::SimpleAtoi(ps, &c.part_size) || c.part_size < (uint64_t{5} << 20)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "objstore: FLINKSTATE_S3_PART_SIZE=\"", ps, "\" is not a byte count of at least 5 MiB"));
+    }
+  }
   if (const char* b = Env("FLINKSTATE_S3_RETRY_BASE_MS")) {
     if (!absl::SimpleAtoi(b, &c.retry_base_ms) || c.retry_base_ms < 0) {
       return absl::InvalidArgumentError(
@@ -650,6 +662,8 @@ absl::StatusOr<std::string> S3Client::PutMultipart(const ObjectUrl& url, serde::
   init.url = url;
   init.query = {{"uploads", ""}};
   init.has_body = true;
+  // (curl would send a POST as a form; the type is the object's.)
+  init.headers.push_back("Content-Type: application/octet-stream");
   if (!when.txn_tag.empty()) {
     init.headers.push_back(absl::StrCat("x-amz-meta-flinkstate-txn: ", when.txn_tag));
   }
@@ -696,6 +710,7 @@ absl::StatusOr<std::string> S3Client::PutMultipart(const ObjectUrl& url, serde::
   done.query = {{"uploadId", *upload_id}};
   done.body = serde::ByteView(reinterpret_cast<const uint8_t*>(complete.data()), complete.size());
   done.has_body = true;
+  done.headers.push_back("Content-Type: application/xml");
   if (!when.if_match.empty()) done.headers.push_back(absl::StrCat("If-Match: ", when.if_match));
   if (when.if_none_match) done.headers.push_back("If-None-Match: *");
   absl::StatusOr<Response> dr = Send(done);
@@ -705,9 +720,13 @@ absl::StatusOr<std::string> S3Client::PutMultipart(const ObjectUrl& url, serde::
     abort();
     return s;
   }
-  absl::StatusOr<std::string> etag = XmlText(dr->body, "CompleteMultipartUploadResult/ETag");
-  if (!etag.ok()) return etag.status();
-  return *etag;
+  // S3 answers a CompleteMultipartUploadResult; some compatible servers name
+  // the root otherwise: any ETag element, else the object's HEAD.
+  absl::StatusOr<std::string> etag = XmlText(dr->body, "ETag");
+  if (etag.ok()) return *etag;
+  absl::StatusOr<ObjectInfo> info = Head(url);
+  if (!info.ok()) return info.status();
+  return info->etag;
 }
 
 absl::StatusOr<std::string> S3Client::Copy(const ObjectUrl& from, const ObjectUrl& to,

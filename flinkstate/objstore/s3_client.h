@@ -39,7 +39,11 @@
 //             (`addressing_style = path|virtual` in the profile overrides)
 //   retries   AWS_MAX_ATTEMPTS attempts (default 5) with exponential backoff
 //             and full jitter on 5xx, 429, `SlowDown`, `RequestTimeout` and
-//             transport errors.
+//             transport errors (first backoff FLINKSTATE_S3_RETRY_BASE_MS,
+//             default 100).
+//   multipart PUT bodies above FLINKSTATE_S3_MULTIPART_THRESHOLD bytes
+//             (default 64 MiB) go in FLINKSTATE_S3_PART_SIZE parts (default
+//             16 MiB, at least 5 MiB as S3 requires).
 //
 // Errors name the object URL, the method, the HTTP status and the S3 error
 // code and message, e.g. "objstore: s3://b/k: GET: HTTP 404 NoSuchKey: The

@@ -115,8 +115,9 @@ class FaultProxy:
                     return
                 c = http.client.HTTPConnection("127.0.0.1", target_port, timeout=30)
                 headers = {k: v for k, v in self.headers.items()}
+                headers_seen = dict(headers, _path=self.path)
                 with proxy.lock:
-                    proxy.headers.append(headers)
+                    proxy.headers.append(headers_seen)
                 if proxy.hook and proxy.hook(self.command, self.path, headers, "before"):
                     self.close_connection = True
                     return  # dropped: never reaches the server
@@ -470,6 +471,58 @@ class S3WriteTest(unittest.TestCase):
     def test_killed_after_the_copy_rerun_restores_then_completes(self):
         err = self.kill_at(True, "after")
         self.assertIn("restored s3://flink/%s/_metadata from" % self.prefix, err)
+
+
+    def test_a_large_output_to_a_new_key_goes_multipart(self):
+        with tempfile.TemporaryDirectory() as d:
+            src = os.path.join(d, "_metadata")
+            # The union state small: the output is nearly as large as the input.
+            subprocess.run([GEN_INCIDENT, "--out", src, "--shape", "small-union",
+                            "--target_size_mib", "12"], check=True, capture_output=True)
+            local_out = os.path.join(d, "stripped")
+            subprocess.run([FLINKSTATE, "strip-state", "--state", self.STATE, src, local_out],
+                           check=True, capture_output=True)
+            self.proxy.headers.clear()
+            rc, out, err = run(["strip-state", "--state", self.STATE, src,
+                                "s3://flink/%s/out/_metadata" % self.prefix],
+                               dict(self.env, FLINKSTATE_S3_MULTIPART_THRESHOLD=str(6 << 20),
+                                    FLINKSTATE_S3_PART_SIZE=str(5 << 20)))
+            self.assertEqual(rc, 0, err)
+            with open(local_out, "rb") as f:
+                want = f.read()
+            self.assertGreater(len(want), 10 << 20)
+            self.assertEqual(self.get("out/_metadata"), want)
+            self.assertEqual(self.keys(), ["_metadata", "out/_metadata"])
+            # 5 MiB parts: the UploadPart requests the server saw.
+            parts = [h for h in self.proxy.headers if "partNumber=" in h.get("_path", "")]
+            self.assertEqual(len(parts), (len(want) + (5 << 20) - 1) // (5 << 20))
+
+    def test_an_object_replaced_while_being_read_is_reported(self):
+        with tempfile.TemporaryDirectory() as d:
+            src = os.path.join(d, "_metadata")
+            subprocess.run([GEN_INCIDENT, "--out", src, "--target_size_mib", "4"], check=True,
+                           capture_output=True)
+            key = self.prefix + "/big/_metadata"
+            self.s3.upload_file(src, "flink", key)
+            gets = []
+
+            def replace_after_first_get(method, path, headers, when):
+                rng = {k.lower(): v for k, v in headers.items()}.get("range", "")
+                # The first range read after the head (the open and the
+                # sniffing read bytes 0-64 KiB, served from the cache after).
+                if (when == "after" and method == "GET" and path.startswith("/flink/" + key)
+                        and not rng.startswith("bytes=0-")):
+                    gets.append(path)
+                    if len(gets) == 1:
+                        self.s3.put_object(Bucket="flink", Key=key, Body=b"replaced")
+            self.proxy.hook = replace_after_first_get
+            # --json: one open, streamed (the text form opens twice, and its
+            # second open would just read the new object).
+            rc, _, err = run(["inspect", "--json", "s3://flink/" + key], self.env)
+            self.proxy.hook = None
+            self.assertEqual(rc, 1)
+            self.assertIn("s3://flink/%s: GET: HTTP 412: the object changed since it was opened"
+                          % key, err)
 
 
 class S3AuthTest(unittest.TestCase):

@@ -109,6 +109,12 @@ function(flinkstate_write_pkg_config)
       list(APPEND modules protobuf)
     elseif(d STREQUAL "ZLIB::ZLIB")
       list(APPEND modules zlib)
+    elseif(d STREQUAL "CURL::libcurl")
+      list(APPEND modules libcurl)
+    elseif(d STREQUAL "EXPAT::EXPAT")
+      list(APPEND modules expat)
+    elseif(d STREQUAL "Threads::Threads")
+      # libc's: nothing to require
     elseif(d MATCHES "^flinkstate::" OR d MATCHES "^flinkstate_")
       # one of ours: in Libs
     else()

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "flinkstate/completed_checkpoint.h"
 #include "flinkstate/metadata_reader.h"
+#include "flinkstate/objstore/object_store.h"
 #include "flinkstate/serde/status_macros.h"
 
 namespace flinkstate {
@@ -152,6 +153,17 @@ serde::ByteView LoadedFile::bytes() const {
 absl::StatusOr<LoadedFile> Open(const std::string& path) {
   LoadedFile f;
   f.path = path;
+  // s3:// URLs (and prefixes, for a checkpoint "directory"): a sparse
+  // mapping of the object; its path is the object it resolved to.
+  if (serde::IsUrl(path)) {
+    objstore::InstallObjectStore();
+    FLINKSTATE_ASSIGN_OR_RETURN(f.file, serde::MappedFile::Open(path));
+    f.path = f.file.path();
+    absl::Status s = Decode(f);
+    if (absl::Status intact = f.file.CheckIntact(); !intact.ok()) return intact;
+    if (!s.ok()) return WithPath(f.path, s);
+    return f;
+  }
   struct stat st;
   if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
     f.path = absl::StrCat(path, path.empty() || path.back() == '/' ? "" : "/",

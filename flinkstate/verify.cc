@@ -8,6 +8,7 @@
 #include "flinkstate/handle_walker.h"
 #include "flinkstate/metadata_reader.h"
 #include "flinkstate/metadata_writer.h"
+#include "flinkstate/objstore/object_store.h"
 #include "flinkstate/serde/status_macros.h"
 #include "flinkstate/serde/endian.h"
 
@@ -63,6 +64,18 @@ class Verifier : public HandleVisitor {
       Add(c, "", absl::StrCat("relative handle path '", h.path.value,
                               "' leaves the checkpoint directory"),
           h.range.offset);
+    } else if (serde::IsUrl(file)) {
+      // An object store: the object's size by HEAD.
+      absl::StatusOr<uint64_t> size = objstore::ObjectSize(file);
+      if (!size.ok()) {
+        Add(c, "", absl::StrCat("relative handle '", h.path.value,
+                                "' does not resolve: ", size.status().message()),
+            h.range.offset);
+      } else if (static_cast<int64_t>(*size) != h.state_size) {
+        Add(c, "", absl::StrCat("relative handle '", h.path.value, "' declares ",
+                                h.state_size, " bytes, the object has ", *size),
+            h.range.offset);
+      }
     } else if (::stat(file.c_str(), &st) != 0) {
       Add(c, "", absl::StrCat("relative handle '", h.path.value,
                               "' does not resolve: no file ", file),

@@ -54,6 +54,12 @@ void PrintStats();
 // 4-byte sequence.
 [[nodiscard]] absl::Status FuzzModifiedUtf8(serde::ByteView input);
 
+// S3/STS XML bodies (objstore/s3_xml.h): every parser accepts or fails with
+// an "objstore: xml:" InvalidArgument; an accepted listing page, error body
+// re-rendered as XML parses to the same fields; a truncated page has a token;
+// accepted credentials have a key id and secret.
+[[nodiscard]] absl::Status FuzzS3Xml(serde::ByteView input);
+
 // Java stream decoder: accepts or fails with a `javaobj:` status; an accepted
 // stream describes (canonical.h) and views every container it can; trailing
 // data is the tail after the last item; the `dump --summary` counts equal the

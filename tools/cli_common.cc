@@ -22,6 +22,8 @@
 #include "flinkstate/javaobj/stream_constants.h"
 #include "flinkstate/metadata_reader.h"
 #include "flinkstate/metadata_writer.h"
+#include "flinkstate/objstore/object_store.h"
+#include "flinkstate/objstore/object_transaction.h"
 #include "flinkstate/serde/modified_utf8.h"
 #include "flinkstate/serde/input_format.h"
 #include "flinkstate/serde/status_macros.h"
@@ -333,6 +335,14 @@ namespace {
 
 // Resolves an interrupted earlier run beside `output` and says what it did.
 absl::Status RecoverBeside(const std::string& output) {
+  if (serde::IsUrl(output)) {
+    absl::StatusOr<std::vector<std::string>> r = objstore::RecoverObjectWrite(output);
+    if (!r.ok()) return r.status();
+    for (const std::string& a : *r) {
+      std::cerr << "flinkstate: interrupted earlier run: " << Printable(a) << "\n";
+    }
+    return absl::OkStatus();
+  }
   absl::StatusOr<serde::RecoveryReport> r = serde::RecoverInterruptedWrite(output, CliFileOps());
   if (!r.ok()) return r.status();
   for (const std::string& a : r->actions) {
@@ -360,7 +370,12 @@ absl::StatusOr<OutputTarget> ResolveOutput(const CommandArgs& a) {
       return absl::InvalidArgumentError("usage: --in-place takes exactly one FILE");
     }
     t.input = InputArg(args[0]);
-    const std::string real = RealPath(t.input);
+    if (serde::IsUrl(t.input)) {
+      // An object (a prefix: its _metadata), replaced by objstore's
+      // write protocol.
+      FLINKSTATE_ASSIGN_OR_RETURN(t.input, objstore::ResolveObjectUrl(t.input));
+    }
+    const std::string real = serde::IsUrl(t.input) ? std::string() : RealPath(t.input);
     t.output = real.empty() ? t.input : real;
     t.backup = t.output + a.backup_suffix;
     FLINKSTATE_RETURN_IF_ERROR(RecoverBeside(t.output));
@@ -371,7 +386,7 @@ absl::StatusOr<OutputTarget> ResolveOutput(const CommandArgs& a) {
   }
   t.input = InputArg(args[0]);
   t.output = args[1];
-  if (SameFile(t.input, t.output)) {
+  if (SameFile(t.input, t.output) || (serde::IsUrl(t.output) && t.input == t.output)) {
     return absl::InvalidArgumentError(
         "usage: OUT is the input file; use --in-place to rewrite it (a backup is kept)");
   }
@@ -386,6 +401,15 @@ absl::Status WriteVerified(const OutputTarget& t, const Input& in,
   if (in.decoded) {
     return absl::InvalidArgumentError(absl::StrCat(
         in.path, ": decoded from its on-disk form; rewrite the raw bytes instead"));
+  }
+  if (serde::IsUrl(t.output)) {
+    objstore::ObjectWrite w;
+    w.target = t.output;
+    w.backup = t.backup;
+    objstore::ObjectWriteStats st;
+    FLINKSTATE_RETURN_IF_ERROR(objstore::WriteObjectVerified(w, in.file, plan, verify, &st));
+    if (stats != nullptr) stats->bytes_written += st.output_bytes;
+    return absl::OkStatus();
   }
   Progress progress("writing", plan.output_size(), t.progress);
   serde::TransactionOptions options;

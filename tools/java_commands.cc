@@ -105,7 +105,7 @@ int VerifyOne(const CommandArgs& a, const std::string& arg) {
   if (!a.json && a.input_format == "auto") {
     absl::StatusOr<serde::MappedFile> f = serde::MappedFile::Open(arg);
     if (f.ok() && SniffFileKind(f->bytes()) == FileKind::kMetadata) {
-      return VerifyMetadataFile(arg, *f, a);
+      return VerifyMetadataFile(f->path(), *f, a);  // a remote prefix: its _metadata
     }
   }
   absl::StatusOr<Input> in = Load(arg);

@@ -15,6 +15,7 @@
 // message on stderr and exit status 2. Abseil's registry is process-global and
 // its parser exits with 1.
 
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -22,6 +23,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
+#include "flinkstate/objstore/object_store.h"
 #include "flinkstate/version.h"
 #include "tools/cli_common.h"
 #include "tools/commands.h"
@@ -63,6 +65,10 @@ a ZooKeeper/Kubernetes HA pointer (raw or Base64) or a Java serialization
 stream; the kind is sniffed. A checkpoint directory stands for its _metadata.
 Outputs are written to a temporary file, re-read and verified, then renamed;
 --in-place keeps the original as FILE.bak.
+Inputs may be s3://bucket/key (also s3a://, s3p://; a prefix stands for its
+_metadata): only the ranges read are fetched. --s3-endpoint URL (any command)
+or AWS_ENDPOINT_URL names the server; region and credentials as the AWS CLI
+reads them (AWS_REGION, AWS_PROFILE, ~/.aws, web identity).
 exit codes: 0 ok, 1 bad input, findings or differences, 2 usage error
 )";
 
@@ -319,7 +325,43 @@ int PrintHelp(const std::string& name) {
   return kExitOk;
 }
 
+// `--s3-endpoint URL` (or `=URL`) anywhere after the command applies to
+// every s3:// path of every command: taken out before the command's own
+// flags are parsed. FLINKSTATE_S3_STATS=1 prints what S3 transferred.
+int TakeObjectStoreFlags(int argc, char** argv) {
+  int out = 0;
+  for (int i = 0; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--s3-endpoint" && i + 1 < argc) {
+      objstore::SetS3Endpoint(argv[++i]);
+    } else if (a.rfind("--s3-endpoint=", 0) == 0) {
+      objstore::SetS3Endpoint(a.substr(14));
+    } else {
+      argv[out++] = argv[i];
+    }
+  }
+  return out;
+}
+
+void PrintTransferStats() {
+  const char* on = std::getenv("FLINKSTATE_S3_STATS");
+  if (on == nullptr || std::string(on) != "1") return;
+  const objstore::TransferStats t = objstore::ProcessTransferStats();
+  std::cerr << "s3: " << t.requests << " requests, " << t.bytes_down << " bytes down, "
+            << t.bytes_up << " bytes up, " << t.retries << " retries\n";
+}
+
+int Run(int argc, char** argv);
+
 int Main(int argc, char** argv) {
+  objstore::InstallObjectStore();
+  argc = TakeObjectStoreFlags(argc, argv);
+  const int rc = Run(argc, argv);
+  PrintTransferStats();
+  return rc;
+}
+
+int Run(int argc, char** argv) {
   const std::string first = argc > 1 ? argv[1] : "";
   if (first.empty()) {
     std::cerr << kUsage;

@@ -39,7 +39,7 @@ int InspectOne(const CommandArgs& a, const std::string& arg) {
     if (f.ok() && SniffFileKind(f->bytes()) == FileKind::kMetadata) {
       f->AdviseSequential();
       InspectOptions options;
-      options.file_name = arg;
+      options.file_name = f->path();  // a remote prefix: its _metadata
       options.top = a.top;
       options.subtasks = a.subtasks;
       options.release_consumed_input = true;

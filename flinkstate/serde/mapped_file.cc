@@ -117,7 +117,42 @@ void UnguardMapping(int i) {
 
 }  // namespace
 
+MappedFile::UrlOpener g_url_opener = nullptr;
+
+bool IsUrl(absl::string_view path) {
+  const size_t colon = path.find("://");
+  if (colon == absl::string_view::npos || colon == 0) return false;
+  for (size_t i = 0; i < colon; ++i) {
+    const char c = path[i];
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                    (i > 0 && ((c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.'));
+    if (!ok) return false;
+  }
+  return true;
+}
+
+void MappedFile::SetUrlOpener(UrlOpener opener) { g_url_opener = opener; }
+
+MappedFile MappedFile::FromSparse(std::unique_ptr<SparseMapping> mapping, std::string path) {
+  MappedFile f;
+  f.path_ = std::move(path);
+  f.data_ = mapping->bytes().data();
+  f.size_ = mapping->size();
+  f.sparse_ = std::move(mapping);
+  return f;
+}
+
+absl::Status MappedFile::Ensure(uint64_t offset, uint64_t size) const {
+  if (sparse_ == nullptr) return absl::OkStatus();
+  return sparse_->Ensure(offset, size);
+}
+
 absl::StatusOr<MappedFile> MappedFile::Open(absl::string_view path) {
+  if (IsUrl(path)) {
+    if (g_url_opener != nullptr) return g_url_opener(path);
+    return absl::UnimplementedError(absl::StrCat(
+        "serde: ", path, ": a URL, and this program reads no object stores"));
+  }
   MappedFile f;
   f.path_ = std::string(path);
   // O_NONBLOCK: opening a FIFO (or a device that waits for a peer) must not
@@ -145,7 +180,8 @@ MappedFile::MappedFile(MappedFile&& other) noexcept
       fd_(std::exchange(other.fd_, -1)),
       data_(std::exchange(other.data_, nullptr)),
       size_(std::exchange(other.size_, 0)),
-      guard_slot_(std::exchange(other.guard_slot_, -1)) {}
+      guard_slot_(std::exchange(other.guard_slot_, -1)),
+      sparse_(std::move(other.sparse_)) {}
 
 MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
   if (this != &other) {
@@ -155,6 +191,7 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
     data_ = std::exchange(other.data_, nullptr);
     size_ = std::exchange(other.size_, 0);
     guard_slot_ = std::exchange(other.guard_slot_, -1);
+    sparse_ = std::move(other.sparse_);
   }
   return *this;
 }
@@ -162,6 +199,10 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
 MappedFile::~MappedFile() { Reset(); }
 
 void MappedFile::Reset() {
+  if (sparse_ != nullptr) {
+    sparse_.reset();  // unmaps its reservation
+    data_ = nullptr;
+  }
   if (data_ != nullptr) {
     // Unguard first: once unmapped, the range may be reused by anyone.
     UnguardMapping(std::exchange(guard_slot_, -1));
@@ -176,6 +217,7 @@ void MappedFile::Reset() {
 }
 
 absl::Status MappedFile::CheckIntact() const {
+  if (sparse_ != nullptr) return sparse_->status();
   const bool lost =
       guard_slot_ >= 0 && g_slots[guard_slot_].lost.load(std::memory_order_acquire) != 0;
   struct stat st;
@@ -189,7 +231,7 @@ absl::Status MappedFile::CheckIntact() const {
 }
 
 void MappedFile::AdviseSequential() const {
-  if (data_ != nullptr) {
+  if (data_ != nullptr && sparse_ == nullptr) {
     ::madvise(const_cast<uint8_t*>(data_), size_, MADV_SEQUENTIAL);
   }
 }

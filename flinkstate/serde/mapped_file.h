@@ -34,6 +34,7 @@
 #define FLINKSTATE_SERDE_MAPPED_FILE_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include "absl/strings/string_view.h"
 
@@ -41,8 +42,13 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "flinkstate/serde/byte_view.h"
+#include "flinkstate/serde/sparse_mapping.h"
 
 namespace flinkstate::serde {
+
+// True for "scheme://..." paths (s3://bucket/key): those `MappedFile::Open`
+// hands to the opener set by `SetUrlOpener`.
+bool IsUrl(absl::string_view path);
 
 class MappedFile {
  public:
@@ -52,7 +58,18 @@ class MappedFile {
   //   `NotFound` if the file does not exist; `PermissionDenied` if it cannot
   //   be opened; `InvalidArgument` if it is not a regular file; `Internal` for
   //   other system errors. Messages name the path and the `errno` text.
+  // A URL (`IsUrl`) is opened by the opener set with `SetUrlOpener`
+  // (flinkstate/objstore/object_store.h installs the `s3://` one): a
+  // `SparseMapping` of the object, whose `path()` is the URL it resolved to;
+  // without an opener `Unimplemented`.
   [[nodiscard]] static absl::StatusOr<MappedFile> Open(absl::string_view path);
+
+  // A file whose bytes are `mapping`'s (fetched on demand). `fd()` is -1.
+  static MappedFile FromSparse(std::unique_ptr<SparseMapping> mapping, std::string path);
+
+  // Opens a URL; set once at start-up (not thread-safe against `Open`).
+  using UrlOpener = absl::StatusOr<MappedFile> (*)(absl::string_view url);
+  static void SetUrlOpener(UrlOpener opener);
 
   MappedFile() = default;
   MappedFile(MappedFile&& other) noexcept;
@@ -83,6 +100,13 @@ class MappedFile {
   // Hints the kernel that the map will be read front to back.
   void AdviseSequential() const;
 
+  // Makes [offset, offset + size) readable by the kernel (a sparse mapping
+  // fetches it; a local file needs nothing). Call before handing a range of
+  // `bytes()` to a system call such as `writev`.
+  [[nodiscard]] absl::Status Ensure(uint64_t offset, uint64_t size) const;
+  // The remote mapping behind `bytes()`, or null for a local file.
+  const SparseMapping* sparse() const { return sparse_.get(); }
+
  private:
   void Reset();
 
@@ -91,6 +115,7 @@ class MappedFile {
   const uint8_t* data_ = nullptr;
   uint64_t size_ = 0;
   int guard_slot_ = -1;  // index in the SIGBUS guard table, -1 if unguarded
+  std::unique_ptr<SparseMapping> sparse_;  // set by FromSparse
 };
 
 // Reads a whole (small) file into memory; for inputs that are not mapped,

@@ -265,6 +265,8 @@ absl::Status ExecutePlan(const EditPlan& plan, const MappedFile& input,
         }
       }
     } else {
+      // A remote input: the kernel cannot fault its pages in (EFAULT).
+      if (absl::Status s = input.Ensure(p.range.offset, p.range.size); !s.ok()) return s;
       ByteView b = Slice(in, p.range);
       if (absl::Status s = batch.Add(b.data(), b.size()); !s.ok()) return s;
     }

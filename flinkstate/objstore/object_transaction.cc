@@ -1,0 +1,332 @@
+// Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
+
+#include "flinkstate/objstore/object_transaction.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <random>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "flinkstate/objstore/object_store.h"
+#include "flinkstate/objstore/s3_client.h"
+#include "flinkstate/serde/sparse_mapping.h"
+
+namespace flinkstate::objstore {
+namespace {
+
+constexpr char kJournalPrefix[] = ".flinkstate-txn-";
+constexpr char kJournalMagic[] = "flinkstate object write 1";
+
+std::string Token() {
+  std::random_device rd;
+  std::mt19937_64 rng((static_cast<uint64_t>(rd()) << 32) ^ rd() ^ ::getpid());
+  static const char kHex[] = "0123456789abcdef";
+  std::string t;
+  for (int i = 0; i < 12; ++i) t += kHex[rng() % 16];
+  return t;
+}
+
+// "bucket/a/b" for ".../a/b/c" (the key's "directory", with its '/').
+std::string DirKey(const std::string& key) {
+  const size_t slash = key.rfind('/');
+  return slash == std::string::npos ? "" : key.substr(0, slash + 1);
+}
+
+struct Journal {
+  std::string state;  // prepare | commit
+  std::string target, temp, backup, etag, token;
+  std::string Render() const {
+    return absl::StrCat(kJournalMagic, "\nstate ", state, "\ntarget ", target, "\ntemp ", temp,
+                        "\nbackup ", backup.empty() ? "-" : backup, "\netag ",
+                        etag.empty() ? "-" : etag, "\ntoken ", token, "\n");
+  }
+  static absl::StatusOr<Journal> Parse(const std::string& url, absl::string_view text) {
+    std::vector<absl::string_view> lines = absl::StrSplit(text, '\n');
+    if (lines.empty() || lines[0] != kJournalMagic) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("objstore: ", url, ": not a flinkstate object-write journal"));
+    }
+    Journal j;
+    for (absl::string_view l : lines) {
+      const size_t sp = l.find(' ');
+      if (sp == absl::string_view::npos) continue;
+      const absl::string_view k = l.substr(0, sp);
+      std::string v(l.substr(sp + 1));
+      if (v == "-") v.clear();
+      if (k == "state") j.state = v;
+      if (k == "target") j.target = v;
+      if (k == "temp") j.temp = v;
+      if (k == "backup") j.backup = v;
+      if (k == "etag") j.etag = v;
+      if (k == "token") j.token = v;
+    }
+    if (j.target.empty() || j.temp.empty() || j.token.empty() ||
+        (j.state != "prepare" && j.state != "commit")) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("objstore: ", url, ": an incomplete object-write journal"));
+    }
+    return j;
+  }
+};
+
+serde::ByteView View(const std::string& s) {
+  return serde::ByteView(reinterpret_cast<const uint8_t*>(s.data()), s.size());
+}
+
+absl::Status NothingReplaced(const absl::Status& s) {
+  if (s.ok()) return s;
+  return absl::Status(s.code(), absl::StrCat(s.message(), " (nothing was replaced)"));
+}
+
+// Whether the server refuses a PUT whose If-Match cannot hold (S3 since
+// 2024; some S3-compatible servers ignore the header and write anyway).
+bool ProbeIfMatch(S3Client& s3, const ObjectUrl& probe) {
+  WriteConditions w;
+  w.if_match = "\"flinkstate-probe-never-an-etag\"";
+  absl::StatusOr<std::string> r = s3.Put(probe, serde::ByteView(), w);
+  if (r.ok()) {
+    s3.Delete(probe).IgnoreError();  // it was written: the header is ignored
+    return false;
+  }
+  return absl::IsFailedPrecondition(r.status()) || absl::IsNotFound(r.status());
+}
+
+}  // namespace
+
+std::string OpenedEtag(const serde::MappedFile& file) {
+  const serde::SparseMapping* m = file.sparse();
+  if (m == nullptr) return "";
+  const auto* s = dynamic_cast<const S3Source*>(&m->source());
+  return s != nullptr ? s->info().etag : "";
+}
+
+absl::Status WriteObjectVerified(const ObjectWrite& w, const serde::MappedFile& input,
+                                 const serde::EditPlan& plan,
+                                 const serde::OutputVerifier& verify, ObjectWriteStats* stats) {
+  absl::StatusOr<ObjectUrl> target = ParseObjectUrl(w.target);
+  if (!target.ok()) return target.status();
+  absl::StatusOr<S3Config> config = CurrentS3Config();
+  if (!config.ok()) return config.status();
+  S3Client s3(*std::move(config));
+  ObjectWriteStats st;
+
+  Journal j;
+  j.state = "prepare";
+  j.token = Token();
+  j.target = w.target;
+  j.temp = absl::StrCat(w.target, ".flinkstate-tmp-", j.token);
+  j.backup = w.backup;
+  j.etag = w.expected_etag;
+  if (j.etag.empty() && input.path() == w.target) j.etag = OpenedEtag(input);
+  if (!w.backup.empty() && j.etag.empty()) {
+    absl::StatusOr<ObjectInfo> now = s3.Head(*target);
+    if (!now.ok()) return NothingReplaced(now.status());
+    j.etag = now->etag;
+  }
+  ObjectUrl journal{target->bucket, absl::StrCat(DirKey(target->key), kJournalPrefix, j.token,
+                                                 ".journal"),
+                    target->scheme};
+  ObjectUrl temp = *ParseObjectUrl(j.temp);
+
+  // 1. The journal.
+  WriteConditions create;
+  create.if_none_match = true;
+  absl::StatusOr<std::string> jetag = s3.Put(journal, View(j.Render()), create);
+  if (!jetag.ok()) return NothingReplaced(jetag.status());
+  std::vector<ObjectUrl> made = {journal};
+  auto undo = [&](absl::Status s) {
+    for (auto it = made.rbegin(); it != made.rend(); ++it) s3.Delete(*it).IgnoreError();
+    return NothingReplaced(s);
+  };
+
+  // 2. The output: a local temporary file, verified, uploaded, read back.
+  const char* tmpdir = std::getenv("TMPDIR");
+  std::string local = absl::StrCat(tmpdir != nullptr ? tmpdir : "/tmp", "/flinkstate-s3-XXXXXX");
+  const int fd = ::mkstemp(local.data());
+  if (fd < 0) return undo(absl::InternalError(absl::StrCat("objstore: mkstemp ", local, ": ",
+                                                           std::strerror(errno))));
+  absl::Status s = serde::ExecutePlan(plan, input, fd, serde::SpliceOptions{}, nullptr);
+  ::close(fd);
+  absl::StatusOr<serde::MappedFile> out =
+      s.ok() ? serde::MappedFile::Open(local) : absl::StatusOr<serde::MappedFile>(s);
+  ::unlink(local.c_str());
+  if (!out.ok()) return undo(out.status());
+  if (absl::Status in_ok = input.CheckIntact(); !in_ok.ok()) return undo(in_ok);
+  st.output_bytes = out->size();
+  if (verify) {
+    if (absl::Status v = verify(out->bytes()); !v.ok()) return undo(v);
+  }
+  WriteConditions tagged;
+  tagged.txn_tag = j.token;
+  tagged.if_none_match = true;
+  absl::StatusOr<std::string> temp_etag = s3.Put(temp, out->bytes(), tagged);
+  if (!temp_etag.ok()) return undo(temp_etag.status());
+  made.push_back(temp);
+  st.bytes_up += out->size();
+  {
+    std::string back(out->size(), '\0');
+    absl::Status g = s3.GetRange(
+        temp, 0, absl::Span<uint8_t>(reinterpret_cast<uint8_t*>(back.data()), back.size()),
+        *temp_etag);
+    if (!g.ok()) return undo(g);
+    st.bytes_down += back.size();
+    if (std::memcmp(back.data(), out->bytes().data(), back.size()) != 0) {
+      return undo(absl::DataLossError(absl::StrCat(
+          "objstore: ", temp.ToString(), ": read back differs from what was uploaded")));
+    }
+    if (verify) {
+      if (absl::Status v = verify(View(back)); !v.ok()) return undo(v);
+    }
+  }
+
+  // 3. The backup.
+  if (!w.backup.empty()) {
+    absl::StatusOr<ObjectUrl> backup = ParseObjectUrl(w.backup);
+    if (!backup.ok()) return undo(backup.status());
+    // Checked by HEAD too: not every server honours If-None-Match on a copy.
+    if (absl::StatusOr<ObjectInfo> there = s3.Head(*backup); there.ok()) {
+      return undo(absl::FailedPreconditionError(absl::StrCat(
+          "objstore: ", w.backup, " exists already (an earlier backup, or another run "
+          "replacing ", w.target, " now): move it away first")));
+    } else if (!absl::IsNotFound(there.status())) {
+      return undo(there.status());
+    }
+    WriteConditions bc;
+    bc.if_none_match = true;
+    bc.source_if_match = j.etag;
+    absl::StatusOr<std::string> b = s3.Copy(*target, *backup, bc);
+    if (!b.ok()) {
+      if (absl::IsFailedPrecondition(b.status())) {
+        return undo(absl::FailedPreconditionError(absl::StrCat(
+            "objstore: ", w.backup, " exists already (an earlier backup, or another run "
+            "replacing ", w.target, " now): move it away first")));
+      }
+      return undo(b.status());
+    }
+    made.push_back(*backup);
+    absl::StatusOr<ObjectInfo> bi = s3.Head(*backup);
+    if (!bi.ok()) return undo(bi.status());
+    if (bi->size != input.size() && input.path() == w.target) {
+      return undo(absl::DataLossError(absl::StrCat("objstore: ", w.backup, " has ", bi->size,
+                                                   " bytes, the original ", input.size())));
+    }
+    st.server_side_copy_bytes += bi->size;
+  }
+
+  // 4. The original unchanged?
+  if (!j.etag.empty()) {
+    absl::StatusOr<ObjectInfo> now = s3.Head(*target);
+    if (!now.ok()) return undo(now.status());
+    if (now->etag != j.etag) {
+      return undo(absl::FailedPreconditionError(absl::StrCat(
+          "objstore: ", w.target, " was changed by someone else since it was read (ETag ",
+          j.etag, ", now ", now->etag, "); is Flink still writing it? refused")));
+    }
+  }
+  st.if_match_honoured = ProbeIfMatch(s3, ObjectUrl{temp.bucket, temp.key + ".probe",
+                                                    temp.scheme});
+
+  // 5. Commit point.
+  j.state = "commit";
+  WriteConditions replace_journal;
+  replace_journal.if_match = *jetag;
+  if (absl::StatusOr<std::string> c = s3.Put(journal, View(j.Render()),
+                                             st.if_match_honoured ? replace_journal
+                                                                  : WriteConditions{});
+      !c.ok()) {
+    return undo(c.status());
+  }
+
+  // 6. The copy over the target.
+  WriteConditions over;
+  if (st.if_match_honoured && !j.etag.empty()) over.if_match = j.etag;
+  absl::StatusOr<std::string> done = s3.Copy(temp, *target, over);
+  if (!done.ok()) {
+    if (absl::IsFailedPrecondition(done.status())) {
+      // Changed between the check and the copy: nothing replaced, undo.
+      return undo(absl::FailedPreconditionError(absl::StrCat(
+          "objstore: ", w.target, " was changed by someone else during the write (If-Match ",
+          j.etag, " failed); refused")));
+    }
+    return absl::Status(done.status().code(),
+                        absl::StrCat(done.status().message(), "; the write is journaled in ",
+                                     journal.ToString(), ": rerun to roll it back"));
+  }
+  st.server_side_copy_bytes += out->size();
+  absl::StatusOr<ObjectInfo> after = s3.Head(*target);
+  if (!after.ok() || after->txn_tag != j.token) {
+    return absl::DataLossError(absl::StrCat(
+        "objstore: ", w.target, " does not carry this write's tag after the copy",
+        after.ok() ? "" : absl::StrCat(" (", after.status().message(), ")"),
+        "; rerun to roll back (journal ", journal.ToString(), ")"));
+  }
+  // 7. Clean up.
+  s3.Delete(temp).IgnoreError();
+  if (absl::Status d = s3.Delete(journal); !d.ok()) return d;
+  if (stats != nullptr) *stats = st;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<std::string>> RecoverObjectWrite(const std::string& target_url) {
+  absl::StatusOr<ObjectUrl> target = ParseObjectUrl(target_url);
+  if (!target.ok()) return target.status();
+  absl::StatusOr<S3Config> config = CurrentS3Config();
+  if (!config.ok()) return config.status();
+  S3Client s3(*std::move(config));
+  ObjectUrl prefix{target->bucket, DirKey(target->key) + kJournalPrefix, target->scheme};
+  absl::StatusOr<S3Client::Listing> l = s3.List(prefix, "/");
+  if (!l.ok()) return l.status();
+  std::vector<std::string> actions;
+  for (const auto& [key, size] : l->objects) {
+    if (!absl::EndsWith(key, ".journal")) continue;
+    ObjectUrl ju{target->bucket, key, target->scheme};
+    absl::StatusOr<std::string> text = s3.GetSmall(ju, 1 << 20);
+    if (!text.ok()) return text.status();
+    absl::StatusOr<Journal> j = Journal::Parse(ju.ToString(), *text);
+    if (!j.ok()) return j.status();
+    if (j->target != target_url) continue;
+    ObjectUrl temp = *ParseObjectUrl(j->temp);
+    absl::StatusOr<ObjectInfo> now = s3.Head(*target);
+    const bool ours = now.ok() && now->txn_tag == j->token;
+    if (ours) {
+      // The copy happened: restore the original from the backup.
+      if (j->backup.empty()) {
+        // A new output (no original): the write had completed but for
+        // the clean-up; keep it.
+        actions.push_back(absl::StrCat("kept ", target_url, " (written by the interrupted run)"));
+      } else {
+        ObjectUrl backup = *ParseObjectUrl(j->backup);
+        WriteConditions c;
+        c.if_match = now->etag;
+        absl::StatusOr<std::string> r = s3.Copy(backup, *target, c);
+        if (!r.ok()) return r.status();
+        actions.push_back(absl::StrCat("restored ", target_url, " from ", j->backup));
+      }
+    } else if (now.ok() && !j->etag.empty() && now->etag != j->etag) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "objstore: ", target_url, " changed since the interrupted run read it (ETag ", j->etag,
+          ", now ", now->etag, "), and neither holds its output: left alone with ", ju.ToString(),
+          " and ", j->backup.empty() ? std::string("no backup") : j->backup,
+          "; decide, then delete the journal"));
+    }
+    if (!j->backup.empty()) {
+      ObjectUrl backup = *ParseObjectUrl(j->backup);
+      absl::StatusOr<ObjectInfo> b = s3.Head(backup);
+      // Only the backup this run made: it has the original's ETag.
+      if (b.ok() && (b->etag == j->etag || ours)) {
+        if (absl::Status d = s3.Delete(backup); !d.ok()) return d;
+        actions.push_back(absl::StrCat("removed ", j->backup));
+      }
+    }
+    if (absl::Status d = s3.Delete(temp); !d.ok() && !absl::IsNotFound(d)) return d;
+    if (absl::Status d = s3.Delete(ju); !d.ok()) return d;
+    actions.push_back(absl::StrCat("rolled back ", ju.ToString(), " (", j->state, ")"));
+  }
+  return actions;
+}
+
+}  // namespace flinkstate::objstore

@@ -59,6 +59,8 @@ struct CommandArgs {
   std::string from;
   std::optional<std::string> to;
   bool allow_unsafe_paths = false;
+  bool to_relative = false;  // --to-relative (with --from DIR)
+  bool to_absolute = false;  // --to-absolute (with --to DIR)
   // verify
   bool check_files = true;
   // dump

@@ -42,6 +42,7 @@ commands:
   drop-operator --operator ID|UID... IN OUT
                                          remove operators' state for good
   relocate --from PREFIX --to PREFIX IN OUT
+  relocate --to-relative --from DIR IN OUT | --to-absolute --to DIR IN OUT
                                          rewrite absolute paths (another bucket)
   convert --to-version N IN OUT          write the metadata in another version
   verify FILE|DIR... [--nocheck-files]   decode, re-encode, check consistency
@@ -177,6 +178,15 @@ const Command kCommands[] = {
        app.add_flag("--allow-unsafe-paths", a.allow_unsafe_paths,
                     "write new paths that are relative, hold '..' or control "
                     "characters");
+       CLI::Option* rel = app.add_flag(
+           "--to-relative", a.to_relative,
+           "with --from DIR (the checkpoint directory as the handles name it): "
+           "file handles inside DIR become relative handles (metadata v3+), "
+           "so the directory can be moved as a savepoint can");
+       app.add_flag("--to-absolute", a.to_absolute,
+                    "with --to DIR: relative handles become absolute file handles "
+                    "under DIR (the way back)")
+           ->excludes(rel);
        AddOutput(app, a);
        AddJson(app, a, "the result as JSON (report.proto EditReport)");
      },

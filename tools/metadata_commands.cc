@@ -281,20 +281,24 @@ int RunRelocate(const CommandArgs& a) {
   options.from_prefix = a.from;
   options.to_prefix = a.to.value_or("");
   options.allow_unsafe_paths = a.allow_unsafe_paths;
-  if (options.from_prefix.empty() || !a.to.has_value()) {
+  options.mode = a.to_relative   ? RelocateMode::kToRelative
+                 : a.to_absolute ? RelocateMode::kToAbsolute
+                                 : RelocateMode::kPrefix;
+  if (options.mode == RelocateMode::kPrefix &&
+      (options.from_prefix.empty() || !a.to.has_value())) {
     return Usage("relocate needs --from PREFIX --to PREFIX");
   }
   if (absl::Status s = ValidateRelocateOptions(options); !s.ok()) return Usage(s.message());
   absl::StatusOr<OutputTarget> target = ResolveOutput(a);
   if (!target.ok()) return Usage(target.status().message());
   if (absl::StatusOr<Input> raw = Load(target->input);
-      raw.ok() && raw->encoding == Encoding::kRaw &&
+      options.mode == RelocateMode::kPrefix && raw.ok() && raw->encoding == Encoding::kRaw &&
       (raw->kind == FileKind::kJavaStream || raw->kind == FileKind::kHaPointer)) {
     return RelocatePointer(*target, *raw, options, a);  // a ZooKeeper pointer
   }
   absl::StatusOr<Input> in = LoadStateFile(target->input);
   if (!in.ok()) return Fail(in.status());
-  if (in->kind == FileKind::kCompletedCheckpoint) {
+  if (in->kind == FileKind::kCompletedCheckpoint && options.mode == RelocateMode::kPrefix) {
     return RelocateCompleted(*target, *in, options, a);
   }
   absl::StatusOr<RelocateResult> result = PlanRelocate(in->model, in->file.bytes(), options);
@@ -316,8 +320,14 @@ int RunRelocate(const CommandArgs& a) {
   if (result->changed.size() > kShown) {
     out << "  ... and " << result->changed.size() - kShown << " more\n";
   }
+  for (const RelocatedString& c : result->left_absolute) {
+    out << "  warning: " << c.what << " " << Printable(c.before)
+        << " lies inside the directory but has no relative form in Flink: moving the "
+           "directory breaks it\n";
+  }
   out << "wrote " << target->output << ": " << result->changed.size()
-      << " paths relocated, verified\n";
+      << (options.mode == RelocateMode::kPrefix ? " paths relocated" : " handles rewritten")
+      << ", verified\n";
   if (!a.json) return kExitOk;
   report::EditReport rep = EditReportOf("relocate", *target, *in, result->plan.output_size());
   AddRelocated(result->changed, &rep);

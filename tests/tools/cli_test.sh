@@ -156,6 +156,23 @@ expect_grep "says it matched nothing at a boundary" "at a path boundary" "$tmp/e
 check "a prefix that ends at a name boundary" 0 "$bin" relocate --from file:/tmp/fsc2 --to file:/tmp/other "$changelog" "$tmp/moved2"
 expect_grep "boundary prefix relocates" "file:/tmp/other/flink-1.15.2" "$tmp/out"
 
+# --- relocate --to-relative / --to-absolute ------------------------------------------
+# $meta is a savepoint Flink 1.20 wrote with relative handles: --to-absolute and
+# back with --to-relative must reproduce Flink's bytes.
+check "relocate --to-absolute" 0 "$bin" relocate --to-absolute --to file:/new/sp "$meta" "$tmp/abs"
+expect_grep "lists the handle type change" "RelativeFileStateHandle -> FileStateHandle" "$tmp/out"
+expect_grep "the relative path lands under the directory" "file:/new/sp/" "$tmp/out"
+check "relocate --to-relative" 0 "$bin" relocate --to-relative --from file:/new/sp "$tmp/abs" "$tmp/rel"
+check "absolute and back to relative is Flink's savepoint" 0 cmp "$meta" "$tmp/rel"
+refuse "--to-relative without --from" "--to-relative needs --from DIR" --to-relative
+refuse "--to-relative with --to" "takes --from only" --to-relative --from file:/tmp/fsc2 --to s3://x
+refuse "--to-absolute with a relative dir" "is not absolute" --to-absolute --to some/dir
+refuse "--to-relative with --to-absolute" "excludes" --to-relative --to-absolute --from file:/x
+check "--to-relative outside every handle's directory" 1 "$bin" relocate --to-relative --from file:/elsewhere "$tmp/abs" "$tmp/none5"
+expect_grep "says nothing lies inside" "no FileStateHandle path lies inside" "$tmp/err"
+check "--to-relative of a v2 file" 1 "$bin" relocate --to-relative --from file:/x "$corpus/CosmicBeing09__flink/flink-tests/src/test/resources/operatorstate/complexKeyed-flink1.10/_metadata" "$tmp/none6"
+expect_grep "names the version" "metadata version 2 has no relative handles" "$tmp/err"
+
 # --- convert refuses to drop information without --allow-loss -----------------------
 check "convert v4 -> v3 is refused (properties would be lost)" 1 "$bin" convert --to-version 3 "$meta" "$tmp/v3"
 expect_grep "convert names what would be lost" "CheckpointProperties" "$tmp/err"

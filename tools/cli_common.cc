@@ -39,29 +39,12 @@ std::string& InputFormatSetting() {
 void SetInputFormat(const std::string& format) { InputFormatSetting() = format; }
 
 absl::StatusOr<Input> Load(const std::string& path) {
-  // gzip, hex and ConfigMap text around a Java stream, and --input-format
-  // (serde::DecodeInputFormat); Open() itself knows raw and Base64 files.
-  absl::StatusOr<serde::InputFormat> forced =
-      serde::ParseInputFormat(InputFormatSetting());
-  if (!forced.ok()) return forced.status();
-  if (absl::StatusOr<serde::MappedFile> f = serde::MappedFile::Open(path);
-      f.ok() && !f->bytes().empty()) {
-    absl::StatusOr<serde::DecodedInput> d = serde::DecodeInputFormat(f->bytes(), *forced);
-    if (!d.ok()) {
-      return absl::Status(d.status().code(), absl::StrCat(path, ": ", d.status().message()));
-    }
-    if (!d->layers.empty()) {
-      // Open() reads single-line Base64 itself (and says so in `encoding`);
-      // wrapped lines, a BOM and the other forms come decoded.
-      if (*forced == serde::InputFormat::kAuto && d->layers.size() == 1 &&
-          d->layers[0] == serde::InputFormat::kBase64) {
-        if (absl::StatusOr<Input> in = ::flinkstate::Open(path); in.ok()) return in;
-      }
-      return ::flinkstate::OpenBytes(std::move(d->decoded),
-                                     absl::StrCat(path, " (", d->Description(), ")"));
-    }
-  }
-  return ::flinkstate::Open(path);
+  // gzip, hex, Base64 and ConfigMap text are unwrapped by Open itself;
+  // --input-format forces one layer.
+  OpenOptions options;
+  FLINKSTATE_ASSIGN_OR_RETURN(options.input_format,
+                              serde::ParseInputFormat(InputFormatSetting()));
+  return ::flinkstate::Open(path, options);
 }
 
 absl::StatusOr<Input> LoadStateFile(const std::string& path) {

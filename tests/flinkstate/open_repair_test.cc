@@ -13,6 +13,7 @@
 #include <sstream>
 #include <string>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -91,6 +92,43 @@ TEST(OpenTest, EveryKindWithOneCall) {
   EXPECT_EQ(js.kind, FileKind::kJavaStream);
   FLINKSTATE_ASSERT_OK_AND_ASSIGN(LoadedFile mem, OpenBytes(Read(kHaFile), "ha"));
   EXPECT_EQ(mem.kind, FileKind::kCompletedCheckpoint);
+}
+
+TEST(OpenTest, UnwrapsTheFormsPeopleHandOver) {
+  // The input-format step belongs to Open, so embedders get it too: hex text
+  // of a _metadata file (as `xxd -p` writes it, 60 digits a line) and Base64
+  // wrapped at 76 characters (as `base64` writes it) of the HA file.
+  const std::string meta = Read(kCheckpoint + "/_metadata");
+  std::string hex = absl::BytesToHexString(meta);
+  for (size_t i = 60; i < hex.size(); i += 61) hex.insert(i, "\n");
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(LoadedFile h, OpenBytes(hex, "hex"));
+  EXPECT_EQ(h.kind, FileKind::kMetadata);
+  EXPECT_EQ(h.encoding, Encoding::kWrapped);
+  EXPECT_THAT(h.layers, ::testing::ElementsAre(serde::InputFormat::kHex));
+  EXPECT_EQ(h.model.metadata.checkpoint_id, 9);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(h.bytes().data()), h.bytes().size()),
+            meta);
+
+  std::string b64 = absl::Base64Escape(Read(kHaFile));
+  for (size_t i = 76; i < b64.size(); i += 77) b64.insert(i, "\n");
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(LoadedFile b, OpenBytes(b64, "b64"));
+  EXPECT_EQ(b.kind, FileKind::kCompletedCheckpoint);
+  EXPECT_EQ(b.encoding, Encoding::kBase64);
+  EXPECT_EQ(b.model.metadata.checkpoint_id, 9);
+
+  // A forced format decodes exactly that layer: raw Base64 text is no file.
+  OpenOptions raw;
+  raw.input_format = serde::InputFormat::kRaw;
+  EXPECT_THAT(OpenBytes(b64, "b64", raw), StatusIs(absl::StatusCode::kInvalidArgument, "text"));
+  OpenOptions as_hex;
+  as_hex.input_format = serde::InputFormat::kHex;
+  EXPECT_THAT(OpenBytes(b64, "b64", as_hex), StatusIs(absl::StatusCode::kInvalidArgument, "hex"));
+
+  // The edits rewrite raw files only, and say so.
+  const std::string path = ::testing::TempDir() + "/flinkstate-open-hex";
+  std::ofstream(path, std::ios::binary) << hex;
+  EXPECT_THAT(OpenStateFile(path), StatusIs(absl::StatusCode::kInvalidArgument, "stored as hex"));
+  std::remove(path.c_str());
 }
 
 TEST(OpenTest, ErrorsSayWhatTheBytesAre) {

@@ -128,6 +128,15 @@ class StreamReader {
   absl::Status ReadClassDesc(ItemId* out, DescId* desc);
   absl::Status ReadNewClassDesc(ItemId* out);
   absl::Status ReadNewProxyClassDesc(ItemId* out);
+  // The head newObject, newClass and newEnum share: the item at its TC byte
+  // `tc` (skipped), then its classDesc read as the item's first child.
+  struct ItemHead {
+    uint64_t at = 0;   // offset of the TC byte
+    size_t mark = 0;   // scratch_ size before the item's children
+    ItemId id = 0;
+    DescId desc = 0;   // kNoDesc for a null classDesc (the caller says why that is wrong)
+  };
+  absl::StatusOr<ItemHead> ReadItemHead(ItemKind kind, uint8_t tc, ItemId* out);
   absl::Status ReadNewObject(ItemId* out);
   absl::Status ReadNewString(ItemId* out);
   absl::Status ReadNewArray(ItemId* out);
@@ -760,21 +769,33 @@ absl::Status StreamReader::ReadNewString(ItemId* out) {
   return absl::OkStatus();
 }
 
+// See the declaration: `TC_x classDesc`, the part of `newObject`, `newClass`
+// and `newEnum` before their handle.
+absl::StatusOr<StreamReader::ItemHead> StreamReader::ReadItemHead(ItemKind kind, uint8_t tc,
+                                                                  ItemId* out) {
+  ItemHead h;
+  h.at = in_.position();
+  h.mark = scratch_.size();
+  FLINKSTATE_ASSIGN_OR_RETURN(h.id, NewItem(kind, tc, h.at));
+  *out = h.id;
+  FLINKSTATE_RETURN_IF_ERROR(in_.Skip(1));
+  ItemId desc_item;
+  path_.push_back({Seg::kClassDesc, 0, 0});
+  FLINKSTATE_RETURN_IF_ERROR(ReadClassDesc(&desc_item, &h.desc));
+  path_.pop_back();
+  scratch_.push_back(desc_item);
+  return h;
+}
+
 // `newObject := TC_OBJECT classDesc [H] classdata*`
 // (`ObjectInputStream.readOrdinaryObject`, `readSerialData`,
 // `readExternalData`).
 absl::Status StreamReader::ReadNewObject(ItemId* out) {
-  uint64_t at = in_.position();
-  size_t mark = scratch_.size();
-  FLINKSTATE_ASSIGN_OR_RETURN(ItemId id, NewItem(ItemKind::kObject, kTcObject, at));
-  *out = id;
-  FLINKSTATE_RETURN_IF_ERROR(in_.Skip(1));
-  ItemId desc_item;
-  DescId did;
-  path_.push_back({Seg::kClassDesc, 0, 0});
-  FLINKSTATE_RETURN_IF_ERROR(ReadClassDesc(&desc_item, &did));
-  path_.pop_back();
-  scratch_.push_back(desc_item);
+  FLINKSTATE_ASSIGN_OR_RETURN(ItemHead head, ReadItemHead(ItemKind::kObject, kTcObject, out));
+  const uint64_t at = head.at;
+  const size_t mark = head.mark;
+  const ItemId id = head.id;
+  const DescId did = head.desc;
   if (did == kNoDesc) {
     return Fail(absl::StatusCode::kInvalidArgument,
                 "TC_OBJECT with a null class descriptor", at);
@@ -939,17 +960,11 @@ absl::Status StreamReader::ReadNewArray(ItemId* out) {
 // `newEnum := TC_ENUM classDesc [H] enumConstantName`
 // (`ObjectInputStream.readEnum`).
 absl::Status StreamReader::ReadNewEnum(ItemId* out) {
-  uint64_t at = in_.position();
-  size_t mark = scratch_.size();
-  FLINKSTATE_ASSIGN_OR_RETURN(ItemId id, NewItem(ItemKind::kEnum, kTcEnum, at));
-  *out = id;
-  FLINKSTATE_RETURN_IF_ERROR(in_.Skip(1));
-  ItemId desc_item;
-  DescId did;
-  path_.push_back({Seg::kClassDesc, 0, 0});
-  FLINKSTATE_RETURN_IF_ERROR(ReadClassDesc(&desc_item, &did));
-  path_.pop_back();
-  scratch_.push_back(desc_item);
+  FLINKSTATE_ASSIGN_OR_RETURN(ItemHead head, ReadItemHead(ItemKind::kEnum, kTcEnum, out));
+  const uint64_t at = head.at;
+  const size_t mark = head.mark;
+  const ItemId id = head.id;
+  const DescId did = head.desc;
   if (did == kNoDesc || !s_.descs_[did].is_enum()) {
     return Fail(absl::StatusCode::kInvalidArgument,
                 "TC_ENUM whose class descriptor is not an enum class", at);
@@ -967,17 +982,11 @@ absl::Status StreamReader::ReadNewEnum(ItemId* out) {
 
 // `newClass := TC_CLASS classDesc [H]` (`ObjectInputStream.readClass`).
 absl::Status StreamReader::ReadNewClass(ItemId* out) {
-  uint64_t at = in_.position();
-  size_t mark = scratch_.size();
-  FLINKSTATE_ASSIGN_OR_RETURN(ItemId id, NewItem(ItemKind::kClass, kTcClass, at));
-  *out = id;
-  FLINKSTATE_RETURN_IF_ERROR(in_.Skip(1));
-  ItemId desc_item;
-  DescId did;
-  path_.push_back({Seg::kClassDesc, 0, 0});
-  FLINKSTATE_RETURN_IF_ERROR(ReadClassDesc(&desc_item, &did));
-  path_.pop_back();
-  scratch_.push_back(desc_item);
+  FLINKSTATE_ASSIGN_OR_RETURN(ItemHead head, ReadItemHead(ItemKind::kClass, kTcClass, out));
+  const uint64_t at = head.at;
+  const size_t mark = head.mark;
+  const ItemId id = head.id;
+  const DescId did = head.desc;
   if (did == kNoDesc) {
     return Fail(absl::StatusCode::kInvalidArgument,
                 "TC_CLASS with a null class descriptor", at);

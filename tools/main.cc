@@ -93,6 +93,13 @@ void AddOutput(CLI::App& app, CommandArgs& a) {
                "a progress line on a terminal (default; --noprogress to hide)");
 }
 
+// The flags of every command that writes an edited file: IN OUT or
+// --in-place, and --json for its EditReport.
+void AddEditOutput(CLI::App& app, CommandArgs& a) {
+  AddOutput(app, a);
+  AddJson(app, a, "the result as JSON (report.proto EditReport)");
+}
+
 void AddOperators(CLI::App& app, CommandArgs& a, const char* what) {
   app.add_option("--operator", a.operators, what)
       ->type_name("ID")
@@ -149,8 +156,7 @@ const Command kCommands[] = {
      [](CLI::App& app, CommandArgs& a) {
        AddStateName(app, a);
        AddOperators(app, a, "only in these operators: ID (32 hex digits) or uid (repeatable)");
-       AddOutput(app, a);
-       AddJson(app, a, "the result as JSON (report.proto EditReport)");
+       AddEditOutput(app, a);
      },
      RunStripState},
     {"drop-operator",
@@ -159,8 +165,7 @@ const Command kCommands[] = {
      "(32 hex digits) or a uid (or uid:NAME), hashed as Flink derives the ID.",
      [](CLI::App& app, CommandArgs& a) {
        AddOperators(app, a, "operator ID (32 hex digits) or uid (repeatable)");
-       AddOutput(app, a);
-       AddJson(app, a, "the result as JSON (report.proto EditReport)");
+       AddEditOutput(app, a);
      },
      RunDropOperator},
     {"relocate",
@@ -187,8 +192,7 @@ const Command kCommands[] = {
                     "with --to DIR: relative handles become absolute file handles "
                     "under DIR (the way back)")
            ->excludes(rel);
-       AddOutput(app, a);
-       AddJson(app, a, "the result as JSON (report.proto EditReport)");
+       AddEditOutput(app, a);
      },
      RunRelocate},
     {"convert",
@@ -201,8 +205,7 @@ const Command kCommands[] = {
            ->type_name("N");
        app.add_flag("--allow-loss", a.allow_loss,
                     "convert although the target version cannot hold everything");
-       AddOutput(app, a);
-       AddJson(app, a, "the result as JSON (report.proto EditReport)");
+       AddEditOutput(app, a);
      },
      RunConvert},
     {"verify",

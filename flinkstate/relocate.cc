@@ -7,13 +7,49 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/match.h"
+#include "flinkstate/completed_checkpoint.h"
+#include "flinkstate/inspect.h"
+#include "flinkstate/report_diff.h"
+#include "flinkstate/javaobj/layouts.h"
+#include "flinkstate/javaobj/rewriter.h"
+#include "flinkstate/javaobj/stream_reader.h"
+#include "flinkstate/javaobj/stream_writer.h"
 #include "flinkstate/handle_walker.h"
+#include "flinkstate/metadata_writer.h"
+#include "flinkstate/operator_id.h"
 #include "flinkstate/serde/data_output.h"
 #include "flinkstate/serde/modified_utf8.h"
 #include "flinkstate/serde/status_macros.h"
 
 namespace flinkstate {
 namespace {
+
+using javaobj::ItemId;
+using javaobj::ItemKind;
+
+
+// Visits the string items a relocation may rewrite: (defining string item,
+// what it is).
+template <typename Fn>
+void ForEachPathString(const javaobj::Stream& s, Fn&& fn) {
+  for (ItemId i = 0; i < s.num_items(); ++i) {
+    const javaobj::Item& it = s.item(i);
+    if (it.kind != ItemKind::kObject) continue;
+    const std::string& cls = s.desc(it.desc).name;
+    auto visit = [&](const char* field, const char* what) {
+      const ItemId v = s.FieldValue(i, field);
+      if (v == javaobj::kNoItem) return;
+      const ItemId d = s.Resolve(v);
+      if (s.item(d).kind == ItemKind::kString) fn(d, what);
+    };
+    if (cls == "java.net.URI") {
+      visit("string", "Path URI");
+    } else if (s.desc(it.desc).FindField("externalPointer") >= 0) {
+      visit("externalPointer", "externalPointer");
+    }
+  }
+}
 
 // Calls `fn(what, utf)` for every relocatable string, in file order.
 template <typename Fn>
@@ -454,6 +490,132 @@ absl::Status VerifyRelocated(const StateFile& before, const StateFile& after,
     return absl::DataLossError("relocate verify: operators changed");
   }
   return absl::OkStatus();
+}
+
+// --- completedCheckpoint files and HA pointers (the javaobj rewriter) -------------
+
+absl::StatusOr<RelocateResult> PlanRelocateCompletedCheckpoint(
+    const javaobj::Stream& s, const RelocateOptions& o) {
+  FLINKSTATE_RETURN_IF_ERROR(ValidateRelocateOptions(o));
+  javaobj::StreamRewriter rw(s);
+  RelocateResult r;
+  std::set<ItemId> done;
+  absl::Status status;
+  ForEachPathString(s, [&](ItemId d, const char* what) {
+    if (!status.ok() || done.count(d) > 0) return;
+    absl::StatusOr<std::string> v = s.StringValue(d);
+    if (!v.ok()) return;
+    const std::optional<std::string> relocated = RelocatedPath(*v, o);
+    if (!relocated) return;
+    done.insert(d);
+    const std::string& after = *relocated;
+    if (!o.allow_unsafe_paths) {
+      if (absl::Status safe = CheckSafePath(after); !safe.ok()) {
+        status = absl::InvalidArgumentError(absl::StrCat(
+            "relocate: ", what, " at byte ", s.item(d).range.offset, " would become '",
+            absl::CHexEscape(after), "', which ", safe.message(),
+            " (--allow-unsafe-paths to write it anyway)"));
+        return;
+      }
+    }
+    status = rw.ReplaceValue(d, javaobj::NewValue::String(after));
+    r.changed.push_back({what, *v, after, s.item(d).range.offset});
+  });
+  FLINKSTATE_RETURN_IF_ERROR(status);
+  if (r.changed.empty()) {
+    return absl::NotFoundError(
+        absl::StrCat("relocate: no path starts with '", absl::CHexEscape(o.from_prefix),
+                     "' at a path boundary; nothing was written"));
+  }
+  FLINKSTATE_ASSIGN_OR_RETURN(r.plan, rw.BuildPlan());
+  return r;
+}
+
+absl::Status VerifyRelocatedCompletedCheckpoint(const StateFile& before,
+                                                serde::ByteView before_input,
+                                                serde::ByteView output,
+                                                const RelocateOptions& o) {
+  FLINKSTATE_RETURN_IF_ERROR(javaobj::VerifyRoundTrip(output));
+  FLINKSTATE_ASSIGN_OR_RETURN(javaobj::Stream s, javaobj::DecodeStream(output));
+  FLINKSTATE_ASSIGN_OR_RETURN(StateFile after, ReadCompletedCheckpoint(s));
+  const std::vector<ReportDifference> d =
+      DiffReports(BuildReport(before, before_input, {}), BuildReport(after, output, {}));
+  if (!d.empty()) {
+    return absl::DataLossError(absl::StrCat("relocate verify: ", d[0].path, " changed from '",
+                                            d[0].a, "' to '", d[0].b, "'"));
+  }
+  if (!absl::StartsWith(o.to_prefix, o.from_prefix)) {
+    std::string left;
+    ForEachPathString(s, [&](ItemId id, const char* what) {
+      absl::StatusOr<std::string> v = s.StringValue(id);
+      if (left.empty() && v.ok() && RelocatedPath(*v, o).has_value()) {
+        left = absl::StrCat(what, " '", *v, "' at byte ", s.item(id).range.offset);
+      }
+    });
+    if (!left.empty()) {
+      return absl::DataLossError(absl::StrCat("relocate verify: still old: ", left));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// --- One entry point for every kind ----------------------------------------------
+
+absl::StatusOr<RelocateResult> PlanRelocate(const LoadedFile& file,
+                                            const RelocateOptions& options) {
+  if (file.encoding != Encoding::kRaw) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        file.path, ": relocate: a ", FileKindName(file.kind),
+        " stored wrapped (e.g. Base64 as a Kubernetes value): decode it (base64 -d), "
+        "relocate the raw bytes, and encode the result (base64 -w0)"));
+  }
+  switch (file.kind) {
+    case FileKind::kMetadata:
+    case FileKind::kOperatorSnapshot:
+      return PlanRelocate(file.model, file.bytes(), options);
+    case FileKind::kCompletedCheckpoint:
+      if (options.mode != RelocateMode::kPrefix) {
+        return PlanRelocate(file.model, file.bytes(), options);  // refuses, saying why
+      }
+      return PlanRelocateCompletedCheckpoint(*file.stream, options);
+    case FileKind::kHaPointer: {
+      if (options.mode != RelocateMode::kPrefix) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            file.path, ": relocate: only a _metadata file can hold relative handles; an HA "
+                       "pointer names its completedCheckpoint absolutely"));
+      }
+      FLINKSTATE_ASSIGN_OR_RETURN(javaobj::Stream s, javaobj::DecodeStream(file.bytes()));
+      return PlanRelocateCompletedCheckpoint(s, options);
+    }
+    default:
+      break;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      file.path, ": relocate: a ", FileKindName(file.kind), " names no paths Flink opens"));
+}
+
+absl::Status VerifyRelocated(const LoadedFile& before, serde::ByteView output,
+                             const RelocateOptions& options) {
+  switch (before.kind) {
+    case FileKind::kCompletedCheckpoint:
+      return VerifyRelocatedCompletedCheckpoint(before.model, before.bytes(), output, options);
+    case FileKind::kHaPointer: {
+      FLINKSTATE_RETURN_IF_ERROR(javaobj::VerifyRoundTrip(output));
+      FLINKSTATE_ASSIGN_OR_RETURN(HaPointer after, DecodeHaPointer(output));
+      const std::string want =
+          RelocatedPath(before.pointer->path, options).value_or(before.pointer->path);
+      if (after.path != want || after.format != before.pointer->format) {
+        return absl::DataLossError(absl::StrCat("relocate verify: the pointer reads '",
+                                                absl::CHexEscape(after.path), "', expected '",
+                                                absl::CHexEscape(want), "'"));
+      }
+      return absl::OkStatus();
+    }
+    default: {
+      FLINKSTATE_ASSIGN_OR_RETURN(StateFile after, ReadStateFileRoundTrip(output));
+      return VerifyRelocated(before.model, after, options);
+    }
+  }
 }
 
 }  // namespace flinkstate

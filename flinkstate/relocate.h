@@ -52,6 +52,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "flinkstate/checkpoint_metadata.h"
+#include "flinkstate/javaobj/object_model.h"
+#include "flinkstate/open.h"
 #include "flinkstate/serde/edit_plan.h"
 
 namespace flinkstate {
@@ -118,6 +120,25 @@ struct RelocateResult {
   std::vector<RelocatedString> left_absolute;
 };
 
+// relocate of any file that names paths: `_metadata`, operator snapshot,
+// completedCheckpoint, a raw HA pointer (ZooKeeper node), from `Open`. The
+// kind decides the implementation below; the result and the verify are the
+// same. The relative modes take `_metadata` only.
+//
+// Return values: as the per-kind planners; `InvalidArgument` for a kind that
+// names no paths (another Java stream) or a wrapped (e.g. Base64) file.
+[[nodiscard]] absl::StatusOr<RelocateResult> PlanRelocate(const LoadedFile& file,
+                                                          const RelocateOptions& options);
+
+// Checks `output` (the bytes `PlanRelocate(before, options)` wrote): it
+// decodes as `before`'s kind (Java streams: also re-encode byte for byte),
+// with exactly the planned paths changed.
+[[nodiscard]] absl::Status VerifyRelocated(const LoadedFile& before, serde::ByteView output,
+                                           const RelocateOptions& options);
+
+// --- Per kind (what the two calls above dispatch to) ---------------------------
+
+// `_metadata` and operator-snapshot files.
 // Return values:
 //   `InvalidArgument` for options `ValidateRelocateOptions` refuses, a new
 //   path `CheckSafePath` refuses (unless `allow_unsafe_paths`), or a new path
@@ -137,6 +158,29 @@ struct RelocateResult {
 [[nodiscard]] absl::Status VerifyRelocated(const StateFile& before,
                                            const StateFile& after,
                                            const RelocateOptions& options);
+
+// completedCheckpoint files and HA pointers (Java streams), by the javaobj
+// rewriter.
+// Rewrites every string that starts with `from_prefix` at a path boundary
+// (`RelocatedPath`, relocate.h) in: `java.net.URI` `string` fields (inside
+// every Flink `Path`: file handles, relative handles' absolute `filePath`,
+// segment files, directories, `exclusiveCheckpointDir`) and
+// `externalPointer` fields: the paths Flink opens.
+// `ByteStreamStateHandle.handleName` (a label) and
+// `RelativeFileStateHandle.relativePath` are never touched. A shared string is
+// replaced once, for all its users.
+// Return values: `InvalidArgument` for options `ValidateRelocateOptions`
+// refuses or a new path `CheckSafePath` refuses (unless `allow_unsafe_paths`);
+// `NotFound` if nothing starts with the prefix; the rewriter's errors.
+[[nodiscard]] absl::StatusOr<RelocateResult> PlanRelocateCompletedCheckpoint(
+    const javaobj::Stream& stream, const RelocateOptions& options);
+
+// Checks a relocated output: byte-exact round trip, same structure as
+// `before` (DiffReports finds nothing), and no rewritable string starts with
+// `from_prefix` any more (unless `to_prefix` itself starts with it).
+[[nodiscard]] absl::Status VerifyRelocatedCompletedCheckpoint(
+    const StateFile& before, serde::ByteView before_input, serde::ByteView output,
+    const RelocateOptions& options);
 
 }  // namespace flinkstate
 

@@ -20,6 +20,8 @@
 #include "flinkstate/open.h"
 #include "flinkstate/completed_checkpoint.h"
 #include "flinkstate/repair.h"
+#include "flinkstate/drop_operator.h"
+#include "flinkstate/relocate.h"
 #include "flinkstate/strip_state.h"
 #include "tests/flinkstate/corpus.h"
 #include "tests/testing/fault_file_ops.h"
@@ -129,6 +131,58 @@ TEST(OpenTest, UnwrapsTheFormsPeopleHandOver) {
   std::ofstream(path, std::ios::binary) << hex;
   EXPECT_THAT(OpenStateFile(path), StatusIs(absl::StatusCode::kInvalidArgument, "stored as hex"));
   std::remove(path.c_str());
+}
+
+TEST(EditEntryPointTest, OneCallPerEditForEveryKind) {
+  // strip-state: the same call, result and verify for _metadata and the HA
+  // file of the same checkpoint (512 entries each: tests/testdata/README.md).
+  StripOptions strip;
+  strip.state_name = kState;
+  for (const std::string& path : {kCheckpoint, kHaFile}) {
+    FLINKSTATE_ASSERT_OK_AND_ASSIGN(LoadedFile f, Open(path));
+    FLINKSTATE_ASSERT_OK_AND_ASSIGN(StripResult r, PlanStripState(f, strip));
+    uint64_t entries = 0;
+    for (const StrippedEntry& e : r.removed) entries += e.entry_count;
+    EXPECT_EQ(entries, 512u) << path;
+    FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::string out, r.plan.ApplyToString(f.bytes()));
+    EXPECT_THAT(VerifyStripped(f, serde::AsBytes(out), strip), IsOk()) << path;
+    // The verify is a real check: the unstripped input fails it.
+    EXPECT_THAT(VerifyStripped(f, f.bytes(), strip), StatusIs(absl::StatusCode::kDataLoss, ""))
+        << path;
+  }
+  // drop-operator: the operator that holds the state, in both kinds.
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(LoadedFile meta, Open(kCheckpoint));
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(StripResult sr, PlanStripState(meta, strip));
+  const std::vector<std::string> ids = {sr.removed[0].operator_id};
+  for (const std::string& path : {kCheckpoint, kHaFile}) {
+    FLINKSTATE_ASSERT_OK_AND_ASSIGN(LoadedFile f, Open(path));
+    FLINKSTATE_ASSERT_OK_AND_ASSIGN(DropResult r, PlanDropOperators(f, ids));
+    EXPECT_EQ(r.dropped_ids, ids) << path;
+    FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::string out, r.plan.ApplyToString(f.bytes()));
+    EXPECT_THAT(VerifyDropped(f, serde::AsBytes(out), r.dropped_ids), IsOk()) << path;
+    EXPECT_THAT(VerifyDropped(f, f.bytes(), r.dropped_ids),
+                StatusIs(absl::StatusCode::kDataLoss, "")) << path;
+  }
+  // relocate: the HA file and its ZooKeeper pointer name their files under
+  // file:/tmp/fsc2/ (where the harness ran); one call for both.
+  RelocateOptions moved{"file:/tmp/fsc2", "s3://bucket/moved"};
+  for (const std::string& path :
+       {kHaFile, kData + "/incident-gen3-completedCheckpoint/zk-node.bin"}) {
+    FLINKSTATE_ASSERT_OK_AND_ASSIGN(LoadedFile f, Open(path));
+    FLINKSTATE_ASSERT_OK_AND_ASSIGN(RelocateResult r, PlanRelocate(f, moved));
+    EXPECT_FALSE(r.changed.empty()) << path;
+    FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::string out, r.plan.ApplyToString(f.bytes()));
+    EXPECT_THAT(VerifyRelocated(f, serde::AsBytes(out), moved), IsOk()) << path;
+    EXPECT_THAT(VerifyRelocated(f, f.bytes(), moved), StatusIs(absl::StatusCode::kDataLoss, ""))
+        << path;
+  }
+  // Kinds that cannot hold the edit say so.
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(
+      LoadedFile zk, Open(kData + "/incident-gen3-completedCheckpoint/zk-node.bin"));
+  EXPECT_THAT(PlanStripState(zk, strip),
+              StatusIs(absl::StatusCode::kInvalidArgument, "holds no operator state"));
+  EXPECT_THAT(PlanDropOperators(zk, ids),
+              StatusIs(absl::StatusCode::kInvalidArgument, "holds no operators"));
 }
 
 TEST(OpenTest, ErrorsSayWhatTheBytesAre) {

@@ -183,6 +183,16 @@ int RunRepair(const CommandArgs& a) {
   const bool json = a.json;
   options.recover = apply;
   options.ops = CliFileOps();
+  // The repair's phases ("reading", "writing", "verifying", "committing") on
+  // stderr; the size that makes it worth a line by default is that of the
+  // checkpoint directories' _metadata files.
+  uint64_t total = 0;
+  for (const std::string& d : a.positional) {
+    uint64_t size = 0;
+    if (Exists(absl::StrCat(d, "/_metadata"), &size) || Exists(d, &size)) total += size;
+  }
+  ProgressLine progress("repair", total, a.progress);
+  options.progress = progress.Sink();
   absl::StatusOr<std::unique_ptr<Repair>> r = Repair::Plan(options);
   if (!r.ok()) return Fail(r.status());
   Repair& repair = **r;

@@ -78,6 +78,17 @@ CLI::Option* AddFiles(CLI::App& app, CommandArgs& a, const char* what) {
 }
 
 // IN OUT | --in-place FILE, and how the output is written.
+// --progress / --noprogress: stderr progress lines for the long phases
+// (loading, writing, verifying, repair); by default only on a terminal.
+void AddProgress(CLI::App& app, CommandArgs& a) {
+  CLI::Option* on = app.add_flag_callback(
+      "--progress", [&a] { a.progress = 1; },
+      "progress lines on stderr also when it is not a terminal (default: only on a "
+      "terminal, for large files)");
+  app.add_flag_callback("--noprogress", [&a] { a.progress = -1; }, "no progress lines")
+      ->excludes(on);
+}
+
 void AddOutput(CLI::App& app, CommandArgs& a) {
   AddFiles(app, a, "IN OUT, or FILE with --in-place");
   app.add_flag("--in-place", a.in_place,
@@ -89,8 +100,7 @@ void AddOutput(CLI::App& app, CommandArgs& a) {
   app.add_flag("--fsync,!--nofsync", a.fsync,
                "fsync the output before renaming it into place (default; "
                "--nofsync to skip)");
-  app.add_flag("--progress,!--noprogress", a.progress,
-               "a progress line on a terminal (default; --noprogress to hide)");
+  AddProgress(app, a);
 }
 
 // The flags of every command that writes an edited file: IN OUT or
@@ -219,8 +229,7 @@ const Command kCommands[] = {
                     "--nocheck-files to skip)");
        AddJson(app, a, "the findings as JSON (report.proto VerifyReport)");
        AddInputFormat(app, a);
-       app.add_flag("--progress,!--noprogress", a.progress,
-                    "a progress line on a terminal");
+       AddProgress(app, a);
      },
      RunVerify},
     {"diff",
@@ -274,8 +283,7 @@ const Command kCommands[] = {
            ->capture_default_str();
        app.add_flag("--fsync,!--nofsync", a.fsync,
                     "fsync before renaming (default; --nofsync to skip)");
-       app.add_flag("--progress,!--noprogress", a.progress,
-                    "a progress line on a terminal");
+       AddProgress(app, a);
        AddJson(app, a, "the plan as JSON (report.proto RepairReport)");
      },
      RunRepair},

@@ -125,7 +125,12 @@ int VerifyMetadataFile(const std::string& path, const serde::MappedFile& file,
   if (a.check_files) options.base_dir = DirOf(path);
   options.release_consumed_input = true;
   file.AdviseSequential();
-  absl::StatusOr<StreamVerifyResult> r = VerifyMetadataStreaming(file.bytes(), options);
+  absl::StatusOr<StreamVerifyResult> r;
+  {
+    ProgressLine progress("verifying", file.size(), a.progress);
+    options.progress = progress.Sink();
+    r = VerifyMetadataStreaming(file.bytes(), options);
+  }
   // A file truncated meanwhile read as zeros (SIGBUS guard): report that.
   if (absl::Status intact = file.CheckIntact(); !intact.ok()) return Fail(intact);
   if (!r.ok()) {

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -23,6 +24,7 @@
 #include "flinkstate/drop_operator.h"
 #include "flinkstate/relocate.h"
 #include "flinkstate/strip_state.h"
+#include "flinkstate/verify.h"
 #include "tests/flinkstate/corpus.h"
 #include "tests/testing/fault_file_ops.h"
 #include "tests/testing/status_matchers.h"
@@ -183,6 +185,23 @@ TEST(EditEntryPointTest, OneCallPerEditForEveryKind) {
               StatusIs(absl::StatusCode::kInvalidArgument, "holds no operator state"));
   EXPECT_THAT(PlanDropOperators(zk, ids),
               StatusIs(absl::StatusCode::kInvalidArgument, "holds no operators"));
+}
+
+TEST(ProgressSinkTest, StreamingVerifyReportsBytesUpToTheEnd) {
+  // The library reports progress through the sink and never prints.
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(serde::MappedFile f,
+                                  serde::MappedFile::Open(kCheckpoint + "/_metadata"));
+  VerifyOptions o;
+  std::vector<uint64_t> done;
+  o.progress = [&](absl::string_view phase, uint64_t d, uint64_t total) {
+    EXPECT_EQ(phase, "verifying");
+    EXPECT_EQ(total, f.size());
+    done.push_back(d);
+  };
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(StreamVerifyResult r, VerifyMetadataStreaming(f.bytes(), o));
+  ASSERT_EQ(done.size(), static_cast<size_t>(r.operators) + 1);  // per operator, then the end
+  EXPECT_TRUE(std::is_sorted(done.begin(), done.end()));
+  EXPECT_EQ(done.back(), f.size());
 }
 
 TEST(OpenTest, ErrorsSayWhatTheBytesAre) {

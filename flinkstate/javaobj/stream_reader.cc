@@ -127,6 +127,7 @@ class StreamReader {
   absl::Status ReadObject(Expect expect, ItemId* out);
   absl::Status ReadClassDesc(ItemId* out, DescId* desc);
   absl::Status ReadNewClassDesc(ItemId* out);
+  absl::Status ReadClassDescTail(ItemId id, size_t mark, DescId did);
   absl::Status ReadNewProxyClassDesc(ItemId* out);
   // The head newObject, newClass and newEnum share: the item at its TC byte
   // `tc` (skipped), then its classDesc read as the item's first child.
@@ -596,22 +597,7 @@ absl::Status StreamReader::ReadNewClassDesc(ItemId* out) {
   d.fields = std::move(fields);
   d.prim_bytes = prim_bytes;
   d.num_object_fields = nobj;
-  uint64_t end_offset;
-  uint32_t count;
-  FLINKSTATE_RETURN_IF_ERROR(ReadAnnotation(&end_offset, &count));
-  ItemId super_item;
-  DescId super;
-  path_.back().kind = Seg::kSuper;
-  FLINKSTATE_RETURN_IF_ERROR(ReadClassDesc(&super_item, &super));
-  path_.pop_back();
-  scratch_.push_back(super_item);
-  ClassDesc& d2 = s_.descs_[did];
-  d2.super = super;
-  if (super != kNoDesc) d2.chain = s_.descs_[super].chain;
-  d2.chain.push_back(did);
-  d2.complete = true;
-  Finish(id, mark);
-  return absl::OkStatus();
+  return ReadClassDescTail(id, mark, did);
 }
 
 // `TC_PROXYCLASSDESC [H] count(i4) interfaceName* classAnnotation superClassDesc`
@@ -645,22 +631,7 @@ absl::Status StreamReader::ReadNewProxyClassDesc(ItemId* out) {
     s_.descs_[did].interfaces.push_back(std::move(iface));
     s_.descs_[did].interface_ranges.push_back(r);
   }
-  uint64_t end_offset;
-  uint32_t count;
-  FLINKSTATE_RETURN_IF_ERROR(ReadAnnotation(&end_offset, &count));
-  ItemId super_item;
-  DescId super;
-  path_.back().kind = Seg::kSuper;
-  FLINKSTATE_RETURN_IF_ERROR(ReadClassDesc(&super_item, &super));
-  path_.pop_back();
-  scratch_.push_back(super_item);
-  ClassDesc& d = s_.descs_[did];
-  d.super = super;
-  if (super != kNoDesc) d.chain = s_.descs_[super].chain;
-  d.chain.push_back(did);
-  d.complete = true;
-  Finish(id, mark);
-  return absl::OkStatus();
+  return ReadClassDescTail(id, mark, did);
 }
 
 absl::Status StreamReader::ReadAnnotation(uint64_t* end_offset,
@@ -766,6 +737,28 @@ absl::Status StreamReader::ReadNewString(ItemId* out) {
                 "malformed modified UTF-8 in string", body_at + bad);
   }
   Finish(*out, scratch_.size());
+  return absl::OkStatus();
+}
+
+// `classAnnotation superClassDesc`, the end that newClassDesc and
+// newProxyClassDesc share; completes descriptor `did` (its superclass chain)
+// and item `id`. `path_` ends in the descriptor's segment, which this pops.
+absl::Status StreamReader::ReadClassDescTail(ItemId id, size_t mark, DescId did) {
+  uint64_t end_offset;
+  uint32_t count;
+  FLINKSTATE_RETURN_IF_ERROR(ReadAnnotation(&end_offset, &count));
+  ItemId super_item;
+  DescId super;
+  path_.back().kind = Seg::kSuper;
+  FLINKSTATE_RETURN_IF_ERROR(ReadClassDesc(&super_item, &super));
+  path_.pop_back();
+  scratch_.push_back(super_item);
+  ClassDesc& d = s_.descs_[did];
+  d.super = super;
+  if (super != kNoDesc) d.chain = s_.descs_[super].chain;
+  d.chain.push_back(did);
+  d.complete = true;
+  Finish(id, mark);
   return absl::OkStatus();
 }
 

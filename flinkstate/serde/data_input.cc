@@ -129,19 +129,16 @@ absl::Status DataInput::ReadModifiedUtf8Raw(ByteView* body,
 }
 
 absl::Status DataInput::ReadModifiedUtf8(std::string* out) {
-  const size_t saved = pos_;
-  uint16_t len;
-  if (absl::Status s = ReadUint16(&len); !s.ok()) return s;
-  if (absl::Status s = Require(len, "modified UTF-8 string"); !s.ok()) {
-    pos_ = saved;
-    return s;
+  // One reader of the `u2 length + bytes` form: ReadModifiedUtf8Raw checks the
+  // bounds and the encoding (and rewinds on failure); here only the text is made.
+  ByteView body;
+  if (absl::Status s = ReadModifiedUtf8Raw(&body, nullptr); !s.ok()) return s;
+  if (IsPlainAscii(body)) {
+    out->assign(reinterpret_cast<const char*>(body.data()), body.size());
+    return absl::OkStatus();
   }
-  absl::StatusOr<std::string> text = ModifiedUtf8ToUtf8(data_.subspan(pos_, len));
-  if (!text.ok()) {
-    pos_ = saved;
-    return Fail(text.status().code(), WithoutLayer(text.status().message()));
-  }
-  pos_ += len;
+  absl::StatusOr<std::string> text = ModifiedUtf8ToUtf8(body);
+  if (!text.ok()) return Fail(absl::StatusCode::kInternal, "modified UTF-8 checked twice differently");
   *out = *std::move(text);
   return absl::OkStatus();
 }

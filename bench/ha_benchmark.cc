@@ -24,7 +24,8 @@
 #include "benchmark/benchmark.h"
 #include "flinkstate/completed_checkpoint.h"
 #include "tests/fixtures/completed_checkpoint_writer.h"
-#include "flinkstate/ha_rewrite.h"
+#include "flinkstate/relocate.h"
+#include "flinkstate/strip_state.h"
 #include "tests/fixtures/metadata_generator.h"
 #include "flinkstate/metadata_reader.h"
 #include "flinkstate/javaobj/stream_reader.h"
@@ -99,7 +100,7 @@ void BM_PlanStrip(benchmark::State& state) {
   StripOptions o;
   o.state_name = "topic-partition-offset-states";
   for (auto _ : state) {
-    absl::StatusOr<HaStripResult> r = PlanStripCompletedCheckpoint(s, *m, o);
+    absl::StatusOr<StripResult> r = PlanStripCompletedCheckpoint(s, *m, o);
     benchmark::DoNotOptimize(r);
   }
   state.SetBytesProcessed(state.iterations() * f->size());
@@ -118,7 +119,7 @@ void BM_StripWriteVerify(benchmark::State& state) {
     absl::StatusOr<StateFile> m = ReadCompletedCheckpointBytes(f->bytes(), &s);
     StripOptions o;
     o.state_name = "topic-partition-offset-states";
-    absl::StatusOr<HaStripResult> r = PlanStripCompletedCheckpoint(s, *m, o);
+    absl::StatusOr<StripResult> r = PlanStripCompletedCheckpoint(s, *m, o);
     serde::SpliceOptions so;
     so.sync = false;
     absl::Status st = serde::WritePlanAtomically(

@@ -5,7 +5,10 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "flinkstate/completed_checkpoint.h"
 #include "flinkstate/javaobj/layouts.h"
+#include "flinkstate/javaobj/stream_writer.h"
+#include "flinkstate/metadata_writer.h"
 #include "flinkstate/javaobj/rewriter.h"
 #include "flinkstate/operator_id.h"
 #include "flinkstate/serde/data_output.h"
@@ -142,6 +145,31 @@ absl::Status VerifyDropped(const StateFile& before, const StateFile& after,
     return absl::DataLossError("drop-operator verify: header or properties changed");
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<DropResult> PlanDropOperators(const LoadedFile& file,
+                                             const std::vector<std::string>& operator_ids) {
+  if (!file.is_state_file() || file.encoding != Encoding::kRaw) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        file.path, ": drop-operator: a ", FileKindName(file.kind),
+        file.encoding != Encoding::kRaw ? " stored wrapped (decode it first)" : "",
+        " holds no operators to drop; give a _metadata or completedCheckpoint file"));
+  }
+  if (file.kind == FileKind::kCompletedCheckpoint) {
+    return PlanDropOperatorsCompletedCheckpoint(*file.stream, file.model, operator_ids);
+  }
+  return PlanDropOperators(file.model, file.bytes(), operator_ids);
+}
+
+absl::Status VerifyDropped(const LoadedFile& before, serde::ByteView output,
+                           const std::vector<std::string>& dropped_ids) {
+  if (before.kind == FileKind::kCompletedCheckpoint) {
+    FLINKSTATE_RETURN_IF_ERROR(javaobj::VerifyRoundTrip(output));
+    FLINKSTATE_ASSIGN_OR_RETURN(StateFile after, ReadCompletedCheckpointBytes(output));
+    return VerifyDropped(before.model, after, dropped_ids);
+  }
+  FLINKSTATE_ASSIGN_OR_RETURN(StateFile after, ReadStateFileRoundTrip(output));
+  return VerifyDropped(before.model, after, dropped_ids);
 }
 
 }  // namespace flinkstate

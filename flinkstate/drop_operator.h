@@ -25,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "flinkstate/checkpoint_metadata.h"
 #include "flinkstate/javaobj/object_model.h"
+#include "flinkstate/open.h"
 #include "flinkstate/serde/edit_plan.h"
 
 namespace flinkstate {
@@ -35,6 +36,22 @@ struct DropResult {
   uint64_t bytes_removed = 0;
 };
 
+// drop-operator of any file that holds operators: `_metadata` or
+// completedCheckpoint (from `Open`, stored raw); the kind decides the
+// implementation below, the result and the verify are the same.
+// Return values: as below; `InvalidArgument` for another kind.
+[[nodiscard]] absl::StatusOr<DropResult> PlanDropOperators(
+    const LoadedFile& file, const std::vector<std::string>& operator_ids);
+
+// Checks `output` (what `PlanDropOperators(before, ...)` wrote): it decodes as
+// `before`'s kind and re-encodes byte for byte, and `VerifyDropped` of the two
+// models holds.
+[[nodiscard]] absl::Status VerifyDropped(const LoadedFile& before, serde::ByteView output,
+                                         const std::vector<std::string>& dropped_ids);
+
+// --- Per kind -----------------------------------------------------------------
+
+// `_metadata` files.
 // Return values:
 //   `InvalidArgument` for an operator-snapshot file or a malformed ID;
 //   `NotFound` if an ID matches no operator (nothing is written).

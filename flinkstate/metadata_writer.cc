@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "flinkstate/format_constants.h"
+#include "flinkstate/metadata_reader.h"
 #include "flinkstate/serde/data_output.h"
 #include "flinkstate/serde/status_macros.h"
 
@@ -564,6 +565,13 @@ absl::Status CheckReproducesRange(const EditPlan& plan, ByteView input,
                                             range.size));
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<StateFile> ReadStateFileRoundTrip(serde::ByteView output) {
+  FLINKSTATE_ASSIGN_OR_RETURN(StateFile model, ReadStateFile(output));
+  FLINKSTATE_ASSIGN_OR_RETURN(serde::EditPlan plan, EncodeStateFile(model, output));
+  FLINKSTATE_RETURN_IF_ERROR(CheckReproducesInput(plan, output));
+  return model;
 }
 
 }  // namespace flinkstate

@@ -91,6 +91,12 @@ std::vector<std::string> ConversionLosses(const StateFile& file, uint32_t target
                                                 serde::ByteView input,
                                                 SourceRange range);
 
+// Reads an edit's `output` as a `_metadata` or operator-snapshot file and
+// checks that encoding the model reproduces it byte for byte: the first step
+// of every edit's verify. Return values: the reader's errors; `DataLoss` from
+// `CheckReproducesInput`. Lifetime: the model's views point into `output`.
+[[nodiscard]] absl::StatusOr<StateFile> ReadStateFileRoundTrip(serde::ByteView output);
+
 }  // namespace flinkstate
 
 #endif  // FLINKSTATE_FLINKSTATE_METADATA_WRITER_H_

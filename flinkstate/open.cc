@@ -62,31 +62,31 @@ std::string Describe(serde::ByteView b) {
   return absl::StrCat(b.size(), " bytes of unknown binary data");
 }
 
-// Decodes `f.bytes()` into the model of its kind.
-absl::Status Decode(LoadedFile& f) {
+// Unwraps and decodes `f.bytes()` into the model of its kind.
+absl::Status Decode(LoadedFile& f, const OpenOptions& options) {
   serde::ByteView b = f.bytes();
-  // Input-format step: this is where wrapped forms are unwrapped into
-  // `f.decoded` before sniffing (serde/input_format.h: gzip, hex text,
-  // kubectl/JSON output). Today: Base64, as Kubernetes HA stores values.
-  if (LooksLikeBase64JavaStream(b)) {
-    FLINKSTATE_ASSIGN_OR_RETURN(std::string raw, DecodeBase64JavaStream(b));
-    f.decoded = std::make_shared<const std::string>(std::move(raw));
-    f.encoding = Encoding::kBase64;
-    b = f.bytes();
+  // Input-format step: wrapped forms are unwrapped into `f.decoded` before
+  // sniffing. An empty input is left to `Describe` below.
+  if (!b.empty()) {
+    FLINKSTATE_ASSIGN_OR_RETURN(serde::DecodedInput d,
+                                serde::DecodeInputFormat(b, options.input_format, options.limits));
+    if (!d.layers.empty()) {
+      f.encoding = d.layers.size() == 1 && d.layers[0] == serde::InputFormat::kBase64
+                       ? Encoding::kBase64
+                       : Encoding::kWrapped;
+      f.layers = std::move(d.layers);
+      f.decoded = std::make_shared<const std::string>(std::move(d.decoded));
+      b = f.bytes();
+    }
   }
   f.kind = SniffFileKind(b);
   switch (f.kind) {
     case FileKind::kMetadata:
     case FileKind::kOperatorSnapshot: {
-      if (f.encoding != Encoding::kRaw) break;
       FLINKSTATE_ASSIGN_OR_RETURN(f.model, ReadStateFile(b));
       return absl::OkStatus();
     }
     case FileKind::kCompletedCheckpoint: {
-      if (f.encoding != Encoding::kRaw) {
-        f.kind = FileKind::kJavaStream;  // Base64 of one: shown as a stream
-        return absl::OkStatus();
-      }
       auto stream = std::make_shared<javaobj::Stream>();
       FLINKSTATE_ASSIGN_OR_RETURN(f.model, ReadCompletedCheckpointBytes(b, stream.get()));
       f.stream = std::move(stream);
@@ -150,7 +150,7 @@ serde::ByteView LoadedFile::bytes() const {
   return file.bytes();
 }
 
-absl::StatusOr<LoadedFile> Open(const std::string& path) {
+absl::StatusOr<LoadedFile> Open(const std::string& path, const OpenOptions& options) {
   LoadedFile f;
   f.path = path;
   // s3:// URLs (and prefixes, for a checkpoint "directory"): a sparse
@@ -175,7 +175,7 @@ absl::StatusOr<LoadedFile> Open(const std::string& path) {
     }
   }
   FLINKSTATE_ASSIGN_OR_RETURN(f.file, serde::MappedFile::Open(f.path));
-  absl::Status s = Decode(f);
+  absl::Status s = Decode(f, options);
   // Checked after decoding either way: an error caused by lost pages is
   // reported as the truncation it is.
   if (absl::Status intact = f.file.CheckIntact(); !intact.ok()) return intact;
@@ -183,23 +183,31 @@ absl::StatusOr<LoadedFile> Open(const std::string& path) {
   return f;
 }
 
-absl::StatusOr<LoadedFile> OpenBytes(std::string bytes, absl::string_view name) {
+absl::StatusOr<LoadedFile> OpenBytes(std::string bytes, absl::string_view name,
+                                     const OpenOptions& options) {
   LoadedFile f;
   f.path = std::string(name);
   f.decoded = std::make_shared<const std::string>(std::move(bytes));
-  absl::Status s = Decode(f);
+  absl::Status s = Decode(f, options);
   if (!s.ok()) return WithPath(f.path, s);
   return f;
 }
 
-absl::StatusOr<LoadedFile> OpenStateFile(const std::string& path) {
-  FLINKSTATE_ASSIGN_OR_RETURN(LoadedFile f, Open(path));
+absl::StatusOr<LoadedFile> OpenStateFile(const std::string& path, const OpenOptions& options) {
+  FLINKSTATE_ASSIGN_OR_RETURN(LoadedFile f, Open(path, options));
   if (f.is_state_file() && f.encoding == Encoding::kRaw) return f;
   if (f.encoding == Encoding::kBase64) {
     return absl::InvalidArgumentError(absl::StrCat(
-        f.path, ": Base64 text of a Java stream (a Kubernetes HA value); this command does "
-                "not rewrite Base64: decode it (base64 -d), run the command on the raw bytes, "
-                "and encode the result (base64 -w0)"));
+        f.path, ": Base64 text of a ", FileKindName(f.kind),
+        " (a Kubernetes HA value?); this command does not rewrite Base64: decode it "
+        "(base64 -d), run the command on the raw bytes, and encode the result (base64 -w0)"));
+  }
+  if (f.encoding == Encoding::kWrapped) {
+    serde::DecodedInput d;
+    d.layers = f.layers;
+    return absl::InvalidArgumentError(absl::StrCat(
+        f.path, ": a ", FileKindName(f.kind), " stored as ", d.Description(),
+        "; this command rewrites only raw files: decode it first and run it on the raw bytes"));
   }
   return absl::InvalidArgumentError(absl::StrCat(
       f.path, ": a ", FileKindName(f.kind),

@@ -18,8 +18,12 @@
 //   }
 //   ```
 //
-// The kind is sniffed from the first bytes by the named constants below; a
-// directory opens its `_metadata`. Bytes that are none of these give
+// First the on-disk wrapping is removed (serde/input_format.h: gzip, hex
+// text, Base64 as a Kubernetes HA ConfigMap stores values, wrapped or not,
+// and the value inside `kubectl get configmap -o json|yaml` output; or the
+// one layer `OpenOptions::input_format` forces). Then the kind is sniffed from
+// the first bytes by the named constants below; a directory opens its
+// `_metadata`. Bytes that are none of these give
 // `InvalidArgument` saying what they look like (empty, too short, gzip, zip,
 // text, ...), so a user who downloaded the wrong thing sees why.
 //
@@ -39,6 +43,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -49,6 +54,7 @@
 #include "flinkstate/javaobj/object_model.h"
 #include "flinkstate/javaobj/stream_constants.h"
 #include "flinkstate/serde/byte_view.h"
+#include "flinkstate/serde/input_format.h"
 #include "flinkstate/serde/mapped_file.h"
 
 namespace flinkstate {
@@ -80,7 +86,16 @@ const char* FileKindName(FileKind kind);
 // How the bytes were wrapped on disk.
 enum class Encoding : uint8_t {
   kRaw,
-  kBase64,  // "rO0AB...": Base64 text, as a Kubernetes HA ConfigMap value holds it
+  kBase64,   // "rO0AB...": Base64 text, as a Kubernetes HA ConfigMap value holds it
+  kWrapped,  // any other wrapping or several layers (gzip, hex, kubectl output): `layers`
+};
+
+// How `Open` reads what is on disk.
+struct OpenOptions {
+  // kAuto detects the wrapping (serde::DecodeInputFormat); another value
+  // decodes exactly that layer (kRaw: none), as `--input-format` asks.
+  serde::InputFormat input_format = serde::InputFormat::kAuto;
+  serde::InputFormatLimits limits;
 };
 
 // What the first bytes say, without decoding. A Java stream that is not a
@@ -94,6 +109,8 @@ struct LoadedFile {
   std::string path;  // as given (a directory: its "<dir>/_metadata")
   FileKind kind = FileKind::kUnknown;
   Encoding encoding = Encoding::kRaw;
+  // The wrappings removed, outermost first (empty for kRaw).
+  std::vector<serde::InputFormat> layers;
   serde::MappedFile file;  // the file's bytes as on disk (empty for OpenBytes)
   // The bytes decoded from the on-disk form (Base64) or given to OpenBytes;
   // null when the file is used as is.
@@ -128,17 +145,22 @@ struct LoadedFile {
 //   errors (`OutOfRange` truncated, `InvalidArgument` malformed, `DataLoss`
 //   an aborted Java stream); `DataLoss` if the file was truncated while it was
 //   being read.
-[[nodiscard]] absl::StatusOr<LoadedFile> Open(const std::string& path);
+//   The input-format errors (`InvalidArgument` naming the layer and byte
+//   offset, `ResourceExhausted` past `options.limits`).
+[[nodiscard]] absl::StatusOr<LoadedFile> Open(const std::string& path,
+                                              const OpenOptions& options = {});
 
-// As `Open`, for bytes in memory (copied into the result). `name` stands for
+// As `Open`, for bytes in memory (moved into the result). `name` stands for
 // the path in messages.
 [[nodiscard]] absl::StatusOr<LoadedFile> OpenBytes(std::string bytes,
-                                                   absl::string_view name = "<bytes>");
+                                                   absl::string_view name = "<bytes>",
+                                                   const OpenOptions& options = {});
 
 // As `Open`, but fails unless the file is a metadata, operator-snapshot or
-// raw completedCheckpoint file (the kinds the edits rewrite), saying what to
-// do with the others.
-[[nodiscard]] absl::StatusOr<LoadedFile> OpenStateFile(const std::string& path);
+// completedCheckpoint file stored raw (the kinds and form the edits rewrite),
+// saying what to do with the others.
+[[nodiscard]] absl::StatusOr<LoadedFile> OpenStateFile(const std::string& path,
+                                                       const OpenOptions& options = {});
 
 }  // namespace flinkstate
 

@@ -23,6 +23,13 @@ inline uint64_t Fmix64(uint64_t k) {
   return k;
 }
 
+constexpr uint64_t kC1 = 0x87c37b91114253d5ULL;
+constexpr uint64_t kC2 = 0x4cf5ad432745937fULL;
+
+// Guava's Murmur3_128Hasher.mixK1 / mixK2.
+inline uint64_t MixK1(uint64_t k1) { return Rotl64(k1 * kC1, 31) * kC2; }
+inline uint64_t MixK2(uint64_t k2) { return Rotl64(k2 * kC2, 33) * kC1; }
+
 inline uint64_t LoadLittleEndian64(const uint8_t* p) {
   uint64_t v = 0;
   for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
@@ -41,23 +48,12 @@ std::array<uint8_t, 16> MurmurHash3X64_128(absl::string_view data, uint32_t seed
   const size_t blocks = len / 16;
   uint64_t h1 = seed;
   uint64_t h2 = seed;
-  constexpr uint64_t c1 = 0x87c37b91114253d5ULL;
-  constexpr uint64_t c2 = 0x4cf5ad432745937fULL;
-
   for (size_t i = 0; i < blocks; ++i) {
-    uint64_t k1 = LoadLittleEndian64(bytes + 16 * i);
-    uint64_t k2 = LoadLittleEndian64(bytes + 16 * i + 8);
-    k1 *= c1;
-    k1 = Rotl64(k1, 31);
-    k1 *= c2;
-    h1 ^= k1;
+    h1 ^= MixK1(LoadLittleEndian64(bytes + 16 * i));
     h1 = Rotl64(h1, 27);
     h1 += h2;
     h1 = h1 * 5 + 0x52dce729;
-    k2 *= c2;
-    k2 = Rotl64(k2, 33);
-    k2 *= c1;
-    h2 ^= k2;
+    h2 ^= MixK2(LoadLittleEndian64(bytes + 16 * i + 8));
     h2 = Rotl64(h2, 31);
     h2 += h1;
     h2 = h2 * 5 + 0x38495ab5;
@@ -68,21 +64,11 @@ std::array<uint8_t, 16> MurmurHash3X64_128(absl::string_view data, uint32_t seed
   uint64_t k2 = 0;
   const size_t rest = len & 15;
   for (size_t i = rest; i > 8; --i) k2 ^= uint64_t{tail[i - 1]} << (8 * (i - 9));
-  if (rest > 8) {
-    k2 *= c2;
-    k2 = Rotl64(k2, 33);
-    k2 *= c1;
-    h2 ^= k2;
-  }
+  if (rest > 8) h2 ^= MixK2(k2);
   for (size_t i = std::min<size_t>(rest, 8); i > 0; --i) {
     k1 ^= uint64_t{tail[i - 1]} << (8 * (i - 1));
   }
-  if (rest > 0) {
-    k1 *= c1;
-    k1 = Rotl64(k1, 31);
-    k1 *= c2;
-    h1 ^= k1;
-  }
+  if (rest > 0) h1 ^= MixK1(k1);
 
   h1 ^= len;
   h2 ^= len;

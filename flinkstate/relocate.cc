@@ -7,13 +7,49 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/match.h"
+#include "flinkstate/completed_checkpoint.h"
+#include "flinkstate/inspect.h"
+#include "flinkstate/report_diff.h"
+#include "flinkstate/javaobj/layouts.h"
+#include "flinkstate/javaobj/rewriter.h"
+#include "flinkstate/javaobj/stream_reader.h"
+#include "flinkstate/javaobj/stream_writer.h"
 #include "flinkstate/handle_walker.h"
+#include "flinkstate/metadata_writer.h"
+#include "flinkstate/operator_id.h"
 #include "flinkstate/serde/data_output.h"
 #include "flinkstate/serde/modified_utf8.h"
 #include "flinkstate/serde/status_macros.h"
 
 namespace flinkstate {
 namespace {
+
+using javaobj::ItemId;
+using javaobj::ItemKind;
+
+
+// Visits the string items a relocation may rewrite: (defining string item,
+// what it is).
+template <typename Fn>
+void ForEachPathString(const javaobj::Stream& s, Fn&& fn) {
+  for (ItemId i = 0; i < s.num_items(); ++i) {
+    const javaobj::Item& it = s.item(i);
+    if (it.kind != ItemKind::kObject) continue;
+    const std::string& cls = s.desc(it.desc).name;
+    auto visit = [&](const char* field, const char* what) {
+      const ItemId v = s.FieldValue(i, field);
+      if (v == javaobj::kNoItem) return;
+      const ItemId d = s.Resolve(v);
+      if (s.item(d).kind == ItemKind::kString) fn(d, what);
+    };
+    if (cls == "java.net.URI") {
+      visit("string", "Path URI");
+    } else if (s.desc(it.desc).FindField("externalPointer") >= 0) {
+      visit("externalPointer", "externalPointer");
+    }
+  }
+}
 
 // Calls `fn(what, utf)` for every relocatable string, in file order.
 template <typename Fn>
@@ -49,6 +85,44 @@ void ForEachPath(const StateFile& file, Fn fn) {
   WalkStateFile(file, &v);
 }
 
+// One path-bearing item of a file, as the relative modes compare them.
+struct PathEntry {
+  uint8_t tag = 0;
+  int64_t state_size = 0;
+  std::string path;
+  bool operator==(const PathEntry& o) const {
+    return tag == o.tag && state_size == o.state_size && path == o.path;
+  }
+};
+
+// File and relative stream handles (tags 2, 6), segment files (15) and the
+// directories of file-merging operator handles (17), in file order.
+class PathEntryCollector : public HandleVisitor {
+ public:
+  void OnOperatorHandle(const HandleContext&, const OperatorStateHandle& h) override {
+    if (h.tag == static_cast<uint8_t>(HandleTag::kSegmentPartitionableOperator)) {
+      entries.push_back({h.tag, 0, h.task_owned_directory.value});
+      entries.push_back({h.tag, 0, h.shared_directory.value});
+    }
+  }
+  void OnStream(const HandleContext&, const StreamStateHandle& h) override {
+    switch (static_cast<HandleTag>(h.tag)) {
+      case HandleTag::kFileStream:
+      case HandleTag::kRelativeStream:
+        handles.push_back(&h);
+        entries.push_back({h.tag, h.state_size, h.path.value});
+        break;
+      case HandleTag::kSegmentFile:
+        entries.push_back({h.tag, h.state_size, h.path.value});
+        break;
+      default:
+        break;
+    }
+  }
+  std::vector<const StreamStateHandle*> handles;  // tags 2 and 6
+  std::vector<PathEntry> entries;
+};
+
 bool IsControl(char ch) {
   const auto c = static_cast<uint8_t>(ch);
   return c < 0x20 || c == 0x7F;
@@ -63,6 +137,162 @@ size_t SchemeLength(absl::string_view p) {
     if (!absl::ascii_isalnum(c) && c != '+' && c != '-' && c != '.') return 0;
   }
   return 0;
+}
+
+absl::string_view WithoutTrailingSlash(absl::string_view dir) {
+  while (dir.size() > 1 && dir.back() == '/') dir.remove_suffix(1);
+  return dir;
+}
+
+// The path of `path` relative to the directory `dir` if it lies inside it.
+std::optional<std::string> PathInside(absl::string_view path, absl::string_view dir) {
+  dir = WithoutTrailingSlash(dir);
+  if (path.size() <= dir.size() + 1 || !absl::StartsWith(path, dir) ||
+      path[dir.size()] != '/') {
+    return std::nullopt;
+  }
+  return std::string(path.substr(dir.size() + 1));
+}
+
+std::string UnderDirectory(absl::string_view dir, absl::string_view relative) {
+  return absl::StrCat(WithoutTrailingSlash(dir), "/", relative);
+}
+
+// OK for what Flink's `new Path(exclusiveDir, relativePath)` resolves inside
+// the directory: non-empty segments other than '.' and '..', no scheme, no
+// leading '/', no control characters.
+absl::Status CheckRelativePath(absl::string_view rel) {
+  if (rel.empty()) return absl::InvalidArgumentError("is empty");
+  for (size_t i = 0; i < rel.size(); ++i) {
+    if (IsControl(rel[i])) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "holds the control character 0x",
+          absl::Hex(static_cast<uint8_t>(rel[i]), absl::kZeroPad2), " at position ", i));
+    }
+  }
+  if (rel[0] == '/') return absl::InvalidArgumentError("is absolute");
+  const size_t colon = rel.find(':');
+  if (colon != absl::string_view::npos && colon < rel.find('/')) {
+    return absl::InvalidArgumentError("starts with a URI scheme");
+  }
+  for (absl::string_view seg : absl::StrSplit(rel, '/')) {
+    if (seg.empty()) return absl::InvalidArgumentError("has an empty segment");
+    if (seg == "." || seg == "..") {
+      return absl::InvalidArgumentError(absl::StrCat("has a '", seg, "' segment"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RequireRelativeCapable(const StateFile& file, const char* flag) {
+  if (file.kind != StateFileKind::kMetadata) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "relocate ", flag, ": only a _metadata file can hold relative handles (Flink "
+        "resolves them against the directory it reads the _metadata from); this is ",
+        file.kind == StateFileKind::kOperatorSnapshot ? "an operator-snapshot file"
+                                                      : "a completedCheckpoint",
+        ", which has no such directory"));
+  }
+  if (file.metadata.version < kMinRelativeHandleVersion) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "relocate ", flag, ": metadata version ", file.metadata.version,
+        " has no relative handles (RelativeFileStateHandle, tag 6, exists from version ",
+        kMinRelativeHandleVersion, ", Flink 1.11); convert --to-version ",
+        kMinRelativeHandleVersion, " first"));
+  }
+  return absl::OkStatus();
+}
+
+// The handle as the other type: tag 6 (`utf relativePath`, `i64 stateSize`)
+// or tag 2 (`i64 stateSize`, `utf filePath`), as
+// `MetadataV2V3SerializerBase.serializeStreamStateHandle` writes them.
+absl::StatusOr<std::string> EncodePathHandle(HandleTag tag, int64_t state_size,
+                                             absl::string_view path) {
+  std::string bytes;
+  serde::DataOutput out(&bytes);
+  out.WriteUint8(static_cast<uint8_t>(tag));
+  if (tag == HandleTag::kFileStream) out.WriteInt64(state_size);
+  FLINKSTATE_RETURN_IF_ERROR(out.WriteModifiedUtf8(path));
+  if (tag == HandleTag::kRelativeStream) out.WriteInt64(state_size);
+  return bytes;
+}
+
+PathEntry ExpectedEntry(const PathEntry& e, const RelocateOptions& options) {
+  if (options.mode == RelocateMode::kToRelative &&
+      e.tag == static_cast<uint8_t>(HandleTag::kFileStream)) {
+    if (std::optional<std::string> rel = PathInside(e.path, options.from_prefix)) {
+      return {static_cast<uint8_t>(HandleTag::kRelativeStream), e.state_size, *rel};
+    }
+  }
+  if (options.mode == RelocateMode::kToAbsolute &&
+      e.tag == static_cast<uint8_t>(HandleTag::kRelativeStream)) {
+    return {static_cast<uint8_t>(HandleTag::kFileStream), e.state_size,
+            UnderDirectory(options.to_prefix, e.path)};
+  }
+  return e;
+}
+
+absl::StatusOr<RelocateResult> PlanRelativeMode(const StateFile& file,
+                                                serde::ByteView input,
+                                                const RelocateOptions& options) {
+  const bool to_relative = options.mode == RelocateMode::kToRelative;
+  const char* flag = to_relative ? "--to-relative" : "--to-absolute";
+  FLINKSTATE_RETURN_IF_ERROR(RequireRelativeCapable(file, flag));
+  PathEntryCollector collected;
+  WalkStateFile(file, &collected);
+  RelocateResult result;
+  std::vector<serde::Replacement> edits;
+  for (const StreamStateHandle* h : collected.handles) {
+    const PathEntry before{h->tag, h->state_size, h->path.value};
+    const PathEntry after = ExpectedEntry(before, options);
+    if (after == before) continue;
+    // The relative path is the one Flink joins to the directory: it must stay
+    // inside it.
+    const std::string& rel = to_relative ? after.path : before.path;
+    if (absl::Status s = CheckRelativePath(rel); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "relocate ", flag, ": the relative path '", absl::CHexEscape(rel),
+          "' of the handle at byte ", h->range.offset, " ", s.message()));
+    }
+    if (!to_relative && !options.allow_unsafe_paths) {
+      if (absl::Status s = CheckSafePath(after.path); !s.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "relocate ", flag, ": the handle at byte ", h->range.offset, " would become '",
+            absl::CHexEscape(after.path), "', which ", s.message(),
+            " (--allow-unsafe-paths to write it anyway)"));
+      }
+    }
+    absl::StatusOr<std::string> bytes =
+        EncodePathHandle(static_cast<HandleTag>(after.tag), after.state_size, after.path);
+    if (!bytes.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("relocate ", flag, ": the handle at byte ",
+                                                     h->range.offset, " cannot be written: ",
+                                                     bytes.status().message()));
+    }
+    edits.push_back({h->range, *std::move(bytes)});
+    result.changed.push_back({to_relative ? "FileStateHandle -> RelativeFileStateHandle"
+                                          : "RelativeFileStateHandle -> FileStateHandle",
+                              before.path, after.path, h->range.offset});
+  }
+  if (to_relative) {
+    ForEachPath(file, [&](const char* what, const Utf& u) {
+      if (absl::string_view(what) != "FileStateHandle path" &&
+          PathInside(u.value, options.from_prefix)) {
+        result.left_absolute.push_back({what, u.value, "", u.range.offset});
+      }
+    });
+  }
+  if (result.changed.empty()) {
+    return absl::NotFoundError(
+        to_relative ? absl::StrCat("relocate --to-relative: no FileStateHandle path lies inside '",
+                                   absl::CHexEscape(options.from_prefix),
+                                   "'; nothing was written")
+                    : std::string("relocate --to-absolute: the file holds no relative handle; "
+                                  "nothing was written"));
+  }
+  FLINKSTATE_ASSIGN_OR_RETURN(
+      result.plan, serde::EditPlan::FromReplacements(input.size(), std::move(edits)));
+  return result;
 }
 
 }  // namespace
@@ -103,6 +333,37 @@ absl::Status CheckSafePath(absl::string_view path) {
 }
 
 absl::Status ValidateRelocateOptions(const RelocateOptions& options) {
+  if (options.mode != RelocateMode::kPrefix) {
+    const bool to_relative = options.mode == RelocateMode::kToRelative;
+    const char* mode = to_relative ? "--to-relative" : "--to-absolute";
+    const char* given = to_relative ? "--from" : "--to";
+    const std::string& dir = to_relative ? options.from_prefix : options.to_prefix;
+    const std::string& other = to_relative ? options.to_prefix : options.from_prefix;
+    if (dir.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "relocate: ", mode, " needs ", given, " DIR, the checkpoint directory ",
+          to_relative ? "as the handles name it (e.g. file:/ckpt/JOB/chk-7)"
+                      : "the relative paths are to resolve against"));
+    }
+    if (!other.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("relocate: ", mode, " takes ", given,
+                                                     " only, not ",
+                                                     to_relative ? "--to" : "--from"));
+    }
+    if (absl::Status s = serde::Utf8ToModifiedUtf8(dir).status(); !s.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("relocate: ", given, " is not valid UTF-8: ", s.message()));
+    }
+    // The directory is matched (--to-relative) or written (--to-absolute) as
+    // a whole: it must be a clean absolute path either way.
+    if (absl::Status s = CheckSafePath(dir);
+        !s.ok() && (to_relative || !options.allow_unsafe_paths)) {
+      return absl::InvalidArgumentError(absl::StrCat("relocate: ", given, " '",
+                                                     absl::CHexEscape(dir), "' ",
+                                                     s.message()));
+    }
+    return absl::OkStatus();
+  }
   if (options.from_prefix.empty()) {
     return absl::InvalidArgumentError("relocate: --from must not be empty");
   }
@@ -151,6 +412,9 @@ absl::StatusOr<RelocateResult> PlanRelocate(const StateFile& file,
                                             serde::ByteView input,
                                             const RelocateOptions& options) {
   FLINKSTATE_RETURN_IF_ERROR(ValidateRelocateOptions(options));
+  if (options.mode != RelocateMode::kPrefix) {
+    return PlanRelativeMode(file, input, options);
+  }
   RelocateResult result;
   std::vector<serde::Replacement> edits;
   absl::Status status;
@@ -196,6 +460,22 @@ absl::StatusOr<RelocateResult> PlanRelocate(const StateFile& file,
 
 absl::Status VerifyRelocated(const StateFile& before, const StateFile& after,
                              const RelocateOptions& options) {
+  if (options.mode != RelocateMode::kPrefix) {
+    PathEntryCollector b, a;
+    WalkStateFile(before, &b);
+    WalkStateFile(after, &a);
+    std::vector<PathEntry> expected;
+    for (const PathEntry& e : b.entries) expected.push_back(ExpectedEntry(e, options));
+    if (expected != a.entries) {
+      return absl::DataLossError(
+          "relocate verify: the file and relative handles are not the expected ones");
+    }
+    if (before.metadata.operators.size() != after.metadata.operators.size() ||
+        before.metadata.checkpoint_id != after.metadata.checkpoint_id) {
+      return absl::DataLossError("relocate verify: operators changed");
+    }
+    return absl::OkStatus();
+  }
   std::vector<std::string> expected, got;
   ForEachPath(before, [&](const char*, const Utf& u) {
     expected.push_back(RelocatedPath(u.value, options).value_or(u.value));
@@ -210,6 +490,132 @@ absl::Status VerifyRelocated(const StateFile& before, const StateFile& after,
     return absl::DataLossError("relocate verify: operators changed");
   }
   return absl::OkStatus();
+}
+
+// --- completedCheckpoint files and HA pointers (the javaobj rewriter) -------------
+
+absl::StatusOr<RelocateResult> PlanRelocateCompletedCheckpoint(
+    const javaobj::Stream& s, const RelocateOptions& o) {
+  FLINKSTATE_RETURN_IF_ERROR(ValidateRelocateOptions(o));
+  javaobj::StreamRewriter rw(s);
+  RelocateResult r;
+  std::set<ItemId> done;
+  absl::Status status;
+  ForEachPathString(s, [&](ItemId d, const char* what) {
+    if (!status.ok() || done.count(d) > 0) return;
+    absl::StatusOr<std::string> v = s.StringValue(d);
+    if (!v.ok()) return;
+    const std::optional<std::string> relocated = RelocatedPath(*v, o);
+    if (!relocated) return;
+    done.insert(d);
+    const std::string& after = *relocated;
+    if (!o.allow_unsafe_paths) {
+      if (absl::Status safe = CheckSafePath(after); !safe.ok()) {
+        status = absl::InvalidArgumentError(absl::StrCat(
+            "relocate: ", what, " at byte ", s.item(d).range.offset, " would become '",
+            absl::CHexEscape(after), "', which ", safe.message(),
+            " (--allow-unsafe-paths to write it anyway)"));
+        return;
+      }
+    }
+    status = rw.ReplaceValue(d, javaobj::NewValue::String(after));
+    r.changed.push_back({what, *v, after, s.item(d).range.offset});
+  });
+  FLINKSTATE_RETURN_IF_ERROR(status);
+  if (r.changed.empty()) {
+    return absl::NotFoundError(
+        absl::StrCat("relocate: no path starts with '", absl::CHexEscape(o.from_prefix),
+                     "' at a path boundary; nothing was written"));
+  }
+  FLINKSTATE_ASSIGN_OR_RETURN(r.plan, rw.BuildPlan());
+  return r;
+}
+
+absl::Status VerifyRelocatedCompletedCheckpoint(const StateFile& before,
+                                                serde::ByteView before_input,
+                                                serde::ByteView output,
+                                                const RelocateOptions& o) {
+  FLINKSTATE_RETURN_IF_ERROR(javaobj::VerifyRoundTrip(output));
+  FLINKSTATE_ASSIGN_OR_RETURN(javaobj::Stream s, javaobj::DecodeStream(output));
+  FLINKSTATE_ASSIGN_OR_RETURN(StateFile after, ReadCompletedCheckpoint(s));
+  const std::vector<ReportDifference> d =
+      DiffReports(BuildReport(before, before_input, {}), BuildReport(after, output, {}));
+  if (!d.empty()) {
+    return absl::DataLossError(absl::StrCat("relocate verify: ", d[0].path, " changed from '",
+                                            d[0].a, "' to '", d[0].b, "'"));
+  }
+  if (!absl::StartsWith(o.to_prefix, o.from_prefix)) {
+    std::string left;
+    ForEachPathString(s, [&](ItemId id, const char* what) {
+      absl::StatusOr<std::string> v = s.StringValue(id);
+      if (left.empty() && v.ok() && RelocatedPath(*v, o).has_value()) {
+        left = absl::StrCat(what, " '", *v, "' at byte ", s.item(id).range.offset);
+      }
+    });
+    if (!left.empty()) {
+      return absl::DataLossError(absl::StrCat("relocate verify: still old: ", left));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// --- One entry point for every kind ----------------------------------------------
+
+absl::StatusOr<RelocateResult> PlanRelocate(const LoadedFile& file,
+                                            const RelocateOptions& options) {
+  if (file.encoding != Encoding::kRaw) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        file.path, ": relocate: a ", FileKindName(file.kind),
+        " stored wrapped (e.g. Base64 as a Kubernetes value): decode it (base64 -d), "
+        "relocate the raw bytes, and encode the result (base64 -w0)"));
+  }
+  switch (file.kind) {
+    case FileKind::kMetadata:
+    case FileKind::kOperatorSnapshot:
+      return PlanRelocate(file.model, file.bytes(), options);
+    case FileKind::kCompletedCheckpoint:
+      if (options.mode != RelocateMode::kPrefix) {
+        return PlanRelocate(file.model, file.bytes(), options);  // refuses, saying why
+      }
+      return PlanRelocateCompletedCheckpoint(*file.stream, options);
+    case FileKind::kHaPointer: {
+      if (options.mode != RelocateMode::kPrefix) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            file.path, ": relocate: only a _metadata file can hold relative handles; an HA "
+                       "pointer names its completedCheckpoint absolutely"));
+      }
+      FLINKSTATE_ASSIGN_OR_RETURN(javaobj::Stream s, javaobj::DecodeStream(file.bytes()));
+      return PlanRelocateCompletedCheckpoint(s, options);
+    }
+    default:
+      break;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      file.path, ": relocate: a ", FileKindName(file.kind), " names no paths Flink opens"));
+}
+
+absl::Status VerifyRelocated(const LoadedFile& before, serde::ByteView output,
+                             const RelocateOptions& options) {
+  switch (before.kind) {
+    case FileKind::kCompletedCheckpoint:
+      return VerifyRelocatedCompletedCheckpoint(before.model, before.bytes(), output, options);
+    case FileKind::kHaPointer: {
+      FLINKSTATE_RETURN_IF_ERROR(javaobj::VerifyRoundTrip(output));
+      FLINKSTATE_ASSIGN_OR_RETURN(HaPointer after, DecodeHaPointer(output));
+      const std::string want =
+          RelocatedPath(before.pointer->path, options).value_or(before.pointer->path);
+      if (after.path != want || after.format != before.pointer->format) {
+        return absl::DataLossError(absl::StrCat("relocate verify: the pointer reads '",
+                                                absl::CHexEscape(after.path), "', expected '",
+                                                absl::CHexEscape(want), "'"));
+      }
+      return absl::OkStatus();
+    }
+    default: {
+      FLINKSTATE_ASSIGN_OR_RETURN(StateFile after, ReadStateFileRoundTrip(output));
+      return VerifyRelocated(before.model, after, options);
+    }
+  }
 }
 
 }  // namespace flinkstate

@@ -19,6 +19,19 @@
 // only labels (Flink never opens them) and stay as they are. Relative handles
 // (tag 6) stay relative: they resolve against wherever the metadata file is.
 //
+// Two more modes change the handle type instead of a prefix
+// (`RelocateMode`): `kToRelative` turns every `FileStateHandle` (tag 2) whose
+// path lies inside the checkpoint directory `from_prefix` into a
+// `RelativeFileStateHandle` (tag 6: `utf relativePath`, `i64 stateSize`),
+// which Flink resolves against the directory the `_metadata` is read from
+// (`MetadataV2V3SerializerBase.deserializeStreamStateHandle`, Flink 1.11+,
+// FLINK-5763). The checkpoint directory can then be moved as a whole, as a
+// savepoint can. `kToAbsolute` is the way back: every relative handle becomes
+// a `FileStateHandle` at `to_prefix` + '/' + its relative path. Relative
+// handles exist from metadata version 3 on; both modes refuse older files and
+// every file kind without a directory to resolve against (operator-snapshot,
+// completedCheckpoint, HA pointer).
+//
 // Inputs are checked before anything is planned (`ValidateRelocateOptions`):
 // both prefixes are non-empty UTF-8 and end on a path boundary (both end in
 // '/' or neither does; a path matches only where '/' or its end follows
@@ -39,22 +52,42 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "flinkstate/checkpoint_metadata.h"
+#include "flinkstate/javaobj/object_model.h"
+#include "flinkstate/open.h"
 #include "flinkstate/serde/edit_plan.h"
 
 namespace flinkstate {
 
+enum class RelocateMode : uint8_t {
+  kPrefix,      // paths starting with `from_prefix` start with `to_prefix`
+  kToRelative,  // tag 2 inside the directory `from_prefix` -> tag 6
+  kToAbsolute,  // tag 6 -> tag 2 under the directory `to_prefix`
+};
+
+// The lowest metadata version whose serializer reads relative handles (tag 6,
+// `MetadataV3Serializer`, Flink 1.11).
+inline constexpr int32_t kMinRelativeHandleVersion = 3;
+
 struct RelocateOptions {
+  // kPrefix: the prefix to replace; kToRelative: the checkpoint directory as
+  // the handles name it ("file:/ckpt/job/chk-7"; a trailing '/' is allowed);
+  // unused (empty) for kToAbsolute.
   std::string from_prefix;
+  // kPrefix: its replacement; kToAbsolute: the directory the relative paths
+  // resolve against; unused (empty) for kToRelative.
   std::string to_prefix;
   // Also write new paths that `CheckSafePath` refuses (relative, `..`,
   // control characters). An empty `to_prefix` is refused regardless.
   bool allow_unsafe_paths = false;
+  // Last, so that `{from, to}` stays the prefix form.
+  RelocateMode mode = RelocateMode::kPrefix;
 };
 
 // Return values: `InvalidArgument` naming the flag (`--from`, `--to`) for an
 // empty prefix, one that is not UTF-8, prefixes that disagree on a trailing
 // '/', or (unless `allow_unsafe_paths`) a `to_prefix` that `CheckSafePath`
-// refuses.
+// refuses. kToRelative: `from_prefix` must be given and pass `CheckSafePath`
+// and `to_prefix` be empty; kToAbsolute: the other way round.
 [[nodiscard]] absl::Status ValidateRelocateOptions(const RelocateOptions& options);
 
 // The relocated form of `path`: `to_prefix` + the rest, if `path` starts with
@@ -69,30 +102,85 @@ std::optional<std::string> RelocatedPath(absl::string_view path,
 [[nodiscard]] absl::Status CheckSafePath(absl::string_view path);
 
 struct RelocatedString {
-  std::string what;  // "FileStateHandle path", ...
+  // "FileStateHandle path", ...; for a handle whose type changes
+  // "FileStateHandle -> RelativeFileStateHandle" and back.
+  std::string what;
   std::string before;
   std::string after;
-  uint64_t offset = 0;
+  uint64_t offset = 0;  // of the string, or of the handle's tag byte when its type changes
 };
 
 struct RelocateResult {
   serde::EditPlan plan;
   std::vector<RelocatedString> changed;
+  // kToRelative: paths inside the directory that stay absolute because Flink
+  // has no relative form of their handle (file-merging segment files, tag 15;
+  // operator directories, tag 17). `after` is empty. Moving the directory
+  // breaks them; the CLI lists them.
+  std::vector<RelocatedString> left_absolute;
 };
 
+// relocate of any file that names paths: `_metadata`, operator snapshot,
+// completedCheckpoint, a raw HA pointer (ZooKeeper node), from `Open`. The
+// kind decides the implementation below; the result and the verify are the
+// same. The relative modes take `_metadata` only.
+//
+// Return values: as the per-kind planners; `InvalidArgument` for a kind that
+// names no paths (another Java stream) or a wrapped (e.g. Base64) file.
+[[nodiscard]] absl::StatusOr<RelocateResult> PlanRelocate(const LoadedFile& file,
+                                                          const RelocateOptions& options);
+
+// Checks `output` (the bytes `PlanRelocate(before, options)` wrote): it
+// decodes as `before`'s kind (Java streams: also re-encode byte for byte),
+// with exactly the planned paths changed.
+[[nodiscard]] absl::Status VerifyRelocated(const LoadedFile& before, serde::ByteView output,
+                                           const RelocateOptions& options);
+
+// --- Per kind (what the two calls above dispatch to) ---------------------------
+
+// `_metadata` and operator-snapshot files.
 // Return values:
 //   `InvalidArgument` for options `ValidateRelocateOptions` refuses, a new
 //   path `CheckSafePath` refuses (unless `allow_unsafe_paths`), or a new path
 //   longer than `writeUTF` allows (65535 modified UTF-8 bytes);
-//   `NotFound` if no path starts with `from_prefix` (nothing to write).
+//   kToRelative/kToAbsolute: `FailedPrecondition` for a file that is not
+//   `_metadata` or whose version is below `kMinRelativeHandleVersion`,
+//   `InvalidArgument` for a relative path that is empty, absolute, or holds
+//   '.', '..' or empty segments or control characters;
+//   `NotFound` if no path starts with `from_prefix` (nothing to write), for
+//   kToAbsolute if the file holds no relative handle.
 [[nodiscard]] absl::StatusOr<RelocateResult> PlanRelocate(
     const StateFile& file, serde::ByteView input, const RelocateOptions& options);
 
 // `DataLoss` unless `after` equals `before` with exactly the `changed` strings
-// replaced (same structure, same entries, no remaining `from_prefix` path).
+// replaced (same structure, same entries, no remaining `from_prefix` path;
+// in the relative modes also every handle's type and state size as planned).
 [[nodiscard]] absl::Status VerifyRelocated(const StateFile& before,
                                            const StateFile& after,
                                            const RelocateOptions& options);
+
+// completedCheckpoint files and HA pointers (Java streams), by the javaobj
+// rewriter.
+// Rewrites every string that starts with `from_prefix` at a path boundary
+// (`RelocatedPath`, relocate.h) in: `java.net.URI` `string` fields (inside
+// every Flink `Path`: file handles, relative handles' absolute `filePath`,
+// segment files, directories, `exclusiveCheckpointDir`) and
+// `externalPointer` fields: the paths Flink opens.
+// `ByteStreamStateHandle.handleName` (a label) and
+// `RelativeFileStateHandle.relativePath` are never touched. A shared string is
+// replaced once, for all its users.
+// Return values: `InvalidArgument` for options `ValidateRelocateOptions`
+// refuses or a new path `CheckSafePath` refuses (unless `allow_unsafe_paths`);
+// `NotFound` if nothing starts with the prefix; the rewriter's errors.
+[[nodiscard]] absl::StatusOr<RelocateResult> PlanRelocateCompletedCheckpoint(
+    const javaobj::Stream& stream, const RelocateOptions& options);
+
+// Checks a relocated output: byte-exact round trip, same structure as
+// `before` (DiffReports finds nothing), and no rewritable string starts with
+// `from_prefix` any more (unless `to_prefix` itself starts with it).
+[[nodiscard]] absl::Status VerifyRelocatedCompletedCheckpoint(
+    const StateFile& before, serde::ByteView before_input, serde::ByteView output,
+    const RelocateOptions& options);
 
 }  // namespace flinkstate
 

@@ -16,7 +16,8 @@
 #include "absl/strings/str_join.h"
 #include "flinkstate/completed_checkpoint.h"
 #include "flinkstate/ha_pointer.h"
-#include "flinkstate/ha_rewrite.h"
+#include "flinkstate/relocate.h"
+#include "flinkstate/strip_state.h"
 #include "flinkstate/metadata_reader.h"
 #include "flinkstate/metadata_writer.h"
 #include "flinkstate/serde/status_macros.h"
@@ -141,21 +142,12 @@ absl::Status Repair::PlanFile(const std::string& path, FileKind want,
   out->set_input_size(in->file.size());
   const StripOptions& o = options_.strip;
   Item item;
-  if (want == FileKind::kMetadata) {
-    absl::StatusOr<StripResult> r = PlanStripState(in->model, in->file.bytes(), o);
-    if (absl::IsNotFound(r.status())) return r.status();
-    if (!r.ok()) return absl::Status(r.status().code(), absl::StrCat(path, ": ", r.status().message()));
-    item.plan = std::move(r->plan);
-    out->set_bytes_removed(r->bytes_removed);
-    FillRemoved(r->removed, out);
-  } else {
-    absl::StatusOr<HaStripResult> r = PlanStripCompletedCheckpoint(*in->stream, in->model, o);
-    if (absl::IsNotFound(r.status())) return r.status();
-    if (!r.ok()) return absl::Status(r.status().code(), absl::StrCat(path, ": ", r.status().message()));
-    item.plan = std::move(r->plan);
-    out->set_bytes_removed(r->bytes_removed);
-    FillRemoved(r->removed, out);
-  }
+  absl::StatusOr<StripResult> r = PlanStripState(*in, o);
+  if (absl::IsNotFound(r.status())) return r.status();
+  if (!r.ok()) return absl::Status(r.status().code(), absl::StrCat(path, ": ", r.status().message()));
+  item.plan = std::move(r->plan);
+  out->set_bytes_removed(r->bytes_removed);
+  FillRemoved(r->removed, out);
   out->set_output_size(item.plan.output_size());
   const std::string real = RealPathOf(path);
   item.target = real.empty() ? path : real;
@@ -164,19 +156,8 @@ absl::Status Repair::PlanFile(const std::string& path, FileKind want,
   item.in = *std::move(in);
   items_.push_back(std::move(item));
   Item& it = items_.back();  // a deque: the model does not move any more
-  const StateFile* before = &it.in.model;
-  if (want == FileKind::kMetadata) {
-    it.verify = [before, o](serde::ByteView bytes) -> absl::Status {
-      FLINKSTATE_ASSIGN_OR_RETURN(StateFile after, ReadStateFile(bytes));
-      FLINKSTATE_ASSIGN_OR_RETURN(serde::EditPlan again, EncodeStateFile(after, bytes));
-      FLINKSTATE_RETURN_IF_ERROR(CheckReproducesInput(again, bytes));
-      return VerifyStripped(*before, after, o);
-    };
-  } else {
-    it.verify = [before, o](serde::ByteView bytes) {
-      return VerifyStrippedCompletedCheckpoint(*before, bytes, o);
-    };
-  }
+  const LoadedFile* before = &it.in;
+  it.verify = [before, o](serde::ByteView bytes) { return VerifyStripped(*before, bytes, o); };
   return absl::OkStatus();
 }
 

@@ -7,7 +7,15 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
+#include "flinkstate/completed_checkpoint.h"
+#include "flinkstate/inspect.h"
+#include "flinkstate/report_diff.h"
+#include "flinkstate/javaobj/layouts.h"
+#include "flinkstate/javaobj/stream_reader.h"
+#include "flinkstate/javaobj/stream_writer.h"
 #include "flinkstate/handle_walker.h"
+#include "flinkstate/metadata_writer.h"
 #include "flinkstate/operator_id.h"
 #include "flinkstate/serde/data_output.h"
 #include "flinkstate/serde/status_macros.h"
@@ -192,6 +200,97 @@ absl::Status VerifyStripped(const StateFile& before, const StateFile& after,
     }
   }
   return absl::OkStatus();
+}
+
+// --- completedCheckpoint files (the javaobj rewriter) ----------------------------
+
+using javaobj::ItemId;
+using javaobj::ItemKind;
+
+absl::StatusOr<StripResult> PlanStripCompletedCheckpoint(
+    const javaobj::Stream& s, const StateFile& file, const StripOptions& options) {
+  if (file.kind != StateFileKind::kCompletedCheckpoint || !file.completed) {
+    return absl::FailedPreconditionError("strip-state: not a CompletedCheckpoint model");
+  }
+  FLINKSTATE_ASSIGN_OR_RETURN(const std::vector<int> chosen,
+                              SelectOperators(file, options.operator_ids, "strip-state"));
+  const std::set<int> selected(chosen.begin(), chosen.end());
+  javaobj::StreamRewriter rw(s);
+  StripResult r;
+  std::set<ItemId> seen_maps;
+  for (const OperatorHandleRef& ref : file.completed->operator_handles) {
+    if (ref.map == javaobj::kNoItem) continue;
+    if (!selected.empty() && selected.count(ref.operator_index) == 0) continue;
+    if (!seen_maps.insert(ref.map).second) continue;  // shared map: once
+    FLINKSTATE_ASSIGN_OR_RETURN(javaobj::ContainerView v, javaobj::ViewContainer(s, ref.map));
+    for (size_t k = 0; k < v.entries.size(); ++k) {
+      if (!s.StringEquals(v.entries[k].key, options.state_name)) continue;
+      if (!v.resizable) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "strip-state: operator ", ref.operator_index, " subtask ", ref.subtask_index,
+            ": the state map is a ", v.class_name,
+            " that cannot shrink in place at byte ", s.item(ref.map).range.offset));
+      }
+      FLINKSTATE_RETURN_IF_ERROR(rw.RemoveEntry(v, k));
+      StrippedEntry e;
+      e.operator_index = ref.operator_index;
+      e.operator_id = file.metadata.operators[ref.operator_index].IdHex();
+      e.subtask_index = ref.subtask_index;
+      e.slot = ref.slot;
+      const ItemId meta = s.Resolve(v.entries[k].value);
+      const ItemId mode_item = s.FieldValue(meta, "distributionMode");
+      const std::string mode = mode_item == javaobj::kNoItem
+                                   ? ""
+                                   : s.EnumName(mode_item).value_or("");
+      e.mode = mode == "UNION" ? 1 : mode == "BROADCAST" ? 2 : 0;
+      const ItemId offs = s.FieldValue(meta, "offsets");
+      if (offs != javaobj::kNoItem && s.item(s.Resolve(offs)).kind == ItemKind::kArray) {
+        e.entry_count = s.item(s.Resolve(offs)).count;
+      }
+      e.bytes = v.entries[k].range.size;
+      r.removed.push_back(std::move(e));
+    }
+  }
+  if (r.removed.empty()) return StateNotFound(file, options);
+  FLINKSTATE_ASSIGN_OR_RETURN(r.plan, rw.BuildPlan());
+  r.stats = rw.stats();
+  r.bytes_removed = s.input().size() > r.plan.output_size()
+                        ? s.input().size() - r.plan.output_size()
+                        : 0;
+  return r;
+}
+
+absl::Status VerifyStrippedCompletedCheckpoint(const StateFile& before,
+                                               serde::ByteView output,
+                                               const StripOptions& options) {
+  FLINKSTATE_RETURN_IF_ERROR(javaobj::VerifyRoundTrip(output));
+  FLINKSTATE_ASSIGN_OR_RETURN(StateFile after, ReadCompletedCheckpointBytes(output));
+  return VerifyStripped(before, after, options);
+}
+
+// --- One entry point for every kind ----------------------------------------------
+
+absl::StatusOr<StripResult> PlanStripState(const LoadedFile& file, const StripOptions& options) {
+  if (!file.is_state_file() || file.encoding != Encoding::kRaw) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        file.path, ": strip-state: a ", FileKindName(file.kind),
+        file.encoding != Encoding::kRaw ? " stored wrapped (decode it first)" : "",
+        " holds no operator state to strip; give a _metadata, operator-snapshot or "
+        "completedCheckpoint file"));
+  }
+  if (file.kind == FileKind::kCompletedCheckpoint) {
+    return PlanStripCompletedCheckpoint(*file.stream, file.model, options);
+  }
+  return PlanStripState(file.model, file.bytes(), options);
+}
+
+absl::Status VerifyStripped(const LoadedFile& before, serde::ByteView output,
+                            const StripOptions& options) {
+  if (before.kind == FileKind::kCompletedCheckpoint) {
+    return VerifyStrippedCompletedCheckpoint(before.model, output, options);
+  }
+  FLINKSTATE_ASSIGN_OR_RETURN(StateFile after, ReadStateFileRoundTrip(output));
+  return VerifyStripped(before.model, after, options);
 }
 
 }  // namespace flinkstate

@@ -37,6 +37,9 @@
 #include "absl/status/statusor.h"
 #include "flinkstate/checkpoint_metadata.h"
 #include "flinkstate/serde/byte_view.h"
+#include "flinkstate/javaobj/object_model.h"
+#include "flinkstate/javaobj/rewriter.h"
+#include "flinkstate/open.h"
 #include "flinkstate/serde/edit_plan.h"
 
 namespace flinkstate {
@@ -62,11 +65,32 @@ struct StrippedEntry {
   uint64_t bytes = 0;        // bytes removed from the file
 };
 
+// The one result of strip-state, for every file kind.
 struct StripResult {
   serde::EditPlan plan;
-  std::vector<StrippedEntry> removed;
-  uint64_t bytes_removed = 0;
+  std::vector<StrippedEntry> removed;  // `bytes`: the entry's bytes in the input
+  uint64_t bytes_removed = 0;          // input size - output size
+  // completedCheckpoint files: what the javaobj rewriter did (else zeros).
+  javaobj::RewriteStats stats;
 };
+
+// strip-state of any file that can hold operator state: `_metadata`,
+// operator snapshot, completedCheckpoint (from `Open`; stored raw). The kind
+// decides the implementation below; the result and the verify are the same.
+//
+// Return values: as the per-kind planners; `InvalidArgument` for a kind that
+// holds no operator state (HA pointer, other Java stream) or a wrapped file.
+[[nodiscard]] absl::StatusOr<StripResult> PlanStripState(const LoadedFile& file,
+                                                         const StripOptions& options);
+
+// Checks `output` (the bytes `PlanStripState(before, options)` wrote): it
+// decodes as `before`'s kind (completedCheckpoint: also re-encodes byte for
+// byte) and `VerifyStripped` of the two models holds.
+[[nodiscard]] absl::Status VerifyStripped(const LoadedFile& before, serde::ByteView output,
+                                          const StripOptions& options);
+
+// --- Per kind (what the two calls above dispatch to; also for callers that
+// hold a model or a decoded stream without a `LoadedFile`) -------------------
 
 // Return values:
 //   `NotFound` if no selected handle holds the state (nothing to write), or an
@@ -91,6 +115,29 @@ struct StripResult {
 [[nodiscard]] absl::Status VerifyStripped(const StateFile& before,
                                           const StateFile& after,
                                           const StripOptions& options);
+
+// completedCheckpoint files, as zero-copy edit plans made by the javaobj
+// rewriter (map sizes in block data, handle renumbering and re-emitted
+// definitions are its job; every unchanged region is a copy piece). Java
+// (Flink 1.13-2.x): the entry is removed from the
+// `OperatorStreamStateHandle.stateNameToPartitionOffsets` HashMap (also of
+// `FileMergingOperatorStreamStateHandle`) of every selected subtask;
+// `OperatorSubtaskState.stateSize` is left as it was (Flink does not check it).
+// `file` must be `ReadCompletedCheckpoint(stream)`.
+// Return values: `NotFound` if no selected handle holds the state (or an
+// `operator_ids` entry matches no operator); `InvalidArgument` for a malformed
+// operator ID; `FailedPrecondition` if a map cannot shrink in place (a
+// singleton map); the rewriter's errors.
+[[nodiscard]] absl::StatusOr<StripResult> PlanStripCompletedCheckpoint(
+    const javaobj::Stream& stream, const StateFile& file, const StripOptions& options);
+
+// Checks an output: decode -> encode reproduces it byte for byte
+// (`javaobj::VerifyRoundTrip`), it reads as a CompletedCheckpoint, and
+// `VerifyStripped(before, after, options)` holds (same operators, subtasks,
+// handles and entries except the removed name).
+// Return values: the decoder's errors; `DataLoss` naming the first difference.
+[[nodiscard]] absl::Status VerifyStrippedCompletedCheckpoint(
+    const StateFile& before, serde::ByteView output, const StripOptions& options);
 
 }  // namespace flinkstate
 

@@ -202,10 +202,12 @@ absl::StatusOr<StreamVerifyResult> VerifyMetadataStreaming(serde::ByteView input
           }
         }
         WalkOperator(op, index, &v);
+        if (options.progress) options.progress("verifying", ops_end, input.size());
         return absl::OkStatus();
       },
       read);
   FLINKSTATE_RETURN_IF_ERROR(header.status());
+  if (options.progress) options.progress("verifying", input.size(), input.size());
   result.version = header->version;
   const uint64_t count_at = header->operator_count_range.offset;
   if (result.operators == 0) ops_end = count_at + 4;

@@ -24,10 +24,12 @@
 #ifndef FLINKSTATE_FLINKSTATE_VERIFY_H_
 #define FLINKSTATE_FLINKSTATE_VERIFY_H_
 
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "flinkstate/checkpoint_metadata.h"
 #include "flinkstate/serde/byte_view.h"
 
@@ -47,6 +49,10 @@ struct VerifyOptions {
   // whose pages may be released behind the cursor
   // (`MetadataReadOptions::release_consumed_input`).
   bool release_consumed_input = false;
+  // `VerifyMetadataStreaming` only: progress sink, called after each operator
+  // with ("verifying", bytes of the input decoded so far, input size), on the
+  // calling thread. The library never prints; the CLI draws a line from it.
+  std::function<void(absl::string_view phase, uint64_t done, uint64_t total)> progress;
 };
 
 std::vector<Finding> VerifyStateFile(const StateFile& file, serde::ByteView input,

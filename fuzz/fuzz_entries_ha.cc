@@ -16,7 +16,8 @@
 #include "flinkstate/checkpoint_metadata.h"
 #include "flinkstate/completed_checkpoint.h"
 #include "flinkstate/ha_pointer.h"
-#include "flinkstate/ha_rewrite.h"
+#include "flinkstate/relocate.h"
+#include "flinkstate/strip_state.h"
 #include "flinkstate/handle_walker.h"
 #include "flinkstate/inspect.h"
 #include "flinkstate/javaobj/canonical.h"
@@ -100,7 +101,7 @@ void FuzzCompletedCheckpointBytes(ByteView input, uint8_t sel) {
   if (!c.names.empty()) {
     StripOptions opt;
     opt.state_name = c.names[sel % c.names.size()];
-    absl::StatusOr<HaStripResult> r = PlanStripCompletedCheckpoint(stream, *f, opt);
+    absl::StatusOr<StripResult> r = PlanStripCompletedCheckpoint(stream, *f, opt);
     if (r.ok()) {
       absl::StatusOr<std::string> out = r->plan.ApplyToString(input);
       FUZZ_CHECK(kT, out.ok(), "strip plan does not apply");

@@ -41,29 +41,12 @@ std::string& InputFormatSetting() {
 void SetInputFormat(const std::string& format) { InputFormatSetting() = format; }
 
 absl::StatusOr<Input> Load(const std::string& path) {
-  // gzip, hex and ConfigMap text around a Java stream, and --input-format
-  // (serde::DecodeInputFormat); Open() itself knows raw and Base64 files.
-  absl::StatusOr<serde::InputFormat> forced =
-      serde::ParseInputFormat(InputFormatSetting());
-  if (!forced.ok()) return forced.status();
-  if (absl::StatusOr<serde::MappedFile> f = serde::MappedFile::Open(path);
-      f.ok() && !f->bytes().empty()) {
-    absl::StatusOr<serde::DecodedInput> d = serde::DecodeInputFormat(f->bytes(), *forced);
-    if (!d.ok()) {
-      return absl::Status(d.status().code(), absl::StrCat(path, ": ", d.status().message()));
-    }
-    if (!d->layers.empty()) {
-      // Open() reads single-line Base64 itself (and says so in `encoding`);
-      // wrapped lines, a BOM and the other forms come decoded.
-      if (*forced == serde::InputFormat::kAuto && d->layers.size() == 1 &&
-          d->layers[0] == serde::InputFormat::kBase64) {
-        if (absl::StatusOr<Input> in = ::flinkstate::Open(path); in.ok()) return in;
-      }
-      return ::flinkstate::OpenBytes(std::move(d->decoded),
-                                     absl::StrCat(path, " (", d->Description(), ")"));
-    }
-  }
-  return ::flinkstate::Open(path);
+  // gzip, hex, Base64 and ConfigMap text are unwrapped by Open itself;
+  // --input-format forces one layer.
+  OpenOptions options;
+  FLINKSTATE_ASSIGN_OR_RETURN(options.input_format,
+                              serde::ParseInputFormat(InputFormatSetting()));
+  return ::flinkstate::Open(path, options);
 }
 
 absl::StatusOr<Input> LoadStateFile(const std::string& path) {
@@ -289,42 +272,42 @@ bool SameFile(const std::string& a, const std::string& b) {
 
 namespace {
 
-// Shows "label 42%" on stderr when it is a terminal and the work is large.
-class Progress {
- public:
-  Progress(const char* label, uint64_t total, bool wanted)
-      : label_(label),
-        enabled_(wanted && ::isatty(2) &&
-                 total >= (uint64_t{64} << 20)) {}
-  ~Progress() {
-    if (enabled_ && shown_) std::fprintf(stderr, "\r\033[K");
-  }
-  // A phase without a percentage ("verifying"): its name until the next line.
-  void Phase(const char* name) {
-    if (!enabled_ || phase_ == name) return;
-    phase_ = name;
-    shown_ = true;
-    last_ = -1;
-    std::fprintf(stderr, "\r\033[K%s ...", name);
-  }
-  void Update(uint64_t done, uint64_t total) {
-    if (!enabled_ || total == 0) return;
-    const int pct = static_cast<int>(done * 100 / total);
-    if (pct == last_) return;
-    last_ = pct;
-    shown_ = true;
-    std::fprintf(stderr, "\r%s %3d%%", label_, pct);
-  }
-
- private:
-  const char* label_;
-  bool enabled_;
-  bool shown_ = false;
-  int last_ = -1;
-  std::string phase_;
-};
-
 }  // namespace
+
+ProgressLine::ProgressLine(const char* label, uint64_t total, int mode)
+    : label_(label),
+      enabled_(mode > 0 || (mode == 0 && ::isatty(2) && total >= (uint64_t{64} << 20))) {}
+
+ProgressLine::~ProgressLine() {
+  if (enabled_ && shown_ && ::isatty(2)) std::fprintf(stderr, "\r\033[K");
+}
+
+std::function<void(absl::string_view, uint64_t, uint64_t)> ProgressLine::Sink() {
+  return [this](absl::string_view phase, uint64_t done, uint64_t total) {
+    Show(phase, done, total);
+  };
+}
+
+void ProgressLine::Show(absl::string_view phase, uint64_t done, uint64_t total) {
+  if (!enabled_) return;
+  const bool tty = ::isatty(2);
+  const int pct = total == 0 ? -1 : static_cast<int>(done * 100 / total);
+  if (phase == phase_ && pct == last_) return;
+  const bool new_phase = phase != phase_;
+  phase_ = std::string(phase);
+  last_ = pct;
+  shown_ = true;
+  // On a terminal one line redrawn; elsewhere (--progress into a log) one
+  // line per change of phase or per 10%.
+  if (!tty && !new_phase && pct % 10 != 0) return;
+  std::fprintf(stderr, "%s%s", tty ? "\r\033[K" : "", phase_.c_str());
+  if (pct >= 0) {
+    std::fprintf(stderr, " %3d%%", pct);
+  } else {
+    std::fprintf(stderr, " ...");
+  }
+  if (!tty) std::fprintf(stderr, "\n");
+}
 
 std::string RealPath(const std::string& path) {
   char buf[PATH_MAX];
@@ -411,19 +394,13 @@ absl::Status WriteVerified(const OutputTarget& t, const Input& in,
     if (stats != nullptr) stats->bytes_written += st.output_bytes;
     return absl::OkStatus();
   }
-  Progress progress("writing", plan.output_size(), t.progress);
+  ProgressLine progress("writing", plan.output_size(), t.progress);
   serde::TransactionOptions options;
   options.sync = t.fsync;
   options.ops = CliFileOps();
   options.stats = stats;
-  options.progress = [&progress](absl::string_view phase, uint64_t done, uint64_t total) {
-    if (phase == "writing") {
-      progress.Update(done, total);
-    } else {
-      // Re-reading a large output takes as long as writing it: say so.
-      progress.Phase(std::string(phase).c_str());
-    }
-  };
+  // Writing, then re-reading and verifying (as long as writing on large files).
+  options.progress = progress.Sink();
   return serde::WriteFileTransaction(t.output, t.backup, in.file, plan, verify, options);
 }
 

@@ -59,6 +59,8 @@ struct CommandArgs {
   std::string from;
   std::optional<std::string> to;
   bool allow_unsafe_paths = false;
+  bool to_relative = false;  // --to-relative (with --from DIR)
+  bool to_absolute = false;  // --to-absolute (with --to DIR)
   // verify
   bool check_files = true;
   // dump
@@ -74,7 +76,9 @@ struct CommandArgs {
   bool in_place = false;
   std::string backup_suffix = ".bak";
   bool fsync = true;
-  bool progress = true;
+  // -1 --noprogress, 0 (default) a progress line when stderr is a terminal,
+  // 1 --progress: always (also when stderr is not a terminal).
+  int progress = 0;
   // doctor
   int parallelism = 0;
   uint64_t frame_size = 0;
@@ -160,8 +164,32 @@ struct OutputTarget {
   std::string output;
   std::string backup;  // non-empty with --in-place
   bool fsync = true;     // fsync before the rename (--nofsync: false)
-  bool progress = true;  // progress on a terminal (--noprogress: false)
+  int progress = 0;  // CommandArgs::progress
 };
+// A progress line on stderr ("label 42%", or "phase ..." for a phase without
+// a percentage), drawn from the library's progress sinks (phase, done, total):
+// per `mode` (CommandArgs::progress) only on a terminal or when asked, and by
+// default only for work of at least 64 MiB. Never on stdout, so --json output
+// stays clean. The line is cleared when the object goes away.
+class ProgressLine {
+ public:
+  ProgressLine(const char* label, uint64_t total, int mode);
+  ~ProgressLine();
+  ProgressLine(const ProgressLine&) = delete;
+  ProgressLine& operator=(const ProgressLine&) = delete;
+  // The sink to hand to the library: `phase` == label updates the
+  // percentage, another phase shows its name (with its percentage if total > 0).
+  std::function<void(absl::string_view phase, uint64_t done, uint64_t total)> Sink();
+
+ private:
+  void Show(absl::string_view phase, uint64_t done, uint64_t total);
+  std::string label_;
+  bool enabled_;
+  bool shown_ = false;
+  int last_ = -1;
+  std::string phase_;
+};
+
 // From `IN OUT`, or `FILE` with --in-place (and the flags --backup-suffix,
 // --nofsync, --noprogress). `InvalidArgument` "usage: ..."
 // otherwise, or when OUT is IN without --in-place. With --in-place a symlink

@@ -33,14 +33,7 @@ int RunDump(const CommandArgs& args);
 int RunRepair(const CommandArgs& args);
 // `inspect` of a ZooKeeper/Kubernetes pointer (a Java stream or its Base64).
 int InspectPointer(const Input& in, const CommandArgs& args);
-int StripStateCompleted(const OutputTarget& target, const Input& in,
-                        const StripOptions& options, const CommandArgs& args);
-int RelocateCompleted(const OutputTarget& target, const Input& in,
-                      const RelocateOptions& options, const CommandArgs& args);
 int VerifyCompletedInput(const Input& in, const CommandArgs& args);
-// `relocate` of a raw (not Base64) HA pointer stream: its Path URI.
-int RelocatePointer(const OutputTarget& target, const Input& in,
-                    const RelocateOptions& options, const CommandArgs& args);
 int RunVerify(const CommandArgs& args);
 
 // doctor_command.cc

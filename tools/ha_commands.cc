@@ -25,7 +25,8 @@
 #include "absl/strings/str_format.h"
 #include "flinkstate/completed_checkpoint.h"
 #include "flinkstate/ha_pointer.h"
-#include "flinkstate/ha_rewrite.h"
+#include "flinkstate/relocate.h"
+#include "flinkstate/strip_state.h"
 #include "flinkstate/repair.h"
 #include "flinkstate/javaobj/stream_writer.h"
 #include "flinkstate/serde/splice_writer.h"
@@ -40,19 +41,6 @@ bool Exists(const std::string& p, uint64_t* size = nullptr) {
   if (::stat(p.c_str(), &st) != 0) return false;
   if (size != nullptr) *size = static_cast<uint64_t>(st.st_size);
   return true;
-}
-
-void PrintStripped(const std::vector<StrippedEntry>& removed, std::ostream& out) {
-  std::map<std::string, std::pair<uint64_t, uint64_t>> per_op;
-  for (const StrippedEntry& e : removed) {
-    auto& agg = per_op[e.operator_id];
-    agg.first += e.entry_count;
-    agg.second += e.bytes;
-  }
-  for (const auto& [op, agg] : per_op) {
-    out << "    operator " << op << ": " << agg.first << " entries, " << Human(agg.second)
-        << "\n";
-  }
 }
 
 }  // namespace
@@ -179,82 +167,6 @@ int InspectPointer(const Input& in, const CommandArgs& a) {
   return kExitOk;
 }
 
-int StripStateCompleted(const OutputTarget& target, const Input& in,
-                        const StripOptions& options, const CommandArgs& a) {
-  const auto start = Clock::now();
-  absl::StatusOr<HaStripResult> r = PlanStripCompletedCheckpoint(*in.stream, in.model, options);
-  if (!r.ok()) return Fail(r.status());
-  std::ostream& out = Text(a);
-  out << "removing '" << Printable(options.state_name) << "' from " << r->removed.size()
-      << " operator state handle(s) of completedCheckpoint " << in.model.metadata.checkpoint_id
-      << ":\n";
-  PrintStripped(r->removed, out);
-  absl::Status s = WriteVerified(
-      target, in, r->plan,
-      [&](serde::ByteView out) {
-        return VerifyStrippedCompletedCheckpoint(in.model, out, options);
-      });
-  if (!s.ok()) return Fail(s);
-  out << absl::StrFormat(
-      "wrote %s: %s -> %s (%s removed; %u references renumbered, %u definitions "
-      "re-emitted), verified, in %.3f s\n",
-      target.output, Human(in.file.size()), Human(r->plan.output_size()),
-      Human(r->bytes_removed), r->stats.renumbered_references, r->stats.rematerialized,
-      SecondsSince(start));
-  if (!target.backup.empty()) out << "original kept as " << target.backup << "\n";
-  if (!a.json) return kExitOk;
-  report::EditReport rep = EditReportOf("strip-state", target, in, r->plan.output_size());
-  AddStripped(r->removed, &rep);
-  return PrintJson(rep);
-}
-
-int RelocateCompleted(const OutputTarget& target, const Input& in,
-                      const RelocateOptions& options, const CommandArgs& a) {
-  absl::StatusOr<RelocateResult> r = PlanRelocateCompletedCheckpoint(*in.stream, options);
-  if (!r.ok()) return Fail(r.status());
-  absl::Status s = WriteVerified(target, in, r->plan, [&](serde::ByteView out) {
-    return VerifyRelocatedCompletedCheckpoint(in.model, in.file.bytes(), out, options);
-  });
-  if (!s.ok()) return Fail(s);
-  std::ostream& out = Text(a);
-  for (const RelocatedString& c : r->changed) {
-    out << "  " << c.what << ": " << Printable(c.before) << " -> " << Printable(c.after) << "\n";
-  }
-  out << "wrote " << target.output << ": " << r->changed.size()
-      << " strings relocated, verified\n";
-  if (!a.json) return kExitOk;
-  report::EditReport rep = EditReportOf("relocate", target, in, r->plan.output_size());
-  AddRelocated(r->changed, &rep);
-  return PrintJson(rep);
-}
-
-int RelocatePointer(const OutputTarget& target, const Input& in,
-                    const RelocateOptions& options, const CommandArgs& a) {
-  absl::StatusOr<HaPointer> before = DecodeHaPointer(in.file.bytes());
-  if (!before.ok()) return Fail(before.status());
-  absl::StatusOr<javaobj::Stream> s = javaobj::DecodeStream(in.file.bytes());
-  if (!s.ok()) return Fail(s.status());
-  absl::StatusOr<RelocateResult> r = PlanRelocateCompletedCheckpoint(*s, options);
-  if (!r.ok()) return Fail(r.status());
-  const std::string want = RelocatedPath(before->path, options).value_or(before->path);
-  absl::Status st = WriteVerified(target, in, r->plan, [&](serde::ByteView out) -> absl::Status {
-    FLINKSTATE_RETURN_IF_ERROR(javaobj::VerifyRoundTrip(out));
-    FLINKSTATE_ASSIGN_OR_RETURN(HaPointer after, DecodeHaPointer(out));
-    if (after.path != want || after.format != before->format) {
-      return absl::DataLossError(absl::StrCat("relocate verify: the pointer reads '",
-                                              after.path, "', expected '", want, "'"));
-    }
-    return absl::OkStatus();
-  });
-  if (!st.ok()) return Fail(st);
-  Text(a) << "wrote " << target.output << ": HA pointer " << Printable(before->path) << " -> "
-          << Printable(want) << ", verified\n";
-  if (!a.json) return kExitOk;
-  report::EditReport rep = EditReportOf("relocate", target, in, r->plan.output_size());
-  AddRelocated(r->changed, &rep);
-  return PrintJson(rep);
-}
-
 // `repair`: the library's transaction (flinkstate/repair.h) with the CLI's
 // flags, output and exit codes.
 int RunRepair(const CommandArgs& a) {
@@ -271,6 +183,16 @@ int RunRepair(const CommandArgs& a) {
   const bool json = a.json;
   options.recover = apply;
   options.ops = CliFileOps();
+  // The repair's phases ("reading", "writing", "verifying", "committing") on
+  // stderr; the size that makes it worth a line by default is that of the
+  // checkpoint directories' _metadata files.
+  uint64_t total = 0;
+  for (const std::string& d : a.positional) {
+    uint64_t size = 0;
+    if (Exists(absl::StrCat(d, "/_metadata"), &size) || Exists(d, &size)) total += size;
+  }
+  ProgressLine progress("repair", total, a.progress);
+  options.progress = progress.Sink();
   absl::StatusOr<std::unique_ptr<Repair>> r = Repair::Plan(options);
   if (!r.ok()) return Fail(r.status());
   Repair& repair = **r;

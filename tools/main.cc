@@ -44,6 +44,7 @@ commands:
   drop-operator --operator ID|UID... IN OUT
                                          remove operators' state for good
   relocate --from PREFIX --to PREFIX IN OUT
+  relocate --to-relative --from DIR IN OUT | --to-absolute --to DIR IN OUT
                                          rewrite absolute paths (another bucket)
   convert --to-version N IN OUT          write the metadata in another version
   verify FILE|DIR... [--nocheck-files]   decode, re-encode, check consistency
@@ -83,6 +84,17 @@ CLI::Option* AddFiles(CLI::App& app, CommandArgs& a, const char* what) {
 }
 
 // IN OUT | --in-place FILE, and how the output is written.
+// --progress / --noprogress: stderr progress lines for the long phases
+// (loading, writing, verifying, repair); by default only on a terminal.
+void AddProgress(CLI::App& app, CommandArgs& a) {
+  CLI::Option* on = app.add_flag_callback(
+      "--progress", [&a] { a.progress = 1; },
+      "progress lines on stderr also when it is not a terminal (default: only on a "
+      "terminal, for large files)");
+  app.add_flag_callback("--noprogress", [&a] { a.progress = -1; }, "no progress lines")
+      ->excludes(on);
+}
+
 void AddOutput(CLI::App& app, CommandArgs& a) {
   AddFiles(app, a, "IN OUT, or FILE with --in-place");
   app.add_flag("--in-place", a.in_place,
@@ -94,8 +106,14 @@ void AddOutput(CLI::App& app, CommandArgs& a) {
   app.add_flag("--fsync,!--nofsync", a.fsync,
                "fsync the output before renaming it into place (default; "
                "--nofsync to skip)");
-  app.add_flag("--progress,!--noprogress", a.progress,
-               "a progress line on a terminal (default; --noprogress to hide)");
+  AddProgress(app, a);
+}
+
+// The flags of every command that writes an edited file: IN OUT or
+// --in-place, and --json for its EditReport.
+void AddEditOutput(CLI::App& app, CommandArgs& a) {
+  AddOutput(app, a);
+  AddJson(app, a, "the result as JSON (report.proto EditReport)");
 }
 
 void AddOperators(CLI::App& app, CommandArgs& a, const char* what) {
@@ -154,8 +172,7 @@ const Command kCommands[] = {
      [](CLI::App& app, CommandArgs& a) {
        AddStateName(app, a);
        AddOperators(app, a, "only in these operators: ID (32 hex digits) or uid (repeatable)");
-       AddOutput(app, a);
-       AddJson(app, a, "the result as JSON (report.proto EditReport)");
+       AddEditOutput(app, a);
      },
      RunStripState},
     {"drop-operator",
@@ -164,8 +181,7 @@ const Command kCommands[] = {
      "(32 hex digits) or a uid (or uid:NAME), hashed as Flink derives the ID.",
      [](CLI::App& app, CommandArgs& a) {
        AddOperators(app, a, "operator ID (32 hex digits) or uid (repeatable)");
-       AddOutput(app, a);
-       AddJson(app, a, "the result as JSON (report.proto EditReport)");
+       AddEditOutput(app, a);
      },
      RunDropOperator},
     {"relocate",
@@ -183,8 +199,16 @@ const Command kCommands[] = {
        app.add_flag("--allow-unsafe-paths", a.allow_unsafe_paths,
                     "write new paths that are relative, hold '..' or control "
                     "characters");
-       AddOutput(app, a);
-       AddJson(app, a, "the result as JSON (report.proto EditReport)");
+       CLI::Option* rel = app.add_flag(
+           "--to-relative", a.to_relative,
+           "with --from DIR (the checkpoint directory as the handles name it): "
+           "file handles inside DIR become relative handles (metadata v3+), "
+           "so the directory can be moved as a savepoint can");
+       app.add_flag("--to-absolute", a.to_absolute,
+                    "with --to DIR: relative handles become absolute file handles "
+                    "under DIR (the way back)")
+           ->excludes(rel);
+       AddEditOutput(app, a);
      },
      RunRelocate},
     {"convert",
@@ -197,8 +221,7 @@ const Command kCommands[] = {
            ->type_name("N");
        app.add_flag("--allow-loss", a.allow_loss,
                     "convert although the target version cannot hold everything");
-       AddOutput(app, a);
-       AddJson(app, a, "the result as JSON (report.proto EditReport)");
+       AddEditOutput(app, a);
      },
      RunConvert},
     {"verify",
@@ -212,8 +235,7 @@ const Command kCommands[] = {
                     "--nocheck-files to skip)");
        AddJson(app, a, "the findings as JSON (report.proto VerifyReport)");
        AddInputFormat(app, a);
-       app.add_flag("--progress,!--noprogress", a.progress,
-                    "a progress line on a terminal");
+       AddProgress(app, a);
      },
      RunVerify},
     {"diff",
@@ -267,8 +289,7 @@ const Command kCommands[] = {
            ->capture_default_str();
        app.add_flag("--fsync,!--nofsync", a.fsync,
                     "fsync before renaming (default; --nofsync to skip)");
-       app.add_flag("--progress,!--noprogress", a.progress,
-                    "a progress line on a terminal");
+       AddProgress(app, a);
        AddJson(app, a, "the plan as JSON (report.proto RepairReport)");
      },
      RunRepair},

@@ -125,7 +125,12 @@ int VerifyMetadataFile(const std::string& path, const serde::MappedFile& file,
   if (a.check_files) options.base_dir = DirOf(path);
   options.release_consumed_input = true;
   file.AdviseSequential();
-  absl::StatusOr<StreamVerifyResult> r = VerifyMetadataStreaming(file.bytes(), options);
+  absl::StatusOr<StreamVerifyResult> r;
+  {
+    ProgressLine progress("verifying", file.size(), a.progress);
+    options.progress = progress.Sink();
+    r = VerifyMetadataStreaming(file.bytes(), options);
+  }
   // A file truncated meanwhile read as zeros (SIGBUS guard): report that.
   if (absl::Status intact = file.CheckIntact(); !intact.ok()) return Fail(intact);
   if (!r.ok()) {
@@ -154,11 +159,7 @@ int RunStripState(const CommandArgs& a) {
   const auto start = Clock::now();
   absl::StatusOr<Input> in = LoadStateFile(target->input);
   if (!in.ok()) return Fail(in.status());
-  if (in->kind == FileKind::kCompletedCheckpoint) {
-    return StripStateCompleted(*target, *in, options, a);
-  }
-  absl::StatusOr<StripResult> result =
-      PlanStripState(in->model, in->file.bytes(), options);
+  absl::StatusOr<StripResult> result = PlanStripState(*in, options);
   if (!result.ok()) return Fail(result.status());
   const double plan_s = SecondsSince(start);
 
@@ -171,24 +172,29 @@ int RunStripState(const CommandArgs& a) {
   }
   std::ostream& out = Text(a);
   out << "removing '" << Printable(options.state_name) << "' from "
-      << result->removed.size() << " operator state handle(s):\n";
+      << result->removed.size() << " operator state handle(s)"
+      << (in->kind == FileKind::kCompletedCheckpoint
+              ? absl::StrCat(" of completedCheckpoint ", in->model.metadata.checkpoint_id)
+              : "")
+      << ":\n";
   for (const auto& [op, agg] : per_op) {
     out << "  operator " << op << ": " << agg.first << " entries, " << Human(agg.second)
         << "\n";
   }
-  const StateFile& before = in->model;
   serde::SpliceStats stats;
   absl::Status s = WriteVerified(
       *target, *in, result->plan,
-      StateFileVerifier([&](const StateFile& after, serde::ByteView) {
-        return VerifyStripped(before, after, options);
-      }),
-      &stats);
+      [&](serde::ByteView output) { return VerifyStripped(*in, output, options); }, &stats);
   if (!s.ok()) return Fail(s);
+  const std::string rewriter =
+      in->kind == FileKind::kCompletedCheckpoint
+          ? absl::StrFormat("; %u references renumbered, %u definitions re-emitted",
+                            result->stats.renumbered_references, result->stats.rematerialized)
+          : "";
   out << absl::StrFormat(
-      "wrote %s: %s -> %s (%s removed), verified, in %.3f s (plan %.3f s)\n",
+      "wrote %s: %s -> %s (%s removed%s), verified, in %.3f s (plan %.3f s)\n",
       target->output, Human(in->file.size()), Human(result->plan.output_size()),
-      Human(result->bytes_removed), SecondsSince(start), plan_s);
+      Human(result->bytes_removed), rewriter, SecondsSince(start), plan_s);
   if (!target->backup.empty()) out << "original kept as " << target->backup << "\n";
   if (!a.json) return kExitOk;
   report::EditReport rep =
@@ -248,21 +254,11 @@ int RunDropOperator(const CommandArgs& a) {
   if (!target.ok()) return Usage(target.status().message());
   absl::StatusOr<Input> in = LoadStateFile(target->input);
   if (!in.ok()) return Fail(in.status());
-  const bool completed = in->kind == FileKind::kCompletedCheckpoint;
-  absl::StatusOr<DropResult> result =
-      completed ? PlanDropOperatorsCompletedCheckpoint(*in->stream, in->model, ids)
-                : PlanDropOperators(in->model, in->file.bytes(), ids);
+  absl::StatusOr<DropResult> result = PlanDropOperators(*in, ids);
   if (!result.ok()) return Fail(result.status());
-  const StateFile& before = in->model;
-  serde::OutputVerifier verify =
-      completed ? serde::OutputVerifier([&](serde::ByteView out) -> absl::Status {
-        FLINKSTATE_RETURN_IF_ERROR(javaobj::VerifyRoundTrip(out));
-        FLINKSTATE_ASSIGN_OR_RETURN(StateFile after, ReadCompletedCheckpointBytes(out));
-        return VerifyDropped(before, after, result->dropped_ids);
-      })
-                : StateFileVerifier([&](const StateFile& after, serde::ByteView) {
-                    return VerifyDropped(before, after, result->dropped_ids);
-                  });
+  const serde::OutputVerifier verify = [&](serde::ByteView output) {
+    return VerifyDropped(*in, output, result->dropped_ids);
+  };
   absl::Status s = WriteVerified(*target, *in, result->plan, verify, nullptr);
   if (!s.ok()) return Fail(s);
   std::ostream& out = Text(a);
@@ -281,31 +277,23 @@ int RunRelocate(const CommandArgs& a) {
   options.from_prefix = a.from;
   options.to_prefix = a.to.value_or("");
   options.allow_unsafe_paths = a.allow_unsafe_paths;
-  if (options.from_prefix.empty() || !a.to.has_value()) {
+  options.mode = a.to_relative   ? RelocateMode::kToRelative
+                 : a.to_absolute ? RelocateMode::kToAbsolute
+                                 : RelocateMode::kPrefix;
+  if (options.mode == RelocateMode::kPrefix &&
+      (options.from_prefix.empty() || !a.to.has_value())) {
     return Usage("relocate needs --from PREFIX --to PREFIX");
   }
   if (absl::Status s = ValidateRelocateOptions(options); !s.ok()) return Usage(s.message());
   absl::StatusOr<OutputTarget> target = ResolveOutput(a);
   if (!target.ok()) return Usage(target.status().message());
-  if (absl::StatusOr<Input> raw = Load(target->input);
-      raw.ok() && raw->encoding == Encoding::kRaw &&
-      (raw->kind == FileKind::kJavaStream || raw->kind == FileKind::kHaPointer)) {
-    return RelocatePointer(*target, *raw, options, a);  // a ZooKeeper pointer
-  }
-  absl::StatusOr<Input> in = LoadStateFile(target->input);
+  absl::StatusOr<Input> in = Load(target->input);
   if (!in.ok()) return Fail(in.status());
-  if (in->kind == FileKind::kCompletedCheckpoint) {
-    return RelocateCompleted(*target, *in, options, a);
-  }
-  absl::StatusOr<RelocateResult> result = PlanRelocate(in->model, in->file.bytes(), options);
+  absl::StatusOr<RelocateResult> result = PlanRelocate(*in, options);
   if (!result.ok()) return Fail(result.status());
-  const StateFile& before = in->model;
   absl::Status s = WriteVerified(
       *target, *in, result->plan,
-      StateFileVerifier([&](const StateFile& after, serde::ByteView) {
-        return VerifyRelocated(before, after, options);
-      }),
-      nullptr);
+      [&](serde::ByteView output) { return VerifyRelocated(*in, output, options); }, nullptr);
   if (!s.ok()) return Fail(s);
   std::ostream& out = Text(a);
   constexpr size_t kShown = 20;
@@ -316,8 +304,16 @@ int RunRelocate(const CommandArgs& a) {
   if (result->changed.size() > kShown) {
     out << "  ... and " << result->changed.size() - kShown << " more\n";
   }
-  out << "wrote " << target->output << ": " << result->changed.size()
-      << " paths relocated, verified\n";
+  for (const RelocatedString& c : result->left_absolute) {
+    out << "  warning: " << c.what << " " << Printable(c.before)
+        << " lies inside the directory but has no relative form in Flink: moving the "
+           "directory breaks it\n";
+  }
+  const char* what = options.mode != RelocateMode::kPrefix ? " handles rewritten"
+                     : in->kind == FileKind::kMetadata || in->kind == FileKind::kOperatorSnapshot
+                         ? " paths relocated"
+                         : " strings relocated";
+  out << "wrote " << target->output << ": " << result->changed.size() << what << ", verified\n";
   if (!a.json) return kExitOk;
   report::EditReport rep = EditReportOf("relocate", *target, *in, result->plan.output_size());
   AddRelocated(result->changed, &rep);

@@ -218,7 +218,17 @@ class StreamReader {
   absl::Status ReadObject(Expect expect, ItemId* out);
   absl::Status ReadClassDesc(ItemId* out, DescId* desc);
   absl::Status ReadNewClassDesc(ItemId* out);
+  absl::Status ReadClassDescTail(ItemId id, size_t mark, DescId did);
   absl::Status ReadNewProxyClassDesc(ItemId* out);
+  // The head newObject, newClass and newEnum share: the item at its TC byte
+  // `tc` (skipped), then its classDesc read as the item's first child.
+  struct ItemHead {
+    uint64_t at = 0;   // offset of the TC byte
+    size_t mark = 0;   // scratch_ size before the item's children
+    ItemId id = 0;
+    DescId desc = 0;   // kNoDesc for a null classDesc (the caller says why that is wrong)
+  };
+  absl::StatusOr<ItemHead> ReadItemHead(ItemKind kind, uint8_t tc, ItemId* out);
   absl::Status ReadNewObject(ItemId* out);
   absl::Status ReadNewString(ItemId* out);
   absl::Status ReadNewArray(ItemId* out);
@@ -703,23 +713,7 @@ absl::Status StreamReader::ReadNewClassDesc(ItemId* out) {
   d.fields = std::move(fields);
   d.prim_bytes = prim_bytes;
   d.num_object_fields = nobj;
-  uint64_t end_offset;
-  uint32_t count;
-  FLINKSTATE_RETURN_IF_ERROR(ReadAnnotation(&end_offset, &count));
-  ItemId super_item;
-  DescId super;
-  path_.back().kind = Seg::kSuper;
-  FLINKSTATE_RETURN_IF_ERROR(ReadClassDesc(&super_item, &super));
-  path_.pop_back();
-  AddChild(super_item);
-  ClassDesc& d2 = s_.descs_[did];
-  d2.super = super;
-  if (super != kNoDesc) d2.chain = s_.descs_[super].chain;
-  d2.chain.push_back(did);
-  d2.complete = true;
-  finished_desc_ = did;
-  Finish(id, mark);
-  return absl::OkStatus();
+  return ReadClassDescTail(id, mark, did);
 }
 
 // `TC_PROXYCLASSDESC [H] count(i4) interfaceName* classAnnotation superClassDesc`
@@ -754,23 +748,7 @@ absl::Status StreamReader::ReadNewProxyClassDesc(ItemId* out) {
     s_.descs_[did].interfaces.push_back(std::move(iface));
     s_.descs_[did].interface_ranges.push_back(r);
   }
-  uint64_t end_offset;
-  uint32_t count;
-  FLINKSTATE_RETURN_IF_ERROR(ReadAnnotation(&end_offset, &count));
-  ItemId super_item;
-  DescId super;
-  path_.back().kind = Seg::kSuper;
-  FLINKSTATE_RETURN_IF_ERROR(ReadClassDesc(&super_item, &super));
-  path_.pop_back();
-  AddChild(super_item);
-  ClassDesc& d = s_.descs_[did];
-  d.super = super;
-  if (super != kNoDesc) d.chain = s_.descs_[super].chain;
-  d.chain.push_back(did);
-  d.complete = true;
-  finished_desc_ = did;
-  Finish(id, mark);
-  return absl::OkStatus();
+  return ReadClassDescTail(id, mark, did);
 }
 
 absl::Status StreamReader::ReadAnnotation(uint64_t* end_offset,
@@ -879,21 +857,56 @@ absl::Status StreamReader::ReadNewString(ItemId* out) {
   return absl::OkStatus();
 }
 
+// `classAnnotation superClassDesc`, the end that newClassDesc and
+// newProxyClassDesc share; completes descriptor `did` (its superclass chain)
+// and item `id`. `path_` ends in the descriptor's segment, which this pops.
+absl::Status StreamReader::ReadClassDescTail(ItemId id, size_t mark, DescId did) {
+  uint64_t end_offset;
+  uint32_t count;
+  FLINKSTATE_RETURN_IF_ERROR(ReadAnnotation(&end_offset, &count));
+  ItemId super_item;
+  DescId super;
+  path_.back().kind = Seg::kSuper;
+  FLINKSTATE_RETURN_IF_ERROR(ReadClassDesc(&super_item, &super));
+  path_.pop_back();
+  AddChild(super_item);
+  ClassDesc& d = s_.descs_[did];
+  d.super = super;
+  if (super != kNoDesc) d.chain = s_.descs_[super].chain;
+  d.chain.push_back(did);
+  d.complete = true;
+  finished_desc_ = did;
+  Finish(id, mark);
+  return absl::OkStatus();
+}
+
+// See the declaration: `TC_x classDesc`, the part of `newObject`, `newClass`
+// and `newEnum` before their handle.
+absl::StatusOr<StreamReader::ItemHead> StreamReader::ReadItemHead(ItemKind kind, uint8_t tc,
+                                                                  ItemId* out) {
+  ItemHead h;
+  h.at = in_.position();
+  h.mark = scratch_.size();
+  FLINKSTATE_ASSIGN_OR_RETURN(h.id, NewItem(kind, tc, h.at));
+  *out = h.id;
+  FLINKSTATE_RETURN_IF_ERROR(in_.Skip(1));
+  ItemId desc_item;
+  path_.push_back({Seg::kClassDesc, 0, 0});
+  FLINKSTATE_RETURN_IF_ERROR(ReadClassDesc(&desc_item, &h.desc));
+  path_.pop_back();
+  AddChild(desc_item);
+  return h;
+}
+
 // `newObject := TC_OBJECT classDesc [H] classdata*`
 // (`ObjectInputStream.readOrdinaryObject`, `readSerialData`,
 // `readExternalData`).
 absl::Status StreamReader::ReadNewObject(ItemId* out) {
-  uint64_t at = in_.position();
-  size_t mark = scratch_.size();
-  FLINKSTATE_ASSIGN_OR_RETURN(ItemId id, NewItem(ItemKind::kObject, kTcObject, at));
-  *out = id;
-  FLINKSTATE_RETURN_IF_ERROR(in_.Skip(1));
-  ItemId desc_item;
-  DescId did;
-  path_.push_back({Seg::kClassDesc, 0, 0});
-  FLINKSTATE_RETURN_IF_ERROR(ReadClassDesc(&desc_item, &did));
-  path_.pop_back();
-  AddChild(desc_item);
+  FLINKSTATE_ASSIGN_OR_RETURN(ItemHead head, ReadItemHead(ItemKind::kObject, kTcObject, out));
+  const uint64_t at = head.at;
+  const size_t mark = head.mark;
+  const ItemId id = head.id;
+  const DescId did = head.desc;
   if (did == kNoDesc) {
     return Fail(absl::StatusCode::kInvalidArgument,
                 "TC_OBJECT with a null class descriptor", at);
@@ -1070,17 +1083,11 @@ absl::Status StreamReader::ReadNewArray(ItemId* out) {
 // `newEnum := TC_ENUM classDesc [H] enumConstantName`
 // (`ObjectInputStream.readEnum`).
 absl::Status StreamReader::ReadNewEnum(ItemId* out) {
-  uint64_t at = in_.position();
-  size_t mark = scratch_.size();
-  FLINKSTATE_ASSIGN_OR_RETURN(ItemId id, NewItem(ItemKind::kEnum, kTcEnum, at));
-  *out = id;
-  FLINKSTATE_RETURN_IF_ERROR(in_.Skip(1));
-  ItemId desc_item;
-  DescId did;
-  path_.push_back({Seg::kClassDesc, 0, 0});
-  FLINKSTATE_RETURN_IF_ERROR(ReadClassDesc(&desc_item, &did));
-  path_.pop_back();
-  AddChild(desc_item);
+  FLINKSTATE_ASSIGN_OR_RETURN(ItemHead head, ReadItemHead(ItemKind::kEnum, kTcEnum, out));
+  const uint64_t at = head.at;
+  const size_t mark = head.mark;
+  const ItemId id = head.id;
+  const DescId did = head.desc;
   if (did == kNoDesc || !s_.descs_[did].is_enum()) {
     return Fail(absl::StatusCode::kInvalidArgument,
                 "TC_ENUM whose class descriptor is not an enum class", at);
@@ -1098,17 +1105,11 @@ absl::Status StreamReader::ReadNewEnum(ItemId* out) {
 
 // `newClass := TC_CLASS classDesc [H]` (`ObjectInputStream.readClass`).
 absl::Status StreamReader::ReadNewClass(ItemId* out) {
-  uint64_t at = in_.position();
-  size_t mark = scratch_.size();
-  FLINKSTATE_ASSIGN_OR_RETURN(ItemId id, NewItem(ItemKind::kClass, kTcClass, at));
-  *out = id;
-  FLINKSTATE_RETURN_IF_ERROR(in_.Skip(1));
-  ItemId desc_item;
-  DescId did;
-  path_.push_back({Seg::kClassDesc, 0, 0});
-  FLINKSTATE_RETURN_IF_ERROR(ReadClassDesc(&desc_item, &did));
-  path_.pop_back();
-  AddChild(desc_item);
+  FLINKSTATE_ASSIGN_OR_RETURN(ItemHead head, ReadItemHead(ItemKind::kClass, kTcClass, out));
+  const uint64_t at = head.at;
+  const size_t mark = head.mark;
+  const ItemId id = head.id;
+  const DescId did = head.desc;
   if (did == kNoDesc) {
     return Fail(absl::StatusCode::kInvalidArgument,
                 "TC_CLASS with a null class descriptor", at);

@@ -3,6 +3,7 @@
 #include "flinkstate/serde/data_input.h"
 
 #include <cstring>
+#include <type_traits>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
@@ -33,77 +34,45 @@ absl::Status DataInput::Truncated(uint64_t n, absl::string_view what) const {
                            " bytes, ", remaining(), " left)"));
 }
 
-absl::Status DataInput::ReadUint8(uint8_t* out) {
-  if (absl::Status s = Require(1, "u8"); !s.ok()) return s;
-  *out = data_[pos_++];
+template <typename T>
+absl::Status DataInput::ReadBigEndian(T* out, absl::string_view what) {
+  static_assert(std::is_arithmetic_v<T>);
+  if (absl::Status s = Require(sizeof(T), what); !s.ok()) return s;
+  const uint8_t* p = data_.data() + pos_;
+  // Big-endian as java.io.DataInput; signed and floating-point values are the
+  // same bits (two's complement, IEEE 754) as Java's readInt/readFloat.
+  if constexpr (sizeof(T) == 1) {
+    std::memcpy(out, p, 1);
+  } else if constexpr (sizeof(T) == 2) {
+    const uint16_t v = DecodeBigEndian16(p);
+    std::memcpy(out, &v, 2);
+  } else if constexpr (sizeof(T) == 4) {
+    const uint32_t v = DecodeBigEndian32(p);
+    std::memcpy(out, &v, 4);
+  } else {
+    static_assert(sizeof(T) == 8);
+    const uint64_t v = DecodeBigEndian64(p);
+    std::memcpy(out, &v, 8);
+  }
+  pos_ += sizeof(T);
   return absl::OkStatus();
 }
 
-absl::Status DataInput::ReadInt8(int8_t* out) {
-  if (absl::Status s = Require(1, "i8"); !s.ok()) return s;
-  *out = static_cast<int8_t>(data_[pos_++]);
-  return absl::OkStatus();
-}
+absl::Status DataInput::ReadUint8(uint8_t* out) { return ReadBigEndian(out, "u8"); }
+absl::Status DataInput::ReadInt8(int8_t* out) { return ReadBigEndian(out, "i8"); }
+absl::Status DataInput::ReadUint16(uint16_t* out) { return ReadBigEndian(out, "u16"); }
+absl::Status DataInput::ReadInt16(int16_t* out) { return ReadBigEndian(out, "i16"); }
+absl::Status DataInput::ReadUint32(uint32_t* out) { return ReadBigEndian(out, "i32"); }
+absl::Status DataInput::ReadInt32(int32_t* out) { return ReadBigEndian(out, "i32"); }
+absl::Status DataInput::ReadUint64(uint64_t* out) { return ReadBigEndian(out, "i64"); }
+absl::Status DataInput::ReadInt64(int64_t* out) { return ReadBigEndian(out, "i64"); }
+absl::Status DataInput::ReadFloat(float* out) { return ReadBigEndian(out, "float"); }
+absl::Status DataInput::ReadDouble(double* out) { return ReadBigEndian(out, "double"); }
 
 absl::Status DataInput::ReadBool(bool* out) {
-  if (absl::Status s = Require(1, "bool"); !s.ok()) return s;
-  *out = data_[pos_++] != 0;
-  return absl::OkStatus();
-}
-
-absl::Status DataInput::ReadUint16(uint16_t* out) {
-  if (absl::Status s = Require(2, "u16"); !s.ok()) return s;
-  *out = DecodeBigEndian16(data_.data() + pos_);
-  pos_ += 2;
-  return absl::OkStatus();
-}
-
-absl::Status DataInput::ReadInt16(int16_t* out) {
-  uint16_t v;
-  if (absl::Status s = ReadUint16(&v); !s.ok()) return s;
-  *out = static_cast<int16_t>(v);
-  return absl::OkStatus();
-}
-
-absl::Status DataInput::ReadUint32(uint32_t* out) {
-  if (absl::Status s = Require(4, "i32"); !s.ok()) return s;
-  *out = DecodeBigEndian32(data_.data() + pos_);
-  pos_ += 4;
-  return absl::OkStatus();
-}
-
-absl::Status DataInput::ReadInt32(int32_t* out) {
-  uint32_t v;
-  if (absl::Status s = ReadUint32(&v); !s.ok()) return s;
-  *out = static_cast<int32_t>(v);
-  return absl::OkStatus();
-}
-
-absl::Status DataInput::ReadUint64(uint64_t* out) {
-  if (absl::Status s = Require(8, "i64"); !s.ok()) return s;
-  *out = DecodeBigEndian64(data_.data() + pos_);
-  pos_ += 8;
-  return absl::OkStatus();
-}
-
-absl::Status DataInput::ReadInt64(int64_t* out) {
-  uint64_t v;
-  if (absl::Status s = ReadUint64(&v); !s.ok()) return s;
-  *out = static_cast<int64_t>(v);
-  return absl::OkStatus();
-}
-
-absl::Status DataInput::ReadFloat(float* out) {
-  uint32_t bits;
-  if (absl::Status s = ReadUint32(&bits); !s.ok()) return s;
-  std::memcpy(out, &bits, 4);
-  return absl::OkStatus();
-}
-
-absl::Status DataInput::ReadDouble(double* out) {
-  uint64_t bits;
-  if (absl::Status s = ReadUint64(&bits); !s.ok()) return s;
-  std::memcpy(out, &bits, 8);
+  uint8_t v;
+  if (absl::Status s = ReadBigEndian(&v, "bool"); !s.ok()) return s;
+  *out = v != 0;
   return absl::OkStatus();
 }
 
@@ -160,19 +129,16 @@ absl::Status DataInput::ReadModifiedUtf8Raw(ByteView* body,
 }
 
 absl::Status DataInput::ReadModifiedUtf8(std::string* out) {
-  const size_t saved = pos_;
-  uint16_t len;
-  if (absl::Status s = ReadUint16(&len); !s.ok()) return s;
-  if (absl::Status s = Require(len, "modified UTF-8 string"); !s.ok()) {
-    pos_ = saved;
-    return s;
+  // One reader of the `u2 length + bytes` form: ReadModifiedUtf8Raw checks the
+  // bounds and the encoding (and rewinds on failure); here only the text is made.
+  ByteView body;
+  if (absl::Status s = ReadModifiedUtf8Raw(&body, nullptr); !s.ok()) return s;
+  if (IsPlainAscii(body)) {
+    out->assign(reinterpret_cast<const char*>(body.data()), body.size());
+    return absl::OkStatus();
   }
-  absl::StatusOr<std::string> text = ModifiedUtf8ToUtf8(data_.subspan(pos_, len));
-  if (!text.ok()) {
-    pos_ = saved;
-    return Fail(text.status().code(), WithoutLayer(text.status().message()));
-  }
-  pos_ += len;
+  absl::StatusOr<std::string> text = ModifiedUtf8ToUtf8(body);
+  if (!text.ok()) return Fail(absl::StatusCode::kInternal, "modified UTF-8 checked twice differently");
   *out = *std::move(text);
   return absl::OkStatus();
 }

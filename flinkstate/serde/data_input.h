@@ -103,6 +103,9 @@ class DataInput {
   absl::Status Fail(absl::StatusCode code, absl::string_view what) const;
 
  private:
+  // Every fixed-width read: `Require(sizeof(T))`, decode big-endian, advance.
+  template <typename T>
+  absl::Status ReadBigEndian(T* out, absl::string_view what);
   // OK if `n` more bytes can be read; else `OutOfRange` naming `what`.
   absl::Status Require(uint64_t n, absl::string_view what) const {
     if (ABSL_PREDICT_TRUE(n <= data_.size() - pos_)) return absl::OkStatus();

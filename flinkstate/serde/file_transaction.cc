@@ -32,21 +32,6 @@ constexpr char kJournalPrefix[] = ".flinkstate-txn-";
 constexpr char kJournalSuffix[] = ".journal";
 constexpr char kJournalMagic[] = "flinkstate-txn 1";
 
-absl::Status Errno(int err, absl::string_view call, absl::string_view what) {
-  std::string msg = absl::StrCat("serde: ", call, " ", what, ": ", std::strerror(err));
-  switch (err) {
-    case ENOENT:
-      return absl::NotFoundError(msg);
-    case EACCES:
-    case EPERM:
-      return absl::PermissionDeniedError(msg);
-    case EEXIST:
-      return absl::AlreadyExistsError(msg);
-    default:
-      return absl::InternalError(msg);
-  }
-}
-
 std::string RandomToken() {
   uint8_t b[6];
   if (::getrandom(b, sizeof(b), 0) != static_cast<ssize_t>(sizeof(b))) {
@@ -278,7 +263,7 @@ absl::Status MakeBackup(const FileChange& c, const std::string& backup_temp,
 
 absl::StatusOr<int> FileOps::CreateExclusive(const std::string& path) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) return Errno(errno, "cannot create", path);
+  if (fd < 0) return ErrnoStatus(errno, "cannot create", path);
   return fd;
 }
 absl::Status FileOps::WritePlan(int fd, const std::string& path, const EditPlan& plan,
@@ -293,52 +278,52 @@ absl::Status FileOps::WriteAll(int fd, const std::string& path, absl::string_vie
     ssize_t n = ::write(fd, data.data(), data.size());
     if (n < 0) {
       if (errno == EINTR) continue;
-      return Errno(errno, "cannot write", path);
+      return ErrnoStatus(errno, "cannot write", path);
     }
     data.remove_prefix(static_cast<size_t>(n));
   }
   return absl::OkStatus();
 }
 absl::Status FileOps::Fchmod(int fd, const std::string& path, mode_t mode) {
-  if (::fchmod(fd, mode) != 0) return Errno(errno, "cannot chmod", path);
+  if (::fchmod(fd, mode) != 0) return ErrnoStatus(errno, "cannot chmod", path);
   return absl::OkStatus();
 }
 absl::Status FileOps::Fchown(int fd, const std::string& path, uid_t uid, gid_t gid) {
-  if (::fchown(fd, uid, gid) != 0) return Errno(errno, "cannot chown", path);
+  if (::fchown(fd, uid, gid) != 0) return ErrnoStatus(errno, "cannot chown", path);
   return absl::OkStatus();
 }
 absl::Status FileOps::Fsync(int fd, const std::string& path) {
-  if (::fsync(fd) != 0) return Errno(errno, "cannot fsync", path);
+  if (::fsync(fd) != 0) return ErrnoStatus(errno, "cannot fsync", path);
   return absl::OkStatus();
 }
 absl::Status FileOps::Close(int fd, const std::string& path) {
-  if (::close(fd) != 0) return Errno(errno, "cannot close", path);
+  if (::close(fd) != 0) return ErrnoStatus(errno, "cannot close", path);
   return absl::OkStatus();
 }
 absl::Status FileOps::Link(const std::string& from, const std::string& to) {
   if (::link(from.c_str(), to.c_str()) != 0) {
-    return Errno(errno, "cannot link", absl::StrCat(from, " -> ", to));
+    return ErrnoStatus(errno, "cannot link", absl::StrCat(from, " -> ", to));
   }
   return absl::OkStatus();
 }
 absl::Status FileOps::Rename(const std::string& from, const std::string& to) {
   if (::rename(from.c_str(), to.c_str()) != 0) {
-    return Errno(errno, "cannot rename", absl::StrCat(from, " -> ", to));
+    return ErrnoStatus(errno, "cannot rename", absl::StrCat(from, " -> ", to));
   }
   return absl::OkStatus();
 }
 absl::Status FileOps::Unlink(const std::string& path) {
-  if (::unlink(path.c_str()) != 0) return Errno(errno, "cannot remove", path);
+  if (::unlink(path.c_str()) != 0) return ErrnoStatus(errno, "cannot remove", path);
   return absl::OkStatus();
 }
 absl::Status FileOps::FsyncDirectory(const std::string& dir) {
   int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return Errno(errno, "cannot open directory", dir);
+  if (fd < 0) return ErrnoStatus(errno, "cannot open directory", dir);
   const int rc = ::fsync(fd);
   const int err = errno;
   ::close(fd);
   // Some file systems cannot fsync a directory (EINVAL); nothing to do then.
-  if (rc != 0 && err != EINVAL) return Errno(err, "cannot fsync directory", dir);
+  if (rc != 0 && err != EINVAL) return ErrnoStatus(err, "cannot fsync directory", dir);
   return absl::OkStatus();
 }
 
@@ -355,10 +340,10 @@ DirectoryLocks::~DirectoryLocks() {
 
 absl::Status DirectoryLocks::Add(const std::string& dir) {
   int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return Errno(errno, "cannot open directory", dir);
+  if (fd < 0) return ErrnoStatus(errno, "cannot open directory", dir);
   struct stat st;
   if (::fstat(fd, &st) != 0) {
-    absl::Status s = Errno(errno, "cannot stat", dir);
+    absl::Status s = ErrnoStatus(errno, "cannot stat", dir);
     ::close(fd);
     return s;
   }
@@ -376,7 +361,7 @@ absl::Status DirectoryLocks::Add(const std::string& dir) {
           "serde: another flinkstate run holds the lock on ", dir,
           "; wait for it to finish (nothing was written)"));
     }
-    return Errno(err, "cannot lock", dir);
+    return ErrnoStatus(err, "cannot lock", dir);
   }
   held_.push_back({fd, st.st_dev, st.st_ino});
   return absl::OkStatus();

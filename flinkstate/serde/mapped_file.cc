@@ -21,21 +21,6 @@
 namespace flinkstate::serde {
 namespace {
 
-absl::Status ErrnoStatus(int err, absl::string_view what,
-                         absl::string_view path) {
-  std::string msg =
-      absl::StrCat("serde: ", what, " ", path, ": ", std::strerror(err));
-  switch (err) {
-    case ENOENT:
-      return absl::NotFoundError(msg);
-    case EACCES:
-    case EPERM:
-      return absl::PermissionDeniedError(msg);
-    default:
-      return absl::InternalError(msg);
-  }
-}
-
 // The SIGBUS guard. A fixed table of lock-free slots, so that the signal
 // handler reads it without locks or allocation. A slot is claimed by a CAS on
 // `begin` (0 = free); `end` is published before `begin`.
@@ -246,6 +231,21 @@ absl::StatusOr<std::string> ReadSmallFile(absl::string_view path,
         max_bytes, " expected"));
   }
   return std::string(AsStringView(f->bytes()));
+}
+
+absl::Status ErrnoStatus(int err, absl::string_view call, absl::string_view what) {
+  std::string msg = absl::StrCat("serde: ", call, " ", what, ": ", std::strerror(err));
+  switch (err) {
+    case ENOENT:
+      return absl::NotFoundError(msg);
+    case EACCES:
+    case EPERM:
+      return absl::PermissionDeniedError(msg);
+    case EEXIST:
+      return absl::AlreadyExistsError(msg);
+    default:
+      return absl::InternalError(msg);
+  }
 }
 
 }  // namespace flinkstate::serde

@@ -123,6 +123,12 @@ class MappedFile {
 [[nodiscard]] absl::StatusOr<std::string> ReadSmallFile(absl::string_view path,
                                                         uint64_t max_bytes);
 
+// The Status of a failed system call `call` on `what` (a path, usually):
+// `NotFound` for ENOENT, `PermissionDenied` for EACCES/EPERM, `AlreadyExists`
+// for EEXIST, else `Internal`; message "serde: <call> <what>: <strerror>".
+// Thread-safe. The one errno mapping of the byte layer (files, transactions).
+absl::Status ErrnoStatus(int err, absl::string_view call, absl::string_view what);
+
 }  // namespace flinkstate::serde
 
 #endif  // FLINKSTATE_SERDE_MAPPED_FILE_H_

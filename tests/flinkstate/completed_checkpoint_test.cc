@@ -16,7 +16,8 @@
 #include "flinkstate/completed_checkpoint.h"
 #include "tests/fixtures/completed_checkpoint_writer.h"
 #include "flinkstate/ha_pointer.h"
-#include "flinkstate/ha_rewrite.h"
+#include "flinkstate/relocate.h"
+#include "flinkstate/strip_state.h"
 #include "flinkstate/handle_walker.h"
 #include "flinkstate/inspect.h"
 #include "tests/fixtures/metadata_generator.h"
@@ -239,7 +240,7 @@ TEST(CompletedCheckpointTest, FinishedSubtasksAndFullyFinishedOperators) {
   // Stripping still works around the finished subtask.
   StripOptions o;
   o.state_name = shape.union_state_name;
-  FLINKSTATE_ASSERT_OK_AND_ASSIGN(HaStripResult r, PlanStripCompletedCheckpoint(s, c, o));
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(StripResult r, PlanStripCompletedCheckpoint(s, c, o));
   EXPECT_EQ(r.removed.size(), 2u);
   FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::string out, r.plan.ApplyToString(View(cc)));
   EXPECT_THAT(VerifyStrippedCompletedCheckpoint(c, View(out), o), IsOk());
@@ -255,7 +256,7 @@ TEST(CompletedCheckpointTest, StripReRendersDefinitionsAndVerifies) {
   FLINKSTATE_ASSERT_OK_AND_ASSIGN(StateFile before, ReadCompletedCheckpoint(s));
   StripOptions o;
   o.state_name = shape.union_state_name;
-  FLINKSTATE_ASSERT_OK_AND_ASSIGN(HaStripResult r, PlanStripCompletedCheckpoint(s, before, o));
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(StripResult r, PlanStripCompletedCheckpoint(s, before, o));
   EXPECT_EQ(r.removed.size(), 4u);
   for (const StrippedEntry& e : r.removed) EXPECT_EQ(e.entry_count, 50u);
   // The first subtask's entry defines StateMetaInfo, Mode and UNION, which
@@ -303,7 +304,7 @@ TEST(CompletedCheckpointTest, StripEverySynthVersion) {
     FLINKSTATE_ASSERT_OK_AND_ASSIGN(StateFile before, ReadCompletedCheckpoint(s));
     StripOptions o;
     o.state_name = "source-offsets";
-    FLINKSTATE_ASSERT_OK_AND_ASSIGN(HaStripResult r, PlanStripCompletedCheckpoint(s, before, o));
+    FLINKSTATE_ASSERT_OK_AND_ASSIGN(StripResult r, PlanStripCompletedCheckpoint(s, before, o));
     ASSERT_EQ(r.removed.size(), 1u);
     FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::string out, r.plan.ApplyToString(View(bytes)));
     EXPECT_THAT(VerifyStrippedCompletedCheckpoint(before, View(out), o), IsOk());

@@ -7,19 +7,24 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "flinkstate/open.h"
 #include "flinkstate/completed_checkpoint.h"
 #include "flinkstate/repair.h"
+#include "flinkstate/drop_operator.h"
+#include "flinkstate/relocate.h"
 #include "flinkstate/strip_state.h"
+#include "flinkstate/verify.h"
 #include "tests/flinkstate/corpus.h"
 #include "tests/testing/fault_file_ops.h"
 #include "tests/testing/status_matchers.h"
@@ -91,6 +96,112 @@ TEST(OpenTest, EveryKindWithOneCall) {
   EXPECT_EQ(js.kind, FileKind::kJavaStream);
   FLINKSTATE_ASSERT_OK_AND_ASSIGN(LoadedFile mem, OpenBytes(Read(kHaFile), "ha"));
   EXPECT_EQ(mem.kind, FileKind::kCompletedCheckpoint);
+}
+
+TEST(OpenTest, UnwrapsTheFormsPeopleHandOver) {
+  // The input-format step belongs to Open, so embedders get it too: hex text
+  // of a _metadata file (as `xxd -p` writes it, 60 digits a line) and Base64
+  // wrapped at 76 characters (as `base64` writes it) of the HA file.
+  const std::string meta = Read(kCheckpoint + "/_metadata");
+  std::string hex = absl::BytesToHexString(meta);
+  for (size_t i = 60; i < hex.size(); i += 61) hex.insert(i, "\n");
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(LoadedFile h, OpenBytes(hex, "hex"));
+  EXPECT_EQ(h.kind, FileKind::kMetadata);
+  EXPECT_EQ(h.encoding, Encoding::kWrapped);
+  EXPECT_THAT(h.layers, ::testing::ElementsAre(serde::InputFormat::kHex));
+  EXPECT_EQ(h.model.metadata.checkpoint_id, 9);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(h.bytes().data()), h.bytes().size()),
+            meta);
+
+  std::string b64 = absl::Base64Escape(Read(kHaFile));
+  for (size_t i = 76; i < b64.size(); i += 77) b64.insert(i, "\n");
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(LoadedFile b, OpenBytes(b64, "b64"));
+  EXPECT_EQ(b.kind, FileKind::kCompletedCheckpoint);
+  EXPECT_EQ(b.encoding, Encoding::kBase64);
+  EXPECT_EQ(b.model.metadata.checkpoint_id, 9);
+
+  // A forced format decodes exactly that layer: raw Base64 text is no file.
+  OpenOptions raw;
+  raw.input_format = serde::InputFormat::kRaw;
+  EXPECT_THAT(OpenBytes(b64, "b64", raw), StatusIs(absl::StatusCode::kInvalidArgument, "text"));
+  OpenOptions as_hex;
+  as_hex.input_format = serde::InputFormat::kHex;
+  EXPECT_THAT(OpenBytes(b64, "b64", as_hex), StatusIs(absl::StatusCode::kInvalidArgument, "hex"));
+
+  // The edits rewrite raw files only, and say so.
+  const std::string path = ::testing::TempDir() + "/flinkstate-open-hex";
+  std::ofstream(path, std::ios::binary) << hex;
+  EXPECT_THAT(OpenStateFile(path), StatusIs(absl::StatusCode::kInvalidArgument, "stored as hex"));
+  std::remove(path.c_str());
+}
+
+TEST(EditEntryPointTest, OneCallPerEditForEveryKind) {
+  // strip-state: the same call, result and verify for _metadata and the HA
+  // file of the same checkpoint (512 entries each: tests/testdata/README.md).
+  StripOptions strip;
+  strip.state_name = kState;
+  for (const std::string& path : {kCheckpoint, kHaFile}) {
+    FLINKSTATE_ASSERT_OK_AND_ASSIGN(LoadedFile f, Open(path));
+    FLINKSTATE_ASSERT_OK_AND_ASSIGN(StripResult r, PlanStripState(f, strip));
+    uint64_t entries = 0;
+    for (const StrippedEntry& e : r.removed) entries += e.entry_count;
+    EXPECT_EQ(entries, 512u) << path;
+    FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::string out, r.plan.ApplyToString(f.bytes()));
+    EXPECT_THAT(VerifyStripped(f, serde::AsBytes(out), strip), IsOk()) << path;
+    // The verify is a real check: the unstripped input fails it.
+    EXPECT_THAT(VerifyStripped(f, f.bytes(), strip), StatusIs(absl::StatusCode::kDataLoss, ""))
+        << path;
+  }
+  // drop-operator: the operator that holds the state, in both kinds.
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(LoadedFile meta, Open(kCheckpoint));
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(StripResult sr, PlanStripState(meta, strip));
+  const std::vector<std::string> ids = {sr.removed[0].operator_id};
+  for (const std::string& path : {kCheckpoint, kHaFile}) {
+    FLINKSTATE_ASSERT_OK_AND_ASSIGN(LoadedFile f, Open(path));
+    FLINKSTATE_ASSERT_OK_AND_ASSIGN(DropResult r, PlanDropOperators(f, ids));
+    EXPECT_EQ(r.dropped_ids, ids) << path;
+    FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::string out, r.plan.ApplyToString(f.bytes()));
+    EXPECT_THAT(VerifyDropped(f, serde::AsBytes(out), r.dropped_ids), IsOk()) << path;
+    EXPECT_THAT(VerifyDropped(f, f.bytes(), r.dropped_ids),
+                StatusIs(absl::StatusCode::kDataLoss, "")) << path;
+  }
+  // relocate: the HA file and its ZooKeeper pointer name their files under
+  // file:/tmp/fsc2/ (where the harness ran); one call for both.
+  RelocateOptions moved{"file:/tmp/fsc2", "s3://bucket/moved"};
+  for (const std::string& path :
+       {kHaFile, kData + "/incident-gen3-completedCheckpoint/zk-node.bin"}) {
+    FLINKSTATE_ASSERT_OK_AND_ASSIGN(LoadedFile f, Open(path));
+    FLINKSTATE_ASSERT_OK_AND_ASSIGN(RelocateResult r, PlanRelocate(f, moved));
+    EXPECT_FALSE(r.changed.empty()) << path;
+    FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::string out, r.plan.ApplyToString(f.bytes()));
+    EXPECT_THAT(VerifyRelocated(f, serde::AsBytes(out), moved), IsOk()) << path;
+    EXPECT_THAT(VerifyRelocated(f, f.bytes(), moved), StatusIs(absl::StatusCode::kDataLoss, ""))
+        << path;
+  }
+  // Kinds that cannot hold the edit say so.
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(
+      LoadedFile zk, Open(kData + "/incident-gen3-completedCheckpoint/zk-node.bin"));
+  EXPECT_THAT(PlanStripState(zk, strip),
+              StatusIs(absl::StatusCode::kInvalidArgument, "holds no operator state"));
+  EXPECT_THAT(PlanDropOperators(zk, ids),
+              StatusIs(absl::StatusCode::kInvalidArgument, "holds no operators"));
+}
+
+TEST(ProgressSinkTest, StreamingVerifyReportsBytesUpToTheEnd) {
+  // The library reports progress through the sink and never prints.
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(serde::MappedFile f,
+                                  serde::MappedFile::Open(kCheckpoint + "/_metadata"));
+  VerifyOptions o;
+  std::vector<uint64_t> done;
+  o.progress = [&](absl::string_view phase, uint64_t d, uint64_t total) {
+    EXPECT_EQ(phase, "verifying");
+    EXPECT_EQ(total, f.size());
+    done.push_back(d);
+  };
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(StreamVerifyResult r, VerifyMetadataStreaming(f.bytes(), o));
+  ASSERT_EQ(done.size(), static_cast<size_t>(r.operators) + 1);  // per operator, then the end
+  EXPECT_TRUE(std::is_sorted(done.begin(), done.end()));
+  EXPECT_EQ(done.back(), f.size());
 }
 
 TEST(OpenTest, ErrorsSayWhatTheBytesAre) {

@@ -274,6 +274,150 @@ TEST(RelocateTest, InlineHandleNamesAreNotPaths) {
               StatusIs(absl::StatusCode::kNotFound, "nothing was written"));
 }
 
+// Tag 6 handles in file order (their relative paths) and tag 2 paths.
+std::vector<std::string> PathsOfTag(const StateFile& f, HandleTag tag) {
+  struct V : HandleVisitor {
+    HandleTag tag;
+    std::vector<std::string> out;
+    void OnStream(const HandleContext&, const StreamStateHandle& h) override {
+      if (h.tag == static_cast<uint8_t>(tag)) out.push_back(h.path.value);
+    }
+  } v;
+  v.tag = tag;
+  WalkStateFile(f, &v);
+  return v.out;
+}
+
+TEST(RelocateTest, ToAbsoluteAndBackToRelativeReproducesFlinksSavepoint) {
+  // A canonical savepoint Flink 1.20 wrote relocatable: its state files are
+  // RelativeFileStateHandles (tag 6). --to-absolute makes them file handles
+  // under a directory; --to-relative of that directory must give back the
+  // bytes Flink wrote.
+  const std::string bytes = ReadFileOrDie(
+      CorpusRoot() +
+      "/CosmicBeing09__flink/flink-tests/src/test/resources/"
+      "new-stateful-udf-migration-itcase-flink1.20-hashmap-savepoint/_metadata");
+  const serde::ByteView input = serde::AsBytes(bytes);
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(StateFile before, ReadStateFile(input));
+  const std::vector<std::string> relative = PathsOfTag(before, HandleTag::kRelativeStream);
+  ASSERT_FALSE(relative.empty());
+  ASSERT_TRUE(PathsOfTag(before, HandleTag::kFileStream).empty());
+
+  RelocateOptions abs{"", "file:/moved/savepoint-1"};
+  abs.mode = RelocateMode::kToAbsolute;
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(RelocateResult r, PlanRelocate(before, input, abs));
+  ASSERT_EQ(r.changed.size(), relative.size());
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::string out, r.plan.ApplyToString(input));
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(StateFile after, ReadStateFile(serde::AsBytes(out)));
+  EXPECT_THAT(VerifyRelocated(before, after, abs), IsOk());
+  EXPECT_EQ(Entries(after), Entries(before));
+  EXPECT_TRUE(PathsOfTag(after, HandleTag::kRelativeStream).empty());
+  const std::vector<std::string> absolute = PathsOfTag(after, HandleTag::kFileStream);
+  ASSERT_EQ(absolute.size(), relative.size());
+  for (size_t i = 0; i < relative.size(); ++i) {
+    EXPECT_EQ(absolute[i], "file:/moved/savepoint-1/" + relative[i]);
+  }
+  // The prefix-mode verify of the wrong edit fails: it is a real check.
+  EXPECT_THAT(VerifyRelocated(before, before, abs), StatusIs(absl::StatusCode::kDataLoss, "not the expected ones"));
+
+  RelocateOptions rel{"file:/moved/savepoint-1/", ""};
+  rel.mode = RelocateMode::kToRelative;
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(RelocateResult r2,
+                                  PlanRelocate(after, serde::AsBytes(out), rel));
+  EXPECT_EQ(r2.changed.size(), relative.size());
+  EXPECT_TRUE(r2.left_absolute.empty());
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::string again, r2.plan.ApplyToString(serde::AsBytes(out)));
+  EXPECT_TRUE(again == bytes);
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(StateFile back, ReadStateFile(serde::AsBytes(again)));
+  EXPECT_THAT(VerifyRelocated(after, back, rel), IsOk());
+
+  // Only paths inside the directory, on a path boundary.
+  RelocateOptions other{"file:/moved/savepoint", ""};
+  other.mode = RelocateMode::kToRelative;
+  EXPECT_THAT(PlanRelocate(after, serde::AsBytes(out), other),
+              StatusIs(absl::StatusCode::kNotFound, "no FileStateHandle path lies inside"));
+  // Nothing relative left to make absolute.
+  EXPECT_THAT(PlanRelocate(after, serde::AsBytes(out), abs),
+              StatusIs(absl::StatusCode::kNotFound, "holds no relative handle"));
+}
+
+TEST(RelocateTest, ToRelativeKeepsPathsOutsideTheDirectory) {
+  // Flink 1.15.2 changelog checkpoint: 16 FileStateHandles under
+  // file:/tmp/fsc2/ (changelog files and materialized state), none in a chk dir.
+  const std::string bytes = ReadFileOrDie(
+      FLINKSTATE_SOURCE_DIR "/tests/testdata/flink-1.15.2/changelog-checkpoint/_metadata");
+  const serde::ByteView input = serde::AsBytes(bytes);
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(StateFile before, ReadStateFile(input));
+  const std::vector<std::string> files = PathsOfTag(before, HandleTag::kFileStream);
+  ASSERT_EQ(files.size(), 16u);
+  // Make the handles under one directory relative, the others stay.
+  const std::string dir = files[0].substr(0, files[0].rfind('/'));
+  size_t inside = 0;
+  for (const std::string& f : files) inside += f.rfind(dir + "/", 0) == 0;
+  RelocateOptions rel{dir, ""};
+  rel.mode = RelocateMode::kToRelative;
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(RelocateResult r, PlanRelocate(before, input, rel));
+  EXPECT_EQ(r.changed.size(), inside);
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::string out, r.plan.ApplyToString(input));
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(StateFile after, ReadStateFile(serde::AsBytes(out)));
+  EXPECT_THAT(VerifyRelocated(before, after, rel), IsOk());
+  EXPECT_EQ(PathsOfTag(after, HandleTag::kFileStream).size(), files.size() - inside);
+  EXPECT_EQ(PathsOfTag(after, HandleTag::kRelativeStream).size(), inside);
+  // A handle is 8 bytes of size + the path either way: the file shrinks by
+  // the directory and its '/' per handle.
+  EXPECT_EQ(out.size(), bytes.size() - inside * (dir.size() + 1));
+}
+
+TEST(RelocateTest, RelativeModesRefuse) {
+  const auto refused = [](RelocateOptions o, RelocateMode mode, const char* why) {
+    o.mode = mode;
+    EXPECT_THAT(ValidateRelocateOptions(o), StatusIs(absl::StatusCode::kInvalidArgument, why))
+        << o.from_prefix << " -> " << o.to_prefix;
+  };
+  refused({"", ""}, RelocateMode::kToRelative, "--to-relative needs --from DIR");
+  refused({"", ""}, RelocateMode::kToAbsolute, "--to-absolute needs --to DIR");
+  refused({"file:/a", "s3://b"}, RelocateMode::kToRelative, "takes --from only");
+  refused({"file:/a", "s3://b"}, RelocateMode::kToAbsolute, "takes --to only");
+  refused({"file:/a/../b", ""}, RelocateMode::kToRelative, "'..' segment");
+  refused({"", "relative/dir"}, RelocateMode::kToAbsolute, "is not absolute");
+  refused({"", "s3://b/x\ny"}, RelocateMode::kToAbsolute, "control character");
+
+  // Version 2 has no relative handles (a Flink 1.10 savepoint).
+  const std::string v2 = ReadFileOrDie(CorpusRoot() +
+                                       "/CosmicBeing09__flink/flink-tests/src/test/resources/"
+                                       "operatorstate/complexKeyed-flink1.10/_metadata");
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(StateFile old, ReadStateFile(serde::AsBytes(v2)));
+  ASSERT_EQ(old.metadata.version, 2);
+  RelocateOptions rel{"file:/x", ""};
+  rel.mode = RelocateMode::kToRelative;
+  EXPECT_THAT(PlanRelocate(old, serde::AsBytes(v2), rel),
+              StatusIs(absl::StatusCode::kFailedPrecondition, "metadata version 2"));
+
+  // A relative path that would leave the directory: made from a real file
+  // by an (explicitly unsafe) prefix relocation to ".../a/../".
+  const std::string cl = ReadFileOrDie(
+      FLINKSTATE_SOURCE_DIR "/tests/testdata/flink-1.15.2/changelog-checkpoint/_metadata");
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(StateFile clf, ReadStateFile(serde::AsBytes(cl)));
+  RelocateOptions dotdot{"file:/tmp/fsc2/", "file:/x/a/../", true};
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(RelocateResult d, PlanRelocate(clf, serde::AsBytes(cl), dotdot));
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::string bad, d.plan.ApplyToString(serde::AsBytes(cl)));
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(StateFile badf, ReadStateFile(serde::AsBytes(bad)));
+  RelocateOptions x{"file:/x", ""};
+  x.mode = RelocateMode::kToRelative;
+  EXPECT_THAT(PlanRelocate(badf, serde::AsBytes(bad), x),
+              StatusIs(absl::StatusCode::kInvalidArgument, "has a '..' segment"));
+
+  // An operator-snapshot file has no directory to resolve against.
+  const std::string snap = ReadFileOrDie(
+      CorpusRoot() +
+      "/apache__flink-connector-kafka/flink-connector-kafka/src/test/resources/"
+      "kafka-consumer-migration-test-flink1.15-snapshot");
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(StateFile sf, ReadStateFile(serde::AsBytes(snap)));
+  ASSERT_EQ(sf.kind, StateFileKind::kOperatorSnapshot);
+  EXPECT_THAT(PlanRelocate(sf, serde::AsBytes(snap), x),
+              StatusIs(absl::StatusCode::kFailedPrecondition, "only a _metadata file"));
+}
+
 TEST(RelocateTest, RefusesUnsafeOrAmbiguousPrefixes) {
   const auto refused = [](RelocateOptions o, const char* why) {
     EXPECT_THAT(ValidateRelocateOptions(o), StatusIs(absl::StatusCode::kInvalidArgument, why))

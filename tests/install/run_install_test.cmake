@@ -83,13 +83,18 @@ message(STATUS "pkg-config consumer printed '${printed}'")
 foreach(app_name build/app app-pkgconfig)
 set(app "${WORK_DIR}/${app_name}")
 string(REPLACE "/" "-" app_name "${app_name}")
-# One call opens every kind of file (real Flink 1.20.5 / 1.18.1 files).
+# One call opens every kind of file (real Flink 1.20.5 / 1.18.1 files, an
+# operator snapshot of the Kafka connector's tests, and a Java stream that is
+# nothing of Flink's, handed over as `xxd -p` text: TC_STRING "x").
 set(d "${TESTDATA}/flink-1.20.5")
+file(WRITE "${WORK_DIR}/string.hex" "aced0005740001" "78\n")
 run("${app}" open "${d}/incident-gen3-checkpoint"
     "${d}/incident-gen3-completedCheckpoint/completedCheckpoint9bddd89110e7"
     "${d}/incident-gen3-completedCheckpoint/zk-node.bin"
-    "${TESTDATA}/flink-1.18.1/incident-gen3-k8s/k8s-value.b64")
-set(want "Flink _metadata\nFlink HA completedCheckpoint\nFlink HA pointer (ZooKeeper node or Kubernetes value)\nFlink HA pointer (ZooKeeper node or Kubernetes value) (Base64)\n")
+    "${TESTDATA}/flink-1.18.1/incident-gen3-k8s/k8s-value.b64"
+    "${CORPUS}/apache__flink-connector-kafka/flink-connector-kafka/src/test/resources/kafka-consumer-migration-test-flink1.15-snapshot"
+    "${WORK_DIR}/string.hex")
+set(want "Flink _metadata\nFlink HA completedCheckpoint\nFlink HA pointer (ZooKeeper node or Kubernetes value)\nFlink HA pointer (ZooKeeper node or Kubernetes value) (Base64)\noperator snapshot\nJava serialization stream (unwrapped)\n")
 if(NOT RUN_OUTPUT STREQUAL want)
   message(FATAL_ERROR "consumer open printed '${RUN_OUTPUT}', expected '${want}'")
 endif()

@@ -156,6 +156,38 @@ expect_grep "says it matched nothing at a boundary" "at a path boundary" "$tmp/e
 check "a prefix that ends at a name boundary" 0 "$bin" relocate --from file:/tmp/fsc2 --to file:/tmp/other "$changelog" "$tmp/moved2"
 expect_grep "boundary prefix relocates" "file:/tmp/other/flink-1.15.2" "$tmp/out"
 
+# --- progress: stderr only, on a terminal or with --progress; never in JSON ----------------
+check "verify --progress (stderr is no terminal)" 0 "$bin" verify --progress "$changelog"
+expect_grep "progress lines go to stderr" "verifying 100%" "$tmp/err"
+check "verify without --progress, not on a terminal" 0 "$bin" verify "$changelog"
+if [[ ! -s $tmp/err ]]; then passes=$((passes + 1)); else echo "FAIL: progress without a terminal or --progress"; failures=$((failures + 1)); fi
+incident_md=$(dirname "$0")/../testdata/flink-1.20.5/incident-gen3-checkpoint/_metadata
+check "strip-state --progress --json" 0 "$bin" strip-state --progress --json --state topic-partition-offset-states "$incident_md" "$tmp/stripped-p"
+expect_grep "writing and verifying are shown" "verif" "$tmp/err"
+cp "$tmp/out" "$tmp/strip-p.json"
+check "stdout stays one JSON document" 0 python3 -c "import json,sys; assert json.load(open(sys.argv[1]))['command'] == 'strip-state'" "$tmp/strip-p.json"
+check "--progress and --noprogress together" 2 "$bin" verify --progress --noprogress "$changelog"
+check "repair --progress --json keeps stdout JSON" 0 "$bin" repair --progress --json --state x "$(dirname "$changelog")"
+cp "$tmp/out" "$tmp/repair-p.json"
+check "the repair JSON parses" 0 python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$tmp/repair-p.json"
+
+# --- relocate --to-relative / --to-absolute ------------------------------------------
+# $meta is a savepoint Flink 1.20 wrote with relative handles: --to-absolute and
+# back with --to-relative must reproduce Flink's bytes.
+check "relocate --to-absolute" 0 "$bin" relocate --to-absolute --to file:/new/sp "$meta" "$tmp/abs"
+expect_grep "lists the handle type change" "RelativeFileStateHandle -> FileStateHandle" "$tmp/out"
+expect_grep "the relative path lands under the directory" "file:/new/sp/" "$tmp/out"
+check "relocate --to-relative" 0 "$bin" relocate --to-relative --from file:/new/sp "$tmp/abs" "$tmp/rel"
+check "absolute and back to relative is Flink's savepoint" 0 cmp "$meta" "$tmp/rel"
+refuse "--to-relative without --from" "--to-relative needs --from DIR" --to-relative
+refuse "--to-relative with --to" "takes --from only" --to-relative --from file:/tmp/fsc2 --to s3://x
+refuse "--to-absolute with a relative dir" "is not absolute" --to-absolute --to some/dir
+refuse "--to-relative with --to-absolute" "excludes" --to-relative --to-absolute --from file:/x
+check "--to-relative outside every handle's directory" 1 "$bin" relocate --to-relative --from file:/elsewhere "$tmp/abs" "$tmp/none5"
+expect_grep "says nothing lies inside" "no FileStateHandle path lies inside" "$tmp/err"
+check "--to-relative of a v2 file" 1 "$bin" relocate --to-relative --from file:/x "$corpus/CosmicBeing09__flink/flink-tests/src/test/resources/operatorstate/complexKeyed-flink1.10/_metadata" "$tmp/none6"
+expect_grep "names the version" "metadata version 2 has no relative handles" "$tmp/err"
+
 # --- convert refuses to drop information without --allow-loss -----------------------
 check "convert v4 -> v3 is refused (properties would be lost)" 1 "$bin" convert --to-version 3 "$meta" "$tmp/v3"
 expect_grep "convert names what would be lost" "CheckpointProperties" "$tmp/err"

@@ -4,7 +4,7 @@
 #   harness.sh generate --release V --out DIR [--cases a,b] [--parallelism 2]
 #   harness.sh incident --release V --out DIR [--large] [--partitions N] [--generations G] [--parallelism P]
 #   harness.sh verify   --release V FILE            (canonical facts JSON on stdout)
-#   harness.sh restore  --release V --from PATH [--expect-stripped NAME] [--state-log DIR] [--out DIR] [--generations G]
+#   harness.sh restore  --release V --from PATH [--expect-stripped NAME] [--state-log DIR] [--out DIR] [--generations G] [--memory-threshold BYTES]
 #   harness.sh strip    --release V --in PATH --out PATH --state NAME   (reference rewriter on Flink's own classes)
 #   harness.sh count    --release V FILE            (entries per operator-state name)
 #   harness.sh k8s-ha   --release V --in completedCheckpointFILE --out DIR  (ConfigMap value via Flink's KubernetesStateHandleStore)

@@ -35,7 +35,9 @@ int OpenAll(int n, char** paths) {
     auto f = flinkstate::Open(paths[i]);
     if (!f.ok()) return std::puts(f.status().ToString().c_str()), 1;
     std::printf("%s%s\n", flinkstate::FileKindName(f->kind),
-                f->encoding == flinkstate::Encoding::kBase64 ? " (Base64)" : "");
+                f->encoding == flinkstate::Encoding::kBase64    ? " (Base64)"
+                : f->encoding == flinkstate::Encoding::kWrapped ? " (unwrapped)"
+                                                                : "");
   }
   return 0;
 }

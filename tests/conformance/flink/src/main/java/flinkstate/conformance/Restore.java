@@ -145,6 +145,12 @@ final class Restore {
             String run = "restore" + g;
             File dir = new File(out, run);
             Configuration conf = Main.baseConfig("hashmap", false);
+            if (o.containsKey("memory-threshold")) {
+                // state smaller than this stays inline in _metadata; 0 puts every
+                // non-empty state stream into a file of the checkpoint directory
+                Cluster.setBoth(conf, o.get("memory-threshold"), "state.storage.fs.memory-threshold",
+                        "state.checkpoints.fs.memory-threshold", "execution.checkpointing.data-inline-threshold");
+            }
             long restoredId = Facts.load(new File(restoreFrom)).checkpointId;
             File kept;
             try (Cluster cl = new Cluster(conf, new File(dir, "checkpoints"), new File(dir, "savepoints"), null, null, run, parallelism)) {

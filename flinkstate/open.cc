@@ -159,7 +159,7 @@ absl::StatusOr<LoadedFile> Open(const std::string& path, const OpenOptions& opti
     objstore::InstallObjectStore();
     FLINKSTATE_ASSIGN_OR_RETURN(f.file, serde::MappedFile::Open(path));
     f.path = f.file.path();
-    absl::Status s = Decode(f);
+    absl::Status s = Decode(f, options);
     if (absl::Status intact = f.file.CheckIntact(); !intact.ok()) return intact;
     if (!s.ok()) return WithPath(f.path, s);
     return f;

@@ -75,6 +75,8 @@ struct CommandArgs {
   std::string backup_suffix = ".bak";
   bool fsync = true;
   bool progress = true;
+  // state: --state-root PREFIX=DIR values, in order
+  std::vector<std::string> state_roots;
 };
 
 using Clock = std::chrono::steady_clock;

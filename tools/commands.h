@@ -42,6 +42,8 @@ int VerifyCompletedInput(const Input& in, const CommandArgs& args);
 int RelocatePointer(const OutputTarget& target, const Input& in,
                     const RelocateOptions& options, const CommandArgs& args);
 int RunVerify(const CommandArgs& args);
+// state_commands.cc
+int RunState(const CommandArgs& args);
 
 }  // namespace flinkstate::cli
 

@@ -48,6 +48,8 @@ commands:
   diff A B                               what differs between two files' reports
                                          (exit 1 if anything does)
   dump FILE [--json]                     a Java serialization stream as a tree
+  state FILE|DIR... [--state-root P=D]   inside the operator-state streams: meta
+                                         infos, elements, copies
   repair --state NAME [--ha-dir DIR] [--apply] CHECKPOINT_DIR...
                                          strip a state from each chk-<n>/_metadata
                                          and the matching HA completedCheckpoint
@@ -210,6 +212,23 @@ const Command kCommands[] = {
                     "a progress line on a terminal");
      },
      RunVerify},
+    {"state",
+     "Inside the operator-state streams the handles point to (inline bytes, relative\n"
+     "and absolute state files): each stream's meta infos (state name, mode,\n"
+     "serializers) and per state name the elements, their bytes and how many are\n"
+     "byte-identical copies. Exit 1 if a stream cannot be read.",
+     [](CLI::App& app, CommandArgs& a) {
+       AddFiles(app, a, "files or checkpoint directories")->required();
+       AddJson(app, a, "the report as JSON (report.proto OperatorStateStreamReport)");
+       app.add_option("--state-root", a.state_roots,
+                      "read state files under PREFIX (e.g. s3://bucket/ckpts) from the "
+                      "local directory DIR (repeatable)")
+           ->type_name("PREFIX=DIR")
+           ->expected(1)
+           ->allow_extra_args(false)
+           ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+     },
+     RunState},
     {"diff",
      "What differs between the reports of two files (a _metadata and its\n"
      "completedCheckpoint, or a file before and after a change). Exit 0 if\n"

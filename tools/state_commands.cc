@@ -1,0 +1,49 @@
+// Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
+//
+// `flinkstate state`: inside the operator-state streams (operator_state_report.h).
+
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "flinkstate/operator_state_report.h"
+#include "tools/commands.h"
+
+namespace flinkstate::cli {
+namespace {
+
+int StateOne(const CommandArgs& a, const std::string& path,
+             const StateStreamSources& base_sources) {
+  absl::StatusOr<Input> in = LoadStateFile(path);
+  if (!in.ok()) return Fail(in.status());
+  StateStreamSources sources = base_sources;
+  sources.base_dir = DirOf(in->path);
+  report::OperatorStateStreamReport rep =
+      BuildOperatorStateStreamReport(in->model, in->bytes(), sources);
+  rep.set_file(ValidUtf8(in->path));
+  const int rc = rep.streams_unreadable() ? kExitInput : kExitOk;
+  if (a.json) return PrintJson(rep, rc);
+  std::cout << RenderOperatorStateStreamText(rep);
+  return rc;
+}
+
+}  // namespace
+
+int RunState(const CommandArgs& a) {
+  if (a.positional.empty()) return Usage("state takes FILE...");
+  StateStreamSources sources;
+  for (const std::string& root : a.state_roots) {
+    const size_t eq = root.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == root.size()) {
+      return Usage(absl::StrCat("--state-root takes PREFIX=DIR, not \"", root, "\""));
+    }
+    sources.state_roots.emplace_back(root.substr(0, eq), root.substr(eq + 1));
+  }
+  int rc = kExitOk;
+  for (size_t i = 0; i < a.positional.size(); ++i) {
+    if (i > 0 && !a.json) std::cout << "\n";
+    rc = std::max(rc, StateOne(a, a.positional[i], sources));
+  }
+  return rc;
+}
+
+}  // namespace flinkstate::cli

@@ -2,6 +2,7 @@
 
 #include "flinkstate/operator_state_report.h"
 
+#include <algorithm>
 #include <map>
 #include "absl/strings/string_view.h"
 
@@ -167,13 +168,18 @@ void ReportHandle(const OperatorStateHandle& h, int32_t subtask, const char* slo
     return;
   }
   st->set_source(rs->source);
+  st->set_stream_offset(rs->base_offset);
   st->set_stream_bytes(rs->bytes.size());
   uint64_t header_end = 0;
+  std::map<std::string, int64_t> fixed_length;
   absl::StatusOr<OperatorStateStreamHeader> hdr = ReadOperatorStateStreamHeader(rs->bytes);
   if (hdr.ok()) {
     st->set_proxy_version(hdr->version);
     st->set_header_bytes(hdr->range.size);
-    for (const StateMetaInfo& m : hdr->operator_states) FillMetaInfo(m, st->add_meta_infos());
+    for (const StateMetaInfo& m : hdr->operator_states) {
+      FillMetaInfo(m, st->add_meta_infos());
+      fixed_length[m.name] = FixedElementLength(m);
+    }
     for (const StateMetaInfo& m : hdr->broadcast_states) FillMetaInfo(m, st->add_meta_infos());
     if (hdr->complete()) {
       header_end = hdr->range.size;
@@ -190,7 +196,19 @@ void ReportHandle(const OperatorStateHandle& h, int32_t subtask, const char* slo
     rep->set_streams_unreadable(rep->streams_unreadable() + 1);
     return;
   }
-  for (const StateElements& se : *els) {
+  for (const auto& m : st->meta_infos()) {
+    bool referenced = false;
+    for (const StateNameEntry& e : h.states) referenced |= e.name.value == m.name();
+    if (!referenced) st->add_meta_infos_without_offsets(m.name());
+  }
+  uint64_t covered = 0;
+  for (StateElements& se : *els) {
+    auto fl = fixed_length.find(se.name);
+    if (fl != fixed_length.end() && fl->second >= 0) {
+      for (SourceRange& r : se.elements) {
+        r.size = std::min<uint64_t>(r.size, static_cast<uint64_t>(fl->second));
+      }
+    }
     auto* o = st->add_states();
     o->set_name(se.name);
     o->set_distribution_mode(DistributionModeName(se.mode));
@@ -199,6 +217,7 @@ void ReportHandle(const OperatorStateHandle& h, int32_t subtask, const char* slo
     Totals& t = (*totals)[se.name];
     for (const SourceRange& r : se.elements) {
       bytes += r.size;
+      covered += r.size;
       const auto* p = reinterpret_cast<const char*>(rs->bytes.data() + r.offset);
       t.distinct.emplace(p, r.size);
     }
@@ -215,6 +234,9 @@ void ReportHandle(const OperatorStateHandle& h, int32_t subtask, const char* slo
         if (m.name() == se.name) t.total.set_serializer(SerializerText(m));
       }
     }
+  }
+  if (header_end > 0 && rs->bytes.size() >= header_end + covered) {
+    st->set_unreferenced_bytes(rs->bytes.size() - header_end - covered);
   }
 }
 
@@ -305,10 +327,18 @@ std::string RenderOperatorStateStreamText(const report::OperatorStateStreamRepor
         continue;
       }
       absl::StrAppend(&out, s.source(), ", ", s.stream_bytes(), " B, proxy v",
-                      s.proxy_version(), ", header ", s.header_bytes(), " B\n");
+                      s.proxy_version(), ", header ", s.header_bytes(), " B");
+      if (s.unreferenced_bytes()) {
+        absl::StrAppend(&out, ", ", s.unreferenced_bytes(), " B unreferenced");
+      }
+      absl::StrAppend(&out, "\n");
       for (const auto& m : s.meta_infos()) {
         absl::StrAppend(&out, "    meta info ", m.name(), " (", m.backend_state_type(), ", ",
                         m.distribution_mode(), "): ", SerializerText(m), "\n");
+      }
+      for (const auto& n : s.meta_infos_without_offsets()) {
+        absl::StrAppend(&out, "    meta info without offsets in the handle: ", n,
+                        " (Flink restores it; strip-state --deep removes it)\n");
       }
       if (!s.header_stopped().empty()) {
         absl::StrAppend(&out, "    header not decoded to its end: ", s.header_stopped(), "\n");

@@ -8,6 +8,7 @@
 #   harness.sh strip    --release V --in PATH --out PATH --state NAME   (reference rewriter on Flink's own classes)
 #   harness.sh count    --release V FILE            (entries per operator-state name)
 #   harness.sh k8s-ha   --release V --in completedCheckpointFILE --out DIR  (ConfigMap value via Flink's KubernetesStateHandleStore)
+#   harness.sh streams  --release V FILE            (operator-state streams: meta infos, element counts, JSON)
 #   harness.sh build    --release V                 (only build; prints the classpath file)
 #
 # Environment: FLINKSTATE_JAVA_HOME (JVM to run with; default: Java 17), FLINKSTATE_HEAP (default 6g),

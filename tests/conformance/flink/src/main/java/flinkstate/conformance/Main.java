@@ -66,6 +66,9 @@ public final class Main {
             case "k8s-ha":
                 rc = K8sHa.run(o);
                 break;
+            case "streams":
+                rc = StateStreams.run(o);
+                break;
             default:
                 usage();
                 rc = 2;
@@ -77,7 +80,7 @@ public final class Main {
     }
 
     static void usage() {
-        System.err.println("usage: Main generate|incident|restore|verify|count|strip|k8s-ha [--opt value]... [FILE]");
+        System.err.println("usage: Main generate|incident|restore|verify|count|strip|k8s-ha|streams [--opt value]... [FILE]");
         Runtime.getRuntime().halt(2);
     }
 

@@ -75,6 +75,7 @@ constexpr KnownSnapshot kKnownSnapshots[] = {
     {"org.apache.flink.api.common.typeutils.base.GenericArraySerializerSnapshot", SnapshotLayout::kCompositeUtf, "Array"},
     {"org.apache.flink.api.java.typeutils.runtime.TupleSerializerSnapshot", SnapshotLayout::kCompositeUtf, "Tuple"},
     {"org.apache.flink.api.java.typeutils.runtime.RowSerializer$RowSerializerSnapshot", SnapshotLayout::kComposite, "Row"},
+    {"org.apache.flink.streaming.runtime.streamrecord.StreamElementSerializer$StreamElementSerializerSnapshot", SnapshotLayout::kComposite, "StreamElement"},
     {"org.apache.flink.api.java.typeutils.runtime.PojoSerializerSnapshot", SnapshotLayout::kPojo, "POJO"},
     {"org.apache.flink.api.java.typeutils.runtime.kryo.KryoSerializerSnapshot", SnapshotLayout::kKryo, "Kryo"},
     {"org.apache.flink.api.common.typeutils.base.EnumSerializer$EnumSerializerSnapshot", SnapshotLayout::kEnum, "Enum"},

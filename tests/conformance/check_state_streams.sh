@@ -7,7 +7,7 @@
 #       `harness.sh streams` for the committed file of that case) against that file
 #   check_state_streams.sh FLINKSTATE_BIN CONFORMANCE_OUT --live
 #       for every MANIFEST.txt under CONFORMANCE_OUT (ci.sh output): the first checkpoint and
-#       the first canonical savepoint of the hashmap and incident cases, read by
+#       the first canonical savepoint of the hashmap case and of the incident's gen3-v2, read by
 #       `harness.sh streams` of that release now, against our reading
 set -uo pipefail
 bin=$1
@@ -35,7 +35,7 @@ if [[ $live == --live ]]; then
     declare -A seen=()
     while IFS=$'\t' read -r release case _ _ kind _ file _; do
       [[ $release == release ]] && continue
-      [[ $case == hashmap || $case == incident ]] || continue
+      [[ $case == hashmap || $case == gen3-v2 ]] || continue
       [[ $kind == checkpoint || $kind == savepoint-canonical ]] || continue
       [[ -z ${seen[$case$kind]:-} ]] || continue
       seen[$case$kind]=1

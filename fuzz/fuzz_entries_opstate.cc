@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "flinkstate/metadata_reader.h"
 #include "flinkstate/operator_state_stream.h"
 #include "flinkstate/serde/byte_view.h"
 #include "flinkstate/serde/endian.h"
@@ -36,24 +37,13 @@ void CheckSerializer(const SerializerSnapshotInfo& s, uint64_t lo, uint64_t hi) 
   (void)s.Describe();
 }
 
-}  // namespace
-
-// Input: byte 0 = number of synthetic element offsets n (mod 8), then n
-// big-endian u16 offsets, then the stream. Properties: a decoded header starts
-// at 0 and lies inside the stream; every meta info lies inside the header and
-// every serializer inside its meta info (nested inside their parent);
-// `stopped` is OK or `Unimplemented` naming a class; decoding is
-// deterministic. For the synthetic handle: extents are accepted exactly when
-// every offset lies in [header end, stream end], and then each extent starts
-// at its offset, ends at the next larger offset or the stream end, and lies
-// inside the stream.
-absl::Status FuzzOperatorStateStream(serde::ByteView input) {
-  if (input.empty()) return absl::InvalidArgumentError("fuzz: empty input");
-  const size_t n = input[0] % 8;
-  if (input.size() < 1 + 2 * n) return absl::InvalidArgumentError("fuzz: short input");
-  std::vector<uint16_t> raw(n);
-  for (size_t i = 0; i < n; ++i) raw[i] = serde::DecodeBigEndian16(input.data() + 1 + 2 * i);
-  serde::ByteView stream = input.subspan(1 + 2 * n);
+// Header properties: a decoded header starts at 0 and lies inside the stream;
+// every meta info lies inside the header and every serializer inside its meta
+// info (nested ones inside their parent); `stopped` is OK or `Unimplemented`
+// naming a class; errors are never `Internal` or empty; decoding is
+// deterministic. Sets `*header_end` (0 unless decoded to its end); returns
+// the decoder's status.
+absl::Status CheckHeader(serde::ByteView stream, uint64_t* header_end_out) {
   const uint64_t size = stream.size();
 
   absl::StatusOr<OperatorStateStreamHeader> h = ReadOperatorStateStreamHeader(stream);
@@ -93,39 +83,101 @@ absl::Status FuzzOperatorStateStream(serde::ByteView input) {
     PropertyFailed(kTarget, absl::StrCat("bad error: ", h.status().ToString()));
   }
 
+  *header_end_out = header_end;
+  return h.ok() ? absl::OkStatus() : h.status();
+}
+
+// Extents of `handle` (offsets in `file`) in `stream`: accepted exactly when
+// every offset lies in [header end, stream end]; then each runs from its
+// offset to the next larger offset of the handle or the stream end.
+void CheckExtents(const OperatorStateHandle& handle, serde::ByteView file,
+                  serde::ByteView stream, uint64_t header_end) {
+  const uint64_t size = stream.size();
+  std::vector<int64_t> all;
+  for (const StateNameEntry& e : handle.states) {
+    absl::StatusOr<std::vector<int64_t>> o = ReadOffsets(e.offsets, file);
+    if (!o.ok()) PropertyFailed(kTarget, "offsets of a decoded handle unreadable");
+    all.insert(all.end(), o->begin(), o->end());
+  }
+  absl::StatusOr<std::vector<StateElements>> els =
+      ReadElementExtents(handle, file, size, header_end, stream);
+  const bool all_inside = std::all_of(all.begin(), all.end(), [&](int64_t o) {
+    return o >= 0 && static_cast<uint64_t>(o) >= header_end && static_cast<uint64_t>(o) <= size;
+  });
+  if (els.ok() != all_inside) {
+    PropertyFailed(kTarget, "extents accepted or refused against the offsets");
+  }
+  if (!els.ok()) return;
+  std::sort(all.begin(), all.end());
+  size_t k = 0;
+  for (const StateElements& se : *els) {
+    for (const SourceRange& r : se.elements) {
+      auto next = std::upper_bound(all.begin(), all.end(), static_cast<int64_t>(r.offset));
+      const uint64_t end = next == all.end() ? size : static_cast<uint64_t>(*next);
+      if (r.offset + r.size != end || !Inside(r, header_end, size)) {
+        PropertyFailed(kTarget, "element extent wrong");
+      }
+      ++k;
+    }
+  }
+  if (k != all.size()) PropertyFailed(kTarget, "not one extent per offset");
+  CountOutcome("extents: computed");
+}
+
+}  // namespace
+
+// Two input forms. A state file (`_metadata`, operator snapshot; the real
+// files of ../shared/corpus and tests/testdata are the seeds): every inline
+// operator-state stream is checked with its handle's offsets. Anything else:
+// byte 0 = number of synthetic offsets n (mod 8), then n big-endian u16
+// offsets, then a stream. Properties: see `CheckHeader` and `CheckExtents`.
+absl::Status FuzzOperatorStateStream(serde::ByteView input) {
+  absl::StatusOr<StateFile> file = ReadStateFile(input);
+  if (file.ok()) {
+    CountOutcome("state file: streams checked");
+    auto each = [&](const OperatorSubtaskState& s) {
+      for (const auto* list : {&s.managed_operator_state, &s.raw_operator_state}) {
+        for (const OperatorStateHandle& h : *list) {
+          if (!h.delegate || h.delegate->tag != static_cast<uint8_t>(HandleTag::kByteStream)) {
+            continue;
+          }
+          serde::ByteView stream = input.subspan(h.delegate->data.offset, h.delegate->data.size);
+          uint64_t header_end = 0;
+          CheckHeader(stream, &header_end).IgnoreError();  // a bad stream is a finding, not a failure
+          CheckExtents(h, input, stream, header_end);
+        }
+      }
+    };
+    if (file->kind == StateFileKind::kOperatorSnapshot) each(file->snapshot.state);
+    for (const OperatorState& op : file->metadata.operators) {
+      for (const OperatorSubtaskState& s : op.subtasks) each(s);
+    }
+    return absl::OkStatus();
+  }
+  if (input.empty()) return absl::InvalidArgumentError("fuzz: empty input");
+  const size_t n = input[0] % 8;
+  if (input.size() < 1 + 2 * n) return absl::InvalidArgumentError("fuzz: short input");
+  std::vector<uint16_t> raw(n);
+  for (size_t i = 0; i < n; ++i) raw[i] = serde::DecodeBigEndian16(input.data() + 1 + 2 * i);
+  serde::ByteView stream = input.subspan(1 + 2 * n);
+  uint64_t header_end = 0;
+  const absl::Status st = CheckHeader(stream, &header_end);
   // A handle with one SPLIT_DISTRIBUTE entry holding the offsets; its offsets
   // array lives in `file`.
-  std::string file(8 * n, '\0');
-  for (size_t i = 0; i < n; ++i) serde::EncodeBigEndian64(raw[i], reinterpret_cast<uint8_t*>(&file[8 * i]));
+  std::string offs(8 * n, '\0');
+  for (size_t i = 0; i < n; ++i) {
+    serde::EncodeBigEndian64(raw[i], reinterpret_cast<uint8_t*>(&offs[8 * i]));
+  }
   OperatorStateHandle handle;
   StateNameEntry e;
   e.name.value = "s";
   e.offsets.range = {0, 8 * n};
   e.offsets.count = static_cast<uint32_t>(n);
   handle.states.push_back(e);
-  serde::ByteView file_bytes(reinterpret_cast<const uint8_t*>(file.data()), file.size());
-  absl::StatusOr<std::vector<StateElements>> els =
-      ReadElementExtents(handle, file_bytes, size, header_end, stream);
-  const bool all_inside = std::all_of(raw.begin(), raw.end(), [&](uint16_t o) {
-    return o >= header_end && o <= size;
-  });
-  if (els.ok() != all_inside) {
-    PropertyFailed(kTarget, "extents accepted or refused against the offsets");
-  }
-  if (els.ok()) {
-    std::vector<uint64_t> sorted(raw.begin(), raw.end());
-    std::sort(sorted.begin(), sorted.end());
-    for (size_t i = 0; i < n; ++i) {
-      const SourceRange& r = (*els)[0].elements[i];
-      auto next = std::upper_bound(sorted.begin(), sorted.end(), raw[i]);
-      const uint64_t end = next == sorted.end() ? size : *next;
-      if (r.offset != raw[i] || r.offset + r.size != end || !Inside(r, header_end, size)) {
-        PropertyFailed(kTarget, "element extent wrong");
-      }
-    }
-    CountOutcome("extents: computed");
-  }
-  return h.ok() ? absl::OkStatus() : h.status();
+  CheckExtents(handle,
+               serde::ByteView(reinterpret_cast<const uint8_t*>(offs.data()), offs.size()),
+               stream, header_end);
+  return st;
 }
 
 }  // namespace flinkstate::fuzz

@@ -4,12 +4,15 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
+#include <tuple>
 #include "absl/strings/string_view.h"
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "flinkstate/kafka_state.h"
 #include "flinkstate/operator_state_stream.h"
 #include "flinkstate/serde/status_macros.h"
 
@@ -111,6 +114,20 @@ struct Totals {
   absl::flat_hash_set<std::string> distinct;
 };
 
+// Rows of the Kafka table of one operator, keyed for sorting.
+struct KafkaRow {
+  uint64_t entries = 0;
+  std::set<int32_t> subtasks;
+  std::string form;
+};
+using KafkaKey = std::tuple<std::string, std::string, int32_t, int64_t, int64_t>;
+struct OperatorAcc {
+  std::map<std::string, Totals> totals;
+  std::vector<std::string> order;
+  std::map<KafkaKey, KafkaRow> kafka;
+  std::vector<std::string> kafka_errors;
+};
+
 void FillMetaInfo(const StateMetaInfo& m, report::OperatorStateStreamReport::MetaInfo* out) {
   out->set_name(m.name);
   out->set_backend_state_type(BackendStateTypeName(m.backend_state_type));
@@ -141,9 +158,11 @@ std::string SerializerText(const report::OperatorStateStreamReport::MetaInfo& m)
 
 void ReportHandle(const OperatorStateHandle& h, int32_t subtask, const char* slot,
                   serde::ByteView input, const StateStreamSources& sources,
+                  const StateReportOptions& options,
                   report::OperatorStateStreamReport* rep,
-                  report::OperatorStateStreamReport::Operator* op,
-                  std::map<std::string, Totals>* totals, std::vector<std::string>* order) {
+                  report::OperatorStateStreamReport::Operator* op, OperatorAcc* acc) {
+  std::map<std::string, Totals>* totals = &acc->totals;
+  std::vector<std::string>* order = &acc->order;
   auto* st = op->add_subtasks();
   st->set_subtask_index(subtask);
   st->set_slot(slot);
@@ -222,6 +241,34 @@ void ReportHandle(const OperatorStateHandle& h, int32_t subtask, const char* slo
       t.distinct.emplace(p, r.size);
     }
     o->set_element_bytes(bytes);
+    // Flink 1.2/1.3 consumers kept the offsets in the default operator state
+    // "_default_" (Java-serialized Tuple2s); decoded when they are that.
+    const bool java_default =
+        options.kafka_legacy_offsets && se.name == "_default_" && !se.elements.empty() &&
+        se.elements[0].size >= 2 && rs->bytes[se.elements[0].offset] == 0xAC &&
+        rs->bytes[se.elements[0].offset + 1] == 0xED;
+    const bool legacy = java_default ||
+                        (options.kafka_legacy_offsets && se.name == kKafkaOffsetsStateName);
+    const bool splits = options.kafka_source_splits && se.name == kSourceReaderStateName;
+    if (legacy || splits) {
+      for (size_t i = 0; i < se.elements.size(); ++i) {
+        const SourceRange& r = se.elements[i];
+        serde::ByteView el = rs->bytes.subspan(r.offset, r.size);
+        absl::StatusOr<KafkaPartitionOffset> k =
+            legacy ? DecodeLegacyKafkaOffsetElement(el) : DecodeKafkaSplitElement(el);
+        if (!k.ok()) {
+          acc->kafka_errors.push_back(absl::StrCat("subtask ", subtask, " ", se.name,
+                                                   " element ", i, " (stream byte ", r.offset,
+                                                   "): ", k.status().message()));
+          continue;
+        }
+        KafkaRow& row = acc->kafka[KafkaKey(se.name, k->topic, k->partition, k->offset,
+                                            k->stopping_offset)];
+        ++row.entries;
+        row.subtasks.insert(subtask);
+        row.form = k->form;
+      }
+    }
     o->set_broadcast_entries(se.broadcast_entries);
     t.total.set_elements(t.total.elements() + se.elements.size());
     if (rs->is_inline) {
@@ -241,58 +288,68 @@ void ReportHandle(const OperatorStateHandle& h, int32_t subtask, const char* slo
 }
 
 void ReportSubtask(const OperatorSubtaskState& s, serde::ByteView input,
-                   const StateStreamSources& sources, report::OperatorStateStreamReport* rep,
-                   report::OperatorStateStreamReport::Operator* op,
-                   std::map<std::string, Totals>* totals, std::vector<std::string>* order) {
+                   const StateStreamSources& sources, const StateReportOptions& options,
+                   report::OperatorStateStreamReport* rep,
+                   report::OperatorStateStreamReport::Operator* op, OperatorAcc* acc) {
   for (const OperatorStateHandle& h : s.managed_operator_state) {
     if (h.tag == 0) continue;
-    ReportHandle(h, s.subtask_index, "managedOperatorState", input, sources, rep, op,
-                 totals, order);
+    ReportHandle(h, s.subtask_index, "managedOperatorState", input, sources, options, rep, op,
+                 acc);
   }
   for (const OperatorStateHandle& h : s.raw_operator_state) {
     if (h.tag == 0) continue;
-    ReportHandle(h, s.subtask_index, "rawOperatorState", input, sources, rep, op, totals,
-                 order);
+    ReportHandle(h, s.subtask_index, "rawOperatorState", input, sources, options, rep, op,
+                 acc);
   }
 }
 
-void FinishTotals(std::map<std::string, Totals>* totals, const std::vector<std::string>& order,
-                  report::OperatorStateStreamReport::Operator* op) {
-  for (const std::string& name : order) {
-    Totals& t = (*totals)[name];
+void Finish(OperatorAcc* acc, report::OperatorStateStreamReport::Operator* op) {
+  for (const std::string& name : acc->order) {
+    Totals& t = acc->totals[name];
     t.total.set_distinct_elements(t.distinct.size());
     t.total.set_copies(t.total.elements() - t.distinct.size());
     *op->add_states() = t.total;
   }
+  for (const auto& [key, row] : acc->kafka) {
+    auto* k = op->add_kafka_offsets();
+    k->set_state(std::get<0>(key));
+    k->set_topic(std::get<1>(key));
+    k->set_partition(std::get<2>(key));
+    k->set_offset(std::get<3>(key));
+    k->set_stopping_offset(std::get<4>(key));
+    k->set_entries(row.entries);
+    for (int32_t s : row.subtasks) k->add_subtasks(s);
+    k->set_form(row.form);
+  }
+  for (const std::string& e : acc->kafka_errors) op->add_kafka_errors(e);
 }
 
 }  // namespace
 
 report::OperatorStateStreamReport BuildOperatorStateStreamReport(
-    const StateFile& file, serde::ByteView input, const StateStreamSources& sources) {
+    const StateFile& file, serde::ByteView input, const StateStreamSources& sources,
+    const StateReportOptions& options) {
   report::OperatorStateStreamReport rep;
   if (file.kind == StateFileKind::kOperatorSnapshot) {
     rep.set_kind("operatorSnapshot");
     auto* op = rep.add_operators();
-    std::map<std::string, Totals> totals;
-    std::vector<std::string> order;
-    ReportSubtask(file.snapshot.state, input, sources, &rep, op, &totals, &order);
-    FinishTotals(&totals, order, op);
+    OperatorAcc acc;
+    ReportSubtask(file.snapshot.state, input, sources, options, &rep, op, &acc);
+    Finish(&acc, op);
     return rep;
   }
   rep.set_kind(file.kind == StateFileKind::kMetadata ? "metadata" : "completedCheckpoint");
   for (const OperatorState& o : file.metadata.operators) {
-    std::map<std::string, Totals> totals;
-    std::vector<std::string> order;
+    OperatorAcc acc;
     report::OperatorStateStreamReport::Operator op;
     op.set_operator_id(o.IdHex());
     op.set_name(o.name.value);
     op.set_uid(o.uid.value);
     for (const OperatorSubtaskState& s : o.subtasks) {
-      ReportSubtask(s, input, sources, &rep, &op, &totals, &order);
+      ReportSubtask(s, input, sources, options, &rep, &op, &acc);
     }
     if (op.subtasks_size() == 0) continue;
-    FinishTotals(&totals, order, &op);
+    Finish(&acc, &op);
     *rep.add_operators() = std::move(op);
   }
   return rep;
@@ -320,6 +377,23 @@ std::string RenderOperatorStateStreamText(const report::OperatorStateStreamRepor
                                             t.inline_bytes(), t.file_bytes(),
                                             t.serializer()));
     }
+    if (op.kafka_offsets_size() > 0) {
+      absl::StrAppend(&out, absl::StrFormat("  kafka: %-30s %-24s %9s %20s %20s %8s  %s\n",
+                                            "state", "topic", "partition", "offset",
+                                            "stopping offset", "entries", "subtasks"));
+      for (const auto& k : op.kafka_offsets()) {
+        std::string subs;
+        for (int32_t s : k.subtasks()) absl::StrAppend(&subs, subs.empty() ? "" : ",", s);
+        absl::StrAppend(
+            &out, absl::StrFormat("  kafka: %-30s %-24s %9d %20d %20s %8d  %s\n", k.state(),
+                                  k.topic(), k.partition(), k.offset(),
+                                  k.stopping_offset() == kKafkaNoStoppingOffset
+                                      ? std::string("-")
+                                      : absl::StrCat(k.stopping_offset()),
+                                  k.entries(), subs));
+      }
+    }
+    for (const auto& e : op.kafka_errors()) absl::StrAppend(&out, "  kafka: not decoded: ", e, "\n");
     for (const auto& s : op.subtasks()) {
       absl::StrAppend(&out, "  subtask ", s.subtask_index(), " ", s.slot(), ": ");
       if (!s.error().empty() && s.source().empty()) {

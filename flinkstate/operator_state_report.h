@@ -81,10 +81,22 @@ struct ResolvedStream {
     const StreamStateHandle& delegate, serde::ByteView input,
     const StateStreamSources& sources);
 
+// What the report decodes beyond meta infos and extents.
+struct StateReportOptions {
+  // Decode every element of `topic-partition-offset-states` (the legacy
+  // Kafka consumer's union state) into `kafka_offsets` (kafka_state.h).
+  bool kafka_legacy_offsets = true;
+  // Decode `SourceReaderState` elements as `KafkaPartitionSplit`s (only right
+  // for KafkaSource operators; other sources' splits fail to decode and are
+  // listed in `kafka_errors`).
+  bool kafka_source_splits = false;
+};
+
 // The report over all operator-state handles of `file` (decoded from
 // `input`). Never fails: unreadable streams carry their error.
 report::OperatorStateStreamReport BuildOperatorStateStreamReport(
-    const StateFile& file, serde::ByteView input, const StateStreamSources& sources);
+    const StateFile& file, serde::ByteView input, const StateStreamSources& sources,
+    const StateReportOptions& options = {});
 
 // Human text of the report (the `state` command's output).
 std::string RenderOperatorStateStreamText(const report::OperatorStateStreamReport& r);

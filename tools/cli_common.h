@@ -77,6 +77,7 @@ struct CommandArgs {
   bool progress = true;
   // state: --state-root PREFIX=DIR values, in order
   std::vector<std::string> state_roots;
+  bool kafka_source_splits = false;
 };
 
 using Clock = std::chrono::steady_clock;

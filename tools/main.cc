@@ -227,6 +227,10 @@ const Command kCommands[] = {
            ->expected(1)
            ->allow_extra_args(false)
            ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+       app.add_flag("--kafka-source", a.kafka_source_splits,
+                    "decode SourceReaderState elements as KafkaSource splits (topic, "
+                    "partition, starting/stopping offset); topic-partition-offset-states of "
+                    "the legacy FlinkKafkaConsumer is always decoded");
      },
      RunState},
     {"diff",

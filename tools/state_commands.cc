@@ -17,8 +17,10 @@ int StateOne(const CommandArgs& a, const std::string& path,
   if (!in.ok()) return Fail(in.status());
   StateStreamSources sources = base_sources;
   sources.base_dir = DirOf(in->path);
+  StateReportOptions options;
+  options.kafka_source_splits = a.kafka_source_splits;
   report::OperatorStateStreamReport rep =
-      BuildOperatorStateStreamReport(in->model, in->bytes(), sources);
+      BuildOperatorStateStreamReport(in->model, in->bytes(), sources, options);
   rep.set_file(ValidUtf8(in->path));
   const int rc = rep.streams_unreadable() ? kExitInput : kExitOk;
   if (a.json) return PrintJson(rep, rc);

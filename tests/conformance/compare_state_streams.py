@@ -6,7 +6,8 @@ Checked per operator (by id) and per stream (subtask index + slot): the proxy ve
 info (name, backend state type, distribution mode, serializer keys and snapshot classes), every
 state name's element count and broadcast entry count; per operator and state name the element
 count and the number of distinct elements (Flink: distinct deserialized values; flinkstate:
-distinct element bytes). Exit 0 only on full agreement.
+distinct element bytes); the legacy Kafka consumer's (state, topic, partition, offset) rows with
+their entry counts. Exit 0 only on full agreement.
 
   compare_state_streams.py EXPECTED ACTUAL
 """
@@ -77,6 +78,16 @@ def main():
             if "distinct" in et and int(t.get("distinctElements", 0)) != et["distinct"]:
                 problems.append("%s: %s: %s distinct elements, expected %d" % (
                     where, et["name"], t.get("distinctElements"), et["distinct"]))
+        # Kafka rows (legacy consumer state): (state, topic, partition, offset) -> entries
+        if "kafka" in eo:
+            ek = {(k["state"], k["topic"], k["partition"], k["offset"]): k["entries"] for k in eo["kafka"]}
+            ak = {(k["state"], k.get("topic", ""), k.get("partition", 0), int(k.get("offset", 0))):
+                  int(k.get("entries", 0)) for k in ao.get("kafkaOffsets", [])
+                  if k["state"] != "SourceReaderState"}
+            if ek != ak:
+                problems.append("%s: kafka offsets\n    expected %s\n    found    %s" % (where, ek, ak))
+            if ao.get("kafkaErrors"):
+                problems.append("%s: kafka elements not decoded: %s" % (where, ao["kafkaErrors"][:3]))
     for p in problems:
         print(p)
     print("%s: %d problem(s)" % (sys.argv[2], len(problems)))

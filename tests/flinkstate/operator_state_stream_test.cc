@@ -26,6 +26,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "flinkstate/kafka_state.h"
 #include "flinkstate/metadata_reader.h"
 #include "flinkstate/operator_state_report.h"
 #include "flinkstate/serde/data_output.h"
@@ -375,6 +376,78 @@ TEST(OperatorStateReportTest, IncidentCopiesAndPlainStripLeftovers) {
     for (const auto& s : op.subtasks()) EXPECT_EQ(s.meta_infos_without_offsets_size(), 0);
   }
   EXPECT_TRUE(found);
+}
+
+}  // namespace
+}  // namespace flinkstate
+
+namespace flinkstate {
+namespace {
+
+// The legacy consumer snapshots of the corpus were written by the connector's
+// FlinkKafkaConsumerBaseMigrationTest of each release, whose state is
+// PARTITION_STATE = {("abc", 13) -> 16768, ("def", 7) -> 987654321}
+// (flink-connector-kafka, FlinkKafkaConsumerBaseMigrationTest.java). Flink 1.3
+// kept it Java-serialized in "_default_", 1.4+ as TupleSerializer(Kryo, Long)
+// in topic-partition-offset-states. The empty-state snapshots hold none.
+TEST(KafkaStateTest, LegacyConsumerSnapshotsOfEveryRelease) {
+  size_t with_state = 0;
+  for (const KafkaSnapshot& k : KafkaSnapshots()) {
+    SCOPED_TRACE(k.path);
+    absl::StatusOr<serde::MappedFile> m = serde::MappedFile::Open(k.path);
+    ASSERT_THAT(m.status(), IsOk());
+    absl::StatusOr<StateFile> f = ReadStateFile(m->bytes());
+    ASSERT_THAT(f.status(), IsOk());
+    report::OperatorStateStreamReport r = BuildOperatorStateStreamReport(*f, m->bytes(), {});
+    ASSERT_EQ(r.operators_size(), 1);
+    const auto& op = r.operators(0);
+    EXPECT_EQ(op.kafka_errors_size(), 0) << op.kafka_errors(0);
+    const bool empty = absl::StrContains(k.path, "empty");
+    if (empty || k.minor == 2) {
+      EXPECT_EQ(op.kafka_offsets_size(), 0);
+      continue;
+    }
+    ++with_state;
+    ASSERT_EQ(op.kafka_offsets_size(), 2);
+    EXPECT_EQ(op.kafka_offsets(0).state(), k.minor == 3 ? "_default_" : kKafkaOffsetsStateName);
+    EXPECT_EQ(op.kafka_offsets(0).form(), k.minor == 3 ? "java" : "kryo");
+    EXPECT_EQ(op.kafka_offsets(0).topic(), "abc");
+    EXPECT_EQ(op.kafka_offsets(0).partition(), 13);
+    EXPECT_EQ(op.kafka_offsets(0).offset(), 16768);
+    EXPECT_EQ(op.kafka_offsets(1).topic(), "def");
+    EXPECT_EQ(op.kafka_offsets(1).partition(), 7);
+    EXPECT_EQ(op.kafka_offsets(1).offset(), 987654321);
+    EXPECT_EQ(op.kafka_offsets(1).entries(), 1u);
+  }
+  EXPECT_GE(with_state, 10u);
+}
+
+TEST(KafkaStateTest, KryoElementErrors) {
+  // ("abc", 13) -> 16768 as Kryo + long, from the 1.16 snapshot's layout.
+  std::string el = "\x57\x01";
+  // cachedHash = 31 * "abc".hashCode() + 13 = 2986987, zig-zag varint
+  uint32_t zz = 2986987u << 1;
+  while (zz >= 0x80) {
+    el.push_back(static_cast<char>((zz & 0x7F) | 0x80));
+    zz >>= 7;
+  }
+  el.push_back(static_cast<char>(zz));
+  el += std::string("\x1a\x01" "ab\xe3", 5);  // partition 13 zig-zag = 26; "abc"
+  el += std::string("\x00\x00\x00\x00\x00\x00\x41\x80", 8);
+  absl::StatusOr<KafkaPartitionOffset> ok = DecodeLegacyKafkaOffsetElement(View(el));
+  ASSERT_THAT(ok.status(), IsOk());
+  EXPECT_EQ(ok->topic, "abc");
+  EXPECT_EQ(ok->partition, 13);
+  EXPECT_EQ(ok->offset, 16768);
+  std::string wrong_partition = el;
+  wrong_partition[wrong_partition.size() - 13] = '\x1c';  // partition 14: hash no longer matches
+  EXPECT_THAT(DecodeLegacyKafkaOffsetElement(View(wrong_partition)).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, "cachedHash does not match"));
+  EXPECT_THAT(DecodeLegacyKafkaOffsetElement(View(el.substr(0, el.size() - 1))).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, "expected the 8-byte offset"));
+  for (size_t n = 0; n + 8 < el.size(); ++n) {
+    EXPECT_FALSE(DecodeLegacyKafkaOffsetElement(View(el.substr(0, n))).ok()) << n;
+  }
 }
 
 }  // namespace

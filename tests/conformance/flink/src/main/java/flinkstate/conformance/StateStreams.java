@@ -45,6 +45,7 @@ final class StateStreams {
             boolean firstSub = true;
             Map<String, Set<Object>> distinct = new TreeMap<>();
             Map<String, long[]> elements = new TreeMap<>();
+            Map<String, long[]> kafka = new TreeMap<>();
             for (Map.Entry<Integer, OperatorSubtaskState> st : sts.entrySet()) {
                 List<Object[]> hs = new ArrayList<>();
                 for (OperatorStateHandle h : st.getValue().getManagedOperatorState()) hs.add(new Object[] {"managedOperatorState", h});
@@ -52,7 +53,7 @@ final class StateStreams {
                 for (Object[] sh : hs) {
                     if (!firstSub) subs.append(',');
                     firstSub = false;
-                    subs.append(stream(st.getKey(), (String) sh[0], (OperatorStateHandle) sh[1], cl, distinct, elements));
+                    subs.append(stream(st.getKey(), (String) sh[0], (OperatorStateHandle) sh[1], cl, distinct, elements, kafka));
                 }
             }
             if (firstSub) continue;
@@ -68,11 +69,31 @@ final class StateStreams {
                 if (d != null) b.append(",\"distinct\":").append(d.size());
                 b.append('}');
             }
+            b.append("],\"kafka\":[");
+            fs = true;
+            for (Map.Entry<String, long[]> k : kafka.entrySet()) {
+                if (!fs) b.append(',');
+                fs = false;
+                String[] f = k.getKey().split("\t", -1);
+                b.append("{\"state\":").append(Facts.q(f[0])).append(",\"topic\":").append(Facts.q(f[1]))
+                        .append(",\"partition\":").append(f[2]).append(",\"offset\":").append(f[3])
+                        .append(",\"entries\":").append(k.getValue()[0]).append('}');
+            }
             b.append("]}");
         }
         b.append("]}");
         Main.OUT.println(b);
         return 0;
+    }
+
+    /** "state\ttopic\tpartition\toffset" for a Tuple2(KafkaTopicPartition, Long) value, else null. */
+    static String kafkaRow(String state, Object v) throws Exception {
+        if (!(v instanceof org.apache.flink.api.java.tuple.Tuple2)) return null;
+        org.apache.flink.api.java.tuple.Tuple2<?, ?> t = (org.apache.flink.api.java.tuple.Tuple2<?, ?>) v;
+        if (t.f0 == null || !t.f0.getClass().getSimpleName().equals("KafkaTopicPartition") || !(t.f1 instanceof Long)) return null;
+        Object topic = t.f0.getClass().getMethod("getTopic").invoke(t.f0);
+        Object partition = t.f0.getClass().getMethod("getPartition").invoke(t.f0);
+        return state + "\t" + topic + "\t" + partition + "\t" + t.f1;
     }
 
     static Object key(Object v) {
@@ -81,7 +102,8 @@ final class StateStreams {
 
     /** One stream; adds its elements to the operator's `distinct` values and `elements` counts per name. */
     static String stream(int index, String slot, OperatorStateHandle h, ClassLoader cl,
-                         Map<String, Set<Object>> opDistinct, Map<String, long[]> opElements) throws Exception {
+                         Map<String, Set<Object>> opDistinct, Map<String, long[]> opElements,
+                         Map<String, long[]> opKafka) throws Exception {
         StringBuilder b = new StringBuilder();
         b.append("\n  {\"index\":").append(index).append(",\"slot\":").append(Facts.q(slot));
         try (FSDataInputStream in = h.openInputStream()) {
@@ -149,7 +171,10 @@ final class StateStreams {
                 Set<Object> distinct = new HashSet<>();
                 for (long off : offs) {
                     in.seek(off);
-                    Object v = key(ser[1].deserialize(div));
+                    Object value = ser[1].deserialize(div);
+                    String row = kafkaRow(e.getKey(), value);
+                    if (row != null) opKafka.computeIfAbsent(row, x -> new long[1])[0]++;
+                    Object v = key(value);
                     distinct.add(v);
                     opDistinct.computeIfAbsent(e.getKey(), k -> new HashSet<>()).add(v);
                 }

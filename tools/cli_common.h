@@ -78,6 +78,8 @@ struct CommandArgs {
   // state: --state-root PREFIX=DIR values, in order
   std::vector<std::string> state_roots;
   bool kafka_source_splits = false;
+  // strip-state --deep
+  bool deep = false;
 };
 
 using Clock = std::chrono::steady_clock;

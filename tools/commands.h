@@ -44,6 +44,8 @@ int RelocatePointer(const OutputTarget& target, const Input& in,
 int RunVerify(const CommandArgs& args);
 // state_commands.cc
 int RunState(const CommandArgs& args);
+// `strip-state --deep`.
+int RunDeepStripState(const CommandArgs& args);
 
 }  // namespace flinkstate::cli
 

@@ -152,6 +152,10 @@ const Command kCommands[] = {
        AddOperators(app, a, "only in these operators: ID (32 hex digits) or uid (repeatable)");
        AddOutput(app, a);
        AddJson(app, a, "the result as JSON (report.proto EditReport)");
+       app.add_flag("--deep", a.deep,
+                    "also remove the state's meta info and element bytes from the inline "
+                    "operator-state streams (_metadata, operator snapshot), fixing the other "
+                    "states' offsets");
      },
      RunStripState},
     {"drop-operator",

@@ -5,6 +5,8 @@
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "flinkstate/deep_strip.h"
 #include "flinkstate/operator_state_report.h"
 #include "tools/commands.h"
 
@@ -46,6 +48,41 @@ int RunState(const CommandArgs& a) {
     rc = std::max(rc, StateOne(a, a.positional[i], sources));
   }
   return rc;
+}
+
+int RunDeepStripState(const CommandArgs& a) {
+  StripOptions options;
+  options.state_name = a.state;
+  if (options.state_name.empty()) return Usage("strip-state --deep needs --state NAME");
+  options.operator_ids = a.operators;
+  absl::StatusOr<OutputTarget> target = ResolveOutput(a);
+  if (!target.ok()) return Usage(target.status().message());
+  absl::StatusOr<Input> in = LoadStateFile(target->input);
+  if (!in.ok()) return Fail(in.status());
+  absl::StatusOr<DeepStripResult> result =
+      PlanDeepStripState(in->model, in->bytes(), options);
+  if (!result.ok()) return Fail(result.status());
+  std::ostream& out = Text(a);
+  out << "removing '" << Printable(options.state_name) << "' deeply from "
+      << result->removed.size() << " operator state handle(s): " << result->meta_infos_removed
+      << " meta info(s), " << Human(result->element_bytes_removed) << " of element bytes\n";
+  const StateFile& before = in->model;
+  const serde::ByteView before_bytes = in->bytes();
+  absl::Status s = WriteVerified(
+      *target, *in, result->plan,
+      StateFileVerifier([&](const StateFile& after, serde::ByteView after_bytes) {
+        return VerifyDeepStripped(before, before_bytes, after, after_bytes, options);
+      }));
+  if (!s.ok()) return Fail(s);
+  out << absl::StrFormat("wrote %s: %s -> %s (%s removed), verified\n", target->output,
+                         Human(in->bytes().size()), Human(result->plan.output_size()),
+                         Human(result->bytes_removed));
+  if (!target->backup.empty()) out << "original kept as " << target->backup << "\n";
+  if (!a.json) return kExitOk;
+  report::EditReport rep =
+      EditReportOf("strip-state --deep", *target, *in, result->plan.output_size());
+  AddStripped(result->removed, &rep);
+  return PrintJson(rep);
 }
 
 }  // namespace flinkstate::cli

@@ -142,10 +142,10 @@ std::string ToUtf8(const std::u16string& s) {
 
 absl::StatusOr<KafkaPartitionOffset> DecodeJavaForm(serde::ByteView element) {
   javaobj::DecodeOptions opts;
-  opts.allow_trailing_data = false;
+  opts.allow_trailing_data = true;
   absl::StatusOr<javaobj::Stream> js = javaobj::DecodeStream(element, opts);
   if (!js.ok()) return serde::Annotate(js.status(), kLayer);
-  if (js->top_level().size() != 1) return Bad("expected one Tuple2 object", 0);
+  if (js->top_level().empty()) return Bad("expected a Tuple2 object", 0);
   const javaobj::ItemId t = js->top_level()[0];
   if (!js->IsInstanceOf(t, "org.apache.flink.api.java.tuple.Tuple2")) {
     return Bad(absl::StrCat("expected a Tuple2, found ", js->ClassNameOf(t)), 0);
@@ -166,6 +166,8 @@ absl::StatusOr<KafkaPartitionOffset> DecodeJavaForm(serde::ByteView element) {
   FLINKSTATE_ASSIGN_OR_RETURN(int64_t p, js->PrimFieldInt(ktp, "partition"));
   FLINKSTATE_ASSIGN_OR_RETURN(r.offset, js->PrimFieldInt(off, "value"));
   r.partition = static_cast<int32_t>(p);
+  const serde::SourceRange tr = js->range(t);
+  r.size = tr.offset + tr.size;
   return r;
 }
 
@@ -204,7 +206,7 @@ absl::StatusOr<KafkaPartitionOffset> DecodeLegacyKafkaOffsetElement(serde::ByteV
                            static_cast<uint32_t>(partition)) != cached_hash) {
     return Bad("cachedHash does not match 31 * topic.hashCode() + partition", topic_at);
   }
-  if (in.remaining() != 8) {
+  if (in.remaining() < 8) {
     return Bad(absl::StrCat(in.remaining(), " bytes after the KafkaTopicPartition, expected the "
                             "8-byte offset"),
                in.pos());
@@ -214,6 +216,7 @@ absl::StatusOr<KafkaPartitionOffset> DecodeLegacyKafkaOffsetElement(serde::ByteV
   r.topic = ToUtf8(topic);
   r.partition = partition;
   r.offset = static_cast<int64_t>(serde::DecodeBigEndian64(element.data() + in.pos()));
+  r.size = in.pos() + 8;
   return r;
 }
 

@@ -71,9 +71,13 @@ struct KafkaPartitionOffset {
   int64_t stopping_offset = kKafkaNoStoppingOffset;  // KafkaSource only
   // "kryo", "java" (legacy) or "KafkaPartitionSplit v0".
   std::string form;
+  // Bytes of the element this value took (legacy forms: the element's extent
+  // may run on over bytes no offset points to, e.g. after `dedupe-union`).
+  uint64_t size = 0;
 };
 
-// One `topic-partition-offset-states` element (exactly `element`'s bytes).
+// One `topic-partition-offset-states` element: a prefix of `element` (bytes
+// after it are not read; `size` says where it ends).
 [[nodiscard]] absl::StatusOr<KafkaPartitionOffset> DecodeLegacyKafkaOffsetElement(
     serde::ByteView element);
 

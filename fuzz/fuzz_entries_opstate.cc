@@ -3,15 +3,18 @@
 // Fuzz entries of the operator-state stream (fuzz_entries.h).
 
 #include <algorithm>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "flinkstate/deep_strip.h"
 #include "flinkstate/metadata_reader.h"
 #include "flinkstate/operator_state_stream.h"
 #include "flinkstate/serde/byte_view.h"
 #include "flinkstate/serde/endian.h"
+#include "fuzz/alloc_guard.h"
 #include "fuzz/fuzz_common.h"
 #include "fuzz/fuzz_entries.h"
 
@@ -132,6 +135,8 @@ void CheckExtents(const OperatorStateHandle& handle, serde::ByteView file,
 // byte 0 = number of synthetic offsets n (mod 8), then n big-endian u16
 // offsets, then a stream. Properties: see `CheckHeader` and `CheckExtents`.
 absl::Status FuzzOperatorStateStream(serde::ByteView input) {
+  // The input may be a whole state file, decoded like the metadata targets.
+  AllocGuard::SetBudget(BudgetFor(input.size(), kMetadataBudgetMultiple));
   absl::StatusOr<StateFile> file = ReadStateFile(input);
   if (file.ok()) {
     CountOutcome("state file: streams checked");
@@ -149,8 +154,37 @@ absl::Status FuzzOperatorStateStream(serde::ByteView input) {
       }
     };
     if (file->kind == StateFileKind::kOperatorSnapshot) each(file->snapshot.state);
+    std::set<std::string> names;
     for (const OperatorState& op : file->metadata.operators) {
-      for (const OperatorSubtaskState& s : op.subtasks) each(s);
+      for (const OperatorSubtaskState& s : op.subtasks) {
+        each(s);
+        for (const OperatorStateHandle& h : s.managed_operator_state) {
+          for (const StateNameEntry& e : h.states) names.insert(e.name.value);
+        }
+      }
+    }
+    // Deep strip of the first name (in name order): an accepted plan applies,
+    // its output decodes and passes `VerifyDeepStripped` (no trace of the name,
+    // other elements byte-identical).
+    if (!names.empty()) {
+      StripOptions o;
+      o.state_name = *names.begin();
+      absl::StatusOr<DeepStripResult> r = PlanDeepStripState(*file, input, o);
+      if (r.ok()) {
+        absl::StatusOr<std::string> out = r->plan.ApplyToString(input);
+        if (!out.ok()) PropertyFailed(kTarget, "deep strip plan does not apply");
+        const serde::ByteView ob(reinterpret_cast<const uint8_t*>(out->data()), out->size());
+        absl::StatusOr<StateFile> after = ReadStateFile(ob);
+        if (!after.ok()) {
+          PropertyFailed(kTarget, absl::StrCat("deep strip output does not decode: ",
+                                               after.status().ToString()));
+        }
+        absl::Status v = VerifyDeepStripped(*file, input, *after, ob, o);
+        if (!v.ok()) PropertyFailed(kTarget, v.ToString());
+        CountOutcome("deep strip: stripped and verified");
+      } else if (r.status().code() == absl::StatusCode::kInternal) {
+        PropertyFailed(kTarget, r.status().ToString());
+      }
     }
     return absl::OkStatus();
   }

@@ -46,6 +46,7 @@ int RunVerify(const CommandArgs& args);
 int RunState(const CommandArgs& args);
 // `strip-state --deep`.
 int RunDeepStripState(const CommandArgs& args);
+int RunDedupeUnion(const CommandArgs& args);
 
 }  // namespace flinkstate::cli
 

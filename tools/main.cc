@@ -50,6 +50,7 @@ commands:
   dump FILE [--json]                     a Java serialization stream as a tree
   state FILE|DIR... [--state-root P=D]   inside the operator-state streams: meta
                                          infos, elements, copies
+  dedupe-union --state NAME IN OUT       keep one copy of each union state element
   repair --state NAME [--ha-dir DIR] [--apply] CHECKPOINT_DIR...
                                          strip a state from each chk-<n>/_metadata
                                          and the matching HA completedCheckpoint
@@ -237,6 +238,23 @@ const Command kCommands[] = {
                     "the legacy FlinkKafkaConsumer is always decoded");
      },
      RunState},
+    {"dedupe-union",
+     "Keeps one offset per distinct element (by bytes) of a union list state across\n"
+     "all subtasks' handles and drops the copies, so a grown union state shrinks back\n"
+     "to its distinct entries and stays in place (_metadata, operator snapshot).",
+     [](CLI::App& app, CommandArgs& a) {
+       AddStateName(app, a);
+       AddOperators(app, a, "only in these operators: ID (32 hex digits) or uid (repeatable)");
+       AddOutput(app, a);
+       AddJson(app, a, "the result as JSON (report.proto EditReport)");
+       app.add_option("--state-root", a.state_roots,
+                      "read state files under PREFIX from the local directory DIR (repeatable)")
+           ->type_name("PREFIX=DIR")
+           ->expected(1)
+           ->allow_extra_args(false)
+           ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+     },
+     RunDedupeUnion},
     {"diff",
      "What differs between the reports of two files (a _metadata and its\n"
      "completedCheckpoint, or a file before and after a change). Exit 0 if\n"

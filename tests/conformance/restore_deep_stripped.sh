@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# The referee for `strip-state --deep`: takes the last generation of the incident that
-# flink/harness.sh reproduced with RELEASE, deep-strips the leftover union state from its
+# The referee for `dedupe-union` and `strip-state --deep`: takes the last generation of the incident that
+# flink/harness.sh reproduced with RELEASE,
+#   0. dedupe-unions it and reads the output with that release's classes: the union state holds
+#      each distinct entry once (and flinkstate reads the same);
+# then deep-strips the leftover union state from its
 # _metadata with flinkstate, then
 #   1. reads the output's operator-state streams with that release's own classes
 #      (harness.sh streams) and compares with flinkstate's reading;
@@ -25,6 +28,22 @@ mkdir -p "$work"
 cp -r "$incident/$gen" "$work/$gen"
 chk="$work/$last"
 chk=${chk%/_metadata}
+echo "== dedupe-union: Flink reads exactly the distinct entries"
+mkdir -p "$work/dedupe"
+"$bin" dedupe-union --state "$state" "$chk/_metadata" "$work/dedupe/_metadata"
+"$here/flink/harness.sh" streams --release "$release" "$work/dedupe/_metadata" >"$work/dedupe/streams.json"
+"$bin" state --json "$work/dedupe/_metadata" >"$work/dedupe/ours.json"
+python3 "$here/compare_state_streams.py" "$work/dedupe/streams.json" "$work/dedupe/ours.json"
+python3 - "$work/dedupe/streams.json" "$state" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+for o in j["operators"]:
+    for t in o["states"]:
+        if t["name"] == sys.argv[2] and t["elements"] != t.get("distinct"):
+            print("FAIL: %s has %d elements, %s distinct" % (t["name"], t["elements"], t.get("distinct")))
+            sys.exit(1)
+print("PASS: every element of %s is distinct in Flink's reading" % sys.argv[2])
+PY
 echo "== flinkstate strip-state --deep"
 "$bin" strip-state --deep --state "$state" --in-place "$chk/_metadata"
 rm -f "$chk/_metadata.bak"  # Flink must see only the stripped file

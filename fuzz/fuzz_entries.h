@@ -110,6 +110,10 @@ void PrintStats();
 // Errors are never `Internal` and never empty.
 [[nodiscard]] absl::Status FuzzHaFiles(serde::ByteView input);
 
+// fuzz_entries_opstate.cc: the operator-state stream header and element
+// extents (properties: see the definition).
+[[nodiscard]] absl::Status FuzzOperatorStateStream(serde::ByteView input);
+
 }  // namespace flinkstate::fuzz
 
 #endif  // FLINKSTATE_FUZZ_FUZZ_ENTRIES_H_

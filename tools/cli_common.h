@@ -86,6 +86,11 @@ struct CommandArgs {
   std::string plan;
   int retained = 1;
   std::string html;
+  // state: --state-root PREFIX=DIR values, in order
+  std::vector<std::string> state_roots;
+  bool kafka_source_splits = false;
+  // strip-state --deep
+  bool deep = false;
 };
 
 using Clock = std::chrono::steady_clock;

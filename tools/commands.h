@@ -35,6 +35,11 @@ int RunRepair(const CommandArgs& args);
 int InspectPointer(const Input& in, const CommandArgs& args);
 int VerifyCompletedInput(const Input& in, const CommandArgs& args);
 int RunVerify(const CommandArgs& args);
+// state_commands.cc
+int RunState(const CommandArgs& args);
+// `strip-state --deep`.
+int RunDeepStripState(const CommandArgs& args);
+int RunDedupeUnion(const CommandArgs& args);
 
 // doctor_command.cc
 int RunDoctor(const CommandArgs& args);

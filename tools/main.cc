@@ -51,6 +51,9 @@ commands:
   diff A B                               what differs between two files' reports
                                          (exit 1 if anything does)
   dump FILE [--json]                     a Java serialization stream as a tree
+  state FILE|DIR... [--state-root P=D]   inside the operator-state streams: meta
+                                         infos, elements, copies
+  dedupe-union --state NAME IN OUT       keep one copy of each union state element
   repair --state NAME [--ha-dir DIR] [--apply] CHECKPOINT_DIR...
                                          strip a state from each chk-<n>/_metadata
                                          and the matching HA completedCheckpoint
@@ -173,6 +176,10 @@ const Command kCommands[] = {
        AddStateName(app, a);
        AddOperators(app, a, "only in these operators: ID (32 hex digits) or uid (repeatable)");
        AddEditOutput(app, a);
+       app.add_flag("--deep", a.deep,
+                    "also remove the state's meta info and element bytes from the inline "
+                    "operator-state streams (_metadata, operator snapshot), fixing the other "
+                    "states' offsets");
      },
      RunStripState},
     {"drop-operator",
@@ -238,6 +245,44 @@ const Command kCommands[] = {
        AddProgress(app, a);
      },
      RunVerify},
+    {"state",
+     "Inside the operator-state streams the handles point to (inline bytes, relative\n"
+     "and absolute state files): each stream's meta infos (state name, mode,\n"
+     "serializers) and per state name the elements, their bytes and how many are\n"
+     "byte-identical copies. Exit 1 if a stream cannot be read.",
+     [](CLI::App& app, CommandArgs& a) {
+       AddFiles(app, a, "files or checkpoint directories")->required();
+       AddJson(app, a, "the report as JSON (report.proto OperatorStateStreamReport)");
+       app.add_option("--state-root", a.state_roots,
+                      "read state files under PREFIX (e.g. s3://bucket/ckpts) from the "
+                      "local directory DIR (repeatable)")
+           ->type_name("PREFIX=DIR")
+           ->expected(1)
+           ->allow_extra_args(false)
+           ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+       app.add_flag("--kafka-source", a.kafka_source_splits,
+                    "decode SourceReaderState elements as KafkaSource splits (topic, "
+                    "partition, starting/stopping offset); topic-partition-offset-states of "
+                    "the legacy FlinkKafkaConsumer is always decoded");
+     },
+     RunState},
+    {"dedupe-union",
+     "Keeps one offset per distinct element (by bytes) of a union list state across\n"
+     "all subtasks' handles and drops the copies, so a grown union state shrinks back\n"
+     "to its distinct entries and stays in place (_metadata, operator snapshot).",
+     [](CLI::App& app, CommandArgs& a) {
+       AddStateName(app, a);
+       AddOperators(app, a, "only in these operators: ID (32 hex digits) or uid (repeatable)");
+       AddOutput(app, a);
+       AddJson(app, a, "the result as JSON (report.proto EditReport)");
+       app.add_option("--state-root", a.state_roots,
+                      "read state files under PREFIX from the local directory DIR (repeatable)")
+           ->type_name("PREFIX=DIR")
+           ->expected(1)
+           ->allow_extra_args(false)
+           ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+     },
+     RunDedupeUnion},
     {"diff",
      "What differs between the reports of two files (a _metadata and its\n"
      "completedCheckpoint, or a file before and after a change). Exit 0 if\n"

@@ -150,6 +150,7 @@ int VerifyMetadataFile(const std::string& path, const serde::MappedFile& file,
 }
 
 int RunStripState(const CommandArgs& a) {
+  if (a.deep) return RunDeepStripState(a);
   StripOptions options;
   options.state_name = a.state;
   if (options.state_name.empty()) return Usage("strip-state needs --state NAME");

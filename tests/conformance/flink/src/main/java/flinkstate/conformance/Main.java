@@ -72,6 +72,9 @@ public final class Main {
             case "deploy":
                 rc = Deploy.run(o);
                 break;
+            case "streams":
+                rc = StateStreams.run(o);
+                break;
             default:
                 usage();
                 rc = 2;
@@ -83,7 +86,7 @@ public final class Main {
     }
 
     static void usage() {
-        System.err.println("usage: Main generate|incident|restore|verify|count|strip|k8s-ha|payload|deploy [--opt value]... [FILE]");
+        System.err.println("usage: Main generate|incident|restore|verify|count|strip|k8s-ha|payload|deploy|streams [--opt value]... [FILE]");
         Runtime.getRuntime().halt(2);
     }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -235,8 +236,11 @@ class StreamReader {
   absl::Status ReadNewEnum(ItemId* out);
   absl::Status ReadNewClass(ItemId* out);
   absl::Status ReadPrevObject(Expect expect, ItemId* out);
+  absl::Status ReadReference(uint64_t at, ItemId* out, int32_t* handle, uint64_t* index);
   absl::Status ReadException(ItemId* out);
   absl::Status ReadBlockData(ItemId* out);
+  template <typename L>
+  absl::Status ReadLength(absl::string_view what, uint64_t limit, uint64_t at, uint64_t* len);
   absl::Status ReadNull(ItemId* out);
   // Annotation items up to and including TC_ENDBLOCKDATA
   // (`ObjectInputStream.skipCustomData` / the objectAnnotation rule).
@@ -519,23 +523,34 @@ absl::Status StreamReader::ReadNull(ItemId* out) {
   return absl::OkStatus();
 }
 
-// `prevObject := TC_REFERENCE handle(i4)` (`ObjectInputStream.readHandle`).
-absl::Status StreamReader::ReadPrevObject(Expect expect, ItemId* out) {
-  uint64_t at = in_.position();
+// `TC_REFERENCE handle(i4)` at `at`: the reference item in `*out`, the wire
+// value in `*handle` and, checked against the handles assigned so far in this
+// epoch, its index in the handle table in `*index`.
+absl::Status StreamReader::ReadReference(uint64_t at, ItemId* out, int32_t* handle,
+                                         uint64_t* index) {
   FLINKSTATE_ASSIGN_OR_RETURN(*out, NewItem(ItemKind::kReference, kTcReference, at));
   FLINKSTATE_RETURN_IF_ERROR(in_.Skip(1));
-  int32_t handle;
-  if (absl::Status st = in_.ReadInt32(&handle); !st.ok()) return Wrap(st);
-  uint64_t table = HandleCount();
-  int64_t index = static_cast<int64_t>(handle) - kBaseWireHandle;
-  if (index < 0 || static_cast<uint64_t>(index) >= table) {
+  if (absl::Status st = in_.ReadInt32(handle); !st.ok()) return Wrap(st);
+  const uint64_t table = HandleCount();
+  const int64_t i = static_cast<int64_t>(*handle) - kBaseWireHandle;
+  if (i < 0 || static_cast<uint64_t>(i) >= table) {
     return Fail(absl::StatusCode::kInvalidArgument,
                 absl::StrFormat("invalid handle value 0x%08X (%d handles "
                                 "assigned so far)",
-                                static_cast<uint32_t>(handle), table),
+                                static_cast<uint32_t>(*handle), table),
                 at);
   }
-  const ItemKind tkind = ItemKindOfTag(TargetOf(static_cast<uint64_t>(index)).tag);
+  *index = static_cast<uint64_t>(i);
+  return absl::OkStatus();
+}
+
+// `prevObject := TC_REFERENCE handle(i4)` (`ObjectInputStream.readHandle`).
+absl::Status StreamReader::ReadPrevObject(Expect expect, ItemId* out) {
+  uint64_t at = in_.position();
+  int32_t handle;
+  uint64_t index;
+  FLINKSTATE_RETURN_IF_ERROR(ReadReference(at, out, &handle, &index));
+  const ItemKind tkind = ItemKindOfTag(TargetOf(index).tag);
   bool is_desc =
       tkind == ItemKind::kClassDesc || tkind == ItemKind::kProxyClassDesc;
   if (expect == Expect::kObject && is_desc) {
@@ -578,20 +593,10 @@ absl::Status StreamReader::ReadClassDesc(ItemId* out, DescId* desc) {
       return absl::OkStatus();
     }
     case kTcReference: {
-      FLINKSTATE_ASSIGN_OR_RETURN(*out, NewItem(ItemKind::kReference, tag, at));
-      FLINKSTATE_RETURN_IF_ERROR(in_.Skip(1));
       int32_t handle;
-      if (absl::Status st = in_.ReadInt32(&handle); !st.ok()) return Wrap(st);
-      uint64_t table = HandleCount();
-      int64_t index = static_cast<int64_t>(handle) - kBaseWireHandle;
-      if (index < 0 || static_cast<uint64_t>(index) >= table) {
-        return Fail(absl::StatusCode::kInvalidArgument,
-                    absl::StrFormat("invalid handle value 0x%08X (%d handles "
-                                    "assigned so far)",
-                                    static_cast<uint32_t>(handle), table),
-                    at);
-      }
-      const HandleTarget target = TargetOf(static_cast<uint64_t>(index));
+      uint64_t index;
+      FLINKSTATE_RETURN_IF_ERROR(ReadReference(at, out, &handle, &index));
+      const HandleTarget target = TargetOf(index);
       const ItemKind tkind = ItemKindOfTag(target.tag);
       const DescId tdesc = target.desc;
       if (tkind != ItemKind::kClassDesc && tkind != ItemKind::kProxyClassDesc) {
@@ -775,6 +780,45 @@ absl::Status StreamReader::ReadAnnotation(uint64_t* end_offset,
   }
 }
 
+// The length field of a block data or string header (u1/i4, u2/i8), checked:
+// not negative, within `limit`, and within the remaining bytes. `what` names
+// the construct in the error; `at` is the header's offset.
+template <typename L>
+absl::Status StreamReader::ReadLength(absl::string_view what, uint64_t limit, uint64_t at,
+                                      uint64_t* len) {
+  L l;
+  absl::Status st;
+  if constexpr (std::is_same_v<L, uint8_t>) {
+    st = in_.ReadUint8(&l);
+  } else if constexpr (std::is_same_v<L, uint16_t>) {
+    st = in_.ReadUint16(&l);
+  } else if constexpr (std::is_same_v<L, int32_t>) {
+    st = in_.ReadInt32(&l);
+  } else {
+    static_assert(std::is_same_v<L, int64_t>);
+    st = in_.ReadInt64(&l);
+  }
+  if (!st.ok()) return Wrap(st);
+  if constexpr (std::is_signed_v<L>) {
+    if (l < 0) {
+      return Fail(absl::StatusCode::kInvalidArgument,
+                  absl::StrCat("negative ", what, " length ", l), at);
+    }
+  }
+  *len = static_cast<uint64_t>(l);
+  if (*len > limit) {
+    return Fail(absl::StatusCode::kResourceExhausted,
+                absl::StrCat(what, " of ", *len, " bytes exceeds the limit"), at);
+  }
+  if (*len > in_.remaining()) {
+    return Fail(absl::StatusCode::kOutOfRange,
+                absl::StrCat(what, " length ", *len, " exceeds the ", in_.remaining(),
+                             " remaining bytes"),
+                at);
+  }
+  return absl::OkStatus();
+}
+
 // `blockdata := TC_BLOCKDATA len(u1) bytes | TC_BLOCKDATALONG len(i4) bytes`
 // (`ObjectInputStream.BlockDataInputStream.readBlockHeader`).
 absl::Status StreamReader::ReadBlockData(ItemId* out) {
@@ -784,28 +828,9 @@ absl::Status StreamReader::ReadBlockData(ItemId* out) {
   FLINKSTATE_ASSIGN_OR_RETURN(*out, NewItem(ItemKind::kBlockData, tag, at));
   uint64_t len;
   if (tag == kTcBlockData) {
-    uint8_t l;
-    if (absl::Status st = in_.ReadUint8(&l); !st.ok()) return Wrap(st);
-    len = l;
+    FLINKSTATE_RETURN_IF_ERROR(ReadLength<uint8_t>("block data", limits_.max_block_bytes, at, &len));
   } else {
-    int32_t l;
-    if (absl::Status st = in_.ReadInt32(&l); !st.ok()) return Wrap(st);
-    if (l < 0) {
-      return Fail(absl::StatusCode::kInvalidArgument,
-                  absl::StrCat("illegal block data length ", l), at);
-    }
-    len = static_cast<uint64_t>(l);
-  }
-  if (len > limits_.max_block_bytes) {
-    return Fail(absl::StatusCode::kResourceExhausted,
-                absl::StrCat("block data of ", len, " bytes exceeds the limit"),
-                at);
-  }
-  if (len > in_.remaining()) {
-    return Fail(absl::StatusCode::kOutOfRange,
-                absl::StrCat("block data length ", len, " exceeds the ",
-                             in_.remaining(), " remaining bytes"),
-                at);
+    FLINKSTATE_RETURN_IF_ERROR(ReadLength<int32_t>("block data", limits_.max_block_bytes, at, &len));
   }
   // The payload and its length are implied by the header.
   FLINKSTATE_RETURN_IF_ERROR(in_.Skip(len));
@@ -823,27 +848,9 @@ absl::Status StreamReader::ReadNewString(ItemId* out) {
   FLINKSTATE_RETURN_IF_ERROR(AssignHandle(*out, scratch_.size()));
   uint64_t len;
   if (tag == kTcString) {
-    uint16_t l;
-    if (absl::Status st = in_.ReadUint16(&l); !st.ok()) return Wrap(st);
-    len = l;
+    FLINKSTATE_RETURN_IF_ERROR(ReadLength<uint16_t>("string", limits_.max_string_bytes, at, &len));
   } else {
-    int64_t l;
-    if (absl::Status st = in_.ReadInt64(&l); !st.ok()) return Wrap(st);
-    if (l < 0) {
-      return Fail(absl::StatusCode::kInvalidArgument,
-                  absl::StrCat("negative long string length ", l), at);
-    }
-    len = static_cast<uint64_t>(l);
-  }
-  if (len > limits_.max_string_bytes) {
-    return Fail(absl::StatusCode::kResourceExhausted,
-                absl::StrCat("string of ", len, " bytes exceeds the limit"), at);
-  }
-  if (len > in_.remaining()) {
-    return Fail(absl::StatusCode::kOutOfRange,
-                absl::StrCat("string length ", len, " exceeds the ",
-                             in_.remaining(), " remaining bytes"),
-                at);
+    FLINKSTATE_RETURN_IF_ERROR(ReadLength<int64_t>("string", limits_.max_string_bytes, at, &len));
   }
   serde::ByteView body;
   uint64_t body_at = in_.position();
@@ -880,8 +887,8 @@ absl::Status StreamReader::ReadClassDescTail(ItemId id, size_t mark, DescId did)
   return absl::OkStatus();
 }
 
-// See the declaration: `TC_x classDesc`, the part of `newObject`, `newClass`
-// and `newEnum` before their handle.
+// See the declaration: `TC_x classDesc`, the part of `newObject`, `newArray`,
+// `newClass` and `newEnum` before their handle.
 absl::StatusOr<StreamReader::ItemHead> StreamReader::ReadItemHead(ItemKind kind, uint8_t tc,
                                                                   ItemId* out) {
   ItemHead h;
@@ -902,11 +909,9 @@ absl::StatusOr<StreamReader::ItemHead> StreamReader::ReadItemHead(ItemKind kind,
 // (`ObjectInputStream.readOrdinaryObject`, `readSerialData`,
 // `readExternalData`).
 absl::Status StreamReader::ReadNewObject(ItemId* out) {
-  FLINKSTATE_ASSIGN_OR_RETURN(ItemHead head, ReadItemHead(ItemKind::kObject, kTcObject, out));
-  const uint64_t at = head.at;
-  const size_t mark = head.mark;
-  const ItemId id = head.id;
-  const DescId did = head.desc;
+  absl::StatusOr<ItemHead> head = ReadItemHead(ItemKind::kObject, kTcObject, out);
+  if (!head.ok()) return head.status();
+  const auto [at, mark, id, did] = *head;
   if (did == kNoDesc) {
     return Fail(absl::StatusCode::kInvalidArgument,
                 "TC_OBJECT with a null class descriptor", at);
@@ -1003,17 +1008,9 @@ absl::Status StreamReader::ReadNewObject(ItemId* out) {
 // `newArray := TC_ARRAY classDesc [H] size(i4) values`
 // (`ObjectInputStream.readArray`).
 absl::Status StreamReader::ReadNewArray(ItemId* out) {
-  uint64_t at = in_.position();
-  size_t mark = scratch_.size();
-  FLINKSTATE_ASSIGN_OR_RETURN(ItemId id, NewItem(ItemKind::kArray, kTcArray, at));
-  *out = id;
-  FLINKSTATE_RETURN_IF_ERROR(in_.Skip(1));
-  ItemId desc_item;
-  DescId did;
-  path_.push_back({Seg::kClassDesc, 0, 0});
-  FLINKSTATE_RETURN_IF_ERROR(ReadClassDesc(&desc_item, &did));
-  path_.pop_back();
-  AddChild(desc_item);
+  absl::StatusOr<ItemHead> head = ReadItemHead(ItemKind::kArray, kTcArray, out);
+  if (!head.ok()) return head.status();
+  const auto [at, mark, id, did] = *head;
   if (did == kNoDesc || s_.descs_[did].is_proxy ||
       s_.descs_[did].name.size() < 2 || s_.descs_[did].name[0] != '[') {
     return Fail(absl::StatusCode::kInvalidArgument,
@@ -1083,11 +1080,9 @@ absl::Status StreamReader::ReadNewArray(ItemId* out) {
 // `newEnum := TC_ENUM classDesc [H] enumConstantName`
 // (`ObjectInputStream.readEnum`).
 absl::Status StreamReader::ReadNewEnum(ItemId* out) {
-  FLINKSTATE_ASSIGN_OR_RETURN(ItemHead head, ReadItemHead(ItemKind::kEnum, kTcEnum, out));
-  const uint64_t at = head.at;
-  const size_t mark = head.mark;
-  const ItemId id = head.id;
-  const DescId did = head.desc;
+  absl::StatusOr<ItemHead> head = ReadItemHead(ItemKind::kEnum, kTcEnum, out);
+  if (!head.ok()) return head.status();
+  const auto [at, mark, id, did] = *head;
   if (did == kNoDesc || !s_.descs_[did].is_enum()) {
     return Fail(absl::StatusCode::kInvalidArgument,
                 "TC_ENUM whose class descriptor is not an enum class", at);
@@ -1105,11 +1100,9 @@ absl::Status StreamReader::ReadNewEnum(ItemId* out) {
 
 // `newClass := TC_CLASS classDesc [H]` (`ObjectInputStream.readClass`).
 absl::Status StreamReader::ReadNewClass(ItemId* out) {
-  FLINKSTATE_ASSIGN_OR_RETURN(ItemHead head, ReadItemHead(ItemKind::kClass, kTcClass, out));
-  const uint64_t at = head.at;
-  const size_t mark = head.mark;
-  const ItemId id = head.id;
-  const DescId did = head.desc;
+  absl::StatusOr<ItemHead> head = ReadItemHead(ItemKind::kClass, kTcClass, out);
+  if (!head.ok()) return head.status();
+  const auto [at, mark, id, did] = *head;
   if (did == kNoDesc) {
     return Fail(absl::StatusCode::kInvalidArgument,
                 "TC_CLASS with a null class descriptor", at);

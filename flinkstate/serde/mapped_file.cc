@@ -17,6 +17,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "flinkstate/serde/signal_chain.h"
 
 namespace flinkstate::serde {
 namespace {
@@ -54,16 +55,7 @@ void OnSigbus(int sig, siginfo_t* info, void* context) {
     break;
   }
   // Not ours (or the repair failed): what would have happened without us.
-  if (g_previous.sa_flags & SA_SIGINFO) {
-    if (g_previous.sa_sigaction != nullptr) {
-      g_previous.sa_sigaction(sig, info, context);
-      return;
-    }
-  } else if (g_previous.sa_handler != SIG_DFL && g_previous.sa_handler != SIG_IGN) {
-    g_previous.sa_handler(sig);
-    return;
-  }
-  ::signal(SIGBUS, SIG_DFL);  // the fault repeats on return and kills as before
+  internal::ChainSignal(g_previous, sig, info, context);
 }
 
 void InstallSigbusGuard() {

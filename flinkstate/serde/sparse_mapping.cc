@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "flinkstate/serde/signal_chain.h"
 
 namespace flinkstate::serde {
 namespace {
@@ -55,16 +56,7 @@ void FetchThread() {
 }
 
 void Chain(int sig, siginfo_t* info, void* context) {
-  if (g_previous.sa_flags & SA_SIGINFO) {
-    if (g_previous.sa_sigaction != nullptr) {
-      g_previous.sa_sigaction(sig, info, context);
-      return;
-    }
-  } else if (g_previous.sa_handler != SIG_DFL && g_previous.sa_handler != SIG_IGN) {
-    g_previous.sa_handler(sig);
-    return;
-  }
-  ::signal(SIGSEGV, SIG_DFL);  // the fault repeats on return and kills as before
+  internal::ChainSignal(g_previous, sig, info, context);
 }
 
 // The last address this thread faulted on whose page was already present:

@@ -4,6 +4,7 @@
 
 #include <iostream>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -15,6 +16,52 @@
 
 namespace flinkstate::cli {
 namespace {
+
+// The --state-root PREFIX=DIR values into `sources`; a malformed one is a
+// usage error.
+absl::Status AddStateRoots(const CommandArgs& a, StateStreamSources* sources) {
+  for (const std::string& root : a.state_roots) {
+    const size_t eq = root.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == root.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--state-root takes PREFIX=DIR, not \"", root, "\""));
+    }
+    sources->state_roots.emplace_back(root.substr(0, eq), root.substr(eq + 1));
+  }
+  return absl::OkStatus();
+}
+
+// What an edit of the operator-state streams (strip-state --deep,
+// dedupe-union) starts from: its options, where it writes, what it read.
+struct StreamEdit {
+  StripOptions options;
+  OutputTarget target;
+  Input in;
+};
+
+// Fills `e` from the command line; on a problem returns the exit code
+// (usage or input error) that the command ends with.
+std::optional<int> PrepareStreamEdit(const CommandArgs& a, absl::string_view command,
+                                     StreamEdit* e) {
+  e->options.state_name = a.state;
+  if (e->options.state_name.empty()) return Usage(absl::StrCat(command, " needs --state NAME"));
+  e->options.operator_ids = a.operators;
+  absl::StatusOr<OutputTarget> target = ResolveOutput(a);
+  if (!target.ok()) return Usage(target.status().message());
+  e->target = *std::move(target);
+  absl::StatusOr<Input> in = LoadStateFile(e->target.input);
+  if (!in.ok()) return Fail(in.status());
+  e->in = *std::move(in);
+  return std::nullopt;
+}
+
+// The closing lines of a verified stream edit: what was written, and the backup.
+void PrintWritten(std::ostream& out, const StreamEdit& e, uint64_t output_size,
+                  uint64_t bytes_removed) {
+  out << absl::StrFormat("wrote %s: %s -> %s (%s removed), verified\n", e.target.output,
+                         Human(e.in.bytes().size()), Human(output_size), Human(bytes_removed));
+  if (!e.target.backup.empty()) out << "original kept as " << e.target.backup << "\n";
+}
 
 int StateOne(const CommandArgs& a, const std::string& path,
              const StateStreamSources& base_sources) {
@@ -38,13 +85,7 @@ int StateOne(const CommandArgs& a, const std::string& path,
 int RunState(const CommandArgs& a) {
   if (a.positional.empty()) return Usage("state takes FILE...");
   StateStreamSources sources;
-  for (const std::string& root : a.state_roots) {
-    const size_t eq = root.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == root.size()) {
-      return Usage(absl::StrCat("--state-root takes PREFIX=DIR, not \"", root, "\""));
-    }
-    sources.state_roots.emplace_back(root.substr(0, eq), root.substr(eq + 1));
-  }
+  if (absl::Status st = AddStateRoots(a, &sources); !st.ok()) return Usage(st.message());
   int rc = kExitOk;
   for (size_t i = 0; i < a.positional.size(); ++i) {
     if (i > 0 && !a.json) std::cout << "\n";
@@ -54,36 +95,27 @@ int RunState(const CommandArgs& a) {
 }
 
 int RunDeepStripState(const CommandArgs& a) {
-  StripOptions options;
-  options.state_name = a.state;
-  if (options.state_name.empty()) return Usage("strip-state --deep needs --state NAME");
-  options.operator_ids = a.operators;
-  absl::StatusOr<OutputTarget> target = ResolveOutput(a);
-  if (!target.ok()) return Usage(target.status().message());
-  absl::StatusOr<Input> in = LoadStateFile(target->input);
-  if (!in.ok()) return Fail(in.status());
+  StreamEdit e;
+  if (std::optional<int> rc = PrepareStreamEdit(a, "strip-state --deep", &e)) return *rc;
   absl::StatusOr<DeepStripResult> result =
-      PlanDeepStripState(in->model, in->bytes(), options);
+      PlanDeepStripState(e.in.model, e.in.bytes(), e.options);
   if (!result.ok()) return Fail(result.status());
   std::ostream& out = Text(a);
-  out << "removing '" << Printable(options.state_name) << "' deeply from "
+  out << "removing '" << Printable(e.options.state_name) << "' deeply from "
       << result->removed.size() << " operator state handle(s): " << result->meta_infos_removed
       << " meta info(s), " << Human(result->element_bytes_removed) << " of element bytes\n";
-  const StateFile& before = in->model;
-  const serde::ByteView before_bytes = in->bytes();
+  const StateFile& before = e.in.model;
+  const serde::ByteView before_bytes = e.in.bytes();
   absl::Status s = WriteVerified(
-      *target, *in, result->plan,
+      e.target, e.in, result->plan,
       StateFileVerifier([&](const StateFile& after, serde::ByteView after_bytes) {
-        return VerifyDeepStripped(before, before_bytes, after, after_bytes, options);
+        return VerifyDeepStripped(before, before_bytes, after, after_bytes, e.options);
       }));
   if (!s.ok()) return Fail(s);
-  out << absl::StrFormat("wrote %s: %s -> %s (%s removed), verified\n", target->output,
-                         Human(in->bytes().size()), Human(result->plan.output_size()),
-                         Human(result->bytes_removed));
-  if (!target->backup.empty()) out << "original kept as " << target->backup << "\n";
+  PrintWritten(out, e, result->plan.output_size(), result->bytes_removed);
   if (!a.json) return kExitOk;
   report::EditReport rep =
-      EditReportOf("strip-state --deep", *target, *in, result->plan.output_size());
+      EditReportOf("strip-state --deep", e.target, e.in, result->plan.output_size());
   AddStripped(result->removed, &rep);
   return PrintJson(rep);
 }
@@ -105,34 +137,22 @@ std::map<std::pair<std::string, std::string>, std::pair<uint64_t, uint64_t>> Cou
 }  // namespace
 
 int RunDedupeUnion(const CommandArgs& a) {
-  StripOptions options;
-  options.state_name = a.state;
-  if (options.state_name.empty()) return Usage("dedupe-union needs --state NAME");
-  options.operator_ids = a.operators;
-  absl::StatusOr<OutputTarget> target = ResolveOutput(a);
-  if (!target.ok()) return Usage(target.status().message());
-  absl::StatusOr<Input> in = LoadStateFile(target->input);
-  if (!in.ok()) return Fail(in.status());
+  StreamEdit e;
+  if (std::optional<int> rc = PrepareStreamEdit(a, "dedupe-union", &e)) return *rc;
   StateStreamSources sources;
-  sources.base_dir = DirOf(in->path);
-  for (const std::string& root : a.state_roots) {
-    const size_t eq = root.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == root.size()) {
-      return Usage(absl::StrCat("--state-root takes PREFIX=DIR, not \"", root, "\""));
-    }
-    sources.state_roots.emplace_back(root.substr(0, eq), root.substr(eq + 1));
-  }
+  sources.base_dir = DirOf(e.in.path);
+  if (absl::Status st = AddStateRoots(a, &sources); !st.ok()) return Usage(st.message());
   absl::StatusOr<DedupeResult> result =
-      PlanDedupeUnion(in->model, in->bytes(), options, sources);
+      PlanDedupeUnion(e.in.model, e.in.bytes(), e.options, sources);
   if (!result.ok()) return Fail(result.status());
   std::ostream& out = Text(a);
-  out << "'" << Printable(options.state_name) << "': " << result->elements_before
+  out << "'" << Printable(e.options.state_name) << "': " << result->elements_before
       << " elements, " << result->elements_after << " distinct kept, "
       << (result->elements_before - result->elements_after) << " copies dropped from "
       << result->handles << " handle(s)\n";
-  const auto before = Counts(BuildOperatorStateStreamReport(in->model, in->bytes(), sources));
+  const auto before = Counts(BuildOperatorStateStreamReport(e.in.model, e.in.bytes(), sources));
   absl::Status s = WriteVerified(
-      *target, *in, result->plan,
+      e.target, e.in, result->plan,
       StateFileVerifier([&](const StateFile& after, serde::ByteView after_bytes) {
         // The name keeps exactly its distinct elements; every other state its counts.
         const auto now = Counts(BuildOperatorStateStreamReport(after, after_bytes, sources));
@@ -140,7 +160,7 @@ int RunDedupeUnion(const CommandArgs& a) {
         for (const auto& [key, counts] : before) {
           auto it = now.find(key);
           if (it == now.end()) return absl::InternalError("dedupe-union: verify: a state vanished");
-          const bool mine = key.second == options.state_name;
+          const bool mine = key.second == e.options.state_name;
           const std::pair<uint64_t, uint64_t> want =
               mine ? std::make_pair(counts.second, counts.second) : counts;
           if (it->second != want) {
@@ -153,12 +173,9 @@ int RunDedupeUnion(const CommandArgs& a) {
         return absl::OkStatus();
       }));
   if (!s.ok()) return Fail(s);
-  out << absl::StrFormat("wrote %s: %s -> %s (%s removed), verified\n", target->output,
-                         Human(in->bytes().size()), Human(result->plan.output_size()),
-                         Human(result->bytes_removed));
-  if (!target->backup.empty()) out << "original kept as " << target->backup << "\n";
+  PrintWritten(out, e, result->plan.output_size(), result->bytes_removed);
   if (!a.json) return kExitOk;
-  return PrintJson(EditReportOf("dedupe-union", *target, *in, result->plan.output_size()));
+  return PrintJson(EditReportOf("dedupe-union", e.target, e.in, result->plan.output_size()));
 }
 
 }  // namespace flinkstate::cli

@@ -1053,8 +1053,10 @@ bool DescriptionNames(absl::string_view description, absl::string_view name) {
 }
 
 // Job vertex id = the head operator's id; other operators join the vertex
+// (a vertex's parallelism is the checkpoint's or, for a plan of the job as
+// restored with --parallelism, `restore_parallelism`; 0 when not given)
 // whose description names them (" -> " separated; HTML <br/> removed).
-void MatchPlan(const StateFile& f, std::vector<PlanVertex>* plan) {
+void MatchPlan(const StateFile& f, int restore_parallelism, std::vector<PlanVertex>* plan) {
   std::set<std::string> placed;
   for (const PlanVertex& v : *plan) placed.insert(v.operator_ids.begin(), v.operator_ids.end());
   for (PlanVertex& v : *plan) {
@@ -1071,7 +1073,8 @@ void MatchPlan(const StateFile& f, std::vector<PlanVertex>* plan) {
     if (placed.count(id) || op.name.value.empty()) continue;
     for (PlanVertex& v : *plan) {
       if (DescriptionNames(v.description, op.name.value) &&
-          (v.parallelism == 0 || v.parallelism == std::max(op.parallelism, 1))) {
+          (v.parallelism == 0 || v.parallelism == std::max(op.parallelism, 1) ||
+           (restore_parallelism > 0 && v.parallelism == restore_parallelism))) {
         v.operator_ids.push_back(id);
         placed.insert(id);
         break;
@@ -1090,7 +1093,11 @@ void MatchPlan(const StateFile& f, std::vector<PlanVertex>* plan) {
     int candidates = 0;
     size_t missing = 0;
     for (PlanVertex& v : *plan) {
-      if (v.parallelism != p) continue;
+      // A plan of the job at the restore parallelism (--parallelism) has
+      // that parallelism where the checkpoint has the old one.
+      if (v.parallelism != p && !(restore_parallelism > 0 && v.parallelism == restore_parallelism)) {
+        continue;
+      }
       std::string d = absl::StrReplaceAll(v.description, {{"&gt;", ">"}, {"<br/>", "\n"}});
       // One operator per line of the tree form, or per " -> " part.
       const std::vector<std::string> lines = absl::StrSplit(d, '\n', absl::SkipWhitespace());
@@ -1441,7 +1448,7 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
   uint64_t max_deploy = 0;
   if (!options.plan_file.empty()) {
     FLINKSTATE_ASSIGN_OR_RETURN(std::vector<PlanVertex> plan, ReadPlan(options.plan_file));
-    MatchPlan(f, &plan);
+    MatchPlan(f, options.parallelism, &plan);
     rf->set_chaining_known(true);
     std::set<std::string> placed;
     for (const PlanVertex& v : plan) placed.insert(v.operator_ids.begin(), v.operator_ids.end());
@@ -1465,6 +1472,15 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
         }
       }
       if (chain.empty()) continue;  // no state of this task: no restore is sent
+      // Every operator of the task fully finished: Flink sends the task
+      // TaskStateSnapshot.FINISHED_ON_RESTORE (an empty map and two flags)
+      // instead of the operators' states (StateAssignmentOperation, 1.14+).
+      bool all_finished = true;
+      for (const std::string& id : v.operator_ids) {
+        auto it = op_by_id.find(id);
+        all_finished &= it != op_by_id.end() && it->second->fully_finished();
+      }
+      if (all_finished) chain.clear();
       for (int i = 0; i < n; ++i) {
         report::ChainPayload* c = rf->add_chains();
         for (const std::string& id : v.operator_ids) c->add_operator_ids(id);

@@ -996,8 +996,35 @@ absl::StatusOr<std::vector<PlanVertex>> ReadPlan(const std::string& path) {
   if (!in) return absl::NotFoundError(absl::StrCat(path, ": doctor: cannot read the plan"));
   std::stringstream ss;
   ss << in.rdbuf();
+  const std::string text = ss.str();
+  // A plan nests about five levels; protobuf's JSON parser takes time that
+  // grows with the square of the depth, so a deeply nested file is refused
+  // before it is parsed.
+  constexpr int kMaxPlanDepth = 100;
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      if (++depth > kMaxPlanDepth) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(path, ": doctor: plan: JSON nested deeper than ", kMaxPlanDepth,
+                         " levels at byte ", i, " (a job plan nests about five)"));
+      }
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
   google::protobuf::Struct root;
-  auto st = google::protobuf::util::JsonStringToMessage(ss.str(), &root);
+  auto st = google::protobuf::util::JsonStringToMessage(text, &root);
   if (!st.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": doctor: plan: not JSON: ", st.ToString()));

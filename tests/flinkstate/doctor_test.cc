@@ -450,6 +450,17 @@ TEST(DoctorTest, BadInputsAreClearErrors) {
   o.plan_file = kData + "/README.md";
   EXPECT_TRUE(absl::IsInvalidArgument(
       Doctor({kData + "/flink-1.15.2/incident-gen3-checkpoint"}, o).status()));
+  // 100000 nested arrays (200 KB): refused before protobuf's parser, whose
+  // time grows with the square of the depth, spends minutes on it.
+  o.plan_file = ::testing::TempDir() + "/doctor-deep-plan.json";
+  {
+    std::ofstream deep(o.plan_file);
+    deep << "{\"nodes\":" << std::string(100000, '[') << std::string(100000, ']') << "}";
+  }
+  s = Doctor({kData + "/flink-1.15.2/incident-gen3-checkpoint"}, o).status();
+  EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
+  // `{"nodes":` is bytes 0-8 (depth 1); the 100th `[` (depth 101) is byte 108.
+  EXPECT_TRUE(absl::StrContains(s.message(), "nested deeper than 100 levels at byte 108")) << s;
 }
 
 TEST(DoctorTest, HtmlIsSelfContained) {

@@ -17,12 +17,14 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
+#include "flinkstate/doctor.h"
 #include "flinkstate/objstore/object_store.h"
 #include "flinkstate/version.h"
 #include "tools/cli_common.h"
@@ -349,10 +351,12 @@ const Command kCommands[] = {
      [](CLI::App& app, CommandArgs& a) {
        AddFiles(app, a, "PATH...")->required();
        app.add_option("--parallelism", a.parallelism, "parallelism after restore")
-           ->type_name("N")->check(CLI::PositiveNumber);
+           ->type_name("N")
+           ->check(CLI::Range(1, kMaxFlinkParallelism));
        auto* fs = app.add_option("--frame-size", a.frame_size,
                                  "RPC frame size in bytes (default 10485760)")
-                      ->type_name("BYTES")->check(CLI::PositiveNumber);
+                      ->type_name("BYTES")
+                      ->check(CLI::Range(uint64_t{1}, std::numeric_limits<uint64_t>::max()));
        app.add_option("--flink-conf", a.flink_conf,
                       "flink-conf.yaml / config.yaml to read pekko.framesize or "
                       "akka.framesize from")
@@ -360,7 +364,9 @@ const Command kCommands[] = {
        app.add_option("--plan", a.plan, "the job's plan JSON (REST /jobs/<id>/plan)")
            ->type_name("FILE");
        app.add_option("--retained", a.retained, "retained checkpoints (heap forecast)")
-           ->type_name("K")->check(CLI::PositiveNumber)->capture_default_str();
+           ->type_name("K")
+           ->check(CLI::Range(1, std::numeric_limits<int>::max()))
+           ->capture_default_str();
        app.add_option("--html", a.html, "write a self-contained HTML report")
            ->type_name("OUT");
        AddJson(app, a, "the report as JSON (doctor.proto DoctorReport)");

@@ -31,6 +31,7 @@
 #include "flinkstate/open.h"
 #include "flinkstate/report_diff.h"
 #include "flinkstate/serde/status_macros.h"
+#include "flinkstate/verify.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/message_differencer.h"
@@ -1448,6 +1449,29 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
   std::map<std::string, const OperatorState*> op_by_id;
   for (const OperatorState& op : f.metadata.operators) op_by_id[op.IdHex()] = &op;
 
+  // What Flink's loader refuses although the bytes decode (verify.h): the
+  // job cannot start from this checkpoint whatever the frame size.
+  if (f.kind == StateFileKind::kMetadata) {
+    std::vector<Finding> refusals;
+    for (size_t i = 0; i < f.metadata.operators.size(); ++i) {
+      CheckOperatorLoadable(f.metadata.operators[i], static_cast<int>(i), f.metadata.version,
+                            &refusals);
+    }
+    for (const Finding& x : refusals) {
+      report::DoctorWarning* w = AddWarning(
+          &r, "CHECKPOINT_NOT_LOADABLE",
+          absl::StrCat(x.path, ": ", x.problem, " (at byte ", x.offset, ")"),
+          absl::StrCat("flinkstate verify ", ShellQuote(cur.path)));
+      const size_t close = x.path.find(']');
+      int index = 0;
+      if (close != std::string::npos &&
+          absl::SimpleAtoi(x.path.substr(10, close - 10), &index) && index >= 0 &&
+          static_cast<size_t>(index) < f.metadata.operators.size()) {
+        w->set_operator_id(f.metadata.operators[index].IdHex());
+      }
+    }
+  }
+
   if (options.parallelism > 0) {
     for (const OperatorState& op : f.metadata.operators) {
       if (op.max_parallelism > 0 && options.parallelism > op.max_parallelism) {
@@ -1967,7 +1991,8 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
 int DoctorExitCode(const report::DoctorReport& r) {
   for (const auto& w : r.warnings()) {
     if (w.code() == "TASK_OVER_FRAME_SIZE" || w.code() == "FRAME_SIZE_AT_NEXT_RESTORE" ||
-        w.code() == "PARALLELISM_ABOVE_MAX_PARALLELISM") {
+        w.code() == "PARALLELISM_ABOVE_MAX_PARALLELISM" ||
+        w.code() == "CHECKPOINT_NOT_LOADABLE") {
       return 1;
     }
   }

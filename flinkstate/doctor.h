@@ -126,8 +126,9 @@ inline constexpr int kMaxFlinkParallelism = 1 << 15;
 [[nodiscard]] absl::StatusOr<uint64_t> ReadFrameSize(absl::string_view conf_text);
 
 // 0 for exit "nothing would fail", 1 when a task exceeds the frame size now
-// or at the next restore, or the parallelism is above an operator's max
-// parallelism (Flink would refuse the restore).
+// or at the next restore, the parallelism is above an operator's max
+// parallelism, or Flink's loader refuses the checkpoint although it decodes
+// (`CHECKPOINT_NOT_LOADABLE`, verify.h's `CheckOperatorLoadable`).
 int DoctorExitCode(const report::DoctorReport& report);
 
 // Text for a terminal: every number, then the warnings with their commands.

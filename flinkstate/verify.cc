@@ -201,6 +201,7 @@ absl::StatusOr<StreamVerifyResult> VerifyMetadataStreaming(serde::ByteView input
             encode_problem = std::string(s.message());
           }
         }
+        CheckOperatorLoadable(op, index, version, &walk);
         WalkOperator(op, index, &v);
         if (options.progress) options.progress("verifying", ops_end, input.size());
         return absl::OkStatus();
@@ -234,6 +235,29 @@ absl::StatusOr<StreamVerifyResult> VerifyMetadataStreaming(serde::ByteView input
   return result;
 }
 
+void CheckOperatorLoadable(const OperatorState& op, int index, uint32_t version,
+                           std::vector<Finding>* findings) {
+  const std::string at = absl::StrCat("operators[", index, "]");
+  if (op.parallelism > op.max_parallelism) {
+    findings->push_back(
+        {at,
+         absl::StrCat("parallelism ", op.parallelism, " exceeds the max parallelism ",
+                      op.max_parallelism, ": Flink refuses to load the checkpoint"),
+         op.range.offset});
+  }
+  if (version < 2) return;
+  for (size_t i = 0; i < op.subtasks.size(); ++i) {
+    const OperatorSubtaskState& st = op.subtasks[i];
+    if (st.subtask_index < 0 || st.subtask_index >= op.parallelism) {
+      findings->push_back(
+          {absl::StrCat(at, ".subtasks[", i, "]"),
+           absl::StrCat("subtask index ", st.subtask_index, " is not below the parallelism ",
+                        op.parallelism, ": Flink refuses to load the checkpoint"),
+           st.range.offset});
+    }
+  }
+}
+
 std::vector<Finding> VerifyStateFile(const StateFile& file, serde::ByteView input,
                                      const VerifyOptions& options) {
   std::vector<Finding> findings;
@@ -248,6 +272,12 @@ std::vector<Finding> VerifyStateFile(const StateFile& file, serde::ByteView inpu
                         absl::StrCat(file.metadata.trailing.size,
                                      " bytes follow the last operator"),
                         file.metadata.trailing.offset});
+  }
+  if (file.kind == StateFileKind::kMetadata) {
+    for (size_t i = 0; i < file.metadata.operators.size(); ++i) {
+      CheckOperatorLoadable(file.metadata.operators[i], static_cast<int>(i),
+                            file.metadata.version, &findings);
+    }
   }
   Verifier v(input, options, &findings);
   WalkStateFile(file, &v);

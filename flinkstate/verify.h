@@ -58,6 +58,17 @@ struct VerifyOptions {
 std::vector<Finding> VerifyStateFile(const StateFile& file, serde::ByteView input,
                                      const VerifyOptions& options);
 
+// What Flink's loader refuses in an operator of a `_metadata` file of format
+// `version` although the bytes decode: a parallelism above the max
+// parallelism (the `OperatorState` / `TaskState` constructor's check), and a
+// subtask index outside [0, parallelism) (`OperatorState.putState`, v2+).
+// Checked against Flink 1.15.2's `Checkpoints.loadCheckpointMetadata`, which
+// throws `IllegalArgumentException` / `IndexOutOfBoundsException` for these.
+// Appends one finding per problem ("operators[i]..." paths); part of
+// `VerifyStateFile` and `VerifyMetadataStreaming`. Thread-safe.
+void CheckOperatorLoadable(const OperatorState& op, int index, uint32_t version,
+                           std::vector<Finding>* findings);
+
 struct StreamVerifyResult {
   std::vector<Finding> findings;
   uint32_t version = 0;  // metadata format version

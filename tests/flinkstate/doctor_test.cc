@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
@@ -22,6 +23,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "flinkstate/open.h"
+#include "flinkstate/verify.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
@@ -478,6 +480,51 @@ TEST(DoctorTest, HtmlIsSelfContained) {
         << tag;
   }
   EXPECT_TRUE(absl::StrContains(html, r.restore().tasks(0).operator_id()));
+}
+
+// A checkpoint whose bytes decode but which Flink's loader refuses. Flink
+// 1.15.2's Checkpoints.loadCheckpointMetadata (harness.sh verify) on these
+// two patched copies of its own incident checkpoint throws
+// "IllegalArgumentException: Parallelism 4 is not smaller or equal to max
+// parallelism 1." and "IndexOutOfBoundsException: The given sub task index 0
+// exceeds the maximum number of sub tasks 0".
+TEST(DoctorTest, CheckpointFlinkCannotLoadIsAFinding) {
+  const std::string src = kData + "/flink-1.15.2/incident-gen3-checkpoint/_metadata";
+  absl::StatusOr<LoadedFile> f = Open(src);
+  ASSERT_TRUE(f.ok()) << f.status();
+  ASSERT_LT(f->model.metadata.version, 5u);  // the operator starts with its id
+  const OperatorState& op = f->model.metadata.operators[0];
+  ASSERT_EQ(op.parallelism, 4);
+  const uint64_t at = op.range.offset + 16;  // parallelism, then max parallelism
+  std::ifstream in(src, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  struct Case {
+    const char* name;
+    uint64_t offset;
+    std::string problem;
+    int findings;
+  };
+  for (const Case& c : {Case{"max-parallelism-1", at + 4,
+                             "parallelism 4 exceeds the max parallelism 1", 1},
+                        Case{"parallelism-0", at, "subtask index 0 is not below the parallelism 0",
+                             4}}) {
+    std::string patched = bytes;
+    const uint32_t value = std::string(c.name) == "parallelism-0" ? 0 : 1;
+    for (int k = 0; k < 4; ++k) patched[c.offset + k] = static_cast<char>(value >> (24 - 8 * k));
+    const std::string dir = ::testing::TempDir() + "/doctor-not-loadable-" + c.name;
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir + "/_metadata", std::ios::binary) << patched;
+    absl::StatusOr<LoadedFile> g = Open(dir);
+    ASSERT_TRUE(g.ok()) << g.status();
+    const std::vector<Finding> findings = VerifyStateFile(g->model, g->bytes(), {});
+    ASSERT_EQ(static_cast<int>(findings.size()), c.findings) << c.name;
+    EXPECT_TRUE(absl::StrContains(findings[0].problem, c.problem)) << findings[0].problem;
+    report::DoctorReport r = RunDoctor({dir});
+    EXPECT_EQ(CountWarnings(r, "CHECKPOINT_NOT_LOADABLE"), c.findings) << c.name;
+    EXPECT_EQ(DoctorExitCode(r), 1) << c.name;
+  }
+  // Flink's own file loads: no such finding.
+  EXPECT_EQ(CountWarnings(RunDoctor({src}), "CHECKPOINT_NOT_LOADABLE"), 0);
 }
 
 }  // namespace

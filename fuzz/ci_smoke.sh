@@ -24,7 +24,7 @@ src=$(dirname "$here")
 build=${1:?usage: fuzz/ci_smoke.sh BUILD_DIR}
 build=$(cd "$build" && pwd)
 secs=${FUZZ_SECONDS:-60}
-targets=${FUZZ_TARGETS:-"serde_modified_utf8 javaobj_stream javaobj_roundtrip javaobj_rewriter metadata_reader operator_snapshot_reader metadata_strip_relocate ha_files"}
+targets=${FUZZ_TARGETS:-"serde_modified_utf8 javaobj_stream javaobj_roundtrip javaobj_rewriter metadata_reader operator_snapshot_reader metadata_strip_relocate ha_files operator_state_stream objstore_s3_xml"}
 shared=$src/../shared
 
 start=$(date +%s)

@@ -8,6 +8,7 @@
 #include "flinkstate/javaobj/stream_reader.h"
 #include "flinkstate/serde/data_input.h"
 #include "flinkstate/serde/endian.h"
+#include "flinkstate/serde/modified_utf8.h"
 #include "flinkstate/serde/status_macros.h"
 
 namespace flinkstate {
@@ -121,21 +122,7 @@ std::string ToUtf8(const std::u16string& s) {
     } else if (cp >= 0xD800 && cp <= 0xDFFF) {
       cp = 0xFFFD;
     }
-    if (cp < 0x80) {
-      out.push_back(static_cast<char>(cp));
-    } else if (cp < 0x800) {
-      out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-      out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else if (cp < 0x10000) {
-      out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-      out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-      out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else {
-      out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-      out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-      out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-      out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    }
+    serde::AppendCodePoint(cp, &out);
   }
   return out;
 }

@@ -95,28 +95,9 @@ std::string PrimValue(char t, const uint8_t* p) {
   return "?";
 }
 
-// Appends UTF-16 code unit sequence `units` to a JSON string body: pairs as
-// the UTF-8 of their code point, an unpaired surrogate as the escape
-// `\uDXXX` (documented in docs/formats/java-serialization.md).
-void AppendUtf8(uint32_t cp, std::string* o) {
-  if (cp < 0x80) {
-    o->push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    o->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    o->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    o->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    o->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    o->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    o->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    o->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    o->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    o->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
-}
-
-// One code point (or unpaired surrogate) into a JSON string body.
+// One code point (or unpaired surrogate) into a JSON string body: its UTF-8,
+// an unpaired surrogate as the escape `\uDXXX` (documented in
+// docs/formats/java-serialization.md).
 void AppendJsonCodePoint(uint32_t cp, std::string* o) {
   if (cp == '"' || cp == '\\') {
     o->push_back('\\');
@@ -126,7 +107,7 @@ void AppendJsonCodePoint(uint32_t cp, std::string* o) {
   } else if (cp >= 0xD800 && cp <= 0xDFFF) {
     absl::StrAppendFormat(o, "\\u%04X", cp);
   } else {
-    AppendUtf8(cp, o);
+    serde::AppendCodePoint(cp, o);
   }
 }
 

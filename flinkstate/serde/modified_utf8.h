@@ -97,6 +97,10 @@ size_t FindInvalidModifiedUtf8(ByteView body);
 // messages and dumps without breaking a character).
 size_t Utf8PrefixLength(absl::string_view text, size_t max);
 
+// Appends the standard UTF-8 form of code point `cp` (<= U+10FFFF; a
+// surrogate code point gets the generalized 3-byte form) to `*out`.
+void AppendCodePoint(uint32_t cp, std::string* out);
+
 // True if `body` is 7-bit ASCII without NUL, i.e. identical in both encodings.
 // Lets hot paths skip conversion.
 bool IsPlainAscii(ByteView body);

@@ -12,6 +12,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "flinkstate/convert.h"
 #include "flinkstate/drop_operator.h"
 #include "flinkstate/completed_checkpoint.h"
 #include "flinkstate/format_constants.h"
@@ -205,8 +206,7 @@ int RunStripState(const CommandArgs& a) {
 }
 
 int RunConvert(const CommandArgs& a) {
-  const int version = a.to_version;
-  if (version < kMinWritableMetadataVersion || version > kMaxMetadataVersion) {
+  if (a.to_version < kMinWritableMetadataVersion || a.to_version > kMaxMetadataVersion) {
     return Usage(absl::StrCat("convert needs --to-version ", kMinWritableMetadataVersion, "..",
                               kMaxMetadataVersion));
   }
@@ -214,37 +214,25 @@ int RunConvert(const CommandArgs& a) {
   if (!target.ok()) return Usage(target.status().message());
   absl::StatusOr<Input> in = LoadStateFile(target->input);
   if (!in.ok()) return Fail(in.status());
-  if (in->model.kind != StateFileKind::kMetadata) {
-    return Fail(absl::InvalidArgumentError("convert: only _metadata files have versions"));
-  }
-  MetadataWriteOptions options;
-  options.target_version = static_cast<uint32_t>(version);
+  ConvertOptions options;
+  options.target_version = static_cast<uint32_t>(a.to_version);
   options.allow_loss = a.allow_loss;
-  const std::vector<std::string> lost = ConversionLosses(in->model, options.target_version);
-  absl::StatusOr<serde::EditPlan> plan =
-      EncodeStateFile(in->model, in->file.bytes(), options);
-  if (!plan.ok()) return Fail(plan.status());
-  const uint32_t from = in->model.metadata.version;
-  absl::Status s = WriteVerified(
-      *target, *in, *plan,
-      StateFileVerifier([&](const StateFile& after, serde::ByteView) -> absl::Status {
-        if (after.metadata.version != options.target_version ||
-            after.metadata.operators.size() != in->model.metadata.operators.size()) {
-          return absl::DataLossError("converted file does not hold the same operators");
-        }
-        return absl::OkStatus();
-      }),
-      nullptr);
+  absl::StatusOr<ConvertResult> result = PlanConvert(*in, options);
+  if (!result.ok()) return Fail(result.status());
+  const serde::OutputVerifier verify = [&](serde::ByteView output) {
+    return VerifyConverted(*in, output, *result);
+  };
+  absl::Status s = WriteVerified(*target, *in, result->plan, verify, nullptr);
   if (!s.ok()) return Fail(s);
   std::ostream& out = Text(a);
-  for (const std::string& l : lost) out << "  lost (--allow-loss): " << l << "\n";
-  out << "wrote " << target->output << ": metadata v" << from << " -> v" << version << ", "
-      << Human(plan->output_size()) << ", verified\n";
+  for (const std::string& l : result->lost) out << "  lost (--allow-loss): " << l << "\n";
+  out << "wrote " << target->output << ": metadata v" << result->from_version << " -> v"
+      << result->to_version << ", " << Human(result->plan.output_size()) << ", verified\n";
   if (!a.json) return kExitOk;
-  report::EditReport rep = EditReportOf("convert", *target, *in, plan->output_size());
-  rep.set_from_version(from);
-  rep.set_to_version(static_cast<uint32_t>(version));
-  for (const std::string& l : lost) rep.add_lost(l);
+  report::EditReport rep = EditReportOf("convert", *target, *in, result->plan.output_size());
+  rep.set_from_version(result->from_version);
+  rep.set_to_version(result->to_version);
+  for (const std::string& l : result->lost) rep.add_lost(l);
   return PrintJson(rep);
 }
 

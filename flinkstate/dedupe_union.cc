@@ -42,6 +42,15 @@ absl::Status PlanOperator(const std::vector<const OperatorSubtaskState*>& subtas
                                     ResolveStateStream(*h.delegate, input, sources));
         uint64_t header_end = 0;
         absl::StatusOr<OperatorStateStreamHeader> hdr = ReadOperatorStateStreamHeader(rs.bytes);
+        // Without the header the elements' serializers are unknown: equal
+        // bytes between offsets need not be equal elements (a fixed-length
+        // serializer leaves other bytes after each element), so refuse as
+        // strip-state --deep does rather than guess.
+        if (!hdr.ok()) {
+          return absl::Status(hdr.status().code(),
+                              absl::StrCat(where, ": ", hdr.status().message(),
+                                           "; nothing was written"));
+        }
         int64_t fixed = -1;
         if (hdr.ok() && hdr->complete()) {
           header_end = hdr->range.size;

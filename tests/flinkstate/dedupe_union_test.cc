@@ -82,5 +82,40 @@ TEST(DedupeUnionTest, SplitDistributeIsRefused) {
               StatusIs(absl::StatusCode::kNotFound, "no-such-state"));
 }
 
+TEST(DedupeUnionTest, AnUnreadableStreamHeaderIsRefused) {
+  // strip-state --deep refuses a stream whose serialization proxy header does
+  // not decode; deduplicating by bytes without it would guess where elements
+  // end, so the plan fails the same way and writes nothing.
+  const std::string p = FLINKSTATE_SOURCE_DIR
+      "/tests/testdata/flink-1.15.2/incident-gen3-checkpoint/_metadata";
+  absl::StatusOr<serde::MappedFile> m = serde::MappedFile::Open(p);
+  ASSERT_THAT(m.status(), IsOk());
+  absl::StatusOr<StateFile> f = ReadStateFile(m->bytes());
+  ASSERT_THAT(f.status(), IsOk());
+  std::string bytes(reinterpret_cast<const char*>(m->bytes().data()), m->bytes().size());
+  bool corrupted = false;
+  for (const OperatorState& op : f->metadata.operators) {
+    for (const OperatorSubtaskState& st : op.subtasks) {
+      for (const OperatorStateHandle& h : st.managed_operator_state) {
+        if (corrupted || !h.delegate ||
+            h.delegate->tag != static_cast<uint8_t>(HandleTag::kByteStream)) {
+          continue;
+        }
+        // The proxy's i32 version (VersionedIOReadableWritable) comes first.
+        for (int i = 0; i < 4; ++i) bytes[h.delegate->data.offset + i] = '\x7f';
+        corrupted = true;
+      }
+    }
+  }
+  ASSERT_TRUE(corrupted);
+  const serde::ByteView in(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  absl::StatusOr<StateFile> bad = ReadStateFile(in);
+  ASSERT_THAT(bad.status(), IsOk());  // the metadata itself is intact
+  StripOptions o;
+  o.state_name = "topic-partition-offset-states";
+  EXPECT_THAT(PlanDedupeUnion(*bad, in, o).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, "nothing was written"));
+}
+
 }  // namespace
 }  // namespace flinkstate

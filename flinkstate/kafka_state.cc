@@ -238,4 +238,107 @@ absl::StatusOr<KafkaPartitionOffset> DecodeKafkaSplitElement(serde::ByteView ele
   return r;
 }
 
+absl::StatusOr<KafkaSourceEnumState> DecodeKafkaSourceEnumState(
+    serde::ByteView coordinator_state) {
+  constexpr char kWhere[] = "kafka state: enumerator";
+  serde::DataInput in(coordinator_state);
+  KafkaSourceEnumState st;
+  int32_t length = 0;
+  FLINKSTATE_RETURN_IF_ERROR(serde::Annotate(in.ReadInt32(&st.coordinator_serde_version), kWhere));
+  if (st.coordinator_serde_version != 0 && st.coordinator_serde_version != 1) {
+    return absl::UnimplementedError(absl::StrCat(
+        kWhere, ": source coordinator serde version ", st.coordinator_serde_version,
+        " (known: 0, 1) at byte 0"));
+  }
+  FLINKSTATE_RETURN_IF_ERROR(serde::Annotate(in.ReadInt32(&st.enumerator_version), kWhere));
+  FLINKSTATE_RETURN_IF_ERROR(serde::Annotate(in.ReadInt32(&length), kWhere));
+  if (length < 0 || static_cast<uint64_t>(length) > in.remaining()) {
+    return Bad(absl::StrCat("enumerator: checkpoint length ", length, " with ", in.remaining(),
+                            " bytes left"), 8);
+  }
+  const uint64_t end = in.position() + static_cast<uint64_t>(length);
+  st.trailing_bytes = coordinator_state.size() - end;
+  if (st.trailing_bytes != 0 && st.coordinator_serde_version != 0) {
+    return Bad(absl::StrCat("enumerator: ", st.trailing_bytes,
+                            " bytes after the enumerator checkpoint (serde version 1 has none)"),
+               end);
+  }
+  const int32_t v = st.enumerator_version;
+  if (v < 1 || v > 3) {
+    return absl::UnimplementedError(absl::StrCat(
+        kWhere, ": KafkaSourceEnumStateSerializer version ", v,
+        v == 0 ? " (the split-assignment map of connector 1.12-1.13) is not decoded"
+               : " (known: 1-3)",
+        " at byte 4"));
+  }
+  serde::DataInput body(coordinator_state.subspan(12, static_cast<uint64_t>(length)));
+  int32_t count = 0;
+  FLINKSTATE_RETURN_IF_ERROR(serde::Annotate(body.ReadInt32(&count), kWhere));
+  // Each partition takes at least 6 bytes (empty topic + i32).
+  if (count < 0 || static_cast<uint64_t>(count) > body.remaining() / 6) {
+    return Bad(absl::StrCat("enumerator: partition count ", count, " with ", body.remaining(),
+                            " bytes left"), 12);
+  }
+  if (v == 3) {
+    FLINKSTATE_RETURN_IF_ERROR(
+        serde::Annotate(body.ReadInt32(&st.split_serializer_version), kWhere));
+    if (st.split_serializer_version != 0) {
+      return absl::UnimplementedError(absl::StrCat(
+          kWhere, ": split serializer version ", st.split_serializer_version,
+          " (KafkaPartitionSplitSerializer writes 0) at byte 16"));
+    }
+  }
+  st.partitions.reserve(static_cast<size_t>(count));
+  for (int32_t i = 0; i < count; ++i) {
+    KafkaEnumeratorPartition p;
+    const std::string at = absl::StrCat(kWhere, ": partitions[", i, "]");
+    if (v == 3) {
+      int32_t n = 0;
+      FLINKSTATE_RETURN_IF_ERROR(serde::Annotate(body.ReadInt32(&n), at));
+      const uint64_t split_at = 12 + body.position();
+      if (n < 0 || static_cast<uint64_t>(n) > body.remaining()) {
+        return Bad(absl::StrCat("enumerator: partitions[", i, "]: split length ", n, " with ",
+                                body.remaining(), " bytes left"), split_at - 4);
+      }
+      const uint64_t split_end = body.position() + static_cast<uint64_t>(n);
+      FLINKSTATE_RETURN_IF_ERROR(serde::Annotate(body.ReadModifiedUtf8(&p.topic), at));
+      FLINKSTATE_RETURN_IF_ERROR(serde::Annotate(body.ReadInt32(&p.partition), at));
+      FLINKSTATE_RETURN_IF_ERROR(serde::Annotate(body.ReadInt64(&p.starting_offset), at));
+      FLINKSTATE_RETURN_IF_ERROR(serde::Annotate(body.ReadInt64(&p.stopping_offset), at));
+      if (body.position() != split_end) {
+        return Bad(absl::StrCat("enumerator: partitions[", i, "]: the split's ", n,
+                                " bytes end at byte ", 12 + split_end, ", its fields at"),
+                   12 + body.position());
+      }
+      p.has_offsets = true;
+    } else {
+      FLINKSTATE_RETURN_IF_ERROR(serde::Annotate(body.ReadModifiedUtf8(&p.topic), at));
+      FLINKSTATE_RETURN_IF_ERROR(serde::Annotate(body.ReadInt32(&p.partition), at));
+    }
+    if (v == 1) {
+      // v1 holds only assigned partitions; the connector reads them as ASSIGNED.
+      p.assignment_status = 0;
+    } else {
+      const uint64_t status_at = 12 + body.position();
+      FLINKSTATE_RETURN_IF_ERROR(serde::Annotate(body.ReadInt32(&p.assignment_status), at));
+      if (p.assignment_status != 0 && p.assignment_status != 1) {
+        return Bad(absl::StrCat("enumerator: partitions[", i, "]: assignment status ",
+                                p.assignment_status, " (AssignmentStatus has 0 and 1)"),
+                   status_at);
+      }
+    }
+    st.partitions.push_back(std::move(p));
+  }
+  if (v >= 2) {
+    st.has_initial_discovery_finished = true;
+    FLINKSTATE_RETURN_IF_ERROR(
+        serde::Annotate(body.ReadBool(&st.initial_discovery_finished), kWhere));
+  }
+  if (!body.at_end()) {
+    return Bad(absl::StrCat("enumerator: ", body.remaining(), " bytes after the state"),
+               12 + body.position());
+  }
+  return st;
+}
+
 }  // namespace flinkstate

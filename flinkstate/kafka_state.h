@@ -5,7 +5,8 @@
 // The Kafka connector's operator state, element by element: the legacy
 // `FlinkKafkaConsumerBase` union list state `topic-partition-offset-states`
 // and the `KafkaSource` reader state (`SourceReaderState` elements holding
-// `KafkaPartitionSplit`s).
+// `KafkaPartitionSplit`s) and enumerator state (the operator's coordinator
+// state).
 //
 //   ```c++ (serde::ByteView element)
 //   absl::StatusOr<flinkstate::KafkaPartitionOffset> e =
@@ -50,6 +51,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "flinkstate/serde/byte_view.h"
@@ -84,6 +86,52 @@ struct KafkaPartitionOffset {
 // One `SourceReaderState` element as a `KafkaPartitionSplit`.
 [[nodiscard]] absl::StatusOr<KafkaPartitionOffset> DecodeKafkaSplitElement(
     serde::ByteView element);
+
+// One partition of the `KafkaSource` enumerator state
+// (`KafkaSourceEnumState`, flink-connector-kafka 3.x-5.x).
+struct KafkaEnumeratorPartition {
+  std::string topic;
+  int32_t partition = 0;
+  // `AssignmentStatus` code: 0 ASSIGNED, 1 UNASSIGNED (v2+). v1 holds only
+  // assigned partitions: 0.
+  int32_t assignment_status = 0;
+  // v3 stores whole splits: their starting and stopping offsets.
+  bool has_offsets = false;
+  int64_t starting_offset = 0;
+  int64_t stopping_offset = kKafkaNoStoppingOffset;
+};
+
+// A `SourceCoordinator` checkpoint holding a `KafkaSourceEnumState`.
+// Wire format (big-endian; `SourceCoordinator.toBytes`, Flink 1.12-2.x):
+//   coordinator serde version (i32, 0 or 1), enumerator serializer version
+//   (i32), length (i32) and that many bytes of enumerator state; version 0
+//   may carry more bytes after them (1.12's reader registrations, not
+//   decoded: `trailing_bytes`), version 1 none.
+// Enumerator state (`KafkaSourceEnumStateSerializer`):
+//   v1 (connector 3.0-3.2): count (i32), then (topic utf, partition i32);
+//   v2 (3.3-4.x): count, then (topic, partition, status i32), then
+//     initialDiscoveryFinished (bool);
+//   v3 (5.x): count, split serializer version (i32), then (length i32,
+//     `KafkaPartitionSplit` bytes: topic, partition, starting i64, stopping
+//     i64; status i32), then initialDiscoveryFinished.
+//   v0 (the split-assignment map of connector 1.12-1.13) is `Unimplemented`.
+struct KafkaSourceEnumState {
+  int32_t coordinator_serde_version = 0;
+  int32_t enumerator_version = 0;
+  int32_t split_serializer_version = -1;  // v3
+  std::vector<KafkaEnumeratorPartition> partitions;  // in stream order
+  bool has_initial_discovery_finished = false;       // v2+
+  bool initial_discovery_finished = false;
+  uint64_t trailing_bytes = 0;  // coordinator serde version 0 only
+};
+
+// Decodes an operator's coordinator state (the `ByteStreamStateHandle` bytes
+// of `OperatorState.coordinatorState`) as a Kafka source enumerator
+// checkpoint. Return values: `InvalidArgument` naming the field and byte
+// offset where the bytes do not fit (including bytes left over where the
+// format has none); `Unimplemented` for versions this decoder does not know.
+[[nodiscard]] absl::StatusOr<KafkaSourceEnumState> DecodeKafkaSourceEnumState(
+    serde::ByteView coordinator_state);
 
 }  // namespace flinkstate
 

@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "flinkstate/deep_strip.h"
+#include "flinkstate/kafka_state.h"
 #include "flinkstate/metadata_reader.h"
 #include "flinkstate/operator_state_stream.h"
 #include "flinkstate/serde/byte_view.h"
@@ -155,6 +156,21 @@ absl::Status FuzzOperatorStateStream(serde::ByteView input) {
     };
     if (file->kind == StateFileKind::kOperatorSnapshot) each(file->snapshot.state);
     std::set<std::string> names;
+    // Coordinator state read as a KafkaSource enumerator checkpoint: any
+    // bytes give a value or a clean error; a value holds no more partitions
+    // than the bytes can (6 bytes each at least).
+    for (const OperatorState& op : file->metadata.operators) {
+      const StreamStateHandle& c = op.coordinator_state;
+      if (c.tag != static_cast<uint8_t>(HandleTag::kByteStream)) continue;
+      absl::StatusOr<KafkaSourceEnumState> e =
+          DecodeKafkaSourceEnumState(input.subspan(c.data.offset, c.data.size));
+      if (e.ok()) {
+        if (e->partitions.size() * 6 > c.data.size) PropertyFailed(kTarget, "enumerator count");
+        CountOutcome("kafka enumerator: decoded");
+      } else if (e.status().code() == absl::StatusCode::kInternal) {
+        PropertyFailed(kTarget, e.status().ToString());
+      }
+    }
     for (const OperatorState& op : file->metadata.operators) {
       for (const OperatorSubtaskState& s : op.subtasks) {
         each(s);

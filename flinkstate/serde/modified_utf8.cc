@@ -203,6 +203,7 @@ absl::StatusOr<std::string> ModifiedUtf8ToUtf8(ByteView body) {
 }
 
 absl::StatusOr<std::string> Utf8ToModifiedUtf8(absl::string_view utf8) {
+  if (IsPlainAscii(AsBytes(utf8))) return std::string(utf8);  // the same bytes
   std::string out;
   out.reserve(utf8.size() + 8);
   size_t i = 0;

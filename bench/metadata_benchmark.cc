@@ -7,6 +7,11 @@
 //                nearly everything)
 //   small-union  a huge split state dominates, the union state is small
 //                (strip copies nearly everything)
+// And the wide job (every byte is structure: millions of small handles),
+// FLINKSTATE_BENCH_WIDE_OPS operators (default 10) x parallelism 512 of the
+// generator's `WideJobShape` (about 2.7 MB an operator): the streaming reader
+// alone (with and without string decoding; MB/s is the structure parse rate)
+// and the streaming `inspect --json` report.
 // Files go to FLINKSTATE_BENCH_DIR (default /tmp/flinkstate-bench) and are
 // kept between runs. Peak memory of the command-line tool: bench/run_metadata_bench.sh.
 
@@ -68,6 +73,25 @@ const std::string& ShapeFile(bool small_union) {
   if (!size.ok()) std::abort();
   if (::stat(path.c_str(), &st) != 0 || static_cast<uint64_t>(st.st_size) != *size) {
     if (!WriteIncidentMetadata(shape, path).ok()) std::abort();
+  }
+  return path;
+}
+
+// Generates (once) and returns the path of the wide-job file.
+const std::string& WideFile() {
+  static std::string path;
+  if (!path.empty()) return path;
+  const char* ops = std::getenv("FLINKSTATE_BENCH_WIDE_OPS");
+  WideJobShape shape;
+  shape.operators = ops != nullptr ? std::atoi(ops) : 10;
+  ::mkdir(BenchDir().c_str(), 0755);
+  path = absl::StrCat(BenchDir(), "/wide-", shape.operators, "x", shape.parallelism,
+                      "._metadata");
+  absl::StatusOr<uint64_t> size = WideJobMetadataSize(shape);
+  if (!size.ok()) std::abort();
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || static_cast<uint64_t>(st.st_size) != *size) {
+    if (!WriteWideJobMetadata(shape, path).ok()) std::abort();
   }
   return path;
 }
@@ -165,6 +189,63 @@ void BM_Cp(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(bytes));
 }
 
+// The streaming reader over the wide job, one operator at a time, with a
+// callback that only counts handles. Arg: `MetadataReadOptions::decode_strings`.
+void BM_ReadWideStreaming(benchmark::State& state) {
+  absl::StatusOr<serde::MappedFile> f = serde::MappedFile::Open(WideFile());
+  if (!f.ok()) {
+    state.SkipWithError(std::string(f.status().message()).c_str());
+    return;
+  }
+  MetadataReadOptions options;
+  options.decode_strings = state.range(0) == 1;
+  uint64_t bytes = 0;
+  uint64_t subtasks = 0;
+  for (auto _ : state) {
+    absl::StatusOr<CheckpointMetadata> m = ReadCheckpointMetadataStreaming(
+        f->bytes(),
+        [&](int, OperatorState&& op) {
+          subtasks += op.subtasks.size();
+          return absl::OkStatus();
+        },
+        options);
+    if (!m.ok()) {
+      state.SkipWithError(std::string(m.status().message()).c_str());
+      return;
+    }
+    bytes += f->size();
+  }
+  benchmark::DoNotOptimize(subtasks);
+  state.SetBytesProcessed(static_cast<int64_t>(bytes));
+  state.counters["rss_anon_kib"] = RssAnonKiB();
+}
+
+// `inspect --json` of the wide job (both passes and the protobuf JSON), the
+// output counted, not kept.
+void BM_InspectWideJson(benchmark::State& state) {
+  absl::StatusOr<serde::MappedFile> f = serde::MappedFile::Open(WideFile());
+  if (!f.ok()) {
+    state.SkipWithError(std::string(f.status().message()).c_str());
+    return;
+  }
+  InspectOptions options;
+  uint64_t bytes = 0;
+  uint64_t json_bytes = 0;
+  for (auto _ : state) {
+    absl::Status s = StreamMetadataReportJson(
+        f->bytes(), options, [&](absl::string_view piece) { json_bytes += piece.size(); });
+    if (!s.ok()) {
+      state.SkipWithError(std::string(s.message()).c_str());
+      return;
+    }
+    bytes += f->size();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(bytes));
+  state.counters["json_bytes_per_run"] =
+      static_cast<double>(json_bytes) / static_cast<double>(state.iterations());
+  state.counters["rss_anon_kib"] = RssAnonKiB();
+}
+
 // Arg 0: incident (union state dominates); arg 1: small-union.
 BENCHMARK(BM_Inspect)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 // Second arg: 0 copies large pieces with copy_file_range, 1 with writev from
@@ -176,6 +257,8 @@ BENCHMARK(BM_StripState)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK(BM_Cp)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ReadWideStreaming)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_InspectWideJson)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace flinkstate

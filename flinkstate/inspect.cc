@@ -17,6 +17,7 @@
 #include "flinkstate/handle_walker.h"
 #include "flinkstate/metadata_reader.h"
 #include "flinkstate/serde/data_input.h"
+#include "flinkstate/serde/modified_utf8.h"
 #include "flinkstate/serde/status_macros.h"
 #include "google/protobuf/util/json_util.h"
 
@@ -64,14 +65,42 @@ void AddPath(absl::string_view path, report::Handle* out) {
   index.seen.insert(out->paths(out->paths_size() - 1));
 }
 
+// Where the report takes a string's text from: `Utf::value`, or, for a model
+// read without `MetadataReadOptions::decode_strings` (the streaming report:
+// no heap copy per path), the string's body in the input, which the reader
+// has checked: plain ASCII as it is, anything else decoded. A returned view
+// lives until the next call or the input's end, whichever comes first.
+class TextSource {
+ public:
+  TextSource() = default;
+  explicit TextSource(serde::ByteView input) : input_(input), from_input_(true) {}
+
+  absl::string_view operator()(const Utf& u) {
+    if (!from_input_ || !u.value.empty() || u.range.size <= 2) return u.value;
+    const serde::ByteView body =
+        serde::Slice(input_, {u.range.offset + 2, u.range.size - 2});
+    if (serde::IsPlainAscii(body)) {
+      return absl::string_view(reinterpret_cast<const char*>(body.data()), body.size());
+    }
+    absl::StatusOr<std::string> text = serde::ModifiedUtf8ToUtf8(body);
+    buf_ = text.ok() ? *std::move(text) : std::string();
+    return buf_;
+  }
+
+ private:
+  serde::ByteView input_;
+  bool from_input_ = false;
+  std::string buf_;
+};
+
 // Paths of all files below a stream handle, as Flink's handles name them.
-void CollectPaths(const StreamStateHandle& h, report::Handle* out,
+void CollectPaths(const StreamStateHandle& h, TextSource& text, report::Handle* out,
                   uint64_t* inline_bytes) {
   switch (static_cast<HandleTag>(h.tag)) {
     case HandleTag::kFileStream:
     case HandleTag::kRelativeStream:
     case HandleTag::kSegmentFile:
-      AddPath(h.path.value, out);
+      AddPath(text(h.path), out);
       break;
     case HandleTag::kEmptySegmentFile:
       // `EmptySegmentFileStateHandle` reports the path "empty".
@@ -83,18 +112,18 @@ void CollectPaths(const StreamStateHandle& h, report::Handle* out,
     default:
       break;
   }
-  if (h.delegate) CollectPaths(*h.delegate, out, inline_bytes);
+  if (h.delegate) CollectPaths(*h.delegate, text, out, inline_bytes);
 }
 
-void CollectKeyedPaths(const KeyedStateHandle& h, report::Handle* out,
+void CollectKeyedPaths(const KeyedStateHandle& h, TextSource& text, report::Handle* out,
                        uint64_t* inline_bytes) {
-  if (h.delegate) CollectPaths(*h.delegate, out, inline_bytes);
-  if (h.meta_data) CollectPaths(*h.meta_data, out, inline_bytes);
-  for (const auto& n : h.shared_state) CollectPaths(n.handle, out, inline_bytes);
-  for (const auto& n : h.private_state) CollectPaths(n.handle, out, inline_bytes);
-  for (const auto& k : h.materialized) CollectKeyedPaths(k, out, inline_bytes);
-  for (const auto& k : h.non_materialized) CollectKeyedPaths(k, out, inline_bytes);
-  for (const auto& i : h.increments) CollectPaths(i.handle, out, inline_bytes);
+  if (h.delegate) CollectPaths(*h.delegate, text, out, inline_bytes);
+  if (h.meta_data) CollectPaths(*h.meta_data, text, out, inline_bytes);
+  for (const auto& n : h.shared_state) CollectPaths(n.handle, text, out, inline_bytes);
+  for (const auto& n : h.private_state) CollectPaths(n.handle, text, out, inline_bytes);
+  for (const auto& k : h.materialized) CollectKeyedPaths(k, text, out, inline_bytes);
+  for (const auto& k : h.non_materialized) CollectKeyedPaths(k, text, out, inline_bytes);
+  for (const auto& i : h.increments) CollectPaths(i.handle, text, out, inline_bytes);
 }
 
 int64_t KeyedStateSize(const KeyedStateHandle& h);
@@ -137,8 +166,9 @@ struct StateAgg {
 
 class ReportBuilder : public HandleVisitor {
  public:
-  ReportBuilder(report::Report* r, const InspectOptions& options)
-      : r_(r), options_(options) {}
+  ReportBuilder(report::Report* r, const InspectOptions& options,
+                TextSource text = TextSource())
+      : r_(r), options_(options), text_(std::move(text)) {}
 
   void OnOperatorHandle(const HandleContext& c,
                         const OperatorStateHandle& h) override {
@@ -147,20 +177,21 @@ class ReportBuilder : public HandleVisitor {
     uint64_t inline_bytes = 0;
     if (h.tag == static_cast<uint8_t>(HandleTag::kSegmentPartitionableOperator)) {
       if (h.is_empty) hp->set_kind("EmptyFileMergingOperatorStreamStateHandle");
-      AddPath(h.task_owned_directory.value, hp);
-      AddPath(h.shared_directory.value, hp);
+      AddPath(text_(h.task_owned_directory), hp);
+      AddPath(text_(h.shared_directory), hp);
     }
     if (h.delegate) {
-      CollectPaths(*h.delegate, hp, &inline_bytes);
+      CollectPaths(*h.delegate, text_, hp, &inline_bytes);
       hp->set_state_size(StreamStateSize(*h.delegate));
     }
     hp->set_inline_bytes(inline_bytes);
     report::Operator* op = CurrentOperator(c);
     for (const StateNameEntry& e : h.states) {
-      StateAgg& agg = states_[{c.operator_index, e.name.value}];
+      const std::string name(text_(e.name));
+      StateAgg& agg = states_[{c.operator_index, name}];
       if (agg.proto == nullptr) {
         agg.proto = op->add_operator_states();
-        agg.proto->set_name(e.name.value);
+        agg.proto->set_name(name);
         agg.proto->set_distribution_mode(DistributionModeName(e.mode));
       }
       agg.proto->set_entry_count(agg.proto->entry_count() + e.offsets.count);
@@ -170,7 +201,7 @@ class ReportBuilder : public HandleVisitor {
       agg.max = std::max<uint64_t>(agg.max, e.offsets.count);
       breakdown_offsets_ += e.offsets.range.size;
       if (WantsItem(e.range)) {
-        AddItem(absl::StrCat(Path(c), ".stateNameToPartitionOffsets[", e.name.value, "]"),
+        AddItem(absl::StrCat(Path(c), ".stateNameToPartitionOffsets[", name, "]"),
                 absl::StrCat(DistributionModeName(e.mode), " offsets (",
                              e.offsets.count, ")"),
                 e.range);
@@ -186,7 +217,7 @@ class ReportBuilder : public HandleVisitor {
     }
     report::Handle* hp = AddHandle(c, 'K', h.tag, h.range.size);
     uint64_t inline_bytes = 0;
-    CollectKeyedPaths(h, hp, &inline_bytes);
+    CollectKeyedPaths(h, text_, hp, &inline_bytes);
     hp->set_inline_bytes(inline_bytes);
     hp->set_state_size(KeyedStateSize(h));
     report::KeyedStateSummary* k = CurrentOperator(c)->mutable_keyed_state();
@@ -209,7 +240,7 @@ class ReportBuilder : public HandleVisitor {
     report::Handle* hp = AddHandle(c, 'C', type, h.range.size);
     hp->set_kind(kClass[type]);
     uint64_t inline_bytes = 0;
-    CollectPaths(h.delegate, hp, &inline_bytes);
+    CollectPaths(h.delegate, text_, hp, &inline_bytes);
     hp->set_inline_bytes(inline_bytes);
     hp->set_state_size(h.state_size);
     report::ChannelStateSummary* ch = CurrentOperator(c)->mutable_channel_state();
@@ -374,6 +405,7 @@ class ReportBuilder : public HandleVisitor {
   std::vector<report::Item> items_;
   std::map<const OperatorSubtaskState*, report::Subtask*> subtasks_;
   report::Handle scratch_;
+  TextSource text_;
   uint64_t breakdown_offsets_ = 0;
   uint64_t breakdown_keyed_offsets_ = 0;
   uint64_t breakdown_inline_ = 0;
@@ -484,10 +516,10 @@ void FillMetadataHeader(const CheckpointMetadata& m, serde::ByteView input,
 
 // The operator's own fields; its state summaries and subtasks come from the
 // walk.
-void FillOperator(const OperatorState& src, report::Operator* op) {
+void FillOperator(const OperatorState& src, TextSource& text, report::Operator* op) {
   op->set_operator_id(src.IdHex());
-  op->set_name(src.name.value);
-  op->set_uid(src.uid.value);
+  op->set_name(std::string(text(src.name)));
+  op->set_uid(std::string(text(src.uid)));
   op->set_parallelism(src.parallelism);
   op->set_max_parallelism(src.max_parallelism);
   op->set_subtask_count(static_cast<int32_t>(src.subtasks.size()));
@@ -600,7 +632,8 @@ report::Report BuildReport(const StateFile& file, serde::ByteView input,
     for (size_t i = 0; i < m.operators.size(); ++i) {
       const OperatorState& src = m.operators[i];
       report::Operator* op = r.add_operators();
-      FillOperator(src, op);
+      TextSource values;
+      FillOperator(src, values, op);
       builder.SetOperator(static_cast<int>(i), op, src.subtasks);
     }
   }
@@ -633,7 +666,7 @@ absl::Status StreamMetadataReportJson(serde::ByteView input,
   r.set_file_size(input.size());
   r.set_kind("metadata");
   r.set_format_version(header.version);
-  ReportBuilder builder(&r, options);
+  ReportBuilder builder(&r, options, TextSource(input));
   // The validating pass kept no text; the master-state names are few.
   for (MasterState& ms : header.master_states) {
     serde::DataInput in(serde::Slice(input, ms.name.range), ms.name.range.offset);
@@ -651,18 +684,49 @@ absl::Status StreamMetadataReportJson(serde::ByteView input,
   write(head);
   head = std::string();
 
-  // Pass 2: one operator at a time, rendered as soon as it is complete.
+  // Pass 2: one operator at a time, rendered as soon as it is complete. The
+  // strings are not copied out of the input (`TextSource`), and the JSON is
+  // made one subtask at a time (protobuf's printer builds a tree of the whole
+  // message first: per operator that is megabytes of nodes), spliced into the
+  // operator's own JSON at the indentation the whole report would give them,
+  // and written once per operator.
   std::vector<report::Warning> union_warnings;
   report::Report scratch;  // collects the union warnings of one operator
   ReportBuilder warner(&scratch, options);
   int count = 0;
   std::string json;
+  std::string out;
+  google::protobuf::util::JsonPrintOptions print;
+  print.add_whitespace = true;
+  print.always_print_primitive_fields = true;
+  // Appends `message`'s JSON to `out`, every line after the first indented by
+  // `indent` spaces (protobuf indents by one space a level).
+  auto append_json = [&](const google::protobuf::Message& message,
+                         absl::string_view indent) -> absl::Status {
+    json.clear();
+    auto status = google::protobuf::util::MessageToJsonString(message, &json, print);
+    if (!status.ok()) {
+      return absl::InternalError(absl::StrCat("inspect: JSON rendering failed: ",
+                                              status.ToString()));
+    }
+    absl::string_view rest(json);
+    while (!rest.empty() && rest.back() == '\n') rest.remove_suffix(1);
+    for (size_t nl; (nl = rest.find('\n')) != absl::string_view::npos;) {
+      out.append(rest.data(), nl + 1);
+      out.append(indent.data(), indent.size());
+      rest.remove_prefix(nl + 1);
+    }
+    out.append(rest.data(), rest.size());
+    return absl::OkStatus();
+  };
   MetadataReadOptions read;
+  read.decode_strings = false;
   read.release_consumed_input = options.release_consumed_input;
   absl::StatusOr<CheckpointMetadata> again = ReadCheckpointMetadataStreaming(
       input, [&](int index, OperatorState&& src) -> absl::Status {
         report::Operator op;
-        FillOperator(src, &op);
+        TextSource text(input);
+        FillOperator(src, text, &op);
         builder.SetOperator(index, &op, src.subtasks);
         WalkOperator(src, index, &builder);
         builder.FinishOperator(index);
@@ -671,21 +735,29 @@ absl::Status StreamMetadataReportJson(serde::ByteView input,
           union_warnings.push_back(std::move(w));
         }
         scratch.clear_warnings();
-        json.clear();
-        google::protobuf::util::JsonPrintOptions print;
-        print.add_whitespace = true;
-        print.always_print_primitive_fields = true;
-        auto status = google::protobuf::util::MessageToJsonString(op, &json, print);
-        if (!status.ok()) {
-          return absl::InternalError(absl::StrCat("inspect: JSON rendering failed: ",
-                                                  status.ToString()));
+        google::protobuf::RepeatedPtrField<report::Subtask> subtasks;
+        subtasks.Swap(op.mutable_subtasks());
+        out.clear();
+        out.append(count == 0 ? "[\n  " : ",\n  ");
+        // Standalone at depth 0; inside the report at depth 2.
+        FLINKSTATE_RETURN_IF_ERROR(append_json(op, "  "));
+        if (!subtasks.empty()) {
+          // `subtasks` is the operator's last field: `"subtasks": []` ends it.
+          static constexpr absl::string_view kEmpty = "\"subtasks\": []";
+          const size_t at = absl::string_view(out).rfind(kEmpty);
+          if (at == std::string::npos) {
+            return absl::InternalError("inspect: no subtasks field in the operator JSON");
+          }
+          std::string tail = out.substr(at + kEmpty.size() - 1);  // "]\n  }"
+          out.resize(at + kEmpty.size() - 1);
+          for (int i = 0; i < subtasks.size(); ++i) {
+            out.append(i == 0 ? "\n    " : ",\n    ");
+            FLINKSTATE_RETURN_IF_ERROR(append_json(subtasks.Get(i), "    "));
+          }
+          out.append("\n   ");
+          out.append(tail);
         }
-        while (!json.empty() && json.back() == '\n') json.pop_back();
-        // Standalone at depth 0; inside the report at depth 2 (protobuf indents
-        // by one space a level).
-        std::string nested = absl::StrReplaceAll(json, {{"\n", "\n  "}});
-        write(count == 0 ? "[\n  " : ",\n  ");
-        write(nested);
+        write(out);
         ++count;
         return absl::OkStatus();
       },

@@ -36,13 +36,22 @@ using serde::DataInput;
 // created. Containers are still grown from decoded elements, never sized
 // from a count, so a hostile count that fails on its first element costs
 // almost nothing (at most this many elements are reserved up front).
+// The first reservation is the whole count when it fits in 64 KiB (a wide
+// job's 45 shared files of an incremental handle: one allocation instead of
+// four and no moves), else at most 8 elements.
 constexpr int32_t kMaxInitialReserve = 8;
+constexpr size_t kMaxInitialReserveBytes = size_t{64} << 10;
 
 // Appends a default element to `v`, which will hold `count` elements once
 // decoding succeeds. Precondition: `count` elements were charged.
 template <typename T>
 T& AppendElement(std::vector<T>* v, int32_t count) {
-  if (v->empty()) v->reserve(std::min(count, kMaxInitialReserve));
+  if (v->empty()) {
+    const size_t n = static_cast<size_t>(count);
+    v->reserve(n * sizeof(T) <= kMaxInitialReserveBytes
+                   ? n
+                   : std::min(n, static_cast<size_t>(kMaxInitialReserve)));
+  }
   return v->emplace_back();
 }
 
@@ -160,15 +169,26 @@ class MetadataDecoder {
   // back byte for byte.
   // With `decode_strings` off the text is decoded and checked the same way,
   // into a reused buffer, and `u->value` stays empty.
+  // Plain ASCII (nearly every string: paths, names) is checked once and
+  // copied only when kept.
   absl::Status ReadUtf(Utf* u) {
     const uint64_t start = in_.position();
     std::string* text = options_.decode_strings ? &u->value : &scratch_;
-    absl::Status s = in_.ReadModifiedUtf8(text);
+    ByteView body;
+    absl::Status s = in_.ReadModifiedUtf8Raw(&body, nullptr);
     u->range = {start, in_.position() - start};
     if (!s.ok()) return Wrap(s);
-    const ByteView body =
-        serde::Slice(in_.data(), {start + 2 - in_.base_offset(), u->range.size - 2});
-    if (!serde::IsPlainAscii(body)) {
+    if (serde::IsPlainAscii(body)) {
+      if (options_.decode_strings) {
+        text->assign(reinterpret_cast<const char*>(body.data()), body.size());
+      }
+    } else {
+      absl::StatusOr<std::string> decoded = serde::ModifiedUtf8ToUtf8(body);
+      if (!decoded.ok()) {
+        return Wrap(in_.Fail(absl::StatusCode::kInternal,
+                             "modified UTF-8 checked twice differently"));
+      }
+      *text = *std::move(decoded);
       absl::StatusOr<std::string> canonical = serde::Utf8ToModifiedUtf8(*text);
       if (!canonical.ok() || serde::AsBytes(*canonical) != body) {
         return Wrap(absl::InvalidArgumentError(absl::StrCat(

@@ -57,6 +57,9 @@ absl::Status DataOutput::WriteModifiedUtf8Raw(ByteView body) {
 }
 
 absl::Status DataOutput::WriteModifiedUtf8(absl::string_view utf8) {
+  // Plain ASCII (paths, names: nearly every string) is its own modified
+  // UTF-8 form: written as it is, without a converted copy.
+  if (IsPlainAscii(AsBytes(utf8))) return WriteModifiedUtf8Raw(AsBytes(utf8));
   absl::StatusOr<std::string> body = Utf8ToModifiedUtf8(utf8);
   if (!body.ok()) return body.status();
   return WriteModifiedUtf8Raw(AsBytes(*body));

@@ -2,6 +2,8 @@
 
 #include "flinkstate/serde/modified_utf8.h"
 
+#include <cstring>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 
@@ -154,8 +156,21 @@ size_t Utf8PrefixLength(absl::string_view text, size_t max) {
 }
 
 bool IsPlainAscii(ByteView body) {
-  for (uint8_t c : body) {
-    if (c == 0 || c >= 0x80) return false;
+  // Eight bytes at a time: a word is plain ASCII iff no byte has its high bit
+  // set and none is zero. `w - 0x01..01` sets the high bit of the lowest zero
+  // byte (bytes below it are non-zero, so no borrow reaches it), and of no
+  // byte when all are 1..0x7F.
+  constexpr uint64_t kOnes = 0x0101010101010101ULL;
+  constexpr uint64_t kHighs = 0x8080808080808080ULL;
+  const uint8_t* p = body.data();
+  size_t n = body.size();
+  for (; n >= 8; p += 8, n -= 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    if (((w | (w - kOnes)) & kHighs) != 0) return false;
+  }
+  for (; n > 0; ++p, --n) {
+    if (*p == 0 || *p >= 0x80) return false;
   }
   return true;
 }
@@ -188,6 +203,7 @@ absl::StatusOr<std::string> ModifiedUtf8ToUtf8(ByteView body) {
 }
 
 absl::StatusOr<std::string> Utf8ToModifiedUtf8(absl::string_view utf8) {
+  if (IsPlainAscii(AsBytes(utf8))) return std::string(utf8);  // the same bytes
   std::string out;
   out.reserve(utf8.size() + 8);
   size_t i = 0;

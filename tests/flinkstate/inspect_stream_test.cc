@@ -133,6 +133,30 @@ TEST(InspectStreamTest, SameJsonOnGeneratedIncidentAndWideJobs) {
   std::filesystem::remove(path);
 }
 
+// The report pass takes string text from the input rather than from decoded
+// values: non-ASCII paths (2- and 3-byte forms and a surrogate pair in the
+// file) must come out as the whole-model report decodes them.
+TEST(InspectStreamTest, SameJsonForNonAsciiPaths) {
+  WideJobShape wide;
+  wide.operators = 2;
+  wide.parallelism = 3;
+  wide.shared_files = 3;
+  wide.private_files = 2;
+  wide.path_prefix = "s3://b\xC3\xBC" "cket/j\xE2\x82\xAC" "b-\xF0\x9D\x84\x9E";  // ü, €, U+1D11E
+  const std::string path = TempPath("inspect_stream_utf");
+  ASSERT_TRUE(WriteWideJobMetadata(wide, path).ok());
+  const std::string bytes = ReadFileOrDie(path);
+  std::filesystem::remove(path);
+  // Java's writeUTF form of U+1D11E: the surrogate pair D834 DD1E, 3 bytes each.
+  EXPECT_NE(bytes.find("\xED\xA0\xB4\xED\xB4\x9E"), std::string::npos);
+  EXPECT_TRUE(ExpectSameJson(bytes, "non-ASCII wide"));
+  std::string streamed;
+  ASSERT_TRUE(StreamMetadataReportJson(Bytes(bytes), {}, [&](absl::string_view p) {
+                streamed.append(p.data(), p.size());
+              }).ok());
+  EXPECT_NE(streamed.find(wide.path_prefix + "/shared/"), std::string::npos);
+}
+
 TEST(InspectStreamTest, WritesNothingForAMalformedFile) {
   WideJobShape wide;
   wide.operators = 2;

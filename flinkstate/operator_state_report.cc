@@ -101,6 +101,11 @@ absl::StatusOr<ResolvedStream> ResolveStateStream(const StreamStateHandle& d,
       }
       return r;
     }
+    case HandleTag::kEmptySegmentFile:
+      // File merging's stand-in for a stream with no bytes (Flink 1.20+,
+      // `EmptySegmentFileStateHandle`): an empty stream, not an unreadable one.
+      r.source = "empty segment";
+      return r;
     default:
       return absl::UnimplementedError(absl::StrCat(
           "an operator state handle delegating to ", HandleTagName(d.tag),
@@ -192,8 +197,12 @@ void ReportHandle(const OperatorStateHandle& h, int32_t subtask, const char* slo
   st->set_stream_bytes(rs->bytes.size());
   uint64_t header_end = 0;
   std::map<std::string, int64_t> fixed_length;
-  absl::StatusOr<OperatorStateStreamHeader> hdr = ReadOperatorStateStreamHeader(rs->bytes);
-  if (hdr.ok()) {
+  absl::StatusOr<OperatorStateStreamHeader> hdr =
+      rs->bytes.empty() ? absl::NotFoundError("empty stream")
+                        : ReadOperatorStateStreamHeader(rs->bytes);
+  if (rs->bytes.empty()) {
+    // No header to read (an empty segment); offsets into it, if any, fail below.
+  } else if (hdr.ok()) {
     st->set_proxy_version(hdr->version);
     st->set_header_bytes(hdr->range.size);
     for (const StateMetaInfo& m : hdr->operator_states) {

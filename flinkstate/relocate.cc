@@ -254,6 +254,19 @@ absl::StatusOr<RelocateResult> PlanRelativeMode(const StateFile& file,
           "relocate ", flag, ": the relative path '", absl::CHexEscape(rel),
           "' of the handle at byte ", h->range.offset, " ", s.message()));
     }
+    // Flink writes relative handles as bare file names beside `_metadata` and
+    // joins them to the directory `_metadata` is read from. A nested one
+    // means --from is above that directory (e.g. the job directory instead
+    // of its chk-<n>): Flink would look for <chk-n>/<chk-n>/<file>.
+    if (to_relative && absl::StrContains(rel, '/')) {
+      const std::string sub(rel.substr(0, rel.rfind('/')));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "relocate --to-relative: the handle at byte ", h->range.offset, " would become '",
+          absl::CHexEscape(rel), "', but Flink resolves a relative handle against the "
+          "directory that holds _metadata and writes only bare file names there; give --from "
+          "the directory of the _metadata file (", WithoutTrailingSlash(options.from_prefix), "/",
+          absl::CHexEscape(sub), "?) (nothing was written)"));
+    }
     if (!to_relative && !options.allow_unsafe_paths) {
       if (absl::Status s = CheckSafePath(after.path); !s.ok()) {
         return absl::InvalidArgumentError(absl::StrCat(

@@ -343,6 +343,10 @@ std::string InputArg(const std::string& arg) {
 
 }  // namespace
 
+int OutputProblem(const absl::Status& s) {
+  return absl::StartsWith(s.message(), "usage: ") ? Usage(s.message()) : Fail(s);
+}
+
 absl::StatusOr<OutputTarget> ResolveOutput(const CommandArgs& a) {
   const std::vector<std::string>& args = a.positional;
   OutputTarget t;

@@ -206,6 +206,10 @@ class ProgressLine {
 // command just works; the actions are printed on stderr.
 // A directory IN stands for its `_metadata`.
 [[nodiscard]] absl::StatusOr<OutputTarget> ResolveOutput(const CommandArgs& args);
+// Exit for a `ResolveOutput` error: a usage error (exit 2) for a wrong
+// IN OUT / --in-place shape (messages "usage: ..."); otherwise, e.g. another
+// run holding the lock or a recovery that failed, an error (exit 1).
+int OutputProblem(const absl::Status& s);
 
 // Executes `plan` over `in` into the target as one crash-safe transaction
 // (serde::WriteFileTransaction): temporary file with the original's mode and

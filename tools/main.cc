@@ -56,6 +56,10 @@ commands:
   state FILE|DIR... [--state-root P=D]   inside the operator-state streams: meta
                                          infos, elements, copies
   dedupe-union --state NAME IN OUT       keep one copy of each union state element
+  doctor PATH... [--parallelism N] [--flink-conf FILE] [--plan FILE] [--html OUT]
+                                         restore pre-flight: per-task deployment
+                                         payload vs the frame size, heap, history,
+                                         paths (exit 1 if a restore would fail)
   repair --state NAME [--ha-dir DIR] [--apply] CHECKPOINT_DIR...
                                          strip a state from each chk-<n>/_metadata
                                          and the matching HA completedCheckpoint
@@ -164,6 +168,7 @@ const Command kCommands[] = {
        AddJson(app, a, "the report as JSON (report.proto, protobuf JSON mapping)");
        app.add_option("--top", a.top, "the N largest items listed")
            ->type_name("N")
+           ->check(CLI::Range(0, 1 << 30))
            ->capture_default_str();
        app.add_flag("--subtasks,!--nosubtasks", a.subtasks,
                     "per-subtask handles in the JSON (default; --nosubtasks to "
@@ -445,6 +450,7 @@ int Run(int argc, char** argv) {
     return kExitOk;
   }
   if (first == "--version") {
+    if (argc > 2) return Usage(absl::StrCat("--version takes no arguments (got '", argv[2], "')"));
     std::cout << "flinkstate " << FLINKSTATE_VERSION << "\n";
     return kExitOk;
   }

@@ -157,7 +157,7 @@ int RunStripState(const CommandArgs& a) {
   if (options.state_name.empty()) return Usage("strip-state needs --state NAME");
   options.operator_ids = a.operators;
   absl::StatusOr<OutputTarget> target = ResolveOutput(a);
-  if (!target.ok()) return Usage(target.status().message());
+  if (!target.ok()) return OutputProblem(target.status());
   const auto start = Clock::now();
   absl::StatusOr<Input> in = LoadStateFile(target->input);
   if (!in.ok()) return Fail(in.status());
@@ -211,7 +211,7 @@ int RunConvert(const CommandArgs& a) {
                               kMaxMetadataVersion));
   }
   absl::StatusOr<OutputTarget> target = ResolveOutput(a);
-  if (!target.ok()) return Usage(target.status().message());
+  if (!target.ok()) return OutputProblem(target.status());
   absl::StatusOr<Input> in = LoadStateFile(target->input);
   if (!in.ok()) return Fail(in.status());
   ConvertOptions options;
@@ -240,7 +240,7 @@ int RunDropOperator(const CommandArgs& a) {
   const std::vector<std::string>& ids = a.operators;
   if (ids.empty()) return Usage("drop-operator needs --operator ID");
   absl::StatusOr<OutputTarget> target = ResolveOutput(a);
-  if (!target.ok()) return Usage(target.status().message());
+  if (!target.ok()) return OutputProblem(target.status());
   absl::StatusOr<Input> in = LoadStateFile(target->input);
   if (!in.ok()) return Fail(in.status());
   absl::StatusOr<DropResult> result = PlanDropOperators(*in, ids);
@@ -275,7 +275,7 @@ int RunRelocate(const CommandArgs& a) {
   }
   if (absl::Status s = ValidateRelocateOptions(options); !s.ok()) return Usage(s.message());
   absl::StatusOr<OutputTarget> target = ResolveOutput(a);
-  if (!target.ok()) return Usage(target.status().message());
+  if (!target.ok()) return OutputProblem(target.status());
   absl::StatusOr<Input> in = Load(target->input);
   if (!in.ok()) return Fail(in.status());
   absl::StatusOr<RelocateResult> result = PlanRelocate(*in, options);

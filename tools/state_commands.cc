@@ -47,7 +47,7 @@ std::optional<int> PrepareStreamEdit(const CommandArgs& a, absl::string_view com
   if (e->options.state_name.empty()) return Usage(absl::StrCat(command, " needs --state NAME"));
   e->options.operator_ids = a.operators;
   absl::StatusOr<OutputTarget> target = ResolveOutput(a);
-  if (!target.ok()) return Usage(target.status().message());
+  if (!target.ok()) return OutputProblem(target.status());
   e->target = *std::move(target);
   absl::StatusOr<Input> in = LoadStateFile(e->target.input);
   if (!in.ok()) return Fail(in.status());
@@ -150,6 +150,19 @@ int RunDedupeUnion(const CommandArgs& a) {
       << " elements, " << result->elements_after << " distinct kept, "
       << (result->elements_before - result->elements_after) << " copies dropped from "
       << result->handles << " handle(s)\n";
+  if (result->elements_after == result->elements_before) {
+    // Nothing to drop: no rewrite and no backup (a `.bak` identical to the
+    // file would only block the next --in-place run).
+    out << "no copies: nothing was written\n";
+    if (!a.json) return kExitOk;
+    report::EditReport rep =
+        EditReportOf("dedupe-union", e.target, e.in, e.in.bytes().size());
+    rep.clear_output();
+    rep.clear_backup();
+    rep.set_output_bytes(0);
+    rep.set_verified(false);
+    return PrintJson(rep);
+  }
   const auto before = Counts(BuildOperatorStateStreamReport(e.in.model, e.in.bytes(), sources));
   absl::Status s = WriteVerified(
       e.target, e.in, result->plan,

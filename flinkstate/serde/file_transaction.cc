@@ -167,7 +167,11 @@ struct Attributes {
   gid_t gid = 0;
 };
 
-Attributes AttributesFor(const struct stat* original) {
+// `source`: the file the new content is made from, or null. A new file
+// (no original) gets the source's permission bits less the umask, as `cp`
+// gives a new copy: a 0600 checkpoint file does not become world-readable
+// beside it. Without a readable local source, 0666 & ~umask.
+Attributes AttributesFor(const struct stat* original, const MappedFile* source) {
   Attributes a;
   if (original != nullptr) {
     a.from_original = true;
@@ -177,7 +181,13 @@ Attributes AttributesFor(const struct stat* original) {
   } else {
     const mode_t mask = ::umask(0);
     ::umask(mask);
-    a.mode = 0666 & ~mask;
+    mode_t base = 0666;
+    struct stat src;
+    if (source != nullptr && !source->path().empty() &&
+        ::stat(source->path().c_str(), &src) == 0 && S_ISREG(src.st_mode)) {
+      base = src.st_mode & 0777;
+    }
+    a.mode = base & ~mask;
   }
   return a;
 }
@@ -426,7 +436,7 @@ absl::Status CommitFiles(std::vector<FileChange>& changes, const TransactionOpti
       return absl::FailedPreconditionError(absl::StrCat(
           "backup ", c.backup, " already exists; move it away first (nothing was replaced)"));
     }
-    attrs.push_back(AttributesFor(exists ? &st : nullptr));
+    attrs.push_back(AttributesFor(exists ? &st : nullptr, c.input));
     c.temp = absl::StrCat(c.target, kTempMarker, token);
     JournalEntry e;
     e.target = c.target;

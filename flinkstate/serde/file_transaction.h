@@ -126,7 +126,8 @@ class DirectoryLocks {
 struct FileChange {
   // The file replaced: an absolute path without symlinks (callers resolve
   // them so that a link keeps pointing at the new file). It may not exist yet
-  // (a new output); then the new file gets mode 0666 & ~umask.
+  // (a new output); then the new file gets the input file's permission bits
+  // less the umask, as `cp` does (0666 & ~umask without a local input).
   std::string target;
   // Where the original is kept ("" for none: a new output replacing whatever
   // `target` was). Must not exist. With a backup the change is an in-place

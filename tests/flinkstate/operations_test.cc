@@ -336,6 +336,12 @@ TEST(RelocateTest, ToAbsoluteAndBackToRelativeReproducesFlinksSavepoint) {
   other.mode = RelocateMode::kToRelative;
   EXPECT_THAT(PlanRelocate(after, serde::AsBytes(out), other),
               StatusIs(absl::StatusCode::kNotFound, "no FileStateHandle path lies inside"));
+  // A directory above the one holding _metadata: Flink would resolve
+  // "savepoint-1/<file>" under savepoint-1 again and not find it.
+  RelocateOptions above{"file:/moved", ""};
+  above.mode = RelocateMode::kToRelative;
+  EXPECT_THAT(PlanRelocate(after, serde::AsBytes(out), above),
+              StatusIs(absl::StatusCode::kInvalidArgument, "file:/moved/savepoint-1?"));
   // Nothing relative left to make absolute.
   EXPECT_THAT(PlanRelocate(after, serde::AsBytes(out), abs),
               StatusIs(absl::StatusCode::kNotFound, "holds no relative handle"));

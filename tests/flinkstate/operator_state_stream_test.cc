@@ -378,6 +378,45 @@ TEST(OperatorStateReportTest, IncidentCopiesAndPlainStripLeftovers) {
   EXPECT_TRUE(found);
 }
 
+TEST(OperatorStateReportTest, EmptySegmentsAreEmptyStreamsNotUnreadableOnes) {
+  // Flink 1.20.5 file merging: handles whose delegate is an
+  // EmptySegmentFileStateHandle (tag 16, no bytes) beside segment files that
+  // are not in the test data (absolute /tmp paths of the generating machine).
+  const std::string p = FLINKSTATE_SOURCE_DIR
+      "/tests/testdata/flink-1.20.5/file-merging-checkpoint/_metadata";
+  absl::StatusOr<serde::MappedFile> m = serde::MappedFile::Open(p);
+  ASSERT_THAT(m.status(), IsOk());
+  absl::StatusOr<StateFile> f = ReadStateFile(m->bytes());
+  ASSERT_THAT(f.status(), IsOk());
+  uint64_t empty = 0, segments = 0;
+  for (const OperatorState& op : f->metadata.operators) {
+    for (const OperatorSubtaskState& s : op.subtasks) {
+      for (const auto* list : {&s.managed_operator_state, &s.raw_operator_state}) {
+        for (const OperatorStateHandle& h : *list) {
+          if (h.tag == 0 || !h.delegate) continue;
+          empty += h.delegate->tag == static_cast<uint8_t>(HandleTag::kEmptySegmentFile);
+          segments += h.delegate->tag == static_cast<uint8_t>(HandleTag::kSegmentFile);
+        }
+      }
+    }
+  }
+  ASSERT_GT(empty, 0u);
+  report::OperatorStateStreamReport r = BuildOperatorStateStreamReport(*f, m->bytes(), {});
+  EXPECT_EQ(r.streams(), empty + segments);
+  EXPECT_EQ(r.streams_unreadable(), segments);  // only the missing segment files
+  uint64_t shown_empty = 0;
+  for (const auto& op : r.operators()) {
+    for (const auto& s : op.subtasks()) {
+      if (s.source() == "empty segment") {
+        ++shown_empty;
+        EXPECT_EQ(s.error(), "");
+        EXPECT_EQ(s.stream_bytes(), 0u);
+      }
+    }
+  }
+  EXPECT_EQ(shown_empty, empty);
+}
+
 }  // namespace
 }  // namespace flinkstate
 

@@ -289,6 +289,23 @@ TEST(FileTransactionTest, OutputKeepsTheOwnerWhenRunAsRoot) {
   EXPECT_EQ(ReadFile(a), "Content");
 }
 
+TEST(FileTransactionTest, ANewOutputGetsTheInputsModeLessTheUmaskAsCpGives) {
+  TempDir dir;
+  const std::string a = dir.path() + "/in";
+  WriteFile(a, "content", 0600);
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(MappedFile in, MappedFile::Open(a));
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(EditPlan plan, EditPlan::FromReplacements(in.size(), {{{0, 1}, "C"}}));
+  const mode_t old_mask = ::umask(022);
+  ASSERT_THAT(WriteFileTransaction(dir.path() + "/out", "", in, plan, nullptr, {}), IsOk());
+  WriteFile(a, "content", 0664);
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(MappedFile in2, MappedFile::Open(a));
+  ASSERT_THAT(WriteFileTransaction(dir.path() + "/out2", "", in2, plan, nullptr, {}), IsOk());
+  ::umask(old_mask);
+  EXPECT_EQ(ModeOf(dir.path() + "/out"), 0600u);   // not widened to 0644
+  EXPECT_EQ(ModeOf(dir.path() + "/out2"), 0644u);  // 0664 less the umask
+  EXPECT_EQ(ReadFile(dir.path() + "/out"), "Content");
+}
+
 TEST(MappedFileTest, TruncationUnderTheReaderIsAnErrorNotSigbus) {
   TempDir dir;
   const std::string p = dir.path() + "/big";

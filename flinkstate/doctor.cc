@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -16,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -867,9 +869,12 @@ uint64_t DescriptorOverheadBytes(const StateFile& file) {
   return kPekkoDescriptorOverheadBytes;
 }
 
-absl::StatusOr<uint64_t> ReadFrameSize(absl::string_view conf_text) {
-  // flink-conf.yaml: "pekko.framesize: 10485760b"; config.yaml (2.x) may nest
-  // "pekko:\n  framesize: ...".
+namespace {
+
+// The value of `key` ("a.b") in a flink-conf.yaml (`a.b: v`) or config.yaml
+// (flat, or nested one level `a:\n  b: v`) text, quotes removed; the last
+// occurrence wins.
+std::optional<std::string> ConfValue(absl::string_view conf_text, absl::string_view key) {
   std::string parent;
   std::optional<std::string> value;
   for (absl::string_view raw : absl::StrSplit(conf_text, '\n')) {
@@ -881,17 +886,27 @@ absl::StatusOr<uint64_t> ReadFrameSize(absl::string_view conf_text) {
     const bool indented = !line.empty() && (line[0] == ' ' || line[0] == '\t');
     const size_t colon = line.find(':');
     if (colon == absl::string_view::npos) continue;
-    std::string key(absl::StripAsciiWhitespace(line.substr(0, colon)));
+    std::string k(absl::StripAsciiWhitespace(line.substr(0, colon)));
     std::string val(absl::StripAsciiWhitespace(line.substr(colon + 1)));
-    if (!indented) parent = val.empty() ? key : "";
-    const std::string full = indented && !parent.empty() ? absl::StrCat(parent, ".", key) : key;
-    if (full == "pekko.framesize" || full == "akka.framesize") {
+    if (!indented) parent = val.empty() ? k : "";
+    const std::string full = indented && !parent.empty() ? absl::StrCat(parent, ".", k) : k;
+    if (full == key) {
       if (val.size() >= 2 && (val.front() == '"' || val.front() == '\'')) {
         val = val.substr(1, val.size() - 2);
       }
-      if (!value.has_value() || full == "pekko.framesize") value = val;
+      value = val;
     }
   }
+  return value;
+}
+
+}  // namespace
+
+absl::StatusOr<uint64_t> ReadFrameSize(absl::string_view conf_text) {
+  // flink-conf.yaml: "pekko.framesize: 10485760b"; config.yaml (2.x) may nest
+  // "pekko:\n  framesize: ...". Pekko's key wins over Akka's.
+  std::optional<std::string> value = ConfValue(conf_text, "pekko.framesize");
+  if (!value.has_value()) value = ConfValue(conf_text, "akka.framesize");
   if (!value.has_value()) {
     return absl::NotFoundError("doctor: configuration: no pekko.framesize or akka.framesize");
   }
@@ -919,6 +934,73 @@ absl::StatusOr<uint64_t> ReadFrameSize(absl::string_view conf_text) {
         absl::StrCat("doctor: configuration: framesize '", *value, "' has unknown unit"));
   }
   return n * mul;
+}
+
+absl::StatusOr<uint64_t> ReadBlobOffloadMinSize(absl::string_view conf_text) {
+  std::optional<std::string> value = ConfValue(conf_text, "blob.offload.minsize");
+  if (!value.has_value()) {
+    return absl::NotFoundError("doctor: configuration: no blob.offload.minsize");
+  }
+  // An int option (ConfigOptions.key(...).intType()): bytes, no unit.
+  uint64_t n = 0;
+  if (value->empty() || !absl::c_all_of(*value, absl::ascii_isdigit) ||
+      !absl::SimpleAtoi(*value, &n) || n > static_cast<uint64_t>(std::numeric_limits<int32_t>::max())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "doctor: configuration: blob.offload.minsize '", *value,
+        "' is no int number of bytes"));
+  }
+  return n;
+}
+
+absl::StatusOr<FlinkRelease> ParseFlinkRelease(absl::string_view text) {
+  const std::vector<absl::string_view> parts = absl::StrSplit(text, '.');
+  FlinkRelease r;
+  int* fields[] = {&r.major, &r.minor, &r.patch};
+  bool ok = parts.size() == 2 || parts.size() == 3;
+  for (size_t i = 0; ok && i < parts.size(); ++i) {
+    ok = !parts[i].empty() && parts[i].size() <= 3 && absl::c_all_of(parts[i], absl::ascii_isdigit) &&
+         absl::SimpleAtoi(parts[i], fields[i]);
+  }
+  if (!ok || r.major < 1 || r.major > 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "doctor: Flink release '", text, "' is not X.Y or X.Y.Z (e.g. 1.20 or 2.2.0)"));
+  }
+  return r;
+}
+
+bool OffloadsTaskRestore(const FlinkRelease& release) {
+  return release.major > 2 || (release.major == 2 && release.minor >= 2);
+}
+
+std::pair<FlinkRelease, FlinkRelease> WriterReleases(const StateFile& file) {
+  const FlinkRelease open_end{99, 0, -1};
+  if (file.kind == StateFileKind::kCompletedCheckpoint && file.completed) {
+    // "1.13", "1.14-1.15", "1.16-1.20", "2.x", ...
+    const std::string& v = file.completed->flink_versions;
+    const std::vector<std::string> range = absl::StrSplit(v, '-');
+    auto parse = [&](const std::string& x, bool high) -> FlinkRelease {
+      if (absl::EndsWith(x, ".x")) {
+        FlinkRelease r;
+        if (absl::SimpleAtoi(x.substr(0, x.size() - 2), &r.major)) {
+          return high ? (r.major >= 2 ? open_end : FlinkRelease{r.major, 99, -1})
+                      : FlinkRelease{r.major, 0, -1};
+        }
+      }
+      absl::StatusOr<FlinkRelease> r = ParseFlinkRelease(x);
+      return r.ok() ? *r : (high ? open_end : FlinkRelease{1, 0, -1});
+    };
+    if (!range.empty() && !v.empty()) {
+      return {parse(range.front(), false), parse(range.back(), true)};
+    }
+    return {FlinkRelease{1, 0, -1}, open_end};
+  }
+  const int v = file.metadata.version;
+  if (v <= 1) return {FlinkRelease{1, 1, -1}, FlinkRelease{1, 2, -1}};
+  if (v == 2) return {FlinkRelease{1, 3, -1}, FlinkRelease{1, 10, -1}};
+  if (v == 3) return {FlinkRelease{1, 11, -1}, FlinkRelease{1, 15, -1}};
+  if (v == 4) return {FlinkRelease{1, 16, -1}, FlinkRelease{1, 20, -1}};
+  if (v == 5) return {FlinkRelease{2, 0, -1}, FlinkRelease{2, 0, -1}};
+  return {FlinkRelease{2, 1, -1}, open_end};
 }
 
 namespace {
@@ -1395,6 +1477,7 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
   uint64_t frame = kDefaultFrameSize;
   // The restoring cluster's RPC system when its configuration names it.
   uint64_t conf_overhead = 0;
+  std::optional<uint64_t> conf_blob_min;
   std::string frame_source = "default (akka.framesize / pekko.framesize 10485760b)";
   if (options.frame_size > 0) {
     frame = options.frame_size;
@@ -1411,6 +1494,13 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
       conf_overhead = kPekkoDescriptorOverheadBytes;
     } else if (absl::StrContains(conf, "akka.") || absl::StrContains(conf, "\nakka:")) {
       conf_overhead = kAkkaDescriptorOverheadBytes;
+    }
+    absl::StatusOr<uint64_t> bms = ReadBlobOffloadMinSize(conf);
+    if (bms.ok()) {
+      conf_blob_min = *bms;
+    } else if (!absl::IsNotFound(bms.status())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(options.flink_conf, ": ", bms.status().message()));
     }
     absl::StatusOr<uint64_t> fsz = ReadFrameSize(conf);
     if (fsz.ok()) {
@@ -1440,8 +1530,70 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
   rf->set_frame_size_source(frame_source);
   // The cluster that restores may run another release than the one that
   // wrote the file: its configuration's akka./pekko. keys decide when given.
+  // --flink-version names it as well: Akka up to 1.17, Pekko from 1.18 on.
+  if (conf_overhead == 0 && !options.flink_version.empty()) {
+    if (absl::StatusOr<FlinkRelease> fr = ParseFlinkRelease(options.flink_version); fr.ok()) {
+      conf_overhead = fr->major == 1 && fr->minor <= 17 ? kAkkaDescriptorOverheadBytes
+                                                        : kPekkoDescriptorOverheadBytes;
+    }
+  }
   const uint64_t overhead = conf_overhead > 0 ? conf_overhead : DescriptorOverheadBytes(f);
   rf->set_descriptor_overhead_bytes(overhead);
+
+  // The release that restores decides whether a task restore may go to the
+  // BLOB server instead of the RPC (doctor.h).
+  bool offloading = false;
+  if (!options.flink_version.empty()) {
+    FLINKSTATE_ASSIGN_OR_RETURN(FlinkRelease fr, ParseFlinkRelease(options.flink_version));
+    offloading = OffloadsTaskRestore(fr);
+    rf->set_flink_version(options.flink_version);
+    rf->set_flink_version_source("--flink-version");
+  } else {
+    const auto [lo, hi] = WriterReleases(f);
+    auto name = [](const FlinkRelease& x) {
+      return x.major >= 99 ? std::string("current") : absl::StrCat(x.major, ".", x.minor);
+    };
+    const std::string range = absl::StrCat(name(lo), lo.major == hi.major && lo.minor == hi.minor
+                                                         ? "" : absl::StrCat("-", name(hi)));
+    // The lowest release of the range: the task restore travels in the RPC
+    // unless every release of the range offloads it.
+    offloading = OffloadsTaskRestore(lo);
+    rf->set_flink_version_ambiguous(OffloadsTaskRestore(lo) != OffloadsTaskRestore(hi));
+    rf->set_flink_version(range);
+    rf->set_flink_version_source(absl::StrCat(
+        "assumed: the release that wrote the file (", range, ")",
+        rf->flink_version_ambiguous() ? ", taken as its lowest, " : ", ",
+        offloading ? "which offloads task restores"
+                   : "which sends the task restore in the RPC",
+        "; --flink-version names the restoring release"));
+  }
+  rf->set_task_restore_offloading(offloading);
+  uint64_t blob_min = kDefaultBlobOffloadMinSize;
+  rf->set_blob_offload_min_size_source("default (blob.offload.minsize 1048576)");
+  if (options.blob_offload_min_size > 0) {
+    blob_min = options.blob_offload_min_size;
+    rf->set_blob_offload_min_size_source("--blob-offload-minsize");
+  } else if (conf_blob_min.has_value()) {
+    blob_min = *conf_blob_min;
+    rf->set_blob_offload_min_size_source(absl::StrCat(options.flink_conf, " (blob.offload.minsize)"));
+  }
+  rf->set_blob_offload_min_size(blob_min);
+  // The RPC bytes of a task whose JobManagerTaskRestore serializes to
+  // `restore` bytes, on the modelled release or (`offloads`) another.
+  auto rpc_bytes = [&](uint64_t restore, bool offloads) {
+    return overhead + (offloads && restore >= blob_min ? kOffloadedTaskRestoreRpcBytes : restore);
+  };
+  auto offloaded = [&](uint64_t restore) { return offloading && restore >= blob_min; };
+  uint64_t offloaded_tasks = 0, max_offloaded = 0, total_offloaded = 0;
+  // Over the frame size on the other side of an ambiguous release range.
+  uint64_t over_if_other = 0;
+  auto count_offload = [&](uint64_t restore) {
+    if (offloaded(restore)) {
+      ++offloaded_tasks;
+      max_offloaded = std::max(max_offloaded, restore);
+      total_offloaded += restore;
+    }
+  };
   FLINKSTATE_ASSIGN_OR_RETURN(
       std::vector<report::TaskPayload> tasks,
       ForecastTasks(f, cur.file.bytes(), options.parallelism, cur.dir));
@@ -1497,6 +1649,11 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
   }
   uint64_t max_payload = MaxPayload(tasks);
   uint64_t max_deploy = 0;
+  // Each operator subtask as if it were its task (exact without chaining).
+  for (report::TaskPayload& t : *rf->mutable_tasks()) {
+    t.set_task_restore_offloaded(offloaded(t.payload_bytes()));
+    t.set_rpc_bytes(rpc_bytes(t.payload_bytes(), offloading));
+  }
   if (!options.plan_file.empty()) {
     FLINKSTATE_ASSIGN_OR_RETURN(std::vector<PlanVertex> plan, ReadPlan(options.plan_file));
     MatchPlan(f, options.parallelism, &plan);
@@ -1538,12 +1695,21 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
         c->set_name(v.description);
         c->set_subtask_index(i);
         c->set_payload_bytes(ChainRestoreSize(chain, i, cur.dir));
-        c->set_deployment_bytes(c->payload_bytes() + overhead);
+        c->set_task_restore_offloaded(offloaded(c->payload_bytes()));
+        c->set_deployment_bytes(rpc_bytes(c->payload_bytes(), offloading));
+        count_offload(c->payload_bytes());
+        if (rpc_bytes(c->payload_bytes(), !offloading) > frame) ++over_if_other;
         max_deploy = std::max<uint64_t>(max_deploy, c->deployment_bytes());
       }
     }
   } else {
-    max_deploy = max_payload + overhead;
+    // Without a plan each operator subtask stands for its task (a lower
+    // bound of the chain's JobManagerTaskRestore, also for the offload).
+    for (const report::TaskPayload& t : rf->tasks()) {
+      count_offload(t.payload_bytes());
+      if (rpc_bytes(t.payload_bytes(), !offloading) > frame) ++over_if_other;
+      max_deploy = std::max<uint64_t>(max_deploy, t.rpc_bytes());
+    }
     AddWarning(&r, "NO_PLAN",
                "no --plan: the checkpoint does not record which operators share a task; a "
                "task carries the sum of its chained operators' payloads plus the descriptor "
@@ -1553,7 +1719,8 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
   }
   rf->set_max_payload_bytes(max_payload);
   rf->set_max_deployment_bytes(max_deploy);
-  rf->set_min_frame_size(max_deploy);
+  // Akka and Pekko refuse a maximum-frame-size below 32000 bytes.
+  rf->set_min_frame_size(std::max(max_deploy, kMinRpcFrameSize));
   uint32_t over = 0;
   auto warn_over = [&](const std::string& op_id, int subtask, uint64_t bytes,
                        const std::string& what) {
@@ -1580,8 +1747,8 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
       }
     }
   } else {
-    for (const auto& t : tasks) {
-      const uint64_t b = t.payload_bytes() + overhead;
+    for (const auto& t : rf->tasks()) {
+      const uint64_t b = t.rpc_bytes();
       if (b > frame) {
         warn_over(t.operator_id(), t.subtask_index(), b,
                   absl::StrCat("operator ", t.operator_id(),
@@ -1590,6 +1757,37 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
     }
   }
   rf->set_tasks_over_frame_size(over);
+  rf->set_tasks_restore_offloaded(static_cast<uint32_t>(offloaded_tasks));
+  rf->set_max_offloaded_restore_bytes(max_offloaded);
+  rf->set_total_offloaded_restore_bytes(total_offloaded);
+  if (offloaded_tasks > 0) {
+    report::DoctorWarning* w = AddWarning(
+        &r, "TASK_RESTORE_OFFLOADED",
+        absl::StrCat(offloaded_tasks, rf->chaining_known() ? " tasks'" : " operator subtasks'",
+                     " JobManagerTaskRestore (largest ", max_offloaded, " bytes, ",
+                     HumanBytes(max_offloaded), "; ", total_offloaded, " bytes in all) reach ",
+                     "blob.offload.minsize ", blob_min, ": Flink ", rf->flink_version(),
+                     " puts them on the BLOB server and the RPC carries a key, so the frame "
+                     "size does not limit them; the BLOB server's storage (and the HA storage "
+                     "with high availability) holds them, and each TaskManager downloads its "
+                     "task's restore and deserializes it in its heap"));
+    w->set_bytes(max_offloaded);
+    w->set_limit_bytes(blob_min);
+  }
+  if (rf->flink_version_ambiguous() && over_if_other != over) {
+    report::DoctorWarning* w = AddWarning(
+        &r, "FLINK_VERSION_ASSUMED",
+        absl::StrCat("the file was written by Flink ", rf->flink_version(),
+                     " and the restoring release was not given: the forecast takes ",
+                     offloading ? "offloading" : "the task restore in the RPC", " (",
+                     over, " tasks over the frame size); on ",
+                     offloading ? "a release that sends it in the RPC (up to 2.1)"
+                                : "Flink 2.2 or later, which offloads task restores of "
+                                  "blob.offload.minsize bytes or more to the BLOB server,",
+                     " ", over_if_other, " would be"),
+        "flinkstate doctor --flink-version X.Y.Z ...");
+    w->set_bytes(over_if_other);
+  }
 
   // The state names that make the payload, and the fix.
   const auto multiplying = MultiplyingUnionStates(cur.report);
@@ -1627,13 +1825,13 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
   if (over > 0) {
     report::DoctorWarning* w = AddWarning(
         &r, "MIN_FRAME_SIZE",
-        absl::StrCat("the smallest frame size that deploys every task is ", max_deploy,
-                     " bytes (", HumanBytes(max_deploy),
+        absl::StrCat("the smallest frame size that deploys every task is ", rf->min_frame_size(),
+                     " bytes (", HumanBytes(rf->min_frame_size()),
                      "); raising it moves the limit, it does not shrink the state, and every "
                      "task's descriptor is held in the JobManager heap during the restore"),
-        absl::StrCat("pekko.framesize: ", max_deploy, "b   (Flink < 2.0: akka.framesize: ",
-                     max_deploy, "b)"));
-    w->set_bytes(max_deploy);
+        absl::StrCat("pekko.framesize: ", rf->min_frame_size(),
+                     "b   (Flink < 2.0: akka.framesize: ", rf->min_frame_size(), "b)"));
+    w->set_bytes(rf->min_frame_size());
     w->set_limit_bytes(frame);
   }
 
@@ -1660,7 +1858,10 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
     for (const auto& x : t) total += x.payload_bytes();
     pf->set_max_payload_bytes(MaxPayload(t) + overhead);
     pf->set_total_payload_bytes(total);
-    pf->set_exceeds_frame_size(pf->max_payload_bytes() > frame);
+    uint64_t max_rpc = 0;
+    for (const auto& x : t) max_rpc = std::max(max_rpc, rpc_bytes(x.payload_bytes(), offloading));
+    pf->set_max_rpc_bytes(max_rpc);
+    pf->set_exceeds_frame_size(max_rpc > frame);
   }
 
   // 2. Heap.
@@ -1688,6 +1889,13 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
       "restore: Flink's RoundRobinOperatorStateRepartitioner and key-group assignment, sized as "
       "Java serialization of each task's OperatorSubtaskState with the 1.15-1.20 class shapes; "
       "a task adds the deployment descriptor's own bytes (an estimate: 21500 with Akka, 25500 with Pekko, from real deployments)");
+  r.add_notes(absl::StrCat(
+      "rpc: job and task information and wide inputs' shuffle descriptors go to the BLOB server "
+      "from blob.offload.minsize (", blob_min, " bytes) on in every release (the overhead "
+      "estimate is then an upper bound); the task's JobManagerTaskRestore does from Flink 2.2.0 "
+      "on (FLINK-38114), up to 2.1 it is always in the RPC; modelled: Flink ",
+      rf->flink_version(), " (", rf->flink_version_source(), "), ",
+      offloading ? "restores offloaded" : "restores in the RPC"));
   if (heap->restore_peak_bytes() > (uint64_t{1} << 30)) {
     report::DoctorWarning* w = AddWarning(
         &r, "HEAP_LARGE",
@@ -1782,6 +1990,10 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
       double pw = std::pow(static_cast<double>(mult_p), n);
       double b = static_cast<double>(nonunion_max + overhead) +
                  static_cast<double>(union_mult_bytes) * pw;
+      // Offloaded from blob.offload.minsize on: the RPC keeps only a key.
+      if (offloading && b - static_cast<double>(overhead) >= static_cast<double>(blob_min)) {
+        b = static_cast<double>(overhead + kOffloadedTaskRestoreRpcBytes);
+      }
       if (b > static_cast<double>(frame)) {
         k = n;
         break;
@@ -2007,6 +2219,14 @@ std::string RenderDoctorText(const report::DoctorReport& r) {
                   rf.parallelism() > 0 ? absl::StrCat(rf.parallelism()) : "as checkpointed",
                   "; frame size ", rf.frame_size(), " bytes (", HumanBytes(rf.frame_size()),
                   ", ", rf.frame_size_source(), ")\n");
+  absl::StrAppend(&o, "  flink release: ", rf.flink_version(), " (", rf.flink_version_source(),
+                  "); task restore: ",
+                  rf.task_restore_offloading()
+                      ? absl::StrCat("to the BLOB server from ", rf.blob_offload_min_size(),
+                                     " bytes on (blob.offload.minsize, ",
+                                     rf.blob_offload_min_size_source(), ")")
+                      : "in the RPC whatever its size",
+                  "\n");
   absl::StrAppend(&o, "  per operator and subtask (Java-serialized OperatorSubtaskState):\n");
   absl::StrAppendFormat(&o, "    %-32s %7s %12s %12s %12s %12s %7s\n", "operator", "subtask",
                         "payload", "union", "inline", "offsets", "handles");
@@ -2014,7 +2234,8 @@ std::string RenderDoctorText(const report::DoctorReport& r) {
     absl::StrAppendFormat(&o, "    %-32s %7d %12d %12d %12d %12d %7d  %s\n", t.operator_id(),
                           t.subtask_index(), t.payload_bytes(), t.union_bytes(), t.inline_bytes(),
                           t.offset_bytes(), t.handles(),
-                          t.name().empty() ? t.uid() : t.name());
+                          absl::StrCat(t.name().empty() ? t.uid() : t.name(),
+                                       t.task_restore_offloaded() ? "  (restore on the BLOB server)" : ""));
   }
   if (rf.chaining_known()) {
     absl::StrAppend(&o, "  per task (chains from the plan, + ", rf.descriptor_overhead_bytes(),
@@ -2022,7 +2243,9 @@ std::string RenderDoctorText(const report::DoctorReport& r) {
     for (const auto& c : rf.chains()) {
       absl::StrAppendFormat(&o, "    %-40s %7d restore %12d  deployment %12d%s\n", c.name(),
                             c.subtask_index(), c.payload_bytes(), c.deployment_bytes(),
-                            c.deployment_bytes() > rf.frame_size() ? "  OVER" : "");
+                            c.deployment_bytes() > rf.frame_size()  ? "  OVER"
+                            : c.task_restore_offloaded()           ? "  restore on the BLOB server"
+                                                                   : "");
     }
   } else {
     absl::StrAppend(&o, "  chaining unknown (no --plan): a task carries the sum of its chained "
@@ -2035,9 +2258,19 @@ std::string RenderDoctorText(const report::DoctorReport& r) {
                   ", estimate); minimum frame size that deploys: ",
                   rf.min_frame_size(), " bytes; tasks over the frame size: ",
                   rf.tasks_over_frame_size(), "\n");
+  if (rf.tasks_restore_offloaded() > 0) {
+    absl::StrAppend(&o, "  restores on the BLOB server: ", rf.tasks_restore_offloaded(),
+                    " tasks, largest ", rf.max_offloaded_restore_bytes(), " bytes (",
+                    HumanBytes(rf.max_offloaded_restore_bytes()), "), ",
+                    rf.total_offloaded_restore_bytes(), " bytes in all (limited by the BLOB "
+                    "storage and the TaskManager heap, not the frame size)\n");
+  }
   for (const auto& p : rf.other_parallelisms()) {
     absl::StrAppend(&o, "  at parallelism ", p.parallelism(), ": largest task ",
                     p.max_payload_bytes(), " bytes (", HumanBytes(p.max_payload_bytes()), ")",
+                    p.max_rpc_bytes() != p.max_payload_bytes()
+                        ? absl::StrCat(", largest RPC ", p.max_rpc_bytes(), " bytes")
+                        : "",
                     p.exceeds_frame_size() ? ", over the frame size" : "", "\n");
   }
   const report::HeapForecast& h = r.heap();

@@ -34,6 +34,20 @@
 // A task of a chain receives the sum of its operators plus the deployment
 // descriptor's own bytes (`kDescriptorOverheadBytes`, measured 19-22 KB).
 //
+// What travels in the RPC depends on the release that restores (read from
+// `TaskDeploymentDescriptor`, `TaskDeploymentDescriptorFactory`, `Execution`
+// and `BlobWriter` in the flink-runtime jars of 1.15.2, 1.20.5, 2.0.0, 2.1.0,
+// 2.2.0 and 2.3.0): the serialized job information and task information are
+// `MaybeOffloaded` (to the BLOB server from `blob.offload.minsize` bytes on)
+// in every one of them, shuffle descriptors of wide inputs too; the task's
+// `JobManagerTaskRestore` is a plain field serialized into the RPC up to 2.1,
+// and from 2.2.0 on (FLINK-38114) a `MaybeOffloaded<JobManagerTaskRestore>`
+// that `Execution#deploy` offloads when its serialized size is at least
+// `blob.offload.minsize` (`BlobWriter.tryOffload`: `length <
+// getMinOffloadingSize()` stays inline). An offloaded restore does not meet
+// the frame size; its limit is then the BLOB server's storage and the heap
+// of the TaskManager that downloads and deserializes it.
+//
 // Thread safety: `Doctor` keeps no state; concurrent calls are safe.
 
 #ifndef FLINKSTATE_FLINKSTATE_DOCTOR_H_
@@ -41,6 +55,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -64,11 +79,48 @@ inline constexpr uint64_t kDefaultFrameSize = 10485760;
 inline constexpr uint64_t kAkkaDescriptorOverheadBytes = 21500;   // Flink <= 1.17
 inline constexpr uint64_t kPekkoDescriptorOverheadBytes = 25500;  // Flink >= 1.18
 
+// The smallest frame size Akka and Pekko accept (their remoting refuses a
+// `maximum-frame-size` below 32000 bytes): `restore.min_frame_size` is never
+// below it.
+inline constexpr uint64_t kMinRpcFrameSize = 32000;
+
+// Flink's default `blob.offload.minsize` (BlobServerOptions.OFFLOAD_MINSIZE).
+inline constexpr uint64_t kDefaultBlobOffloadMinSize = 1048576;
+// What an offloaded task restore leaves in the RPC: a
+// `TaskDeploymentDescriptor$Offloaded` holding a `PermanentBlobKey` (20-byte
+// key, type, 16-byte random part) with its class descriptors; an estimate
+// (Pekko refuses frames below 32000 bytes, so it cannot be measured alone).
+inline constexpr uint64_t kOffloadedTaskRestoreRpcBytes = 512;
+
+// A Flink release, as `--flink-version` gives it: "X.Y" or "X.Y.Z"
+// (patch -1 when not given).
+struct FlinkRelease {
+  int major = 0;
+  int minor = 0;
+  int patch = -1;
+};
+
+// Parses "X.Y" or "X.Y.Z" (decimal, each part 0..999, major 1 or 2).
+// Return values: `InvalidArgument` naming the text otherwise.
+[[nodiscard]] absl::StatusOr<FlinkRelease> ParseFlinkRelease(absl::string_view text);
+
+// True for releases whose JobManager offloads a task's JobManagerTaskRestore
+// to the BLOB server (2.2.0 and later).
+bool OffloadsTaskRestore(const FlinkRelease& release);
+
+// The releases that can have written `file`, lowest and highest (highest
+// {99, 0} when open-ended): metadata v0-v1 1.1-1.2, v2 1.3-1.10, v3
+// 1.11-1.15, v4 1.16-1.20, v5 2.0,
+// v6 and later 2.1+; a completedCheckpoint by its class shapes
+// (`CompletedCheckpointInfo::flink_versions`).
+std::pair<FlinkRelease, FlinkRelease> WriterReleases(const StateFile& file);
+
 // The overhead for the release that wrote `file`: Akka for metadata v1-v3
 // (Flink <= 1.15) and completedCheckpoint shapes of 1.13-1.17, Pekko
 // otherwise (metadata v4 is written by 1.16-1.20: the larger, Pekko's, is
 // taken, so that the minimum frame size stays enough). `Doctor` uses the
-// restoring cluster's instead when `flink_conf` has `pekko.` or `akka.` keys.
+// restoring cluster's instead when `flink_conf` has `pekko.` or `akka.` keys, or
+// `flink_version` names the release (Akka up to 1.17).
 uint64_t DescriptorOverheadBytes(const StateFile& file);
 
 struct DoctorOptions {
@@ -92,6 +144,14 @@ struct DoctorOptions {
   int retained = 1;
   // Parallelisms to forecast besides the chosen one (empty: a default set).
   std::vector<int> other_parallelisms;
+  // The release that restores ("X.Y[.Z]", `ParseFlinkRelease`); empty: the
+  // release that wrote the file, and when that is a range whose releases
+  // differ in offloading the task restore, the lowest (the restore travels
+  // in the RPC) with a FLINK_VERSION_ASSUMED warning.
+  std::string flink_version;
+  // `blob.offload.minsize` in bytes; 0: `flink_conf`'s if it sets it, else
+  // kDefaultBlobOffloadMinSize.
+  uint64_t blob_offload_min_size = 0;
 };
 
 // Runs every check over `paths` (checkpoint/savepoint directories, `_metadata`
@@ -124,6 +184,11 @@ inline constexpr int kMaxFlinkParallelism = 1 << 15;
 // bytes ("10485760b", "20 mb", "64m", ...). Return values: `NotFound` when
 // neither key is present, `InvalidArgument` for a value that is no size.
 [[nodiscard]] absl::StatusOr<uint64_t> ReadFrameSize(absl::string_view conf_text);
+
+// `blob.offload.minsize` in a Flink configuration text (an integer number of
+// bytes, flat or nested under `blob:`). Return values: `NotFound` when the
+// key is absent, `InvalidArgument` for a value that is no integer.
+[[nodiscard]] absl::StatusOr<uint64_t> ReadBlobOffloadMinSize(absl::string_view conf_text);
 
 // 0 for exit "nothing would fail", 1 when a task exceeds the frame size now
 // or at the next restore, the parallelism is above an operator's max

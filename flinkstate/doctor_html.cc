@@ -103,6 +103,14 @@ std::string RenderDoctorHtml(const report::DoctorReport& r) {
                   rf.max_payload_bytes(), "</b> bytes; minimum frame size that deploys <b id=\"min-frame\">",
                   rf.min_frame_size(), "</b> bytes; tasks over the frame size <b>",
                   rf.tasks_over_frame_size(), "</b>.</p>\n");
+  absl::StrAppend(&o, "<p id=\"flink-release\">Flink ", Esc(rf.flink_version()), " (",
+                  Esc(rf.flink_version_source()), "): task restores ",
+                  rf.task_restore_offloading()
+                      ? absl::StrCat("of ", rf.blob_offload_min_size(),
+                                     " bytes or more go to the BLOB server; offloaded: <b>",
+                                     rf.tasks_restore_offloaded(), "</b>")
+                      : std::string("travel in the RPC"),
+                  ".</p>\n");
   absl::StrAppend(&o, "<h2>Per-task payload against the frame size</h2><div id=\"payload-box\"></div>\n");
   absl::StrAppend(&o, "<h2>Bytes by operator, state and subtask</h2><div id=\"treemap-box\"></div>\n");
   absl::StrAppend(&o, "<h2>Warnings</h2>\n");
@@ -115,7 +123,7 @@ std::string RenderDoctorHtml(const report::DoctorReport& r) {
   absl::StrAppend(&o, "<table id=\"tasks\"><tr><th class=\"l\">operator</th><th class=\"l\">name</th>"
                       "<th>subtask</th><th>payload bytes</th><th>union</th><th>inline</th><th>offsets</th></tr>\n");
   for (const auto& t : rf.tasks()) {
-    const bool over = t.payload_bytes() + rf.descriptor_overhead_bytes() > rf.frame_size();
+    const bool over = t.rpc_bytes() > rf.frame_size();
     absl::StrAppend(&o, "<tr", over ? " class=\"over\"" : "", "><td class=\"l\">", t.operator_id(),
                     "</td><td class=\"l\">", Esc(t.name().empty() ? t.uid() : t.name()), "</td><td>",
                     t.subtask_index(), "</td><td>", t.payload_bytes(), "</td><td>", t.union_bytes(),

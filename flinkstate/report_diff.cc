@@ -2,6 +2,7 @@
 
 #include "flinkstate/report_diff.h"
 
+#include <algorithm>
 #include <map>
 
 #include "absl/strings/str_cat.h"
@@ -9,13 +10,27 @@
 namespace flinkstate {
 namespace {
 
+// Values as Java and the JSON report write them (booleans as true/false).
+template <typename T>
+std::string Text(const T& v) {
+  return absl::StrCat(v);
+}
+std::string Text(bool v) { return v ? "true" : "false"; }
+
 class Differ {
  public:
   explicit Differ(std::vector<ReportDifference>* out) : out_(out) {}
 
   template <typename T>
   void Field(const std::string& path, const T& a, const T& b) {
-    if (a != b) out_->push_back({path, absl::StrCat(a), absl::StrCat(b)});
+    if (a != b) out_->push_back({path, Text(a), Text(b)});
+  }
+  // A field proto3 marks `optional`: absent is a value of its own.
+  template <typename T>
+  void Optional(const std::string& path, bool has_a, const T& a, bool has_b, const T& b) {
+    if (has_a != has_b || (has_a && a != b)) {
+      out_->push_back({path, has_a ? Text(a) : "", has_b ? Text(b) : ""});
+    }
   }
   void Presence(const std::string& path, bool in_a, bool in_b) {
     out_->push_back({path, in_a ? "present" : "", in_b ? "present" : ""});
@@ -30,7 +45,13 @@ std::string OperatorKey(const report::Operator& op, int index) {
 }
 
 void DiffOperator(const std::string& p, const report::Operator& a,
-                  const report::Operator& b, Differ* d) {
+                  const report::Operator& b, bool compare_sizes, Differ* d) {
+  if (compare_sizes) {
+    d->Field(p + ".bytes", a.bytes(), b.bytes());
+    d->Field(p + ".coordinatorStateBytes", a.coordinator_state_bytes(),
+             b.coordinator_state_bytes());
+  }
+  d->Field(p + ".name", a.name(), b.name());
   d->Field(p + ".parallelism", a.parallelism(), b.parallelism());
   d->Field(p + ".maxParallelism", a.max_parallelism(), b.max_parallelism());
   d->Field(p + ".subtaskCount", a.subtask_count(), b.subtask_count());
@@ -95,8 +116,42 @@ std::vector<ReportDifference> DiffReports(const report::Report& a,
     d.Field("properties.kind", a.properties().kind(), b.properties().kind());
     d.Field("properties.formatType", a.properties().format_type(),
             b.properties().format_type());
+    const report::CheckpointProperties& pa = a.properties();
+    const report::CheckpointProperties& pb = b.properties();
+    d.Field("properties.typeName", pa.type_name(), pb.type_name());
+    d.Field("properties.postCheckpointAction", pa.post_checkpoint_action(),
+            pb.post_checkpoint_action());
+    d.Field("properties.sharingFilesStrategy", pa.sharing_files_strategy(),
+            pb.sharing_files_strategy());
+    d.Field("properties.forced", pa.forced(), pb.forced());
+    d.Optional("properties.unclaimed", pa.has_unclaimed(), pa.unclaimed(), pb.has_unclaimed(),
+               pb.unclaimed());
+    d.Field("properties.discardSubsumed", pa.discard_subsumed(), pb.discard_subsumed());
+    d.Field("properties.discardFinished", pa.discard_finished(), pb.discard_finished());
+    d.Field("properties.discardCancelled", pa.discard_cancelled(), pb.discard_cancelled());
+    d.Field("properties.discardFailed", pa.discard_failed(), pb.discard_failed());
+    d.Field("properties.discardSuspended", pa.discard_suspended(), pb.discard_suspended());
+  }
+  if (a.has_completed_checkpoint() && b.has_completed_checkpoint()) {
+    // Two HA files: the class shapes name the releases that wrote them.
+    const report::CompletedCheckpointInfo& ca = a.completed_checkpoint();
+    const report::CompletedCheckpointInfo& cb = b.completed_checkpoint();
+    d.Field("completedCheckpoint.flinkVersions", ca.flink_versions(), cb.flink_versions());
+    d.Field("completedCheckpoint.jobId", ca.job_id(), cb.job_id());
+    // (Paths - externalPointer, metadataPath - are what relocate changes.)
+    d.Field("completedCheckpoint.storageLocation", ca.storage_location(), cb.storage_location());
+    d.Field("completedCheckpoint.hasRestoredProperties", ca.has_restored_properties(),
+            cb.has_restored_properties());
+    d.Field("completedCheckpoint.masterHookStates", ca.master_hook_states(),
+            cb.master_hook_states());
   }
   d.Field("masterStates", a.master_states_size(), b.master_states_size());
+  if (compare_sizes) {
+    for (int i = 0; i < std::min(a.master_states_size(), b.master_states_size()); ++i) {
+      d.Field(absl::StrCat("masterStates[", i, "].payloadBytes"), a.master_states(i).payload_bytes(),
+              b.master_states(i).payload_bytes());
+    }
+  }
   std::map<std::string, const report::Operator*> oa, ob;
   for (int i = 0; i < a.operators_size(); ++i) oa[OperatorKey(a.operators(i), i)] = &a.operators(i);
   for (int i = 0; i < b.operators_size(); ++i) ob[OperatorKey(b.operators(i), i)] = &b.operators(i);
@@ -106,7 +161,7 @@ std::vector<ReportDifference> DiffReports(const report::Report& a,
     if (it == ob.end()) {
       d.Presence(p, true, false);
     } else {
-      DiffOperator(p, *op, *it->second, &d);
+      DiffOperator(p, *op, *it->second, compare_sizes, &d);
     }
   }
   for (const auto& [id, op] : ob) {

@@ -28,9 +28,14 @@ struct ReportDifference {
   std::string b;     // value in the second report
 };
 
-// Differences in a stable order (header, then operators by ID, then states
-// by name). Sizes of the files themselves are compared only when
-// `compare_sizes` is set (a rewrite changes them by design).
+// Differences in a stable order (header, properties - every field of
+// `CheckpointProperties`, `unclaimed` absent before 1.15 -, for two HA files
+// their class shapes (`completedCheckpoint.flinkVersions`, the release range)
+// and the CompletedCheckpoint fields, then operators by ID, then states by
+// name). Sizes (the file's, each operator's bytes and coordinator state,
+// master state payloads) are compared only when `compare_sizes` is set (a
+// rewrite changes them by design; `flinkstate diff` sets it for two files of
+// the same kind).
 std::vector<ReportDifference> DiffReports(const report::Report& a,
                                           const report::Report& b,
                                           bool compare_sizes = false);

@@ -86,6 +86,8 @@ struct CommandArgs {
   std::string plan;
   int retained = 1;
   std::string html;
+  std::string flink_version;
+  uint64_t blob_offload_min_size = 0;
   // state: --state-root PREFIX=DIR values, in order
   std::vector<std::string> state_roots;
   bool kafka_source_splits = false;

@@ -22,6 +22,8 @@ int RunDoctor(const CommandArgs& args) {
   options.flink_conf = args.flink_conf;
   options.plan_file = args.plan;
   options.retained = args.retained;
+  options.flink_version = args.flink_version;
+  options.blob_offload_min_size = args.blob_offload_min_size;
   absl::StatusOr<report::DoctorReport> r = Doctor(args.positional, options);
   if (!r.ok()) return Fail(r.status());
   if (!args.html.empty()) {

@@ -374,6 +374,18 @@ const Command kCommands[] = {
            ->capture_default_str();
        app.add_option("--html", a.html, "write a self-contained HTML report")
            ->type_name("OUT");
+       app.add_option("--flink-version", a.flink_version,
+                      "the release that restores (2.2+ offloads large task restores to the "
+                      "BLOB server); default: the release that wrote the file")
+           ->type_name("X.Y[.Z]")
+           ->check([](const std::string& v) {
+             absl::StatusOr<FlinkRelease> r = ParseFlinkRelease(v);
+             return r.ok() ? std::string() : std::string(r.status().message());
+           });
+       app.add_option("--blob-offload-minsize", a.blob_offload_min_size,
+                      "blob.offload.minsize in bytes (default: --flink-conf's, else 1048576)")
+           ->type_name("BYTES")
+           ->check(CLI::Range(uint64_t{1}, uint64_t{2147483647}));
        AddJson(app, a, "the report as JSON (doctor.proto DoctorReport)");
      },
      RunDoctor},

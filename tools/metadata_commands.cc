@@ -321,7 +321,10 @@ int RunDiff(const CommandArgs& a) {
     options.subtasks = false;
     reports[i] = BuildReport(in->model, in->file.bytes(), options);
   }
-  std::vector<ReportDifference> diffs = DiffReports(reports[0], reports[1]);
+  // Sizes too, unless a _metadata is compared with its HA file (they differ
+  // by nature).
+  std::vector<ReportDifference> diffs =
+      DiffReports(reports[0], reports[1], reports[0].kind() == reports[1].kind());
   const int rc = diffs.empty() ? kExitOk : kExitInput;
   if (a.json) {
     report::DiffReport rep;

@@ -22,7 +22,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "flinkstate/inspect.h"
 #include "flinkstate/open.h"
+#include "flinkstate/report_diff.h"
 #include "flinkstate/verify.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
@@ -409,6 +411,45 @@ TEST(DoctorTest, TwoReleasesOfTheSameHaCheckpointDiffer) {
   EXPECT_TRUE(versions);
 }
 
+TEST(DoctorTest, DiffOfTwoReleasesHaFilesNamesTheirShapesPropertiesAndSizes) {
+  // `flinkstate diff` of the incident's HA file as 1.13.6 and 1.15.2 wrote it
+  // (it said "no differences"). Expected: the releases that wrote them (the
+  // directories), `unclaimed` absent before 1.15 (facts.json: null vs
+  // false), 1.15's CheckpointType.CHECKPOINT sharing files FORWARD_BACKWARD,
+  // and the files' sizes on disk.
+  const std::string a = kData + "/flink-1.13.6/incident-gen3-completedCheckpoint";
+  const std::string b = kData + "/flink-1.15.2/incident-gen3-completedCheckpoint";
+  report::Report ra, rb;
+  uint64_t sizes[2] = {0, 0};
+  for (int i = 0; i < 2; ++i) {
+    std::string file;
+    for (const auto& e : std::filesystem::directory_iterator(i == 0 ? a : b)) {
+      if (absl::StartsWith(e.path().filename().string(), "completedCheckpoint")) {
+        file = e.path().string();
+        sizes[i] = std::filesystem::file_size(e.path());
+      }
+    }
+    absl::StatusOr<LoadedFile> f = Open(file);
+    ASSERT_TRUE(f.ok()) << f.status();
+    (i == 0 ? ra : rb) = BuildReport(f->model, f->bytes(), {});
+  }
+  std::map<std::string, std::pair<std::string, std::string>> d;
+  for (const ReportDifference& x : DiffReports(ra, rb, /*compare_sizes=*/true)) {
+    d[x.path] = {x.a, x.b};
+  }
+  ASSERT_TRUE(d.count("completedCheckpoint.flinkVersions"));
+  EXPECT_TRUE(absl::StrContains(d["completedCheckpoint.flinkVersions"].first, "1.13"));
+  EXPECT_TRUE(absl::StrContains(d["completedCheckpoint.flinkVersions"].second, "1.15"));
+  EXPECT_EQ(d["properties.unclaimed"], std::make_pair(std::string(), std::string("false")));
+  EXPECT_EQ(d["properties.sharingFilesStrategy"].second, "FORWARD_BACKWARD");
+  EXPECT_EQ(d["fileSize"], std::make_pair(absl::StrCat(sizes[0]), absl::StrCat(sizes[1])));
+  EXPECT_NE(sizes[0], sizes[1]);
+  // Without sizes the structure still differs (shapes, properties).
+  EXPECT_FALSE(DiffReports(ra, rb).empty());
+  // A file with itself: nothing.
+  EXPECT_TRUE(DiffReports(rb, rb, true).empty());
+}
+
 TEST(DoctorTest, FrameSizeFromFlinkConfiguration) {
   EXPECT_EQ(*ReadFrameSize("akka.framesize: 20971520b\n"), 20971520u);
   EXPECT_EQ(*ReadFrameSize("pekko.framesize: '64 mb'\nakka.framesize: 1b\n"), 64u << 20);
@@ -525,6 +566,157 @@ TEST(DoctorTest, CheckpointFlinkCannotLoadIsAFinding) {
   }
   // Flink's own file loads: no such finding.
   EXPECT_EQ(CountWarnings(RunDoctor({src}), "CHECKPOINT_NOT_LOADABLE"), 0);
+}
+
+TEST(DoctorTest, FlinkReleasesAndWhichOffloadTheTaskRestore) {
+  // From flink-runtime's TaskDeploymentDescriptor at each release: a plain
+  // JobManagerTaskRestore field up to 2.1.0, MaybeOffloaded from 2.2.0 on.
+  for (const char* inline_release : {"1.15.2", "1.20", "2.0.0", "2.1", "2.1.3"}) {
+    absl::StatusOr<FlinkRelease> r = ParseFlinkRelease(inline_release);
+    ASSERT_TRUE(r.ok()) << inline_release;
+    EXPECT_FALSE(OffloadsTaskRestore(*r)) << inline_release;
+  }
+  for (const char* offload_release : {"2.2", "2.2.0", "2.2.1", "2.3.0"}) {
+    absl::StatusOr<FlinkRelease> r = ParseFlinkRelease(offload_release);
+    ASSERT_TRUE(r.ok()) << offload_release;
+    EXPECT_TRUE(OffloadsTaskRestore(*r)) << offload_release;
+  }
+  EXPECT_EQ(ParseFlinkRelease("2.3.0")->patch, 0);
+  EXPECT_EQ(ParseFlinkRelease("1.20")->patch, -1);
+  for (const char* bad : {"", "2", "2.x", "3.0", "0.9", "1.20.5.1", "a.b", "1..2", "1.20-SNAPSHOT"}) {
+    absl::StatusOr<FlinkRelease> r = ParseFlinkRelease(bad);
+    EXPECT_TRUE(absl::IsInvalidArgument(r.status())) << bad;
+  }
+  // The writer's release from the file's shape (spec/metadata-format.md §4):
+  // metadata v3 (1.15.2), v4 (1.20.5), v5 (2.0.2), v6 (2.1.3 and 2.3.0
+  // alike); completedCheckpoints by their class shapes (2.3.0: "2.x", 1.13.6).
+  auto writer = [](const std::string& path) {
+    absl::StatusOr<LoadedFile> f = Open(kData + "/" + path);
+    EXPECT_TRUE(f.ok()) << f.status();
+    const auto [lo, hi] = WriterReleases(f->model);
+    return absl::StrCat(lo.major, ".", lo.minor, "-", hi.major, ".", hi.minor);
+  };
+  EXPECT_EQ(writer("flink-1.15.2/incident-gen3-checkpoint"), "1.11-1.15");
+  EXPECT_EQ(writer("flink-1.20.5/incident-gen3-checkpoint"), "1.16-1.20");
+  EXPECT_EQ(writer("flink-2.0.2/incident-gen3-checkpoint"), "2.0-2.0");
+  EXPECT_EQ(writer("flink-2.1.3/incident-gen3-checkpoint"), "2.1-99.0");
+  EXPECT_EQ(writer("flink-2.3.0/incident-gen3-checkpoint"), "2.1-99.0");
+  EXPECT_EQ(writer("flink-2.3.0/incident-gen3-completedCheckpoint/completedCheckpoint606b3063190b"), "2.0-99.0");
+  EXPECT_EQ(writer("flink-1.13.6/incident-gen3-completedCheckpoint/completedCheckpointc6642e1de11c"), "1.13-1.13");
+}
+
+TEST(DoctorTest, BlobOffloadMinSizeFromFlinkConfiguration) {
+  EXPECT_EQ(*ReadBlobOffloadMinSize("blob.offload.minsize: 16384\n"), 16384u);
+  EXPECT_EQ(*ReadBlobOffloadMinSize("blob:\n  offload.minsize: \"2048\"\n"), 2048u);
+  EXPECT_TRUE(absl::IsNotFound(ReadBlobOffloadMinSize("pekko.framesize: 1m\n").status()));
+  // An int option: Flink refuses a unit, and so does this.
+  EXPECT_TRUE(absl::IsInvalidArgument(ReadBlobOffloadMinSize("blob.offload.minsize: 1m\n").status()));
+  EXPECT_TRUE(
+      absl::IsInvalidArgument(ReadBlobOffloadMinSize("blob.offload.minsize: 4294967296\n").status()));
+  const std::string conf = ::testing::TempDir() + "/doctor-blob-conf.yaml";
+  std::ofstream(conf) << "pekko.framesize: 40000b\nblob.offload.minsize: 16384\n";
+  DoctorOptions o;
+  o.flink_conf = conf;
+  o.flink_version = "2.3.0";
+  report::DoctorReport r = RunDoctor({kData + "/flink-2.3.0/incident-gen3-checkpoint"}, o);
+  EXPECT_EQ(r.restore().blob_offload_min_size(), 16384u);
+  EXPECT_TRUE(absl::StrContains(r.restore().blob_offload_min_size_source(), conf));
+  EXPECT_EQ(r.restore().frame_size(), 40000u);
+}
+
+// The referee: harness deploy on 2.3.0 at a 40000-byte frame, once with
+// blob.offload.minsize 16384 (below the largest task restore) and once with
+// the default (tests/testdata/doctor/README.md).
+TEST(DoctorTest, Flink23DeploysExactlyWhenTheTaskRestoreGoesToTheBlobServer) {
+  google::protobuf::Struct root;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(
+                  Slurp(kData + "/doctor/deploy-2.3.0-incident-gen3-blob.json"), &root)
+                  .ok());
+  const auto& cases =
+      root.fields().at("deployment").struct_value().fields().at("cases").list_value().values();
+  ASSERT_EQ(cases.size(), 2);
+  int deployed = 0;
+  for (const auto& c : cases) {
+    const auto& f = c.struct_value().fields();
+    DoctorOptions o;
+    o.flink_version = "2.3.0";
+    o.plan_file = kData + "/doctor/plan-incident-v2-p4.json";
+    o.frame_size = static_cast<uint64_t>(f.at("frameSize").number_value());
+    const bool lowered = f.at("blobOffloadMinsize").has_number_value();
+    if (lowered) {
+      o.blob_offload_min_size = static_cast<uint64_t>(f.at("blobOffloadMinsize").number_value());
+    }
+    report::DoctorReport r = RunDoctor({kData + "/flink-2.3.0/incident-gen3-checkpoint"}, o);
+    ASSERT_TRUE(r.restore().chaining_known());
+    EXPECT_TRUE(r.restore().task_restore_offloading());
+    const bool flink_deployed = f.at("deployed").bool_value();
+    deployed += flink_deployed;
+    EXPECT_EQ(DoctorExitCode(r), flink_deployed ? 0 : 1) << "minsize " << o.blob_offload_min_size;
+    EXPECT_EQ(r.restore().tasks_over_frame_size() == 0, flink_deployed);
+    if (flink_deployed) {
+      EXPECT_GT(r.restore().tasks_restore_offloaded(), 0u);
+      EXPECT_EQ(CountWarnings(r, "TASK_RESTORE_OFFLOADED"), 1);
+      EXPECT_LE(r.restore().min_frame_size(), o.frame_size);
+      for (const auto& ch : r.restore().chains()) {
+        EXPECT_EQ(ch.task_restore_offloaded(), ch.payload_bytes() >= o.blob_offload_min_size);
+      }
+    } else {
+      // Flink's "Discarding oversized payload ... actual size of encoded
+      // class ... was N bytes": the minimum frame size is N to N + 5%.
+      const double n = f.at("encodedBytes").number_value();
+      EXPECT_GE(static_cast<double>(r.restore().min_frame_size()), n);
+      EXPECT_LE(static_cast<double>(r.restore().min_frame_size()), n * 1.05 + 1024);
+      EXPECT_EQ(r.restore().tasks_restore_offloaded(), 0u);
+    }
+  }
+  EXPECT_EQ(deployed, 1);  // the referee has one case of each
+  // The same lowered threshold on a release that sends every restore in the
+  // RPC (2.1: the field is not MaybeOffloaded): over the frame size.
+  DoctorOptions o;
+  o.flink_version = "2.1";
+  o.frame_size = 40000;
+  o.blob_offload_min_size = 16384;
+  report::DoctorReport r = RunDoctor({kData + "/flink-2.3.0/incident-gen3-checkpoint"}, o);
+  EXPECT_FALSE(r.restore().task_restore_offloading());
+  EXPECT_GT(r.restore().tasks_over_frame_size(), 0u);
+  EXPECT_EQ(DoctorExitCode(r), 1);
+}
+
+TEST(DoctorTest, WithoutAReleaseTheAssumptionIsNamedWhereItDecides) {
+  // Metadata v6 is written by 2.1 (restore in the RPC) and 2.2+ (offloaded).
+  DoctorOptions o;
+  o.frame_size = 40000;
+  o.blob_offload_min_size = 16384;
+  report::DoctorReport r = RunDoctor({kData + "/flink-2.3.0/incident-gen3-checkpoint"}, o);
+  EXPECT_TRUE(r.restore().flink_version_ambiguous());
+  EXPECT_FALSE(r.restore().task_restore_offloading());
+  EXPECT_TRUE(absl::StrContains(r.restore().flink_version_source(), "assumed"));
+  ASSERT_EQ(CountWarnings(r, "FLINK_VERSION_ASSUMED"), 1);
+  EXPECT_EQ(DoctorExitCode(r), 1);
+  // Where the release does not change the verdict there is no warning.
+  o.frame_size = 0;
+  EXPECT_EQ(CountWarnings(RunDoctor({kData + "/flink-2.3.0/incident-gen3-checkpoint"}, o),
+                          "FLINK_VERSION_ASSUMED"),
+            0);
+  // A 1.15 file: its writer sends restores in the RPC, no ambiguity.
+  report::DoctorReport old = RunDoctor({kData + "/flink-1.15.2/incident-gen3-checkpoint"});
+  EXPECT_FALSE(old.restore().flink_version_ambiguous());
+  EXPECT_FALSE(old.restore().task_restore_offloading());
+}
+
+TEST(DoctorTest, OffloadedRestoresDoNotReachTheFrameAtTheNextRestore) {
+  // GrowthAtTheNextRestoreExits1's file and frame, restored by 2.3.0 with a
+  // threshold below the next restore's payload: the RPC keeps only a key.
+  DoctorOptions o;
+  o.frame_size = 60000;
+  o.flink_version = "2.3.0";
+  o.blob_offload_min_size = 40000;
+  report::DoctorReport r = RunDoctor({kData + "/flink-1.15.2/incident-gen3-checkpoint"}, o);
+  EXPECT_EQ(r.history().restores_until_frame_exceeded(), -1);
+  EXPECT_EQ(CountWarnings(r, "FRAME_SIZE_AT_NEXT_RESTORE"), 0);
+  EXPECT_EQ(DoctorExitCode(r), 0);
+  o.flink_version = "1.20";
+  EXPECT_EQ(DoctorExitCode(RunDoctor({kData + "/flink-1.15.2/incident-gen3-checkpoint"}, o)), 1);
 }
 
 }  // namespace

@@ -18,6 +18,18 @@ rc=0; "$bin" doctor "$data/flink-1.20.5/hashmap-checkpoint" > /dev/null || rc=$?
 rc=0; "$bin" doctor --frame-size 100 --flink-conf x.yaml "$data/flink-1.20.5/hashmap-checkpoint" \
   > /dev/null 2>&1 || rc=$?
 (( rc == 2 )) || fail "expected exit 2 for --frame-size with --flink-conf, got $rc"
+for bad in "--flink-version 2.x" "--flink-version 3.0" "--blob-offload-minsize 0"; do
+  rc=0; "$bin" doctor $bad "$data/flink-1.20.5/hashmap-checkpoint" > /dev/null 2>&1 || rc=$?
+  (( rc == 2 )) || fail "expected exit 2 for $bad, got $rc"
+done
+# The release decides (tests/testdata/doctor/deploy-2.3.0-incident-gen3-blob.json: Flink 2.3.0
+# deployed this at a 40000-byte frame with blob.offload.minsize 16384; 1.x sends it in the RPC).
+blob=(--frame-size 40000 --blob-offload-minsize 16384 "$data/flink-2.3.0/incident-gen3-checkpoint")
+rc=0; "$bin" doctor --flink-version 2.3.0 "${blob[@]}" > "$work/blob.txt" || rc=$?
+(( rc == 0 )) || fail "expected exit 0 for 2.3.0 with the restore on the BLOB server, got $rc"
+grep -q "TASK_RESTORE_OFFLOADED" "$work/blob.txt" || fail "no TASK_RESTORE_OFFLOADED in the text"
+rc=0; "$bin" doctor --flink-version 1.20.5 "${blob[@]}" > /dev/null || rc=$?
+(( rc == 1 )) || fail "expected exit 1 for 1.20.5 (restore in the RPC), got $rc"
 
 in=("$data/flink-1.15.2/incident-gen0-savepoint" "$data/flink-1.15.2/incident-gen3-checkpoint")
 rc=0; "$bin" doctor --frame-size 30000 --html "$work/r.html" "${in[@]}" > "$work/out.txt" || rc=$?

@@ -13,6 +13,7 @@
 #   harness.sh deploy   --release V --from CHECKPOINT --oracle FILE.json [--work DIR]
 #                       (restore incident v2 with dedicated RPC services at frame sizes around the real
 #                        encoded size; adds "deployment" and "heap" to FILE.json)
+#                       [--only-frames --frames F[@MINSIZE],... [--blob-offload-minsize N]]: just those tries
 #   harness.sh streams  --release V FILE            (operator-state streams: meta infos, element counts, JSON)
 #   harness.sh build    --release V                 (only build; prints the classpath file)
 #

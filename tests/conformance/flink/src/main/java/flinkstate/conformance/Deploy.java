@@ -43,6 +43,11 @@ import java.util.regex.Pattern;
  * job started without a checkpoint; the difference is miniClusterHeap.deltaBytes. Both sit in one JVM with
  * the TaskManager, which holds the restored state as well (see README).
  *
+ * <p>--blob-offload-minsize N sets "blob.offload.minsize" for every try (the BLOB server's offload
+ * threshold: job and task information, shuffle descriptors, and from 2.2 on the task restore go to
+ * the BLOB server from N bytes on); --only-frames runs just the --frames tries (each F or F@N: frame
+ * F, blob.offload.minsize N for that try), records them and leaves the judging to the caller.
+ *
  * <p>The results are merged into the --oracle JSON (written by harness payload) as
  * "deployment":{"encodedBytes":N,"invocationBytes":M,"cases":[{"frameSize":F,"deployed":b,...}]}
  * and "miniClusterHeap":{"deltaBytes":H,"restoredUsedBytes":..,"freshUsedBytes":..} (informational:
@@ -53,6 +58,9 @@ final class Deploy {
 
     /** Slack of the "just above" case over the logged encoded size (framing, ids that vary per run). */
     static final long ABOVE = 1024;
+
+    /** --blob-offload-minsize: BlobServerOptions.OFFLOAD_MINSIZE ("blob.offload.minsize") for every try, null: Flink's default. */
+    static String offloadMinsize = null;
 
     static final Pattern ENCODED = Pattern.compile("actual size of encoded class (\\S+) was (\\d+) bytes");
     static final Pattern INVOCATION = Pattern.compile("rpc invocation size (\\d+) exceeds the maximum");
@@ -141,6 +149,9 @@ final class Deploy {
             Cluster.setBoth(conf, frame + "b", "akka.framesize", "pekko.framesize");
             Cluster.setBoth(conf, "10 s", "akka.ask.timeout", "pekko.ask.timeout");
             Cluster.setBoth(conf, "none", "restart-strategy", "restart-strategy.type");
+            if (offloadMinsize != null) {
+                conf.setString("blob.offload.minsize", offloadMinsize);
+            }
             MiniClusterConfiguration mcc = new MiniClusterConfiguration.Builder()
                     .setConfiguration(conf).setNumTaskManagers(1).setNumSlotsPerTaskManager(parallelism)
                     .setRpcServiceSharing(RpcServiceSharing.DEDICATED).build();
@@ -230,6 +241,34 @@ final class Deploy {
         long firstFrame = Math.max(40000, mc.find() ? Long.parseLong(mc.group(1)) : 0);
         List<Attempt> tries = new ArrayList<>();
         int failures = 0;
+        offloadMinsize = o.get("blob-offload-minsize");
+        if (o.containsKey("only-frames")) {
+            // just the --frames tries (no fresh run, no search): what each frame did is recorded, the caller judges
+            // each entry F or F@M: frame F, blob.offload.minsize M for that try (else --blob-offload-minsize)
+            String common = offloadMinsize;
+            List<String> minsizes = new ArrayList<>();
+            for (String f : Main.req(o, "frames").split(",")) {
+                String[] fm = f.trim().split("@");
+                offloadMinsize = fm.length > 1 ? fm[1] : common;
+                minsizes.add(offloadMinsize);
+                tries.add(attempt(from.getPath(), Long.parseLong(fm[0]), parallelism, work, "frame-" + f.trim().replace('@', '-'), false));
+            }
+            StringBuilder sb = new StringBuilder(",\"deployment\":{\"from\":").append(Facts.q(from.getPath()))
+              .append(",\"rpcServiceSharing\":\"DEDICATED\",\"cases\":[");
+            for (int i = 0; i < tries.size(); i++) {
+                Attempt a = tries.get(i);
+                sb.append(i == 0 ? "" : ",").append("{\"frameSize\":").append(a.frame)
+                  .append(",\"blobOffloadMinsize\":").append(minsizes.get(i) == null ? "null" : String.valueOf(Long.parseLong(minsizes.get(i))))
+                  .append(",\"deployed\":").append(a.deployed)
+                  .append(",\"encodedBytes\":").append(a.encoded < 0 ? "null" : String.valueOf(a.encoded))
+                  .append(",\"invocationBytes\":").append(a.invocation < 0 ? "null" : String.valueOf(a.invocation))
+                  .append(",\"detail\":").append(Facts.q(a.detail)).append("}");
+            }
+            sb.append("]}}");
+            Main.writeString(oracle.getAbsoluteFile(), json.substring(0, json.length() - 1) + sb + "\n");
+            Main.OUT.println("deploy: recorded " + tries.size() + " tries in " + oracle);
+            return 0;
+        }
         Attempt fresh = attempt(null, 10L << 20, parallelism, work, "fresh", true);
         Attempt t = attempt(from.getPath(), firstFrame, parallelism, work, "probe", false);
         tries.add(t);

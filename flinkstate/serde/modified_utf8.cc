@@ -2,6 +2,8 @@
 
 #include "flinkstate/serde/modified_utf8.h"
 
+#include <cstring>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 
@@ -154,8 +156,19 @@ size_t Utf8PrefixLength(absl::string_view text, size_t max) {
 }
 
 bool IsPlainAscii(ByteView body) {
-  for (uint8_t c : body) {
-    if (c == 0 || c >= 0x80) return false;
+  // Eight bytes at a time: a byte >= 0x80 sets its top bit; a zero byte
+  // borrows in (w - 0x01..01) & ~w (the classic "has zero byte" test).
+  constexpr uint64_t kLow = 0x0101010101010101u;
+  constexpr uint64_t kHigh = 0x8080808080808080u;
+  const uint8_t* p = body.data();
+  size_t n = body.size();
+  for (; n >= 8; p += 8, n -= 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    if (((w | ((w - kLow) & ~w)) & kHigh) != 0) return false;
+  }
+  for (; n > 0; ++p, --n) {
+    if (*p == 0 || *p >= 0x80) return false;
   }
   return true;
 }

@@ -2,6 +2,7 @@
 
 #include "flinkstate/drop_operator.h"
 
+#include <memory>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -12,7 +13,10 @@
 #include "flinkstate/javaobj/rewriter.h"
 #include "flinkstate/operator_id.h"
 #include "flinkstate/serde/data_output.h"
+#include "flinkstate/metadata_reader.h"
+#include "flinkstate/serde/mapped_file.h"
 #include "flinkstate/serde/status_macros.h"
+#include "flinkstate/streamed_edit.h"
 
 namespace flinkstate {
 
@@ -147,6 +151,52 @@ absl::Status VerifyDropped(const StateFile& before, const StateFile& after,
   return absl::OkStatus();
 }
 
+// --- Streamed _metadata files (opened with defer_metadata_model) ----------------
+//
+// A cut of whole operator records needs of each operator only its ID and
+// range: one pass collects those (operators without subtasks), the
+// materialised planner and verify then run on them.
+
+namespace {
+
+// The header and the operators of `input` without their subtasks; with
+// `round_trip`, every record and the header are also checked to re-encode.
+absl::StatusOr<StateFile> ReadShells(serde::ByteView input, bool round_trip) {
+  StateFile f;
+  f.kind = StateFileKind::kMetadata;
+  f.size = input.size();
+  std::vector<OperatorState> ops;
+  const OperatorCallback keep = [&](int, OperatorState&& op) -> absl::Status {
+    ops.push_back(OperatorShell(op));
+    return absl::OkStatus();
+  };
+  absl::StatusOr<CheckpointMetadata> header;
+  if (round_trip) {
+    header = ReadMetadataRoundTripStreaming(input, keep);
+  } else {
+    MetadataReadOptions read;
+    read.decode_strings = false;
+    read.release_consumed_input = serde::IsLocalFileMapping(input);
+    header = ReadCheckpointMetadataStreaming(input, keep, read);
+  }
+  FLINKSTATE_RETURN_IF_ERROR(header.status());
+  f.metadata = *std::move(header);
+  f.metadata.operators = std::move(ops);
+  return f;
+}
+
+absl::StatusOr<std::shared_ptr<const StateFile>> ReadInputShells(const LoadedFile& file) {
+  absl::StatusOr<StateFile> shells = ReadShells(file.bytes(), false);
+  FLINKSTATE_RETURN_IF_ERROR(file.CheckIntact());
+  if (!shells.ok()) {
+    return absl::Status(shells.status().code(),
+                        absl::StrCat(file.path, ": ", shells.status().message()));
+  }
+  return std::make_shared<const StateFile>(*std::move(shells));
+}
+
+}  // namespace
+
 absl::StatusOr<DropResult> PlanDropOperators(const LoadedFile& file,
                                              const std::vector<std::string>& operator_ids) {
   if (!file.is_state_file() || file.encoding != Encoding::kRaw) {
@@ -158,11 +208,26 @@ absl::StatusOr<DropResult> PlanDropOperators(const LoadedFile& file,
   if (file.kind == FileKind::kCompletedCheckpoint) {
     return PlanDropOperatorsCompletedCheckpoint(*file.stream, file.model, operator_ids);
   }
+  if (file.metadata_deferred) {
+    FLINKSTATE_ASSIGN_OR_RETURN(std::shared_ptr<const StateFile> shells, ReadInputShells(file));
+    FLINKSTATE_ASSIGN_OR_RETURN(DropResult r, PlanDropOperators(*shells, file.bytes(), operator_ids));
+    r.shells = std::move(shells);
+    return r;
+  }
   return PlanDropOperators(file.model, file.bytes(), operator_ids);
 }
 
 absl::Status VerifyDropped(const LoadedFile& before, serde::ByteView output,
-                           const std::vector<std::string>& dropped_ids) {
+                           const std::vector<std::string>& dropped_ids,
+                           const DropResult* planned) {
+  if (before.metadata_deferred) {
+    std::shared_ptr<const StateFile> shells = planned != nullptr ? planned->shells : nullptr;
+    if (shells == nullptr) {
+      FLINKSTATE_ASSIGN_OR_RETURN(shells, ReadInputShells(before));
+    }
+    FLINKSTATE_ASSIGN_OR_RETURN(StateFile after, ReadShells(output, true));
+    return VerifyDropped(*shells, after, dropped_ids);
+  }
   if (before.kind == FileKind::kCompletedCheckpoint) {
     FLINKSTATE_RETURN_IF_ERROR(javaobj::VerifyRoundTrip(output));
     FLINKSTATE_ASSIGN_OR_RETURN(StateFile after, ReadCompletedCheckpointBytes(output));

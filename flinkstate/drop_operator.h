@@ -19,6 +19,7 @@
 #ifndef FLINKSTATE_FLINKSTATE_DROP_OPERATOR_H_
 #define FLINKSTATE_FLINKSTATE_DROP_OPERATOR_H_
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,10 @@ struct DropResult {
   serde::EditPlan plan;
   std::vector<std::string> dropped_ids;
   uint64_t bytes_removed = 0;
+  // A `_metadata` file opened with `OpenOptions::defer_metadata_model`: its
+  // header and operators without their subtasks, read in one streaming pass,
+  // for `VerifyDropped(before, output, ids, this)`. Null for other plans.
+  std::shared_ptr<const StateFile> shells;
 };
 
 // drop-operator of any file that holds operators: `_metadata` or
@@ -46,8 +51,12 @@ struct DropResult {
 // Checks `output` (what `PlanDropOperators(before, ...)` wrote): it decodes as
 // `before`'s kind and re-encodes byte for byte, and `VerifyDropped` of the two
 // models holds.
+// A deferred `before` (`OpenOptions::defer_metadata_model`) is checked in
+// streaming passes (the output one operator at a time, re-encoded record by
+// record; the input's operators from `planned->shells`, else read again).
 [[nodiscard]] absl::Status VerifyDropped(const LoadedFile& before, serde::ByteView output,
-                                         const std::vector<std::string>& dropped_ids);
+                                         const std::vector<std::string>& dropped_ids,
+                                         const DropResult* planned = nullptr);
 
 // --- Per kind -----------------------------------------------------------------
 

@@ -2,6 +2,7 @@
 
 #include "flinkstate/metadata_writer.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -10,7 +11,10 @@
 #include "absl/strings/str_join.h"
 #include "flinkstate/format_constants.h"
 #include "flinkstate/metadata_reader.h"
+#include "flinkstate/streamed_edit.h"
 #include "flinkstate/serde/data_output.h"
+#include "flinkstate/serde/endian.h"
+#include "flinkstate/serde/mapped_file.h"
 #include "flinkstate/serde/status_macros.h"
 
 namespace flinkstate {
@@ -32,6 +36,14 @@ class PlanBuilder {
   }
 
   absl::Status Utf(const flinkstate::Utf& u) {
+    // A model read without `decode_strings` keeps only the string's range
+    // (a body of one byte or more decodes to text of one character or more):
+    // the reader checked that the body is in the form writeUTF produces, so
+    // copying it writes what encoding the text would.
+    if (u.value.empty() && u.range.size > 2) {
+      Copy(u.range);
+      return absl::OkStatus();
+    }
     return out_.WriteModifiedUtf8(u.value);
   }
 
@@ -572,6 +584,70 @@ absl::StatusOr<StateFile> ReadStateFileRoundTrip(serde::ByteView output) {
   FLINKSTATE_ASSIGN_OR_RETURN(serde::EditPlan plan, EncodeStateFile(model, output));
   FLINKSTATE_RETURN_IF_ERROR(CheckReproducesInput(plan, output));
   return model;
+}
+
+namespace {
+
+// The part [from, to) of the output of a stored `plan`, as a plan.
+serde::EditPlan SlicePlan(const serde::EditPlan& plan, uint64_t from, uint64_t to) {
+  serde::EditPlan out;
+  uint64_t pos = 0;
+  for (const serde::EditPiece& p : plan.pieces()) {
+    const uint64_t n = p.output_size();
+    const uint64_t a = std::max(pos, from);
+    const uint64_t b = std::min(pos + n, to);
+    if (a < b) {
+      if (p.kind == serde::EditPiece::Kind::kCopy) {
+        out.AddCopy(SourceRange{p.range.offset + (a - pos), b - a});
+      } else {
+        out.AddInsert(p.bytes.substr(a - pos, b - a));
+      }
+    }
+    pos += n;
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<CheckpointMetadata> ReadMetadataRoundTripStreaming(
+    serde::ByteView output, const OperatorCallback& on_operator) {
+  MetadataReadOptions read;
+  read.decode_strings = false;  // re-encoded as copies of their checked bodies
+  read.release_consumed_input = serde::IsLocalFileMapping(output);
+  const uint32_t version = output.size() >= 8 ? serde::DecodeBigEndian32(output.data() + 4) : 0;
+  uint64_t ops_end = 0;
+  absl::StatusOr<CheckpointMetadata> header = ReadCheckpointMetadataStreaming(
+      output,
+      [&](int index, OperatorState&& op) -> absl::Status {
+        ops_end = op.range.end();
+        FLINKSTATE_ASSIGN_OR_RETURN(serde::EditPlan plan, EncodeOperatorState(op, version));
+        if (absl::Status s = CheckReproducesRange(plan, output, op.range); !s.ok()) {
+          return absl::DataLossError(
+              absl::StrCat("operators[", index, "]: ", s.message()));
+        }
+        return on_operator(index, std::move(op));
+      },
+      read);
+  FLINKSTATE_RETURN_IF_ERROR(header.status());
+  // The header and what follows the operators, re-encoded around them.
+  const uint64_t count_at = header->operator_count_range.offset;
+  if (ops_end == 0) ops_end = count_at + 4;
+  StateFile shell;
+  shell.kind = StateFileKind::kMetadata;
+  shell.size = output.size();
+  shell.metadata = *std::move(header);
+  FLINKSTATE_RETURN_IF_ERROR(DecodeMasterStateNames(output, &shell.metadata));
+  FLINKSTATE_ASSIGN_OR_RETURN(serde::EditPlan plan, EncodeStateFile(shell, output));
+  if (plan.output_size() < count_at + 4) {
+    return absl::DataLossError("round trip: the header re-encodes shorter than it is");
+  }
+  FLINKSTATE_RETURN_IF_ERROR(
+      CheckReproducesRange(SlicePlan(plan, 0, count_at), output, {0, count_at}));
+  FLINKSTATE_RETURN_IF_ERROR(CheckReproducesRange(
+      SlicePlan(plan, count_at + 4, plan.output_size()), output,
+      {ops_end, output.size() - ops_end}));
+  return std::move(shell.metadata);
 }
 
 }  // namespace flinkstate

@@ -31,6 +31,7 @@
 
 #include "absl/status/statusor.h"
 #include "flinkstate/checkpoint_metadata.h"
+#include "flinkstate/metadata_reader.h"
 #include "flinkstate/serde/byte_view.h"
 #include "flinkstate/serde/edit_plan.h"
 
@@ -96,6 +97,19 @@ std::vector<std::string> ConversionLosses(const StateFile& file, uint32_t target
 // of every edit's verify. Return values: the reader's errors; `DataLoss` from
 // `CheckReproducesInput`. Lifetime: the model's views point into `output`.
 [[nodiscard]] absl::StatusOr<StateFile> ReadStateFileRoundTrip(serde::ByteView output);
+
+// The streaming form of `ReadStateFileRoundTrip` for `_metadata` outputs too
+// large for a whole model: decodes `output` one operator at a time
+// (`ReadCheckpointMetadataStreaming`, strings left undecoded, pages released
+// behind the cursor when `output` is a local file mapping), checks that each
+// operator record re-encodes to its bytes before handing it to
+// `on_operator`, and at the end that the header and the properties around
+// the operators do. Returns the metadata without operators. Memory: the
+// largest operator.
+// Return values: the reader's errors; `DataLoss` from the round trip
+// ("operators[i]: round trip: ..." or the header's); `on_operator`'s.
+[[nodiscard]] absl::StatusOr<CheckpointMetadata> ReadMetadataRoundTripStreaming(
+    serde::ByteView output, const OperatorCallback& on_operator);
 
 }  // namespace flinkstate
 

@@ -11,6 +11,7 @@
 #include "flinkstate/completed_checkpoint.h"
 #include "flinkstate/metadata_reader.h"
 #include "flinkstate/objstore/object_store.h"
+#include "flinkstate/serde/endian.h"
 #include "flinkstate/serde/status_macros.h"
 
 namespace flinkstate {
@@ -83,6 +84,18 @@ absl::Status Decode(LoadedFile& f, const OpenOptions& options) {
   switch (f.kind) {
     case FileKind::kMetadata:
     case FileKind::kOperatorSnapshot: {
+      // Deferred: magic, version (u4) and checkpoint id (i8) lead every
+      // version's header; anything shorter is decoded for its error.
+      if (f.kind == FileKind::kMetadata && options.defer_metadata_model && !f.decoded &&
+          b.size() >= 16) {
+        f.metadata_deferred = true;
+        f.model.kind = StateFileKind::kMetadata;
+        f.model.size = b.size();
+        f.model.metadata.version = serde::DecodeBigEndian32(b.data() + 4);
+        f.model.metadata.checkpoint_id =
+            static_cast<int64_t>(serde::DecodeBigEndian64(b.data() + 8));
+        return absl::OkStatus();
+      }
       FLINKSTATE_ASSIGN_OR_RETURN(f.model, ReadStateFile(b));
       return absl::OkStatus();
     }

@@ -96,6 +96,14 @@ struct OpenOptions {
   // decodes exactly that layer (kRaw: none), as `--input-format` asks.
   serde::InputFormat input_format = serde::InputFormat::kAuto;
   serde::InputFormatLimits limits;
+  // A raw `_metadata` file is mapped and sniffed but not decoded:
+  // `LoadedFile::metadata_deferred` is set and `model.metadata` holds only
+  // the version and checkpoint id. For the edits (strip-state, relocate,
+  // drop-operator and their verifies), which then work in streaming passes
+  // over the mapping with memory independent of the file's size. Errors in
+  // the file are reported by those passes instead of by `Open`. Other uses
+  // of the model need it decoded (the default).
+  bool defer_metadata_model = false;
 };
 
 // What the first bytes say, without decoding. A Java stream that is not a
@@ -117,6 +125,10 @@ struct LoadedFile {
   std::shared_ptr<const std::string> decoded;
   // kMetadata, kOperatorSnapshot, kCompletedCheckpoint.
   StateFile model;
+  // kMetadata opened with `OpenOptions::defer_metadata_model`: `model` holds
+  // the kind, size, version and checkpoint id only (no operators, master
+  // states or properties); the edits stream the file.
+  bool metadata_deferred = false;
   // kCompletedCheckpoint: the decoded stream the model refers to.
   std::shared_ptr<const javaobj::Stream> stream;
   // kHaPointer.

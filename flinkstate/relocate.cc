@@ -2,6 +2,9 @@
 
 #include "flinkstate/relocate.h"
 
+#include <cstring>
+#include <memory>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
@@ -20,7 +23,12 @@
 #include "flinkstate/operator_id.h"
 #include "flinkstate/serde/data_output.h"
 #include "flinkstate/serde/modified_utf8.h"
+#include "flinkstate/metadata_reader.h"
+#include "flinkstate/serde/data_input.h"
+#include "flinkstate/serde/endian.h"
+#include "flinkstate/serde/mapped_file.h"
 #include "flinkstate/serde/status_macros.h"
+#include "flinkstate/streamed_edit.h"
 
 namespace flinkstate {
 namespace {
@@ -331,15 +339,18 @@ absl::Status CheckSafePath(absl::string_view path) {
     rest = end == absl::string_view::npos ? absl::string_view() : rest.substr(end);
   }
   // `rest` is "" or "/seg/seg...[/]"; only the last segment may be empty.
+  // (Walked in place: relocate checks every new path of a wide job.)
   if (!rest.empty()) {
-    const std::vector<absl::string_view> segments = absl::StrSplit(rest.substr(1), '/');
-    for (size_t i = 0; i < segments.size(); ++i) {
-      if (segments[i] == "." || segments[i] == "..") {
-        return absl::InvalidArgumentError(absl::StrCat("has a '", segments[i], "' segment"));
+    absl::string_view tail = rest.substr(1);
+    while (true) {
+      const size_t slash = tail.find('/');
+      const absl::string_view segment = tail.substr(0, slash);
+      if (segment == "." || segment == "..") {
+        return absl::InvalidArgumentError(absl::StrCat("has a '", segment, "' segment"));
       }
-      if (segments[i].empty() && i + 1 != segments.size()) {
-        return absl::InvalidArgumentError("has an empty segment ('//')");
-      }
+      if (slash == absl::string_view::npos) break;
+      if (segment.empty()) return absl::InvalidArgumentError("has an empty segment ('//')");
+      tail.remove_prefix(slash + 1);
     }
   }
   return absl::OkStatus();
@@ -572,6 +583,273 @@ absl::Status VerifyRelocatedCompletedCheckpoint(const StateFile& before,
   return absl::OkStatus();
 }
 
+// --- Streamed _metadata files (opened with defer_metadata_model) ----------------
+//
+// One pass over the input finds every path Flink opens (the walk of
+// `ForEachPath`, one operator at a time) and compares its modified UTF-8 body
+// with the prefix's: modified UTF-8 encodes every character on its own, so a
+// body starts with the encoded `from_prefix` exactly when its text starts
+// with `from_prefix`. The plan keeps, per relocated path, one varint (the
+// distance to the previous one and what it is); its source re-reads each
+// path's length from the input and emits "copy up to the path, insert the new
+// length and `to_prefix`" (the rest of the path is copied with what follows).
+
+struct StreamedRelocation {
+  serde::ByteView input;
+  RelocateOptions options;
+  std::string from_body;  // modified UTF-8
+  std::string to_body;
+  std::vector<uint8_t> list;  // varint((offset - previous offset) << 2 | what)
+  uint64_t count = 0;
+  std::shared_ptr<const StreamedExpectation> expected;
+};
+
+namespace {
+
+constexpr const char* kPathWhat[] = {"FileStateHandle path", "SegmentFileStateHandle path",
+                                     "task-owned directory", "shared directory"};
+
+uint8_t PathWhatCode(const char* what) {
+  for (uint8_t i = 0; i < 4; ++i) {
+    if (std::strcmp(kPathWhat[i], what) == 0) return i;
+  }
+  return 0;
+}
+
+void AppendVarint(uint64_t v, std::vector<uint8_t>* out) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<uint8_t>(v | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<uint8_t>(v));
+}
+
+uint64_t ReadVarint(const std::vector<uint8_t>& in, size_t* at) {
+  uint64_t v = 0;
+  for (int shift = 0; *at < in.size(); shift += 7) {
+    const uint8_t b = in[(*at)++];
+    v |= uint64_t{b & 0x7Fu} << shift;
+    if ((b & 0x80) == 0) break;
+  }
+  return v;
+}
+
+bool StartsAtBoundary(serde::ByteView body, const std::string& from) {
+  if (body.size() < from.size() ||
+      std::memcmp(body.data(), from.data(), from.size()) != 0) {
+    return false;
+  }
+  return from.back() == '/' || body.size() == from.size() || body[from.size()] == '/';
+}
+
+struct RelocateScan {
+  std::shared_ptr<StreamedRelocation> st;
+  CheckpointMetadata header;
+  int64_t delta = 0;  // output size - input size
+};
+
+// The scan; `relocate_error` receives the edit's own refusals (an unsafe or
+// too long new path), which carry no file path, as the planner's do.
+absl::StatusOr<RelocateScan> ScanForRelocate(serde::ByteView input, const RelocateOptions& o,
+                                             absl::Status* relocate_error) {
+  RelocateScan scan;
+  scan.st = std::make_shared<StreamedRelocation>();
+  StreamedRelocation& st = *scan.st;
+  st.input = input;
+  st.options = o;
+  FLINKSTATE_ASSIGN_OR_RETURN(st.from_body, serde::Utf8ToModifiedUtf8(o.from_prefix));
+  FLINKSTATE_ASSIGN_OR_RETURN(st.to_body, serde::Utf8ToModifiedUtf8(o.to_prefix));
+  auto expected = std::make_shared<StreamedExpectation>();
+  MetadataReadOptions read;
+  read.decode_strings = false;
+  read.release_consumed_input = serde::IsLocalFileMapping(input);
+  uint64_t previous = 0;
+  std::string now;  // the new body (modified UTF-8), reused
+  absl::StatusOr<CheckpointMetadata> header = ReadCheckpointMetadataStreaming(
+      input,
+      [&](int index, OperatorState&& op) -> absl::Status {
+        EditDigest d;
+        absl::Status status;
+        PathVisitor v([&](const char* what, const Utf& u) {
+          if (!status.ok()) return;
+          const uint8_t code = PathWhatCode(what);
+          d.AddU64(code);
+          const serde::ByteView body = UtfBody(input, u);
+          if (!StartsAtBoundary(body, st.from_body)) {
+            d.AddBytes(body);
+            return;
+          }
+          const serde::ByteView rest = body.subspan(st.from_body.size());
+          now.assign(st.to_body);
+          now.append(reinterpret_cast<const char*>(rest.data()), rest.size());
+          d.AddBytes(serde::AsBytes(now));
+          // Modified and standard UTF-8 differ in ASCII only for U+0000
+          // (C0 80): without it the check reads the same either way.
+          const bool fast = std::memchr(rest.data(), 0xC0, rest.size()) == nullptr;
+          if (!o.allow_unsafe_paths && (!fast || !CheckSafePath(now).ok())) {
+            absl::StatusOr<std::string> text = serde::ModifiedUtf8ToUtf8(rest);
+            const std::string utf8 = absl::StrCat(o.to_prefix, text.ok() ? *text : "");
+            if (absl::Status s = CheckSafePath(utf8); !s.ok()) {
+              status = absl::InvalidArgumentError(absl::StrCat(
+                  "relocate: ", what, " at byte ", u.range.offset, " would become '",
+                  absl::CHexEscape(utf8), "', which ", s.message(),
+                  " (--allow-unsafe-paths to write it anyway)"));
+              return;
+            }
+          }
+          if (now.size() > 0xFFFF) {
+            std::string scratch;
+            absl::Status s = serde::DataOutput(&scratch).WriteModifiedUtf8Raw(serde::AsBytes(now));
+            status = absl::InvalidArgumentError(absl::StrCat(
+                "relocate: ", what, " at byte ", u.range.offset,
+                " would become too long: ", s.message()));
+            return;
+          }
+          AppendVarint(((u.range.offset - previous) << 2) | code, &st.list);
+          previous = u.range.offset;
+          ++st.count;
+          scan.delta += static_cast<int64_t>(st.to_body.size()) -
+                        static_cast<int64_t>(st.from_body.size());
+        });
+        WalkOperator(op, index, &v);
+        if (!status.ok()) {
+          *relocate_error = status;
+          return status;
+        }
+        expected->operators.push_back(d.Finish());
+        return absl::OkStatus();
+      },
+      read);
+  if (!relocate_error->ok()) return *relocate_error;
+  FLINKSTATE_RETURN_IF_ERROR(header.status());
+  expected->version = header->version;
+  expected->checkpoint_id = header->checkpoint_id;
+  expected->master_states = header->master_states.size();
+  expected->properties_size = header->properties.size;
+  st.list.shrink_to_fit();
+  st.expected = std::move(expected);
+  scan.header = *std::move(header);
+  return scan;
+}
+
+absl::StatusOr<RelocateScan> ScanFile(const LoadedFile& file, const RelocateOptions& options) {
+  absl::Status own;
+  absl::StatusOr<RelocateScan> scan = ScanForRelocate(file.bytes(), options, &own);
+  FLINKSTATE_RETURN_IF_ERROR(file.CheckIntact());
+  if (!own.ok()) return own;
+  if (!scan.ok()) {
+    return absl::Status(scan.status().code(),
+                        absl::StrCat(file.path, ": ", scan.status().message()));
+  }
+  return scan;
+}
+
+absl::StatusOr<RelocateResult> PlanRelocateStreamed(const LoadedFile& file,
+                                                    const RelocateOptions& options) {
+  FLINKSTATE_RETURN_IF_ERROR(ValidateRelocateOptions(options));
+  FLINKSTATE_ASSIGN_OR_RETURN(RelocateScan scan, ScanFile(file, options));
+  if (scan.st->count == 0) {
+    return absl::NotFoundError(absl::StrCat("relocate: no path starts with '",
+                                            absl::CHexEscape(options.from_prefix),
+                                            "' at a path boundary; nothing was written"));
+  }
+  const uint64_t size = file.bytes().size();
+  const uint64_t inserted = scan.st->count * (2 + scan.st->to_body.size());
+  std::shared_ptr<const StreamedRelocation> st = scan.st;
+  RelocateResult result;
+  result.plan = serde::EditPlan::FromSource(
+      static_cast<uint64_t>(static_cast<int64_t>(size) + scan.delta), inserted,
+      [st](serde::PieceSink* sink) -> absl::Status {
+        const serde::ByteView in = st->input;
+        std::string insert(2, '\0');
+        insert += st->to_body;
+        uint64_t cursor = 0;
+        uint64_t offset = 0;
+        size_t at = 0;
+        while (at < st->list.size()) {
+          offset += ReadVarint(st->list, &at) >> 2;
+          if (offset + 2 + st->from_body.size() > in.size()) {
+            return absl::FailedPreconditionError("relocate: a planned path lies outside the input");
+          }
+          const uint64_t length = serde::DecodeBigEndian16(in.data() + offset) -
+                                  st->from_body.size() + st->to_body.size();
+          insert[0] = static_cast<char>(length >> 8);
+          insert[1] = static_cast<char>(length);
+          FLINKSTATE_RETURN_IF_ERROR(sink->Copy(SourceRange{cursor, offset - cursor}));
+          FLINKSTATE_RETURN_IF_ERROR(sink->Insert(serde::AsBytes(insert)));
+          cursor = offset + 2 + st->from_body.size();
+        }
+        return sink->Copy(SourceRange{cursor, in.size() - cursor});
+      });
+  result.streamed = std::move(st);
+  return result;
+}
+
+absl::Status VerifyRelocatedStreamed(const LoadedFile& before, serde::ByteView output,
+                                     const RelocateOptions& options,
+                                     const RelocateResult* planned) {
+  std::shared_ptr<const StreamedExpectation> expected =
+      planned != nullptr && planned->streamed != nullptr ? planned->streamed->expected : nullptr;
+  if (expected == nullptr) {
+    FLINKSTATE_ASSIGN_OR_RETURN(RelocateScan scan, ScanFile(before, options));
+    expected = scan.st->expected;
+  }
+  const absl::Status paths =
+      absl::DataLossError("relocate verify: the paths are not the expected ones");
+  size_t ops = 0;
+  absl::StatusOr<CheckpointMetadata> header = ReadMetadataRoundTripStreaming(
+      output, [&](int index, OperatorState&& op) -> absl::Status {
+        ++ops;
+        if (static_cast<size_t>(index) >= expected->operators.size()) {
+          return absl::DataLossError("relocate verify: operators changed");
+        }
+        EditDigest d;
+        PathVisitor v([&](const char* what, const Utf& u) {
+          d.AddU64(PathWhatCode(what));
+          d.AddBytes(UtfBody(output, u));
+        });
+        WalkOperator(op, index, &v);
+        return d.Finish() == expected->operators[index] ? absl::OkStatus() : paths;
+      });
+  FLINKSTATE_RETURN_IF_ERROR(header.status());
+  if (ops != expected->operators.size() || header->checkpoint_id != expected->checkpoint_id) {
+    return absl::DataLossError("relocate verify: operators changed");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+uint64_t RelocateResult::changed_count() const {
+  return streamed != nullptr ? streamed->count : changed.size();
+}
+
+absl::Status RelocateResult::ForEachChanged(
+    const std::function<bool(const RelocatedString&)>& fn) const {
+  if (streamed == nullptr) {
+    for (const RelocatedString& c : changed) {
+      if (!fn(c)) break;
+    }
+    return absl::OkStatus();
+  }
+  const StreamedRelocation& st = *streamed;
+  uint64_t offset = 0;
+  size_t at = 0;
+  RelocatedString c;
+  while (at < st.list.size()) {
+    const uint64_t v = ReadVarint(st.list, &at);
+    offset += v >> 2;
+    serde::DataInput in(st.input);
+    FLINKSTATE_RETURN_IF_ERROR(in.Seek(offset));
+    FLINKSTATE_RETURN_IF_ERROR(in.ReadModifiedUtf8(&c.before));
+    c.what = kPathWhat[v & 3];
+    c.after = RelocatedPath(c.before, st.options).value_or(c.before);
+    c.offset = offset;
+    if (!fn(c)) break;
+  }
+  return absl::OkStatus();
+}
+
 // --- One entry point for every kind ----------------------------------------------
 
 absl::StatusOr<RelocateResult> PlanRelocate(const LoadedFile& file,
@@ -584,6 +862,13 @@ absl::StatusOr<RelocateResult> PlanRelocate(const LoadedFile& file,
   }
   switch (file.kind) {
     case FileKind::kMetadata:
+      if (file.metadata_deferred) {
+        if (options.mode == RelocateMode::kPrefix) return PlanRelocateStreamed(file, options);
+        // The relative modes need the whole model.
+        FLINKSTATE_ASSIGN_OR_RETURN(StateFile model, ReadStateFile(file.bytes()));
+        return PlanRelocate(model, file.bytes(), options);
+      }
+      return PlanRelocate(file.model, file.bytes(), options);
     case FileKind::kOperatorSnapshot:
       return PlanRelocate(file.model, file.bytes(), options);
     case FileKind::kCompletedCheckpoint:
@@ -608,7 +893,15 @@ absl::StatusOr<RelocateResult> PlanRelocate(const LoadedFile& file,
 }
 
 absl::Status VerifyRelocated(const LoadedFile& before, serde::ByteView output,
-                             const RelocateOptions& options) {
+                             const RelocateOptions& options, const RelocateResult* planned) {
+  if (before.metadata_deferred) {
+    if (options.mode == RelocateMode::kPrefix) {
+      return VerifyRelocatedStreamed(before, output, options, planned);
+    }
+    FLINKSTATE_ASSIGN_OR_RETURN(StateFile model, ReadStateFile(before.bytes()));
+    FLINKSTATE_ASSIGN_OR_RETURN(StateFile after, ReadStateFileRoundTrip(output));
+    return VerifyRelocated(model, after, options);
+  }
   switch (before.kind) {
     case FileKind::kCompletedCheckpoint:
       return VerifyRelocatedCompletedCheckpoint(before.model, before.bytes(), output, options);

@@ -45,6 +45,8 @@
 #ifndef FLINKSTATE_FLINKSTATE_RELOCATE_H_
 #define FLINKSTATE_FLINKSTATE_RELOCATE_H_
 
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -110,9 +112,27 @@ struct RelocatedString {
   uint64_t offset = 0;  // of the string, or of the handle's tag byte when its type changes
 };
 
+struct StreamedRelocation;   // relocate.cc
+struct StreamedExpectation;  // streamed_edit.h
+
 struct RelocateResult {
   serde::EditPlan plan;
+  // Every string changed, in file order; empty for a streamed plan (below).
   std::vector<RelocatedString> changed;
+  // A `_metadata` file opened with `OpenOptions::defer_metadata_model` is
+  // relocated by a streamed plan (serde::EditPlan::FromSource) that keeps
+  // about two bytes per relocated path instead of a `RelocatedString` and
+  // two pieces: `changed` stays empty and the changes are counted and listed
+  // by the two calls below (which read `changed` for every other plan).
+  // Lifetime: a streamed plan and `ForEachChanged` read the input of the
+  // `LoadedFile` it was planned from, which must outlive them.
+  std::shared_ptr<const StreamedRelocation> streamed;
+  uint64_t changed_count() const;
+  // Calls `fn` with each change in file order until it returns false.
+  // Return values: the decoder's errors (not for an input that planned
+  // without errors).
+  [[nodiscard]] absl::Status ForEachChanged(
+      const std::function<bool(const RelocatedString&)>& fn) const;
   // kToRelative: paths inside the directory that stay absolute because Flink
   // has no relative form of their handle (file-merging segment files, tag 15;
   // operator directories, tag 17). `after` is empty. Moving the directory
@@ -123,7 +143,13 @@ struct RelocateResult {
 // relocate of any file that names paths: `_metadata`, operator snapshot,
 // completedCheckpoint, a raw HA pointer (ZooKeeper node), from `Open`. The
 // kind decides the implementation below; the result and the verify are the
-// same. The relative modes take `_metadata` only.
+// same. The relative modes take `_metadata` only. A `_metadata` file opened
+// with `OpenOptions::defer_metadata_model` is planned in one streaming pass
+// (one operator decoded at a time, input pages released behind the cursor)
+// into a streamed plan (see `RelocateResult::streamed`) whose output is
+// byte for byte that of the decoded model's plan; the relative modes decode
+// the whole model. Errors in the file are returned here, prefixed with its
+// path.
 //
 // Return values: as the per-kind planners; `InvalidArgument` for a kind that
 // names no paths (another Java stream) or a wrapped (e.g. Base64) file.
@@ -132,9 +158,15 @@ struct RelocateResult {
 
 // Checks `output` (the bytes `PlanRelocate(before, options)` wrote): it
 // decodes as `before`'s kind (Java streams: also re-encode byte for byte),
-// with exactly the planned paths changed.
+// with exactly the planned paths changed. A `before` opened with
+// `OpenOptions::defer_metadata_model` is checked in one streaming pass over
+// `output` (one operator at a time): every record and the header re-encode
+// byte for byte and per operator a digest of its paths equals the planned
+// one (`planned`, the result this output was written from; without it the
+// input is scanned again).
 [[nodiscard]] absl::Status VerifyRelocated(const LoadedFile& before, serde::ByteView output,
-                                           const RelocateOptions& options);
+                                           const RelocateOptions& options,
+                                           const RelocateResult* planned = nullptr);
 
 // --- Per kind (what the two calls above dispatch to) ---------------------------
 

@@ -2,6 +2,8 @@
 
 #include "flinkstate/strip_state.h"
 
+#include <functional>
+#include <memory>
 #include <set>
 
 #include "absl/strings/ascii.h"
@@ -18,7 +20,11 @@
 #include "flinkstate/metadata_writer.h"
 #include "flinkstate/operator_id.h"
 #include "flinkstate/serde/data_output.h"
+#include "flinkstate/metadata_reader.h"
+#include "flinkstate/serde/mapped_file.h"
+#include "flinkstate/serde/modified_utf8.h"
 #include "flinkstate/serde/status_macros.h"
+#include "flinkstate/streamed_edit.h"
 
 namespace flinkstate {
 namespace {
@@ -50,6 +56,30 @@ struct HandleEntries : HandleVisitor {
 
 }  // namespace
 
+namespace {
+
+// The `NotFound` of strip-state, listing the state names `names` present.
+absl::Status NotFoundAmong(const std::set<std::string>& names, bool selected,
+                           const StripOptions& options) {
+  std::string present;
+  constexpr size_t kShown = 20;
+  size_t shown = 0;
+  for (const std::string& n : names) {
+    if (shown++ == kShown) {
+      absl::StrAppend(&present, ", ... (", names.size() - kShown, " more)");
+      break;
+    }
+    absl::StrAppend(&present, present.empty() ? "" : ", ", "'", absl::CHexEscape(n), "'");
+  }
+  return absl::NotFoundError(absl::StrCat(
+      "strip-state: no operator state named '", absl::CHexEscape(options.state_name), "'",
+      selected ? " in the selected operators" : " in the file",
+      "; nothing was written (operator state names present: ",
+      present.empty() ? "none" : present, ")"));
+}
+
+}  // namespace
+
 absl::Status StateNotFound(const StateFile& file, const StripOptions& options) {
   absl::StatusOr<std::vector<int>> chosen =
       SelectOperators(file, options.operator_ids, "strip-state");
@@ -65,21 +95,7 @@ absl::Status StateNotFound(const StateFile& file, const StripOptions& options) {
   } v;
   v.selected = &selected;
   WalkStateFile(file, &v);
-  std::string present;
-  constexpr size_t kShown = 20;
-  size_t shown = 0;
-  for (const std::string& n : v.names) {
-    if (shown++ == kShown) {
-      absl::StrAppend(&present, ", ... (", v.names.size() - kShown, " more)");
-      break;
-    }
-    absl::StrAppend(&present, present.empty() ? "" : ", ", "'", absl::CHexEscape(n), "'");
-  }
-  return absl::NotFoundError(absl::StrCat(
-      "strip-state: no operator state named '", absl::CHexEscape(options.state_name), "'",
-      selected.empty() ? " in the file" : " in the selected operators",
-      "; nothing was written (operator state names present: ",
-      present.empty() ? "none" : present, ")"));
+  return NotFoundAmong(v.names, !selected.empty(), options);
 }
 
 absl::StatusOr<StripResult> PlanStripState(const StateFile& file,
@@ -268,6 +284,255 @@ absl::Status VerifyStrippedCompletedCheckpoint(const StateFile& before,
   return VerifyStripped(before, after, options);
 }
 
+// --- Streamed _metadata files (opened with defer_metadata_model) ----------------
+//
+// One pass over the input plans (per operator: the replacements it would get
+// if selected, the state names it holds, the digests of its entries as they
+// are and as they would be stripped); the plan itself is small (two pieces per
+// stripped handle). The verify decodes the output one operator at a time and
+// compares digests.
+
+namespace {
+
+// Matches a state name against `writeUTF` strings of a model read without
+// `decode_strings`, by their bytes.
+class NameMatcher {
+ public:
+  explicit NameMatcher(const std::string& name) : name_(name) {
+    absl::StatusOr<std::string> m = serde::Utf8ToModifiedUtf8(name);
+    if (m.ok()) body_ = *std::move(m);
+    by_bytes_ = m.ok();
+  }
+  bool Matches(serde::ByteView input, const Utf& u) const {
+    const serde::ByteView b = UtfBody(input, u);
+    if (by_bytes_) return b == serde::AsBytes(body_);
+    // Not valid UTF-8: compare with the decoded text, as the model does.
+    absl::StatusOr<std::string> text = serde::ModifiedUtf8ToUtf8(b);
+    return text.ok() && *text == name_;
+  }
+
+ private:
+  std::string name_;
+  std::string body_;
+  bool by_bytes_ = false;
+};
+
+// The digest `VerifyStripped` compares of operator `op` (read from `input`):
+// the operator's own fields, then per operator state handle its place and
+// entries (name bytes, mode, offset count), leaving out the entries `drop`
+// says are stripped.
+template <typename Drop>
+std::array<uint8_t, 16> StripDigest(serde::ByteView input, const OperatorState& op, int index,
+                                    const Drop& drop) {
+  struct V : HandleVisitor {
+    void OnOperatorHandle(const HandleContext& c, const OperatorStateHandle& h) override {
+      d.AddU64(0x4f50u);  // a handle starts
+      d.AddU64(static_cast<uint64_t>(c.subtask ? c.subtask->subtask_index : -1));
+      d.AddBytes(serde::AsBytes(c.slot));
+      for (const StateNameEntry& e : h.states) {
+        if ((*drop)(e)) continue;
+        d.AddBytes(UtfBody(input, e.name));
+        d.AddU64(e.mode);
+        d.AddU64(e.offsets.count);
+      }
+    }
+    serde::ByteView input;
+    const Drop* drop;
+    EditDigest d;
+  } v;
+  v.input = input;
+  v.drop = &drop;
+  v.d.AddBytes(serde::ByteView(op.id.data(), op.id.size()));
+  v.d.AddU64(static_cast<uint64_t>(op.parallelism));
+  v.d.AddU64(static_cast<uint64_t>(op.max_parallelism));
+  v.d.AddU64(static_cast<uint64_t>(op.num_subtasks));
+  v.d.AddU64(op.coordinator_state.range.size);
+  WalkOperator(op, index, &v);
+  return v.d.Finish();
+}
+
+// What one pass over a `_metadata` input finds for strip-state, per operator.
+struct StripScan {
+  StateFile shells;  // the header and the operators without subtasks
+  std::vector<std::vector<serde::Replacement>> replacements;
+  std::vector<std::vector<StrippedEntry>> removed;
+  std::vector<uint64_t> bytes;
+  std::vector<std::set<std::string>> names;  // state names held, decoded
+  std::vector<std::array<uint8_t, 16>> kept;
+  std::vector<std::array<uint8_t, 16>> stripped;
+};
+
+absl::StatusOr<StripScan> ScanForStrip(serde::ByteView input, const StripOptions& options) {
+  StripScan scan;
+  const NameMatcher matcher(options.state_name);
+  MetadataReadOptions read;
+  read.decode_strings = false;
+  read.release_consumed_input = serde::IsLocalFileMapping(input);
+  std::set<std::string, std::less<>> bodies;  // of one operator
+  absl::Status status;
+  absl::StatusOr<CheckpointMetadata> header = ReadCheckpointMetadataStreaming(
+      input,
+      [&](int index, OperatorState&& op) -> absl::Status {
+        scan.shells.metadata.operators.push_back(OperatorShell(op));
+        std::vector<serde::Replacement>& reps = scan.replacements.emplace_back();
+        std::vector<StrippedEntry>& removed = scan.removed.emplace_back();
+        uint64_t& bytes = scan.bytes.emplace_back(0);
+        bodies.clear();
+        struct Planner : HandleVisitor {
+          void OnOperatorHandle(const HandleContext& c, const OperatorStateHandle& h) override {
+            uint32_t kept = 0;
+            bool hit = false;
+            for (const StateNameEntry& e : h.states) {
+              const serde::ByteView body = UtfBody(input, e.name);
+              const absl::string_view key(reinterpret_cast<const char*>(body.data()), body.size());
+              if (bodies->find(key) == bodies->end()) bodies->emplace(key);
+              if (!matcher->Matches(input, e.name)) {
+                ++kept;
+                continue;
+              }
+              hit = true;
+              reps->push_back({e.range, std::string()});
+              StrippedEntry s;
+              s.operator_index = c.operator_index;
+              s.operator_id = c.op->IdHex();
+              s.subtask_index = c.subtask ? c.subtask->subtask_index : -1;
+              s.slot = c.slot;
+              s.mode = e.mode;
+              s.entry_count = e.offsets.count;
+              s.bytes = e.range.size;
+              *bytes += e.range.size;
+              removed->push_back(std::move(s));
+            }
+            if (hit) {
+              std::string count;
+              serde::DataOutput(&count).WriteUint32(kept);
+              reps->push_back({h.count_range, std::move(count)});
+            }
+          }
+          serde::ByteView input;
+          const NameMatcher* matcher;
+          std::set<std::string, std::less<>>* bodies;
+          std::vector<serde::Replacement>* reps;
+          std::vector<StrippedEntry>* removed;
+          uint64_t* bytes;
+        } planner;
+        planner.input = input;
+        planner.matcher = &matcher;
+        planner.bodies = &bodies;
+        planner.reps = &reps;
+        planner.removed = &removed;
+        planner.bytes = &bytes;
+        WalkOperator(op, index, &planner);
+        std::set<std::string>& names = scan.names.emplace_back();
+        for (const std::string& b : bodies) {
+          absl::StatusOr<std::string> text = serde::ModifiedUtf8ToUtf8(serde::AsBytes(b));
+          if (text.ok()) names.insert(*std::move(text));
+        }
+        scan.kept.push_back(
+            StripDigest(input, op, index, [](const StateNameEntry&) { return false; }));
+        scan.stripped.push_back(StripDigest(input, op, index, [&](const StateNameEntry& e) {
+          return matcher.Matches(input, e.name);
+        }));
+        return absl::OkStatus();
+      },
+      read);
+  FLINKSTATE_RETURN_IF_ERROR(header.status());
+  std::vector<OperatorState> ops = std::move(scan.shells.metadata.operators);
+  scan.shells.kind = StateFileKind::kMetadata;
+  scan.shells.size = input.size();
+  scan.shells.metadata = *std::move(header);
+  scan.shells.metadata.operators = std::move(ops);
+  return scan;
+}
+
+// The expectation of a scan under a selection (empty: every operator).
+std::shared_ptr<const StreamedExpectation> ExpectStripped(const StripScan& scan,
+                                                          const std::set<int>& selected) {
+  auto e = std::make_shared<StreamedExpectation>();
+  const CheckpointMetadata& m = scan.shells.metadata;
+  e->version = m.version;
+  e->checkpoint_id = m.checkpoint_id;
+  e->master_states = m.master_states.size();
+  e->properties_size = m.properties.size;
+  for (size_t i = 0; i < scan.kept.size(); ++i) {
+    const bool strip = selected.empty() || selected.count(static_cast<int>(i)) > 0;
+    e->operators.push_back(strip ? scan.stripped[i] : scan.kept[i]);
+  }
+  return e;
+}
+
+absl::Status WithFilePath(const LoadedFile& f, const absl::Status& s) {
+  if (s.ok()) return s;
+  return absl::Status(s.code(), absl::StrCat(f.path, ": ", s.message()));
+}
+
+absl::StatusOr<StripResult> PlanStripStreamed(const LoadedFile& file,
+                                              const StripOptions& options) {
+  const serde::ByteView input = file.bytes();
+  absl::StatusOr<StripScan> scan = ScanForStrip(input, options);
+  FLINKSTATE_RETURN_IF_ERROR(file.CheckIntact());
+  if (!scan.ok()) return WithFilePath(file, scan.status());
+  FLINKSTATE_ASSIGN_OR_RETURN(const std::vector<int> chosen,
+                              SelectOperators(scan->shells, options.operator_ids, "strip-state"));
+  const std::set<int> selected(chosen.begin(), chosen.end());
+  StripResult result;
+  std::vector<serde::Replacement> replacements;
+  std::set<std::string> names;
+  for (size_t i = 0; i < scan->removed.size(); ++i) {
+    if (!selected.empty() && selected.count(static_cast<int>(i)) == 0) continue;
+    names.insert(scan->names[i].begin(), scan->names[i].end());
+    for (StrippedEntry& e : scan->removed[i]) result.removed.push_back(std::move(e));
+    for (serde::Replacement& r : scan->replacements[i]) replacements.push_back(std::move(r));
+    result.bytes_removed += scan->bytes[i];
+  }
+  if (result.removed.empty()) return NotFoundAmong(names, !selected.empty(), options);
+  FLINKSTATE_ASSIGN_OR_RETURN(
+      result.plan, serde::EditPlan::FromReplacements(input.size(), std::move(replacements)));
+  result.expected = ExpectStripped(*scan, selected);
+  return result;
+}
+
+absl::Status VerifyStrippedStreamed(const LoadedFile& before, serde::ByteView output,
+                                    const StripOptions& options, const StripResult* planned) {
+  std::shared_ptr<const StreamedExpectation> expected =
+      planned != nullptr ? planned->expected : nullptr;
+  if (expected == nullptr) {
+    absl::StatusOr<StripScan> scan = ScanForStrip(before.bytes(), options);
+    FLINKSTATE_RETURN_IF_ERROR(before.CheckIntact());
+    if (!scan.ok()) return WithFilePath(before, scan.status());
+    FLINKSTATE_ASSIGN_OR_RETURN(
+        const std::vector<int> chosen,
+        SelectOperators(scan->shells, options.operator_ids, "strip-state"));
+    expected = ExpectStripped(*scan, std::set<int>(chosen.begin(), chosen.end()));
+  }
+  const absl::Status changed = absl::DataLossError(
+      "strip-state verify: header, operator list, master states or properties changed");
+  size_t ops = 0;
+  absl::StatusOr<CheckpointMetadata> header = ReadMetadataRoundTripStreaming(
+      output, [&](int index, OperatorState&& op) -> absl::Status {
+        ++ops;
+        if (static_cast<size_t>(index) >= expected->operators.size()) return changed;
+        const std::array<uint8_t, 16> got =
+            StripDigest(output, op, index, [](const StateNameEntry&) { return false; });
+        if (got != expected->operators[index]) {
+          return absl::DataLossError(absl::StrCat(
+              "strip-state verify: operator ", index, " (", op.IdHex(),
+              ") does not hold the expected entries"));
+        }
+        return absl::OkStatus();
+      });
+  FLINKSTATE_RETURN_IF_ERROR(header.status());
+  if (header->version != expected->version || header->checkpoint_id != expected->checkpoint_id ||
+      ops != expected->operators.size() ||
+      header->master_states.size() != expected->master_states ||
+      header->properties.size != expected->properties_size) {
+    return changed;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 // --- One entry point for every kind ----------------------------------------------
 
 absl::StatusOr<StripResult> PlanStripState(const LoadedFile& file, const StripOptions& options) {
@@ -281,11 +546,13 @@ absl::StatusOr<StripResult> PlanStripState(const LoadedFile& file, const StripOp
   if (file.kind == FileKind::kCompletedCheckpoint) {
     return PlanStripCompletedCheckpoint(*file.stream, file.model, options);
   }
+  if (file.metadata_deferred) return PlanStripStreamed(file, options);
   return PlanStripState(file.model, file.bytes(), options);
 }
 
 absl::Status VerifyStripped(const LoadedFile& before, serde::ByteView output,
-                            const StripOptions& options) {
+                            const StripOptions& options, const StripResult* planned) {
+  if (before.metadata_deferred) return VerifyStrippedStreamed(before, output, options, planned);
   if (before.kind == FileKind::kCompletedCheckpoint) {
     return VerifyStrippedCompletedCheckpoint(before.model, output, options);
   }

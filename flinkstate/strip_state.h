@@ -31,6 +31,7 @@
 #ifndef FLINKSTATE_FLINKSTATE_STRIP_STATE_H_
 #define FLINKSTATE_FLINKSTATE_STRIP_STATE_H_
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,8 @@
 #include "flinkstate/serde/edit_plan.h"
 
 namespace flinkstate {
+
+struct StreamedExpectation;  // streamed_edit.h
 
 struct StripOptions {
   // The state name to remove (exact match).
@@ -72,11 +75,20 @@ struct StripResult {
   uint64_t bytes_removed = 0;          // input size - output size
   // completedCheckpoint files: what the javaobj rewriter did (else zeros).
   javaobj::RewriteStats stats;
+  // A streamed `_metadata` plan (`LoadedFile::metadata_deferred`): what the
+  // output must hold, for `VerifyStripped(before, output, options, this)`
+  // (which otherwise scans the input again). Null for other plans.
+  std::shared_ptr<const StreamedExpectation> expected;
 };
 
 // strip-state of any file that can hold operator state: `_metadata`,
 // operator snapshot, completedCheckpoint (from `Open`; stored raw). The kind
 // decides the implementation below; the result and the verify are the same.
+// A `_metadata` file opened with `OpenOptions::defer_metadata_model` is
+// planned in one streaming pass (one operator decoded at a time, input pages
+// released behind the cursor): the same result and plan as for the decoded
+// model, in memory of the largest operator plus two pieces per stripped
+// handle; errors in the file are returned here, prefixed with its path.
 //
 // Return values: as the per-kind planners; `InvalidArgument` for a kind that
 // holds no operator state (HA pointer, other Java stream) or a wrapped file.
@@ -86,8 +98,16 @@ struct StripResult {
 // Checks `output` (the bytes `PlanStripState(before, options)` wrote): it
 // decodes as `before`'s kind (completedCheckpoint: also re-encodes byte for
 // byte) and `VerifyStripped` of the two models holds.
+// A `before` opened with `OpenOptions::defer_metadata_model` is checked in
+// one streaming pass over `output` (one operator at a time; pages released
+// behind the cursor when `output` is a file mapping): every operator record
+// and the header re-encode byte for byte, and per operator a digest of its
+// fields and operator state entries equals the planned one (`planned`, the
+// result this output was written from; without it the input is scanned
+// again to compute them).
 [[nodiscard]] absl::Status VerifyStripped(const LoadedFile& before, serde::ByteView output,
-                                          const StripOptions& options);
+                                          const StripOptions& options,
+                                          const StripResult* planned = nullptr);
 
 // --- Per kind (what the two calls above dispatch to; also for callers that
 // hold a model or a decoded stream without a `LoadedFile`) -------------------

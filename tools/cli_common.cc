@@ -53,6 +53,20 @@ absl::StatusOr<Input> LoadStateFile(const std::string& path) {
   return ::flinkstate::OpenStateFile(path);
 }
 
+absl::StatusOr<Input> LoadForEdit(const std::string& path) {
+  OpenOptions options;
+  FLINKSTATE_ASSIGN_OR_RETURN(options.input_format,
+                              serde::ParseInputFormat(InputFormatSetting()));
+  options.defer_metadata_model = true;
+  return ::flinkstate::Open(path, options);
+}
+
+absl::StatusOr<Input> LoadStateFileForEdit(const std::string& path) {
+  OpenOptions options;
+  options.defer_metadata_model = true;
+  return ::flinkstate::OpenStateFile(path, options);
+}
+
 namespace {
 
 // See CliFileOps in the header.
@@ -405,6 +419,8 @@ absl::Status WriteVerified(const OutputTarget& t, const Input& in,
   options.stats = stats;
   // Writing, then re-reading and verifying (as long as writing on large files).
   options.progress = progress.Sink();
+  // Plans of many small pieces read most of the input through the mapping.
+  options.splice.release_consumed_input = true;
   return serde::WriteFileTransaction(t.output, t.backup, in.file, plan, verify, options);
 }
 
@@ -467,14 +483,15 @@ void AddStripped(const std::vector<StrippedEntry>& removed, report::EditReport* 
   }
 }
 
-void AddRelocated(const std::vector<RelocatedString>& changed, report::EditReport* out) {
-  for (const RelocatedString& c : changed) {
+absl::Status AddRelocated(const RelocateResult& result, report::EditReport* out) {
+  return result.ForEachChanged([out](const RelocatedString& c) {
     report::EditReport::RelocatedPath* p = out->add_relocated();
     p->set_what(c.what);
     p->set_before(ValidUtf8(c.before));
     p->set_after(ValidUtf8(c.after));
     p->set_offset(c.offset);
-  }
+    return true;
+  });
 }
 
 }  // namespace flinkstate::cli

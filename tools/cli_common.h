@@ -130,12 +130,18 @@ using Input = ::flinkstate::LoadedFile;
 
 // flinkstate::Open (any kind; a directory opens its _metadata).
 [[nodiscard]] absl::StatusOr<Input> Load(const std::string& path);
+// As `Load`, a `_metadata` file left undecoded for the streaming edits
+// (`OpenOptions::defer_metadata_model`).
+[[nodiscard]] absl::StatusOr<Input> LoadForEdit(const std::string& path);
 // The --input-format `Load` applies ("auto" until set; main sets it from the
 // command line before running a command).
 void SetInputFormat(const std::string& format);
 
 // flinkstate::OpenStateFile: metadata, operator-snapshot or completedCheckpoint.
 [[nodiscard]] absl::StatusOr<Input> LoadStateFile(const std::string& path);
+// As `LoadStateFile`, a `_metadata` file left undecoded for the streaming
+// edits (`OpenOptions::defer_metadata_model`).
+[[nodiscard]] absl::StatusOr<Input> LoadStateFileForEdit(const std::string& path);
 
 // The file-system calls the CLI's writes make: the real ones, or (for the
 // crash tests in tests/tools) ones that log each step to
@@ -232,7 +238,7 @@ serde::OutputVerifier StateFileVerifier(
 report::EditReport EditReportOf(const char* command, const OutputTarget& t, const Input& in,
                                 uint64_t output_bytes);
 void AddStripped(const std::vector<StrippedEntry>& removed, report::EditReport* out);
-void AddRelocated(const std::vector<RelocatedString>& changed, report::EditReport* out);
+[[nodiscard]] absl::Status AddRelocated(const RelocateResult& result, report::EditReport* out);
 
 }  // namespace flinkstate::cli
 

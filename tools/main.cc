@@ -15,6 +15,8 @@
 // message on stderr and exit status 2. Abseil's registry is process-global and
 // its parser exits with 1.
 
+#include <malloc.h>
+
 #include <cstdlib>
 #include <iostream>
 #include <limits>
@@ -486,4 +488,12 @@ int Run(int argc, char** argv) {
 }  // namespace
 }  // namespace flinkstate::cli
 
-int main(int argc, char** argv) { return flinkstate::cli::Main(argc, argv); }
+int main(int argc, char** argv) {
+  // Streaming passes decode one operator (tens of MiB of small records) at a
+  // time and free it: keep freed memory in the heap for the next one instead
+  // of returning it to the kernel and faulting it in again (measured: a
+  // quarter of relocate's time on the 100-operator wide job went to that).
+  ::mallopt(M_MMAP_THRESHOLD, 64 << 20);
+  ::mallopt(M_TRIM_THRESHOLD, 256 << 20);
+  return flinkstate::cli::Main(argc, argv);
+}

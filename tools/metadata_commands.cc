@@ -159,7 +159,7 @@ int RunStripState(const CommandArgs& a) {
   absl::StatusOr<OutputTarget> target = ResolveOutput(a);
   if (!target.ok()) return OutputProblem(target.status());
   const auto start = Clock::now();
-  absl::StatusOr<Input> in = LoadStateFile(target->input);
+  absl::StatusOr<Input> in = LoadStateFileForEdit(target->input);
   if (!in.ok()) return Fail(in.status());
   absl::StatusOr<StripResult> result = PlanStripState(*in, options);
   if (!result.ok()) return Fail(result.status());
@@ -186,7 +186,8 @@ int RunStripState(const CommandArgs& a) {
   serde::SpliceStats stats;
   absl::Status s = WriteVerified(
       *target, *in, result->plan,
-      [&](serde::ByteView output) { return VerifyStripped(*in, output, options); }, &stats);
+      [&](serde::ByteView output) { return VerifyStripped(*in, output, options, &*result); },
+      &stats);
   if (!s.ok()) return Fail(s);
   const std::string rewriter =
       in->kind == FileKind::kCompletedCheckpoint
@@ -241,12 +242,12 @@ int RunDropOperator(const CommandArgs& a) {
   if (ids.empty()) return Usage("drop-operator needs --operator ID");
   absl::StatusOr<OutputTarget> target = ResolveOutput(a);
   if (!target.ok()) return OutputProblem(target.status());
-  absl::StatusOr<Input> in = LoadStateFile(target->input);
+  absl::StatusOr<Input> in = LoadStateFileForEdit(target->input);
   if (!in.ok()) return Fail(in.status());
   absl::StatusOr<DropResult> result = PlanDropOperators(*in, ids);
   if (!result.ok()) return Fail(result.status());
   const serde::OutputVerifier verify = [&](serde::ByteView output) {
-    return VerifyDropped(*in, output, result->dropped_ids);
+    return VerifyDropped(*in, output, result->dropped_ids, &*result);
   };
   absl::Status s = WriteVerified(*target, *in, result->plan, verify, nullptr);
   if (!s.ok()) return Fail(s);
@@ -276,23 +277,25 @@ int RunRelocate(const CommandArgs& a) {
   if (absl::Status s = ValidateRelocateOptions(options); !s.ok()) return Usage(s.message());
   absl::StatusOr<OutputTarget> target = ResolveOutput(a);
   if (!target.ok()) return OutputProblem(target.status());
-  absl::StatusOr<Input> in = Load(target->input);
+  absl::StatusOr<Input> in = LoadForEdit(target->input);
   if (!in.ok()) return Fail(in.status());
   absl::StatusOr<RelocateResult> result = PlanRelocate(*in, options);
   if (!result.ok()) return Fail(result.status());
   absl::Status s = WriteVerified(
       *target, *in, result->plan,
-      [&](serde::ByteView output) { return VerifyRelocated(*in, output, options); }, nullptr);
+      [&](serde::ByteView output) { return VerifyRelocated(*in, output, options, &*result); },
+      nullptr);
   if (!s.ok()) return Fail(s);
   std::ostream& out = Text(a);
   constexpr size_t kShown = 20;
-  for (size_t i = 0; i < result->changed.size() && i < kShown; ++i) {
-    const RelocatedString& c = result->changed[i];
+  const uint64_t changed = result->changed_count();
+  size_t shown = 0;
+  s = result->ForEachChanged([&](const RelocatedString& c) {
     out << "  " << c.what << ": " << Printable(c.before) << " -> " << Printable(c.after) << "\n";
-  }
-  if (result->changed.size() > kShown) {
-    out << "  ... and " << result->changed.size() - kShown << " more\n";
-  }
+    return ++shown < kShown;
+  });
+  if (!s.ok()) return Fail(s);
+  if (changed > kShown) out << "  ... and " << changed - kShown << " more\n";
   for (const RelocatedString& c : result->left_absolute) {
     out << "  warning: " << c.what << " " << Printable(c.before)
         << " lies inside the directory but has no relative form in Flink: moving the "
@@ -302,10 +305,10 @@ int RunRelocate(const CommandArgs& a) {
                      : in->kind == FileKind::kMetadata || in->kind == FileKind::kOperatorSnapshot
                          ? " paths relocated"
                          : " strings relocated";
-  out << "wrote " << target->output << ": " << result->changed.size() << what << ", verified\n";
+  out << "wrote " << target->output << ": " << changed << what << ", verified\n";
   if (!a.json) return kExitOk;
   report::EditReport rep = EditReportOf("relocate", *target, *in, result->plan.output_size());
-  AddRelocated(result->changed, &rep);
+  if (absl::Status added = AddRelocated(*result, &rep); !added.ok()) return Fail(added);
   return PrintJson(rep);
 }
 

@@ -8,6 +8,79 @@
 
 namespace flinkstate::serde {
 
+namespace {
+
+// Checks the pieces of a streamed plan on their way to `next`.
+class CheckingSink : public PieceSink {
+ public:
+  CheckingSink(uint64_t input_size, PieceSink* next) : input_size_(input_size), next_(next) {}
+
+  absl::Status Copy(SourceRange r) override {
+    if (r.offset > input_size_ || r.size > input_size_ - r.offset) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "serde: edit plan: piece ", index_, " copies [", r.offset, ", ", r.end(),
+          ") beyond the ", input_size_, "-byte input"));
+    }
+    if (r.offset < prev_end_) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "serde: edit plan: piece ", index_, " copies from byte ", r.offset,
+          ", before the end of the previous copy at byte ", prev_end_,
+          " (pieces must be sorted and must not overlap)"));
+    }
+    prev_end_ = r.end();
+    ++index_;
+    output_ += r.size;
+    return next_ == nullptr ? absl::OkStatus() : next_->Copy(r);
+  }
+  absl::Status Insert(ByteView bytes) override {
+    ++index_;
+    output_ += bytes.size();
+    inserted_ += bytes.size();
+    return next_ == nullptr ? absl::OkStatus() : next_->Insert(bytes);
+  }
+  absl::Status Finish(uint64_t output_size, uint64_t inserted_bytes) const {
+    if (output_ != output_size || inserted_ != inserted_bytes) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "serde: edit plan: the source produced ", output_, " bytes (", inserted_,
+          " inserted), the plan declares ", output_size, " (", inserted_bytes, ")"));
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  uint64_t input_size_;
+  PieceSink* next_;
+  uint64_t prev_end_ = 0;
+  uint64_t index_ = 0;
+  uint64_t output_ = 0;
+  uint64_t inserted_ = 0;
+};
+
+}  // namespace
+
+EditPlan EditPlan::FromSource(uint64_t output_size, uint64_t inserted_bytes,
+                              PieceSource source) {
+  EditPlan plan;
+  plan.output_size_ = output_size;
+  plan.inserted_bytes_ = inserted_bytes;
+  plan.source_ = std::move(source);
+  return plan;
+}
+
+absl::Status EditPlan::ForEachPiece(uint64_t input_size, PieceSink* sink) const {
+  if (source_ == nullptr) {
+    for (const EditPiece& p : pieces_) {
+      absl::Status s = p.kind == EditPiece::Kind::kCopy ? sink->Copy(p.range)
+                                                       : sink->Insert(AsBytes(p.bytes));
+      if (!s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+  CheckingSink checked(input_size, sink);
+  if (absl::Status s = source_(&checked); !s.ok()) return s;
+  return checked.Finish(output_size_, inserted_bytes_);
+}
+
 EditPlan EditPlan::Identity(uint64_t input_size) {
   EditPlan plan;
   plan.AddCopy(SourceRange{0, input_size});
@@ -67,12 +140,18 @@ absl::StatusOr<EditPlan> EditPlan::FromReplacements(
 }
 
 bool EditPlan::IsIdentity(uint64_t input_size) const {
+  if (source_ != nullptr) return false;  // not known without running it
   if (input_size == 0) return pieces_.empty();
   return pieces_.size() == 1 && pieces_[0].kind == EditPiece::Kind::kCopy &&
          pieces_[0].range == SourceRange{0, input_size};
 }
 
 absl::Status EditPlan::Validate(uint64_t input_size) const {
+  if (source_ != nullptr) {
+    CheckingSink checked(input_size, nullptr);
+    if (absl::Status s = source_(&checked); !s.ok()) return s;
+    return checked.Finish(output_size_, inserted_bytes_);
+  }
   uint64_t prev_end = 0;
   for (size_t i = 0; i < pieces_.size(); ++i) {
     const EditPiece& p = pieces_[i];
@@ -95,18 +174,27 @@ absl::Status EditPlan::Validate(uint64_t input_size) const {
 }
 
 absl::StatusOr<std::string> EditPlan::ApplyToString(ByteView input) const {
-  if (absl::Status s = Validate(input.size()); !s.ok()) return s;
-  std::string out;
-  out.reserve(output_size_);
-  for (const EditPiece& p : pieces_) {
-    if (p.kind == EditPiece::Kind::kCopy) {
-      ByteView b = Slice(input, p.range);
-      out.append(reinterpret_cast<const char*>(b.data()), b.size());
-    } else {
-      out += p.bytes;
-    }
+  // A streamed plan is checked while it runs.
+  if (!is_streamed()) {
+    if (absl::Status s = Validate(input.size()); !s.ok()) return s;
   }
-  return out;
+  struct StringSink : PieceSink {
+    absl::Status Copy(SourceRange r) override {
+      ByteView b = Slice(input, r);
+      out.append(reinterpret_cast<const char*>(b.data()), b.size());
+      return absl::OkStatus();
+    }
+    absl::Status Insert(ByteView b) override {
+      out.append(reinterpret_cast<const char*>(b.data()), b.size());
+      return absl::OkStatus();
+    }
+    ByteView input;
+    std::string out;
+  } sink;
+  sink.input = input;
+  sink.out.reserve(output_size_);
+  if (absl::Status s = ForEachPiece(input.size(), &sink); !s.ok()) return s;
+  return std::move(sink.out);
 }
 
 }  // namespace flinkstate::serde

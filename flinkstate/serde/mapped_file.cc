@@ -9,6 +9,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -211,6 +212,30 @@ void MappedFile::AdviseSequential() const {
   if (data_ != nullptr && sparse_ == nullptr) {
     ::madvise(const_cast<uint8_t*>(data_), size_, MADV_SEQUENTIAL);
   }
+}
+
+void MappedFile::ReleasePages(uint64_t offset, uint64_t size) const {
+  if (data_ == nullptr || sparse_ != nullptr || offset >= size_) return;
+  static const uint64_t kPage = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const auto base = reinterpret_cast<uintptr_t>(data_);  // page-aligned (mmap)
+  const uint64_t from = (offset + kPage - 1) / kPage * kPage;
+  const uint64_t end = std::min(size_, offset + std::min(size, size_ - offset));
+  // The last page of the file may be partial: it counts as whole at the end.
+  const uint64_t to = end == size_ ? (size_ + kPage - 1) / kPage * kPage : end / kPage * kPage;
+  if (to <= from) return;
+  ::madvise(reinterpret_cast<void*>(base + from), to - from, MADV_DONTNEED);
+}
+
+bool IsLocalFileMapping(ByteView bytes) {
+  if (bytes.empty()) return false;
+  const auto begin = reinterpret_cast<uintptr_t>(bytes.data());
+  const uintptr_t end = begin + bytes.size();
+  for (const GuardSlot& slot : g_slots) {
+    const uintptr_t b = slot.begin.load(std::memory_order_acquire);
+    if (b == 0 || b == UINTPTR_MAX || begin < b) continue;
+    if (end <= slot.end.load(std::memory_order_acquire)) return true;
+  }
+  return false;
 }
 
 absl::StatusOr<std::string> ReadSmallFile(absl::string_view path,

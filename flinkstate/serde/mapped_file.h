@@ -100,6 +100,13 @@ class MappedFile {
   // Hints the kernel that the map will be read front to back.
   void AdviseSequential() const;
 
+  // Drops this process's resident pages of [offset, offset + size) (the whole
+  // pages inside it) with `madvise(MADV_DONTNEED)`; read again, they fault
+  // back in from the page cache. For passes over large files, so that
+  // resident memory does not grow with the file. No-op for a sparse mapping.
+  // Thread-safe (readers of the range only pay a page fault).
+  void ReleasePages(uint64_t offset, uint64_t size) const;
+
   // Makes [offset, offset + size) readable by the kernel (a sparse mapping
   // fetches it; a local file needs nothing). Call before handing a range of
   // `bytes()` to a system call such as `writev`.
@@ -117,6 +124,13 @@ class MappedFile {
   int guard_slot_ = -1;  // index in the SIGBUS guard table, -1 if unguarded
   std::unique_ptr<SparseMapping> sparse_;  // set by FromSparse
 };
+
+// True if `bytes` lies inside the read-only mapping of a live local
+// `MappedFile` (guarded against truncation): memory whose pages may be
+// dropped behind a cursor (`MetadataReadOptions::release_consumed_input`)
+// because they fault back in from the file. False for any other memory
+// (heap, a sparse mapping, a mapping beyond the guard table). Thread-safe.
+bool IsLocalFileMapping(ByteView bytes);
 
 // Reads a whole (small) file into memory; for inputs that are not mapped,
 // such as text pointers. `OutOfRange` if it is larger than `max_bytes`.

@@ -11,11 +11,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "flinkstate/serde/file_transaction.h"
+#include "flinkstate/serde/status_macros.h"
 
 namespace flinkstate::serde {
 namespace {
@@ -69,6 +71,8 @@ class IovBatch {
     pending_ = 0;
     return absl::OkStatus();
   }
+
+  bool empty() const { return iov_.empty(); }
 
  private:
   static constexpr size_t kMaxIov = IOV_MAX;
@@ -229,51 +233,130 @@ absl::Status FinishTemp(int fd, const std::string& tmp, absl::string_view target
 
 }  // namespace
 
-absl::Status ExecutePlan(const EditPlan& plan, const MappedFile& input,
-                         int out_fd, const SpliceOptions& options,
-                         SpliceStats* stats) {
-  if (absl::Status s = plan.Validate(input.size()); !s.ok()) return s;
-  SpliceStats run;
-  const ByteView in = input.bytes();
-  IovBatch batch(out_fd, &run);
-  bool cfr_ok = input.fd() >= 0;
-  std::vector<uint8_t> bounce;
-  uint64_t done = 0;
-  for (const EditPiece& p : plan.pieces()) {
-    const bool large = input.fd() >= 0 && p.range.size >= options.copy_file_range_threshold;
-    const bool page_congruent = ((p.range.offset ^ done) & (kPageSize - 1)) == 0;
-    if (p.kind == EditPiece::Kind::kInsert) {
-      if (absl::Status s = batch.Add(p.bytes.data(), p.bytes.size()); !s.ok()) {
-        return s;
-      }
-    } else if (large && (!cfr_ok || !page_congruent)) {
-      if (absl::Status s = batch.Flush(); !s.ok()) return s;
-      if (absl::Status s = BounceRange(input, out_fd, p.range, &bounce, &run); !s.ok()) {
-        return s;
-      }
+namespace {
+
+// Writes the pieces it is given to `out_fd` (see the header for the choice
+// of system call per piece).
+class WriterSink : public PieceSink {
+ public:
+  WriterSink(const EditPlan& plan, const MappedFile& input, int out_fd,
+             const SpliceOptions& options, SpliceStats* run)
+      : plan_(plan),
+        input_(input),
+        in_(input.bytes()),
+        out_fd_(out_fd),
+        options_(options),
+        run_(run),
+        batch_(out_fd, run),
+        cfr_ok_(input.fd() >= 0),
+        stable_inserts_(!plan.is_streamed()) {}
+
+  absl::Status Copy(SourceRange r) override {
+    const bool large = input_.fd() >= 0 && r.size >= options_.copy_file_range_threshold;
+    const bool page_congruent = ((r.offset ^ done_) & (kPageSize - 1)) == 0;
+    if (large && (!cfr_ok_ || !page_congruent)) {
+      FLINKSTATE_RETURN_IF_ERROR(Flush());
+      FLINKSTATE_RETURN_IF_ERROR(BounceRange(input_, out_fd_, r, &bounce_, run_));
     } else if (large) {
-      if (absl::Status s = batch.Flush(); !s.ok()) return s;
+      FLINKSTATE_RETURN_IF_ERROR(Flush());
       bool unsupported = false;
-      if (absl::Status s = CopyRange(input, out_fd, p.range, &run, &unsupported);
-          !s.ok()) {
-        return s;
-      }
+      FLINKSTATE_RETURN_IF_ERROR(CopyRange(input_, out_fd_, r, run_, &unsupported));
       if (unsupported) {
-        cfr_ok = false;
-        if (absl::Status s = BounceRange(input, out_fd, p.range, &bounce, &run); !s.ok()) {
-          return s;
-        }
+        cfr_ok_ = false;
+        FLINKSTATE_RETURN_IF_ERROR(BounceRange(input_, out_fd_, r, &bounce_, run_));
       }
     } else {
       // A remote input: the kernel cannot fault its pages in (EFAULT).
-      if (absl::Status s = input.Ensure(p.range.offset, p.range.size); !s.ok()) return s;
-      ByteView b = Slice(in, p.range);
-      if (absl::Status s = batch.Add(b.data(), b.size()); !s.ok()) return s;
+      FLINKSTATE_RETURN_IF_ERROR(input_.Ensure(r.offset, r.size));
+      ByteView b = Slice(in_, r);
+      pending_input_end_ = r.end();
+      FLINKSTATE_RETURN_IF_ERROR(Add(b.data(), b.size()));
     }
-    done += p.output_size();
-    if (options.progress) options.progress(done, plan.output_size());
+    return Advance(r.size);
   }
-  if (absl::Status s = batch.Flush(); !s.ok()) return s;
+
+  absl::Status Insert(ByteView b) override {
+    if (stable_inserts_ || b.empty()) {
+      FLINKSTATE_RETURN_IF_ERROR(Add(b.data(), b.size()));
+    } else if (b.size() > kArenaBytes) {
+      // Too large to keep: written before the call returns.
+      FLINKSTATE_RETURN_IF_ERROR(Add(b.data(), b.size()));
+      FLINKSTATE_RETURN_IF_ERROR(Flush());
+    } else {
+      // The bytes are the source's only during the call: kept in the arena
+      // until the batch that points at them is written.
+      if (arena_used_ + b.size() > kArenaBytes) FLINKSTATE_RETURN_IF_ERROR(Flush());
+      if (arena_ == nullptr) arena_ = std::make_unique<uint8_t[]>(kArenaBytes);
+      uint8_t* at = arena_.get() + arena_used_;
+      std::memcpy(at, b.data(), b.size());
+      arena_used_ += b.size();
+      FLINKSTATE_RETURN_IF_ERROR(Add(at, b.size()));
+    }
+    return Advance(b.size());
+  }
+
+  absl::Status Flush() {
+    FLINKSTATE_RETURN_IF_ERROR(batch_.Flush());
+    OnWritten();
+    return absl::OkStatus();
+  }
+
+ private:
+  static constexpr uint64_t kArenaBytes = uint64_t{1} << 20;
+  static constexpr uint64_t kReleaseBatch = uint64_t{8} << 20;
+
+  absl::Status Add(const uint8_t* data, size_t size) {
+    FLINKSTATE_RETURN_IF_ERROR(batch_.Add(data, size));
+    if (batch_.empty()) OnWritten();  // the batch filled up and was written
+    return absl::OkStatus();
+  }
+
+  // Everything handed over so far is written.
+  void OnWritten() {
+    arena_used_ = 0;
+    // The input pages of what was written are not needed any more.
+    if (options_.release_consumed_input && pending_input_end_ >= released_ + kReleaseBatch) {
+      input_.ReleasePages(released_, pending_input_end_ - released_);
+      released_ = pending_input_end_;
+    }
+  }
+
+  absl::Status Advance(uint64_t n) {
+    done_ += n;
+    if (options_.progress) options_.progress(done_, plan_.output_size());
+    return absl::OkStatus();
+  }
+
+  const EditPlan& plan_;
+  const MappedFile& input_;
+  const ByteView in_;
+  const int out_fd_;
+  const SpliceOptions& options_;
+  SpliceStats* run_;
+  IovBatch batch_;
+  bool cfr_ok_;
+  const bool stable_inserts_;
+  std::vector<uint8_t> bounce_;
+  std::unique_ptr<uint8_t[]> arena_;
+  uint64_t arena_used_ = 0;
+  uint64_t done_ = 0;
+  uint64_t pending_input_end_ = 0;
+  uint64_t released_ = 0;
+};
+
+}  // namespace
+
+absl::Status ExecutePlan(const EditPlan& plan, const MappedFile& input,
+                         int out_fd, const SpliceOptions& options,
+                         SpliceStats* stats) {
+  // A streamed plan is checked while it runs (ForEachPiece).
+  if (!plan.is_streamed()) {
+    if (absl::Status s = plan.Validate(input.size()); !s.ok()) return s;
+  }
+  SpliceStats run;
+  WriterSink sink(plan, input, out_fd, options, &run);
+  if (absl::Status s = plan.ForEachPiece(input.size(), &sink); !s.ok()) return s;
+  if (absl::Status s = sink.Flush(); !s.ok()) return s;
   run.bytes_written = run.bytes_copy_file_range + run.bytes_writev + run.bytes_bounced;
   if (stats != nullptr) {
     stats->bytes_written += run.bytes_written;

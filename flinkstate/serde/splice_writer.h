@@ -59,6 +59,11 @@ struct SpliceOptions {
   uint64_t copy_file_range_threshold = uint64_t{1} << 20;
   // Called after each piece with (output bytes done, output bytes total).
   std::function<void(uint64_t, uint64_t)> progress;
+  // Drop the input's resident pages behind the writer once written from
+  // (`MappedFile::ReleasePages`, in batches of 8 MiB), so that memory stays
+  // flat when a plan of small pieces reads most of a large input through
+  // the mapping.
+  bool release_consumed_input = false;
 };
 
 struct SpliceStats {
@@ -72,7 +77,9 @@ struct SpliceStats {
 // Writes the output of `plan` over `input` to the open descriptor `out_fd` at
 // its current position.
 //
-// Precondition: `plan.Validate(input.size())` is OK (checked again here).
+// Precondition: `plan.Validate(input.size())` is OK (checked again here; a
+// streamed plan while it runs, so an invalid one fails after writing part of
+// its output).
 // Return values:
 //   `FailedPrecondition` for an invalid plan; `Internal` naming the system
 //   call and `errno` text on an I/O error.

@@ -239,7 +239,7 @@ std::string DeepChainObjects(int depth) {
   b.append("\x70", 1);  // the super-most class has no super class
   // The first object's handle: after the `depth` descriptors.
   const uint32_t desc_handle = 0x7E0000;
-  while (b.size() < kFloodBytes / 8) {
+  while (b.size() < kFloodBytes / 4) {
     b.append("\x73\x71", 2);
     b.push_back(static_cast<char>(desc_handle >> 24));
     b.push_back(static_cast<char>(desc_handle >> 16));
@@ -266,7 +266,7 @@ TEST(WholePathBoundTest, TinyArrayFlood) {
   ExpectWholePathWithin(TinyArrayFlood(), kJavaObjDecodeBudgetMultiple);
 }
 TEST(WholePathBoundTest, DeepChainObjects) {
-  ExpectWholePathWithin(DeepChainObjects(200), kJavaObjObjectFloodMultiple);
+  ExpectWholePathWithin(DeepChainObjects(20), kJavaObjObjectFloodMultiple);
 }
 TEST(WholePathBoundTest, ResetFlood) {
   ExpectWholePathWithin(ResetFlood(), kJavaObjNestedFloodMultiple);

@@ -129,14 +129,14 @@ int VerifyOne(const CommandArgs& a, const std::string& arg) {
         return VerifyStateFileInput(*in, a);
       case FileKind::kHaPointer:
       case FileKind::kJavaStream: {
-        absl::Status s = javaobj::VerifyRoundTrip(in->java_bytes());
+        // One decode serves the round trip and the checks after it.
+        absl::StatusOr<javaobj::Stream> stream = javaobj::DecodeStream(in->java_bytes());
+        absl::Status s = stream.ok() ? javaobj::VerifyRoundTrip(*stream) : stream.status();
         if (!s.ok()) {
           std::cout << in->path << ": " << s.message() << "\n1 finding(s)\n";
           return kExitInput;
         }
         // Decodable and lossless; now what the JDK would make of it.
-        absl::StatusOr<javaobj::Stream> stream = javaobj::DecodeStream(in->java_bytes());
-        if (!stream.ok()) return Fail(stream.status());
         int findings = 0;
         if (stream->trailing().size != 0) {
           ++findings;

@@ -2,6 +2,8 @@
 
 #include "flinkstate/javaobj/layouts.h"
 
+#include <optional>
+
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -19,13 +21,13 @@ absl::Status Bad(absl::string_view cls, absl::string_view what,
       "javaobj: ", cls, " data: ", what, " at byte ", offset));
 }
 
-// The class data of `desc_name` in object `obj`, or null.
-const ClassData* FindClassData(const Stream& s, ItemId obj,
-                               absl::string_view desc_name) {
+// The class data of `desc_name` in object `obj`, or nullopt.
+std::optional<ClassData> FindClassData(const Stream& s, ItemId obj,
+                                       absl::string_view desc_name) {
   for (const ClassData& cd : s.class_data(obj)) {
-    if (s.desc(cd.desc).name == desc_name) return &cd;
+    if (s.desc(cd.desc).name == desc_name) return cd;
   }
-  return nullptr;
+  return std::nullopt;
 }
 
 ContainerEntry EntryOf(const Stream& s, ItemId key, ItemId value) {
@@ -157,7 +159,12 @@ ItemId UnwrapCollection(const Stream& s, ItemId id) {
   return id;
 }
 
-absl::StatusOr<ContainerView> ViewContainer(const Stream& s, ItemId id) {
+namespace {
+
+// `ViewContainer`; with `keep_entries` false the entries are checked but not
+// stored (`CheckLayouts` needs only the verdict: a map of a million entries
+// would otherwise cost a 24-byte entry each).
+absl::StatusOr<ContainerView> View(const Stream& s, ItemId id, bool keep_entries) {
   ContainerView v;
   id = s.Resolve(id);
   v.object = id;
@@ -167,7 +174,7 @@ absl::StatusOr<ContainerView> ViewContainer(const Stream& s, ItemId id) {
     v.class_name = s.desc(it.desc).name;
     v.size = static_cast<int64_t>(it.count);
     for (size_t i = 1; i < kids.size(); ++i) {
-      v.entries.push_back(EntryOf(s, kNoItem, kids[i]));
+      if (keep_entries) v.entries.push_back(EntryOf(s, kNoItem, kids[i]));
     }
     CountLocation c;
     // The i4 length follows the class descriptor item.
@@ -198,7 +205,7 @@ absl::StatusOr<ContainerView> ViewContainer(const Stream& s, ItemId id) {
       }
       absl::Status st = cur.ReadObject(&val);
       if (!st.ok()) return Bad(cls, st.message(), at);
-      v.entries.push_back(EntryOf(s, k, val));
+      if (keep_entries) v.entries.push_back(EntryOf(s, k, val));
     }
     if (!cur.AtEnd()) return Bad(cls, "unexpected items after the entries", at);
     return absl::OkStatus();
@@ -220,8 +227,8 @@ absl::StatusOr<ContainerView> ViewContainer(const Stream& s, ItemId id) {
       name == "java.util.HashSet" || name == "java.util.LinkedHashSet") {
     bool is_map = absl::EndsWith(name, "Map");
     const char* base = is_map ? "java.util.HashMap" : "java.util.HashSet";
-    const ClassData* cd = FindClassData(s, id, base);
-    if (cd == nullptr || !cd->has_annotation) {
+    const std::optional<ClassData> cd = FindClassData(s, id, base);
+    if (!cd.has_value() || !cd->has_annotation) {
       return Bad(name, absl::StrCat("no ", base, " class data"), at);
     }
     v.kind = is_map ? ContainerKind::kMap : ContainerKind::kSet;
@@ -238,8 +245,8 @@ absl::StatusOr<ContainerView> ViewContainer(const Stream& s, ItemId id) {
   if (name == "java.util.ArrayList" || name == "java.util.LinkedList" ||
       name == "java.util.ArrayDeque" || name == "java.util.TreeMap" ||
       name == "java.util.TreeSet" || name == "java.util.CollSer") {
-    const ClassData* cd = FindClassData(s, id, name);
-    if (cd == nullptr || !cd->has_annotation) {
+    const std::optional<ClassData> cd = FindClassData(s, id, name);
+    if (!cd.has_value() || !cd->has_annotation) {
       return Bad(name, "no custom data", at);
     }
     AnnotationCursor cur(s, annotation(*cd));
@@ -292,7 +299,7 @@ absl::StatusOr<ContainerView> ViewContainer(const Stream& s, ItemId id) {
     if (a == kNoItem || s.item(s.Resolve(a)).kind != ItemKind::kArray) {
       return Bad(name, "field a is not an array", at);
     }
-    FLINKSTATE_ASSIGN_OR_RETURN(ContainerView inner, ViewContainer(s, a));
+    FLINKSTATE_ASSIGN_OR_RETURN(ContainerView inner, View(s, a, keep_entries));
     inner.object = id;
     inner.class_name = name;
     return inner;
@@ -306,7 +313,7 @@ absl::StatusOr<ContainerView> ViewContainer(const Stream& s, ItemId id) {
     ItemId e = s.FieldValue(id, "element");
     if (e == kNoItem) return Bad(name, "missing field element", at);
     v.size = 1;
-    v.entries.push_back(EntryOf(s, kNoItem, e));
+    if (keep_entries) v.entries.push_back(EntryOf(s, kNoItem, e));
     return v;
   }
   if (name == "java.util.Collections$SingletonMap") {
@@ -314,7 +321,7 @@ absl::StatusOr<ContainerView> ViewContainer(const Stream& s, ItemId id) {
     ItemId k = s.FieldValue(id, "k"), val = s.FieldValue(id, "v");
     if (k == kNoItem || val == kNoItem) return Bad(name, "missing field k or v", at);
     v.size = 1;
-    v.entries.push_back(EntryOf(s, k, val));
+    if (keep_entries) v.entries.push_back(EntryOf(s, k, val));
     return v;
   }
   if (name == "java.util.Collections$EmptyList") return v;
@@ -330,6 +337,12 @@ absl::StatusOr<ContainerView> ViewContainer(const Stream& s, ItemId id) {
       absl::StrCat("javaobj: no known layout for ", name));
 }
 
+}  // namespace
+
+absl::StatusOr<ContainerView> ViewContainer(const Stream& s, ItemId id) {
+  return View(s, id, /*keep_entries=*/true);
+}
+
 std::vector<LayoutFinding> CheckLayouts(const Stream& s) {
   std::vector<LayoutFinding> out;
   for (ItemId id = 0; id < s.num_items(); ++id) {
@@ -337,7 +350,7 @@ std::vector<LayoutFinding> CheckLayouts(const Stream& s) {
     if (it.kind != ItemKind::kObject || it.aborted) continue;
     const std::string& name = s.desc(it.desc).name;
     if (!IsKnownContainerClass(name)) continue;
-    absl::StatusOr<ContainerView> v = ViewContainer(s, id);
+    absl::StatusOr<ContainerView> v = View(s, id, /*keep_entries=*/false);
     if (v.ok() || v.status().code() == absl::StatusCode::kNotFound) continue;
     LayoutFinding f;
     f.object = id;

@@ -179,18 +179,27 @@ Item Stream::item(ItemId id) const {
   it.num_children = n->num_children;
   it.desc = n->desc;
   it.handle = n->handle;
-  it.num_class_data = it.kind == ItemKind::kObject ? n->num_class_data : 0;
+  if (it.kind == ItemKind::kObject) {
+    // What `class_data(id).size()` returns, without deriving the entries.
+    auto ab = aborted_class_data_.find(id);
+    if (ab != aborted_class_data_.end()) {
+      it.num_class_data = static_cast<uint32_t>(ab->second.size());
+    } else if (n->desc != kNoDesc && n->num_children != 0 && !IsAborted(id)) {
+      const ClassDesc& d = descs_[n->desc];
+      it.num_class_data = d.is_externalizable() ? 1 : static_cast<uint32_t>(d.chain.size());
+    }
+  }
   // Where the reader assigns the handle: before any child of a descriptor,
   // after the class descriptor of everything else (no handle: 0).
   it.assign_at = (n->handle < 0 || it.kind == ItemKind::kClassDesc ||
                   it.kind == ItemKind::kProxyClassDesc) ? 0 : 1;
   if (it.kind == ItemKind::kArray) {
-    it.count = n->count;
+    it.count = ArrayCount(*n);
     if (n->desc != kNoDesc && descs_[n->desc].name.size() >= 2) {
       it.element_type = descs_[n->desc].name[1];
       const int w = PrimitiveSize(it.element_type);
       if (w != 0) {
-        const uint64_t bytes = uint64_t{n->count} * static_cast<uint64_t>(w);
+        const uint64_t bytes = it.count * static_cast<uint64_t>(w);
         it.payload = {at + n->size - bytes, bytes};
       }
     }
@@ -199,12 +208,74 @@ Item Stream::item(ItemId id) const {
   return it;
 }
 
+uint32_t Stream::ArrayCount(const Node& n) const {
+  if (n.num_children == 0) return 0;
+  return serde::DecodeBigEndian32(input_.data() + End(n.kids[0]));
+}
+
+ClassDataList Stream::class_data(ItemId object) const {
+  ClassDataList out;
+  const Node* n = NodeOf(object);
+  if (n == nullptr || kind(object) != ItemKind::kObject) return out;
+  if (!aborted_class_data_.empty()) {
+    auto it = aborted_class_data_.find(object);
+    if (it != aborted_class_data_.end()) {
+      out.assign(it->second.begin(), it->second.end());
+      return out;
+    }
+  }
+  if (IsAborted(object) || n->num_children == 0 || n->desc == kNoDesc) {
+    return out;  // ended before its class data (TC_EXCEPTION)
+  }
+  // The layout `StreamReader::ReadNewObject` reads: after the class
+  // descriptor (child 0), per class of the chain its primitive values, one
+  // child per object field, and (SC_WRITE_METHOD) annotation children up
+  // to a TC_ENDBLOCKDATA byte; Externalizable data is annotation only.
+  const uint8_t* in = input_.data();
+  const ItemId* kids = n->kids;
+  const uint32_t num = n->num_children;
+  uint64_t pos = End(kids[0]);
+  uint32_t k = 1;
+  auto annotation = [&](ClassData& cd) {
+    cd.has_annotation = true;
+    cd.first_annotation = k;
+    while (k < num && in[pos] != kTcEndBlockData) {
+      pos = End(kids[k++]);
+      ++cd.num_annotation;
+    }
+    cd.end_offset = pos++;
+  };
+  const ClassDesc& d = descs_[n->desc];
+  if (d.is_externalizable()) {
+    ClassData& cd = out.emplace_back();
+    cd.desc = n->desc;
+    cd.prim_values = {pos, 0};
+    cd.first_field = k;
+    annotation(cd);
+    return out;
+  }
+  for (const DescId c : d.chain) {
+    const ClassDesc& cdesc = descs_[c];
+    ClassData& cd = out.emplace_back();
+    cd.desc = c;
+    cd.prim_values = {pos, cdesc.prim_bytes};
+    pos += cdesc.prim_bytes;
+    cd.first_field = k;
+    cd.num_fields = cdesc.num_object_fields;
+    for (uint32_t f = 0; f < cd.num_fields && k < num; ++f) pos = End(kids[k++]);
+    cd.first_annotation = k;
+    if (cdesc.has_write_method()) annotation(cd);
+  }
+  return out;
+}
+
 size_t Stream::ItemStorageBytes() const {
-  size_t kids = 0, cds = 0;
+  size_t kids = 0;
   for (size_t i = 0; i < nodes_.size(); ++i) {
     kids += nodes_[i].num_children * sizeof(ItemId);
-    cds += nodes_[i].num_class_data * sizeof(ClassData);
   }
+  size_t cds = 0;
+  for (const auto& [id, v] : aborted_class_data_) cds += v.size() * sizeof(ClassData);
   return groups_.size() * sizeof(OffsetGroup) + narrow_.size() +
          wide_.size() * sizeof(uint64_t) + aux_.size() * sizeof(uint32_t) +
          nodes_.size() * sizeof(Node) + kids + cds +
@@ -263,7 +334,7 @@ bool Stream::StringEquals(ItemId id, absl::string_view utf8) const {
 ItemId Stream::FieldValue(ItemId object, absl::string_view field) const {
   ItemId obj = Resolve(object);
   if (kind(obj) != ItemKind::kObject) return kNoItem;
-  absl::Span<const ClassData> cds = class_data(obj);
+  const ClassDataList cds = class_data(obj);
   absl::Span<const ItemId> kids = children(obj);
   for (size_t c = cds.size(); c-- > 0;) {
     const ClassDesc& d = descs_[cds[c].desc];
@@ -282,7 +353,7 @@ serde::SourceRange Stream::PrimFieldRange(ItemId object,
                                           absl::string_view field) const {
   ItemId obj = Resolve(object);
   if (kind(obj) != ItemKind::kObject) return {};
-  absl::Span<const ClassData> cds = class_data(obj);
+  const ClassDataList cds = class_data(obj);
   for (size_t c = cds.size(); c-- > 0;) {
     const ClassDesc& d = descs_[cds[c].desc];
     for (const FieldDesc& f : d.fields) {

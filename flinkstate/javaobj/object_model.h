@@ -39,7 +39,7 @@
 //     `payload` ranges of the input. A `long[]` of 50 million entries is one
 //     item of ~100 bytes.
 //   * Storage is compact (see `Stream`): about 2 bytes per item plus 4 per
-//     child entry, 4 per handle, 4 per string and a 48-byte node per compound
+//     child entry, 4 per handle, 4 per string and a 32-byte node per compound
 //     item; `item(id)` builds the `Item` value on the fly (a few loads and
 //     the item's header bytes in the input), `kind(id)` and `range(id)` read
 //     one field. Inputs over 4 GiB are supported (64-bit group bases); item
@@ -61,11 +61,13 @@
 #include <cstdint>
 #include <iterator>
 #include <limits>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
@@ -321,6 +323,10 @@ class RunArena {
   size_t next_ = 0;
 };
 
+// The class data of one object, `Stream::class_data` (one entry per class of
+// its chain; most chains are short, so no heap allocation).
+using ClassDataList = absl::InlinedVector<ClassData, 2>;
+
 // Ids in stream order, as `Stream::top_level` returns them: indexable,
 // iterable, `size()`, `empty()`, `front()`, `at()` like `std::vector`.
 using ItemIdList = ChunkedVector<ItemId>;
@@ -337,9 +343,10 @@ using ItemIdList = ChunkedVector<ItemId>;
 //     block data are read from their headers, a TC_REFERENCE's target from
 //     its handle value and the handle table of its epoch;
 //   * strings keep their handle (4 bytes) and compound items (descriptors,
-//     objects, arrays, enums, classes, exceptions) a 40-byte `Node`, found
+//     objects, arrays, enums, classes, exceptions) a 32-byte `Node`, found
 //     through a 16-bit mask and rank in the item's group;
-//   * children and class data are contiguous runs in `RunArena`s; the handle
+//   * children are contiguous runs in a `RunArena`; class data is not stored
+//     but derived from the children's ranges (`class_data`); the handle
 //     table, epochs and top-level ids are chunked 32-bit arrays.
 class Stream {
  public:
@@ -374,12 +381,12 @@ class Stream {
     return n ? absl::Span<const ItemId>(n->kids, n->num_children)
              : absl::Span<const ItemId>();
   }
-  absl::Span<const ClassData> class_data(ItemId object) const {
-    const Node* n = NodeOf(object);
-    return n && kind(object) == ItemKind::kObject
-               ? absl::Span<const ClassData>(n->class_data, n->num_class_data)
-               : absl::Span<const ClassData>();
-  }
+  // The class data of object `object` (empty for other items), derived on
+  // each call from the children's ranges and the descriptors (it is not
+  // stored; objects ended by TC_EXCEPTION keep theirs in a side table).
+  // Returned by value: bind it to a variable, not a reference into it, if it
+  // must outlive the full expression (`const ClassData cd = ...[0];`).
+  ClassDataList class_data(ItemId object) const;
   size_t num_descs() const { return descs_.size(); }
   const ClassDesc& desc(DescId id) const { return descs_[id]; }
   // True if a TC_EXCEPTION aborted a top-level item (the writer failed while
@@ -460,18 +467,19 @@ class Stream {
     uint32_t aux_rank = 0;   // aux entries before this group
     uint16_t aux_mask = 0;   // bit k: item 16 g + k has an aux entry
   };
-  // A compound item (descriptor, object, array, enum, class, exception).
+  // A compound item (descriptor, object, array, enum, class, exception):
+  // 32 bytes. An array's element count is read from the input (the int after
+  // its class descriptor child); an object's class data is derived from its
+  // children (`class_data`).
   struct Node {
     uint64_t size = 0;
     const ItemId* kids = nullptr;
-    const ClassData* class_data = nullptr;
     uint32_t num_children = 0;
     ItemId subtree_end = 0;
     DescId desc = kNoDesc;
     int32_t handle = -1;
-    uint32_t count = 0;  // kArray: element count
-    uint32_t num_class_data = 0;
   };
+  static_assert(sizeof(Node) == 32);
 
   uint8_t Tag(ItemId id) const { return input_[Offset(id)]; }
   uint64_t Offset(ItemId id) const {
@@ -499,6 +507,9 @@ class Stream {
            tag == 0x77 || tag == 0x7A || tag == 0x79;
   }
   uint64_t Size(ItemId id) const;
+  uint64_t End(ItemId id) const { return Offset(id) + Size(id); }
+  // kArray: the element count (the int after the class descriptor).
+  uint32_t ArrayCount(const Node& n) const;
   ItemId Target(ItemId id) const;
   uint32_t EpochOf(ItemId id) const;
   bool IsAborted(ItemId id) const;
@@ -514,7 +525,6 @@ class Stream {
   ChunkedVector<uint32_t> aux_;
   ChunkedVector<Node> nodes_;
   RunArena<ItemId> kids_;
-  RunArena<ClassData> class_data_;
   std::vector<ClassDesc> descs_;
   ItemIdList top_level_;
   ChunkedVector<ItemId> handle_items_;
@@ -523,6 +533,9 @@ class Stream {
   ChunkedVector<ItemId> epoch_first_;
   // Items ended by TC_EXCEPTION, ascending (sorted when decoding ends).
   std::vector<ItemId> aborted_items_;
+  // The class data of objects ended by TC_EXCEPTION (partial, so not
+  // derivable from the descriptors).
+  std::map<ItemId, std::vector<ClassData>> aborted_class_data_;
   bool aborted_ = false;
   serde::SourceRange trailing_;
 };

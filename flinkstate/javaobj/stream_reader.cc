@@ -996,10 +996,11 @@ absl::Status StreamReader::ReadNewObject(ItemId* out) {
     Finish(id, mark);
     return absl::OkStatus();
   }
-  Stream::Node* node = s_.MutableNode(id);
-  node->num_class_data = static_cast<uint32_t>(cd_scratch_.size() - cd_mark);
-  node->class_data = s_.class_data_.Append(cd_scratch_.data() + cd_mark,
-                                           node->num_class_data);
+  // Complete class data is derived from the children (`Stream::class_data`);
+  // only an object the writer aborted keeps what was read of it.
+  if (aborted_) {
+    s_.aborted_class_data_[id].assign(cd_scratch_.begin() + cd_mark, cd_scratch_.end());
+  }
   cd_scratch_.resize(cd_mark);
   Finish(id, mark);
   return absl::OkStatus();
@@ -1036,7 +1037,6 @@ absl::Status StreamReader::ReadNewArray(ItemId* out) {
                 absl::StrCat("array length ", len, " exceeds the limit"),
                 len_at);
   }
-  if (visitor_ == nullptr) s_.MutableNode(id)->count = static_cast<uint32_t>(len);
   int width = PrimitiveSize(et);
   uint64_t min_bytes = static_cast<uint64_t>(len) * (width ? width : 1);
   if (min_bytes > in_.remaining()) {

@@ -29,6 +29,9 @@ class Encoder {
     for (ItemId id : s_.top_level()) {
       FLINKSTATE_RETURN_IF_ERROR(Item(id));
       aborted_ = false;  // the writer goes on after writeFatalException
+      // Leaves do not flush: a flood of top-level nulls would otherwise
+      // collect the whole stream in `buf_`.
+      FLINKSTATE_RETURN_IF_ERROR(MaybeFlush());
     }
     if (s_.trailing().size != 0) FLINKSTATE_RETURN_IF_ERROR(Payload(s_.trailing()));
     return Flush();
@@ -81,6 +84,7 @@ class Encoder {
     for (ItemId k : kids) {
       if (aborted_) return absl::OkStatus();
       FLINKSTATE_RETURN_IF_ERROR(Item(k));
+      FLINKSTATE_RETURN_IF_ERROR(MaybeFlush());
     }
     if (!aborted_) U8(kTcEndBlockData);
     return absl::OkStatus();
@@ -179,6 +183,7 @@ absl::Status Encoder::Item(ItemId id) {
       if (PrimitiveSize(it.element_type) != 0) return Payload(it.payload);
       for (size_t i = 1; i < kids.size() && !aborted_; ++i) {
         FLINKSTATE_RETURN_IF_ERROR(Item(kids[i]));
+        FLINKSTATE_RETURN_IF_ERROR(MaybeFlush());
       }
       return MaybeFlush();
     }
@@ -229,6 +234,11 @@ absl::StatusOr<std::string> EncodeItem(const Stream& stream, ItemId id) {
 absl::Status VerifyRoundTrip(serde::ByteView input,
                              const DecodeOptions& options) {
   FLINKSTATE_ASSIGN_OR_RETURN(Stream s, DecodeStream(input, options));
+  return VerifyRoundTrip(s);
+}
+
+absl::Status VerifyRoundTrip(const Stream& s) {
+  const serde::ByteView input = s.input();
   uint64_t pos = 0;
   absl::Status st = EncodeStreamTo(s, [&](serde::ByteView v) -> absl::Status {
     size_t n = std::min<uint64_t>(v.size(), input.size() - pos);

@@ -63,6 +63,11 @@ using ByteSink = std::function<absl::Status(serde::ByteView)>;
 [[nodiscard]] absl::Status VerifyRoundTrip(serde::ByteView input,
                                            const DecodeOptions& options = {});
 
+// Re-encodes an already decoded `stream` and compares it byte for byte with
+// the input it was decoded from (`stream.input()`), so a caller that needs
+// the model anyway decodes once. Return values: `DataLoss` as above.
+[[nodiscard]] absl::Status VerifyRoundTrip(const Stream& stream);
+
 // Appends a new string item as `ObjectOutputStream.writeString` does:
 // TC_STRING + u2 length when the modified UTF-8 encoding of `utf8` is at most
 // 65535 bytes, else TC_LONGSTRING + i8 length (spec §8).

@@ -69,7 +69,7 @@ TEST(StreamReaderTest, HashMapSample) {
   FLINKSTATE_ASSERT_OK_AND_ASSIGN(int64_t thr, s.PrimFieldInt(root, "threshold"));
   EXPECT_GT(thr, 0);
   ASSERT_EQ(s.class_data(root).size(), 1u);
-  const ClassData& cd = s.class_data(root)[0];
+  const ClassData cd = s.class_data(root)[0];
   EXPECT_TRUE(cd.has_annotation);
   EXPECT_EQ(b[cd.end_offset], static_cast<char>(kTcEndBlockData));
   EXPECT_EQ(map.range.end(), b.size());

@@ -229,6 +229,11 @@ absl::StatusOr<std::string> EncodeItem(const Stream& stream, ItemId id) {
 absl::Status VerifyRoundTrip(serde::ByteView input,
                              const DecodeOptions& options) {
   FLINKSTATE_ASSIGN_OR_RETURN(Stream s, DecodeStream(input, options));
+  return VerifyRoundTrip(s);
+}
+
+absl::Status VerifyRoundTrip(const Stream& s) {
+  const serde::ByteView input = s.input();
   uint64_t pos = 0;
   absl::Status st = EncodeStreamTo(s, [&](serde::ByteView v) -> absl::Status {
     size_t n = std::min<uint64_t>(v.size(), input.size() - pos);

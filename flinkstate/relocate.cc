@@ -535,8 +535,9 @@ absl::Status VerifyRelocatedCompletedCheckpoint(const StateFile& before,
                                                 serde::ByteView before_input,
                                                 serde::ByteView output,
                                                 const RelocateOptions& o) {
-  FLINKSTATE_RETURN_IF_ERROR(javaobj::VerifyRoundTrip(output));
+  // Decoded once for both checks (the round trip and the model).
   FLINKSTATE_ASSIGN_OR_RETURN(javaobj::Stream s, javaobj::DecodeStream(output));
+  FLINKSTATE_RETURN_IF_ERROR(javaobj::VerifyRoundTrip(s));
   FLINKSTATE_ASSIGN_OR_RETURN(StateFile after, ReadCompletedCheckpoint(s));
   const std::vector<ReportDifference> d =
       DiffReports(BuildReport(before, before_input, {}), BuildReport(after, output, {}));

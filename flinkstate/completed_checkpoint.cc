@@ -134,9 +134,9 @@ constexpr absl::string_view kOperatorHandleClasses[] = {
     "state.OperatorStreamStateHandle", "state.filemerging.FileMergingOperatorStreamStateHandle",
     "state.filemerging.EmptyFileMergingOperatorStreamStateHandle"};
 
-// An item path built only when a message needs it: `base` then `suffix`
-// (".stateHandle") or `[index]` (the paths of the ~50 file handles of every
-// keyed handle are never built unless one is unknown or drifted).
+// An item path built only when a message needs it: `base`, then `[index]`
+// when `index` >= 0 (the paths of the ~50 file handles of every keyed handle
+// are never built unless one is unknown or drifted).
 struct LazyPath {
   LazyPath(absl::string_view b) : base(b) {}  // NOLINT: a plain path converts
   LazyPath(const std::string& b) : base(b) {}  // NOLINT

@@ -134,9 +134,32 @@ constexpr absl::string_view kOperatorHandleClasses[] = {
     "state.OperatorStreamStateHandle", "state.filemerging.FileMergingOperatorStreamStateHandle",
     "state.filemerging.EmptyFileMergingOperatorStreamStateHandle"};
 
+// An item path built only when a message needs it: `base`, then `[index]`
+// when `index` >= 0 (the paths of the ~50 file handles of every keyed handle
+// are never built unless one is unknown or drifted).
+struct LazyPath {
+  LazyPath(absl::string_view b) : base(b) {}  // NOLINT: a plain path converts
+  LazyPath(const std::string& b) : base(b) {}  // NOLINT
+  LazyPath(const char* b) : base(b) {}         // NOLINT
+  LazyPath(absl::string_view b, int64_t i) : base(b), index(i) {}
+  absl::string_view base;
+  int64_t index = -1;
+  std::string str() const {
+    return index < 0 ? std::string(base) : absl::StrCat(base, "[", index, "]");
+  }
+};
+
 class GraphReader {
  public:
-  explicit GraphReader(const javaobj::Stream& s) : s_(s) {}
+  GraphReader(const javaobj::Stream& s, const CompletedOperatorSink* sink)
+      : s_(s), sink_(sink) {
+    // Per descriptor: its class name without the common prefix (the reader
+    // compares it at every handle).
+    short_names_.reserve(s_.num_descs());
+    for (size_t d = 0; d < s_.num_descs(); ++d) {
+      short_names_.push_back(Short(s_.desc(static_cast<javaobj::DescId>(d)).DisplayName()));
+    }
+  }
 
   absl::StatusOr<StateFile> Read() {
     if (s_.aborted()) {
@@ -217,10 +240,25 @@ class GraphReader {
       const javaobj::ContainerEntry& e = map.entries[i];
       OperatorState op;
       op.range = e.range;
-      FLINKSTATE_RETURN_IF_ERROR(ReadOperator(
-          e.value, static_cast<int>(file.metadata.operators.size()), &op));
-      file.metadata.operators.push_back(std::move(op));
+      FLINKSTATE_RETURN_IF_ERROR(ReadOperator(e.value, static_cast<int>(i), &op));
+      if (sink_ != nullptr) {
+        FLINKSTATE_RETURN_IF_ERROR((*sink_)(static_cast<int>(i), std::move(op)));
+      } else {
+        file.metadata.operators.push_back(std::move(op));
+      }
     }
+    // Handle refs were recorded in map order; keep them in model order too
+    // (operator, subtask, managed... before raw...).
+    std::stable_sort(info_->operator_handles.begin(), info_->operator_handles.end(),
+                     [](const OperatorHandleRef& a, const OperatorHandleRef& b) {
+                       if (a.operator_index != b.operator_index) {
+                         return a.operator_index < b.operator_index;
+                       }
+                       if (a.subtask_index != b.subtask_index) {
+                         return a.subtask_index < b.subtask_index;
+                       }
+                       return a.slot < b.slot;
+                     });
     info_->flink_versions = VersionHint();
     file.completed = std::move(info);
     return file;
@@ -261,7 +299,7 @@ class GraphReader {
   std::string Str(ItemId id) const {
     if (IsNull(id)) return "";
     absl::StatusOr<std::string> v = s_.StringValue(id);
-    return v.ok() ? *v : "";
+    return v.ok() ? *std::move(v) : std::string();
   }
 
   // `org.apache.flink.core.fs.Path` -> `java.net.URI.string`
@@ -348,18 +386,27 @@ class GraphReader {
     return false;
   }
 
-  void Note(const std::string& class_name) { classes_seen_.push_back(class_name); }
+  // The class name of value `id` without the "org.apache.flink.runtime."
+  // prefix (cached per descriptor for objects).
+  std::string ShortName(ItemId id) const {
+    const ItemId r = s_.Resolve(id);
+    const ItemKind k = s_.kind(r);
+    if (k == ItemKind::kObject || k == ItemKind::kArray || k == ItemKind::kEnum) {
+      const javaobj::DescId d = s_.desc_of(r);
+      if (d < short_names_.size()) return short_names_[d];
+    }
+    return Short(s_.ClassNameOf(r));
+  }
 
   // A StreamStateHandle value; leaves tag 0 for null and unknown classes.
-  absl::Status ReadStream(ItemId id, absl::string_view path, StreamStateHandle* h) {
+  absl::Status ReadStream(ItemId id, const LazyPath& path, StreamStateHandle* h) {
     if (IsNull(id)) return absl::OkStatus();
     id = s_.Resolve(id);
-    h->range = s_.item(id).range;
-    std::string cls = Short(s_.ClassNameOf(id));
+    h->range = s_.range(id);
+    std::string cls = ShortName(id);
     if (!absl::c_linear_search(kStreamClasses, cls)) {
-      cls = Short(HandleClass(id, "StreamStateHandle", path));
+      cls = Short(HandleClass(id, "StreamStateHandle", path.str()));
     }
-    Note(cls);
     if (cls == "state.memory.ByteStreamStateHandle") {
       h->tag = static_cast<uint8_t>(HandleTag::kByteStream);
       h->name = MakeUtf(Str(s_.FieldValue(id, "handleName")));
@@ -391,7 +438,7 @@ class GraphReader {
                cls == "state.changelog.inmemory.InMemoryChangelogStateHandle") {
       // Known, but without a `_metadata` counterpart in stream position.
     } else {
-      Unknown(path, id);
+      Unknown(path.str(), id);
     }
     return absl::OkStatus();
   }
@@ -400,10 +447,11 @@ class GraphReader {
                                 std::vector<NamedStreamHandle>* out) {
     if (IsNull(coll)) return absl::OkStatus();
     FLINKSTATE_ASSIGN_OR_RETURN(javaobj::ContainerView v, View(coll, path));
+    out->reserve(out->size() + v.entries.size());
     for (size_t i = 0; i < v.entries.size(); ++i) {
       const javaobj::ContainerEntry& e = v.entries[i];
       NamedStreamHandle n;
-      const std::string p = absl::StrCat(path, "[", i, "]");
+      const LazyPath p(path, static_cast<int64_t>(i));
       if (v.kind == javaobj::ContainerKind::kMap) {  // <= 1.17
         n.local_path = MakeUtf(StringId(e.key));
         FLINKSTATE_RETURN_IF_ERROR(ReadStream(e.value, p, &n.handle));
@@ -429,12 +477,11 @@ class GraphReader {
       return Fail(path, "keyed handles nested too deeply (a reference cycle?)", R(id));
     }
     id = s_.Resolve(id);
-    h->range = s_.item(id).range;
-    std::string cls = Short(s_.ClassNameOf(id));
+    h->range = s_.range(id);
+    std::string cls = ShortName(id);
     if (!absl::c_linear_search(kKeyedClasses, cls)) {
       cls = Short(HandleClass(id, "KeyedStateHandle", path));
     }
-    Note(cls);
     const bool with_id = HasField(id, "stateHandleId") || HasField(id, "stateHandleID");
     if (cls == "state.KeyGroupsStateHandle" || cls == "state.KeyGroupsSavepointStateHandle") {
       h->tag = static_cast<uint8_t>(cls == "state.KeyGroupsSavepointStateHandle"
@@ -556,12 +603,11 @@ class GraphReader {
                                   int subtask, const char* slot,
                                   OperatorStateHandle* h) {
     id = s_.Resolve(id);
-    h->range = s_.item(id).range;
-    std::string cls = Short(s_.ClassNameOf(id));
+    h->range = s_.range(id);
+    std::string cls = ShortName(id);
     if (!absl::c_linear_search(kOperatorHandleClasses, cls)) {
       cls = Short(HandleClass(id, "OperatorStateHandle", path));
     }
-    Note(cls);
     const bool merging =
         cls == "state.filemerging.FileMergingOperatorStreamStateHandle" ||
         cls == "state.filemerging.EmptyFileMergingOperatorStreamStateHandle";
@@ -625,9 +671,8 @@ class GraphReader {
 
   absl::Status ReadChannel(ItemId id, const std::string& path, ChannelStateHandle* h) {
     id = s_.Resolve(id);
-    h->range = s_.item(id).range;
-    const std::string cls = Short(s_.ClassNameOf(id));
-    Note(cls);
+    h->range = s_.range(id);
+    const std::string cls = ShortName(id);
     if (cls == "state.InputChannelStateHandle") {
       h->type = 1;
     } else if (cls == "state.ResultSubpartitionStateHandle") {
@@ -665,7 +710,7 @@ class GraphReader {
   absl::Status ReadSubtask(ItemId id, const std::string& path, int op_index,
                            OperatorSubtaskState* st) {
     id = s_.Resolve(id);
-    const std::string cls = Short(s_.ClassNameOf(id));
+    const std::string cls = ShortName(id);
     if (!Matches(id, "OperatorSubtaskState", path)) {
       return Fail(path, absl::StrCat("expected OperatorSubtaskState, found ",
                                      s_.ClassNameOf(id), Nearest(id)),
@@ -741,7 +786,7 @@ class GraphReader {
 
   absl::Status ReadOperator(ItemId id, int index, OperatorState* op) {
     id = s_.Resolve(id);
-    const std::string cls = Short(s_.ClassNameOf(id));
+    const std::string cls = ShortName(id);
     const std::string path = absl::StrCat("operatorStates[", index, "]");
     if (!Matches(id, "OperatorState", path)) {
       return Fail(path, absl::StrCat("expected OperatorState, found ", s_.ClassNameOf(id),
@@ -778,17 +823,6 @@ class GraphReader {
     op->num_subtasks = cls == "checkpoint.FullyFinishedOperatorState"
                            ? -1
                            : static_cast<int32_t>(op->subtasks.size());
-    // Handle refs were recorded in map order; keep them in model order too.
-    std::stable_sort(info_->operator_handles.begin(), info_->operator_handles.end(),
-                     [](const OperatorHandleRef& a, const OperatorHandleRef& b) {
-                       if (a.operator_index != b.operator_index) {
-                         return a.operator_index < b.operator_index;
-                       }
-                       if (a.subtask_index != b.subtask_index) {
-                         return a.subtask_index < b.subtask_index;
-                       }
-                       return a.slot < b.slot;  // managed... before raw...
-                     });
     return absl::OkStatus();
   }
 
@@ -1029,14 +1063,20 @@ class GraphReader {
   const javaobj::Stream& s_;
   CompletedCheckpointInfo* info_ = nullptr;
   int keyed_depth_ = 0;
-  std::vector<std::string> classes_seen_;
+  const CompletedOperatorSink* sink_ = nullptr;
+  std::vector<std::string> short_names_;
   std::vector<std::string> drifted_;
 };
 
 }  // namespace
 
 absl::StatusOr<StateFile> ReadCompletedCheckpoint(const javaobj::Stream& stream) {
-  return GraphReader(stream).Read();
+  return GraphReader(stream, nullptr).Read();
+}
+
+absl::StatusOr<StateFile> ReadCompletedCheckpointStreaming(const javaobj::Stream& stream,
+                                                           const CompletedOperatorSink& sink) {
+  return GraphReader(stream, &sink).Read();
 }
 
 absl::StatusOr<StateFile> ReadCompletedCheckpointBytes(serde::ByteView input,

@@ -51,6 +51,7 @@
 #define FLINKSTATE_FLINKSTATE_COMPLETED_CHECKPOINT_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -156,6 +157,25 @@ struct CompletedCheckpointInfo {
 //     such partial files behind when serialization fails).
 [[nodiscard]] absl::StatusOr<StateFile> ReadCompletedCheckpoint(
     const javaobj::Stream& stream);
+
+// Receives the operators of a completedCheckpoint one at a time from
+// `ReadCompletedCheckpointStreaming`: `index` is the operator's position in
+// `operatorStates` (map order, as in `StateFile::metadata.operators`), `op`
+// the same value `ReadCompletedCheckpoint` would put there. An error stops
+// the reading and is returned as is.
+using CompletedOperatorSink = std::function<absl::Status(int index, OperatorState&& op)>;
+
+// `ReadCompletedCheckpoint`, handing each operator to `sink` as soon as it is
+// read instead of keeping it, so that memory holds one operator's model (a
+// wide job's 100 operators x 512 subtasks of ~60 file handles each are
+// ~3 M handles of ~725 B in the whole model). The returned file is the
+// whole model's but with `metadata.operators` empty; `completed` is complete
+// (its warnings, unknown classes and `operator_handles` cover every
+// operator). Errors: as `ReadCompletedCheckpoint`, and the sink's; on an
+// error the sink has seen a prefix of the operators.
+// Thread safety: `sink` is called on the calling thread.
+[[nodiscard]] absl::StatusOr<StateFile> ReadCompletedCheckpointStreaming(
+    const javaobj::Stream& stream, const CompletedOperatorSink& sink);
 
 // Decodes `input` with javaobj and reads it. Errors of the decoder pass
 // through (`OutOfRange` for truncation, `InvalidArgument` for bad bytes, ...).

@@ -26,6 +26,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "flinkstate/checkpoint_metadata.h"
+#include "flinkstate/javaobj/object_model.h"
 #include "flinkstate/report.pb.h"
 #include "flinkstate/serde/byte_view.h"
 
@@ -69,6 +70,27 @@ report::Report BuildReport(const StateFile& file, serde::ByteView input,
 // or completedCheckpoint files).
 [[nodiscard]] absl::Status StreamMetadataReportJson(
     serde::ByteView input, const InspectOptions& options,
+    const std::function<void(absl::string_view)>& write);
+
+// The report of a completedCheckpoint decoded into `stream`, exactly
+// `BuildReport(ReadCompletedCheckpoint(stream), stream.input(), options)`,
+// built one operator at a time (`ReadCompletedCheckpointStreaming`): memory
+// is the report and one operator's model, not the whole model. `*status`
+// gets the reading error (as `ReadCompletedCheckpoint`); the report is then
+// incomplete. Lifetime: `stream` and its input only during the call.
+report::Report BuildCompletedCheckpointReport(const javaobj::Stream& stream,
+                                              const InspectOptions& options,
+                                              absl::Status* status);
+
+// The JSON report of a completedCheckpoint, exactly
+// `RenderReportJson(BuildCompletedCheckpointReport(stream, options, &s))`,
+// written through `write` once the whole graph has been read (nothing is
+// written if reading fails: the error of `ReadCompletedCheckpoint` is
+// returned; `Internal` if the JSON cannot be rendered). Memory: one
+// operator's model and report entry at a time, plus the operators' JSON text
+// until it is written.
+[[nodiscard]] absl::Status StreamCompletedCheckpointReportJson(
+    const javaobj::Stream& stream, const InspectOptions& options,
     const std::function<void(absl::string_view)>& write);
 
 // A human summary for a terminal (sizes in KiB/MiB, widest items first).

@@ -279,8 +279,10 @@ absl::StatusOr<StripResult> PlanStripCompletedCheckpoint(
 absl::Status VerifyStrippedCompletedCheckpoint(const StateFile& before,
                                                serde::ByteView output,
                                                const StripOptions& options) {
-  FLINKSTATE_RETURN_IF_ERROR(javaobj::VerifyRoundTrip(output));
-  FLINKSTATE_ASSIGN_OR_RETURN(StateFile after, ReadCompletedCheckpointBytes(output));
+  // Decoded once for both checks (the round trip and the model).
+  FLINKSTATE_ASSIGN_OR_RETURN(javaobj::Stream s, javaobj::DecodeStream(output));
+  FLINKSTATE_RETURN_IF_ERROR(javaobj::VerifyRoundTrip(s));
+  FLINKSTATE_ASSIGN_OR_RETURN(StateFile after, ReadCompletedCheckpoint(s));
   return VerifyStripped(before, after, options);
 }
 

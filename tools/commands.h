@@ -34,6 +34,9 @@ int RunRepair(const CommandArgs& args);
 // `inspect` of a ZooKeeper/Kubernetes pointer (a Java stream or its Base64).
 int InspectPointer(const Input& in, const CommandArgs& args);
 int VerifyCompletedInput(const Input& in, const CommandArgs& args);
+// `verify` of a raw completedCheckpoint file read one operator at a time
+// (decoded once; the same output as `VerifyCompletedInput` of it).
+int VerifyCompletedFile(const serde::MappedFile& f, const CommandArgs& args);
 int RunVerify(const CommandArgs& args);
 // state_commands.cc
 int RunState(const CommandArgs& args);

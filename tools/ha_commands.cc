@@ -28,6 +28,7 @@
 #include "flinkstate/relocate.h"
 #include "flinkstate/strip_state.h"
 #include "flinkstate/repair.h"
+#include "flinkstate/javaobj/stream_reader.h"
 #include "flinkstate/javaobj/stream_writer.h"
 #include "flinkstate/serde/splice_writer.h"
 #include "flinkstate/serde/status_macros.h"
@@ -93,6 +94,79 @@ int VerifyCompletedInput(const Input& in, const CommandArgs& a) {
                                  " operators, re-encodes byte for byte"));
     out << in.path << ": OK (" << rep.summary() << ")\n";
   }
+  return a.json ? PrintJson(rep, rc) : rc;
+}
+
+int VerifyCompletedFile(const serde::MappedFile& file, const CommandArgs& a) {
+  const std::string& path = file.path();
+  file.AdviseSequential();
+  // Decoding and reading errors are findings, as when `Load` fails.
+  std::vector<std::pair<std::string, std::string>> keyed;  // (path, problem)
+  std::vector<uint64_t> keyed_at;
+  absl::StatusOr<javaobj::Stream> stream = javaobj::DecodeStream(file.bytes());
+  absl::StatusOr<StateFile> head = absl::UnknownError("not read");
+  int operators = 0;
+  if (!stream.ok()) {
+    head = stream.status();
+  } else {
+    head = ReadCompletedCheckpointStreaming(
+        *stream, [&](int, OperatorState&& op) -> absl::Status {
+          ++operators;
+          for (const OperatorSubtaskState& st : op.subtasks) {
+            for (const KeyedStateHandle& k : st.managed_keyed_state) {
+              if (k.key_group_offsets.count != 0 &&
+                  k.key_group_offsets.count != static_cast<uint32_t>(k.num_key_groups)) {
+                keyed.emplace_back(
+                    absl::StrCat("operators[", op.IdHex(), "].subtasks[", st.subtask_index, "]"),
+                    absl::StrCat(k.key_group_offsets.count, " key-group offsets for ",
+                                 k.num_key_groups, " key groups"));
+                keyed_at.push_back(k.range.offset);
+              }
+            }
+          }
+          return absl::OkStatus();
+        });
+  }
+  if (absl::Status intact = file.CheckIntact(); !intact.ok()) return Fail(intact);
+  if (!head.ok()) {
+    std::cout << path << ": " << head.status().message() << "\n1 finding(s)\n";
+    return kExitInput;
+  }
+  report::VerifyReport rep;
+  rep.set_file(path);
+  rep.set_kind(KindName(FileKind::kCompletedCheckpoint));
+  std::ostream& out = Text(a);
+  auto finding = [&](std::string p, std::string problem, uint64_t offset) {
+    report::VerifyReport::Finding* f = rep.add_findings();
+    f->set_path(ValidUtf8(p));
+    f->set_problem(ValidUtf8(problem));
+    f->set_offset(offset);
+  };
+  if (absl::Status s = javaobj::VerifyRoundTrip(*stream); !s.ok()) {
+    out << path << ": " << s.message() << "\n1 finding(s)\n";
+    finding("", std::string(s.message()), 0);
+    return a.json ? PrintJson(rep, kExitInput) : kExitInput;
+  }
+  const CompletedCheckpointInfo& c = *head->completed;
+  for (const std::string& u : c.unknown_classes) {
+    out << path << ": " << u << ": unknown handle class (kept, not checked)\n";
+  }
+  for (size_t i = 0; i < keyed.size(); ++i) {
+    out << path << ": " << keyed[i].first << ": " << keyed[i].second << " (at byte "
+        << keyed_at[i] << ")\n";
+    finding(keyed[i].first, keyed[i].second, keyed_at[i]);
+  }
+  const int rc = rep.findings_size() == 0 ? kExitOk : kExitInput;
+  rep.set_ok(rc == kExitOk);
+  if (rc != kExitOk) {
+    out << rep.findings_size() << " finding(s)\n";
+  } else {
+    rep.set_summary(absl::StrCat("completedCheckpoint ", head->metadata.checkpoint_id,
+                                 ", Flink ", c.flink_versions, " class shapes, ", operators,
+                                 " operators, re-encodes byte for byte"));
+    out << path << ": OK (" << rep.summary() << ")\n";
+  }
+  if (absl::Status intact = file.CheckIntact(); !intact.ok()) return Fail(intact);
   return a.json ? PrintJson(rep, rc) : rc;
 }
 

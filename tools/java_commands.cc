@@ -108,6 +108,13 @@ int VerifyOne(const CommandArgs& a, const std::string& arg) {
       return VerifyMetadataFile(f->path(), *f, a);  // a remote prefix: its _metadata
     }
   }
+  // A raw completedCheckpoint: one operator at a time, decoded once.
+  if (a.input_format == "auto") {
+    absl::StatusOr<serde::MappedFile> f = serde::MappedFile::Open(arg);
+    if (f.ok() && SniffFileKind(f->bytes()) == FileKind::kCompletedCheckpoint) {
+      return VerifyCompletedFile(*f, a);
+    }
+  }
   absl::StatusOr<Input> in = Load(arg);
   if (!in.ok()) {
     // A completedCheckpoint that does not decode is a finding of `verify`.

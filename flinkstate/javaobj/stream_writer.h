@@ -62,11 +62,10 @@ using ByteSink = std::function<absl::Status(serde::ByteView)>;
 // differs from the input at byte <n>" (or names the length difference).
 [[nodiscard]] absl::Status VerifyRoundTrip(serde::ByteView input,
                                            const DecodeOptions& options = {});
-
-// Re-encodes an already decoded `stream` and compares it byte for byte with
-// the input it was decoded from (`stream.input()`), so a caller that needs
-// the model anyway decodes once. Return values: `DataLoss` as above.
-[[nodiscard]] absl::Status VerifyRoundTrip(const Stream& stream);
+// The same check on a stream already decoded from its input (`s.input()`,
+// with `options`): re-encodes `s` and compares, without decoding again.
+// Return values: the `DataLoss` errors above.
+[[nodiscard]] absl::Status VerifyRoundTrip(const Stream& s);
 
 // Appends a new string item as `ObjectOutputStream.writeString` does:
 // TC_STRING + u2 length when the modified UTF-8 encoding of `utf8` is at most

@@ -4,7 +4,11 @@
 // Flink versions), report parity with `_metadata`, strip-state with
 // back-references, relocate, ZooKeeper/Kubernetes pointers, bad input.
 
+#include <dirent.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <algorithm>
 
 #include <cstdio>
 #include <fstream>
@@ -15,6 +19,7 @@
 
 #include "flinkstate/completed_checkpoint.h"
 #include "tests/fixtures/completed_checkpoint_writer.h"
+#include "tests/flinkstate/corpus.h"
 #include "flinkstate/ha_pointer.h"
 #include "flinkstate/relocate.h"
 #include "flinkstate/strip_state.h"
@@ -569,6 +574,131 @@ TEST(CompletedCheckpointCorruptionTest, UnexpectedClassesAreNamed) {
 // serialVersionUID, renamed handle class) are tested with JDK-written
 // streams: tests/conformance/jdk/drift and check_ha_drift.py
 // (ctest javaobj_jdk_ha_drift).
+
+
+// --- The operator-at-a-time reader (ReadCompletedCheckpointStreaming) -----------
+//
+// On every real completedCheckpoint file (tests/testdata, written by Flink
+// 1.13-2.x through the harness, and the shared corpus), the streaming report
+// must be byte for byte the whole model's: the whole-model path is the one
+// the golden and conformance tests check against Flink.
+
+namespace streaming {
+
+void FindCompleted(const std::string& dir, int depth, std::vector<std::string>* out) {
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return;
+  while (dirent* e = readdir(d)) {
+    const std::string name = e->d_name;
+    if (name == "." || name == "..") continue;
+    const std::string p = absl::StrCat(dir, "/", name);
+    struct stat st;
+    if (::stat(p.c_str(), &st) != 0) continue;
+    if (S_ISDIR(st.st_mode)) {
+      if (depth < 6) FindCompleted(p, depth + 1, out);
+    } else if (absl::StrContains(name, "completedCheckpoint") && st.st_size < (64 << 20)) {
+      out->push_back(p);
+    }
+  }
+  closedir(d);
+}
+
+std::vector<std::string> RealCompletedCheckpoints() {
+  std::vector<std::string> out;
+  FindCompleted(FLINKSTATE_SOURCE_DIR "/tests/testdata", 0, &out);
+  FindCompleted(FLINKSTATE_SHARED_DIR "/corpus", 0, &out);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace streaming
+
+TEST(CompletedCheckpointStreamingTest, ReportIsTheWholeModelsOnEveryRealFile) {
+  const std::vector<std::string> files = streaming::RealCompletedCheckpoints();
+  ASSERT_GE(files.size(), 20u) << "the real completedCheckpoint files are missing";
+  size_t compared = 0;
+  for (const std::string& p : files) {
+    SCOPED_TRACE(p);
+    const std::string bytes = ::flinkstate::testing::ReadFileOrDie(p);
+    const serde::ByteView in(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+    if (!LooksLikeCompletedCheckpoint(in)) continue;
+    absl::StatusOr<javaobj::Stream> s = javaobj::DecodeStream(in);
+    if (!s.ok()) continue;
+    absl::StatusOr<StateFile> whole = ReadCompletedCheckpoint(*s);
+    for (bool subtasks : {true, false}) {
+      InspectOptions options;
+      options.file_name = p;
+      options.subtasks = subtasks;
+      options.top = 3;
+      std::string streamed;
+      absl::Status st = StreamCompletedCheckpointReportJson(
+          *s, options, [&](absl::string_view piece) { streamed.append(piece.data(), piece.size()); });
+      absl::Status built_status;
+      const report::Report built = BuildCompletedCheckpointReport(*s, options, &built_status);
+      if (!whole.ok()) {
+        EXPECT_EQ(st, whole.status());
+        EXPECT_TRUE(streamed.empty()) << "written before the error";
+        EXPECT_EQ(built_status, whole.status());
+        continue;
+      }
+      ASSERT_THAT(st, IsOk());
+      ASSERT_THAT(built_status, IsOk());
+      absl::StatusOr<std::string> expected = RenderReportJson(BuildReport(*whole, in, options));
+      ASSERT_THAT(expected.status(), IsOk());
+      EXPECT_EQ(streamed, *expected);
+      absl::StatusOr<std::string> built_json = RenderReportJson(built);
+      ASSERT_THAT(built_json.status(), IsOk());
+      EXPECT_EQ(*built_json, *expected);
+      EXPECT_EQ(RenderReportText(built, 3), RenderReportText(BuildReport(*whole, in, options), 3));
+      ++compared;
+    }
+    // The sink sees the operators of the whole model, in its order.
+    if (whole.ok()) {
+      std::vector<std::string> ids;
+      absl::StatusOr<StateFile> head = ReadCompletedCheckpointStreaming(
+          *s, [&](int index, OperatorState&& op) {
+            EXPECT_EQ(index, static_cast<int>(ids.size()));
+            ids.push_back(op.IdHex());
+            return absl::OkStatus();
+          });
+      ASSERT_THAT(head.status(), IsOk());
+      EXPECT_TRUE(head->metadata.operators.empty());
+      ASSERT_EQ(ids.size(), whole->metadata.operators.size());
+      for (size_t i = 0; i < ids.size(); ++i) {
+        EXPECT_EQ(ids[i], whole->metadata.operators[i].IdHex());
+      }
+      EXPECT_EQ(head->completed->operator_handles.size(),
+                whole->completed->operator_handles.size());
+      EXPECT_EQ(head->completed->shape_warnings.size(), whole->completed->shape_warnings.size());
+      EXPECT_EQ(head->completed->unknown_classes, whole->completed->unknown_classes);
+    }
+  }
+  EXPECT_GE(compared, 20u);
+}
+
+TEST(CompletedCheckpointStreamingTest, SinkErrorStopsTheRead) {
+  std::string bytes;
+  for (const std::string& p : streaming::RealCompletedCheckpoints()) {
+    bytes = ::flinkstate::testing::ReadFileOrDie(p);
+    if (LooksLikeCompletedCheckpoint(serde::ByteView(
+            reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()))) {
+      break;
+    }
+    bytes.clear();
+  }
+  ASSERT_FALSE(bytes.empty()) << "no real completedCheckpoint file";
+  const serde::ByteView in(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  absl::StatusOr<javaobj::Stream> s = javaobj::DecodeStream(in);
+  ASSERT_THAT(s.status(), IsOk());
+  int calls = 0;
+  absl::StatusOr<StateFile> f =
+      ReadCompletedCheckpointStreaming(*s, [&](int, OperatorState&&) {
+        ++calls;
+        return absl::CancelledError("enough");
+      });
+  EXPECT_THAT(f.status(), StatusIs(absl::StatusCode::kCancelled, "enough"));
+  EXPECT_EQ(calls, 1);
+}
 
 }  // namespace
 }  // namespace flinkstate

@@ -742,6 +742,11 @@ absl::StatusOr<std::string> S3Client::Copy(const ObjectUrl& from, const ObjectUr
   }
   if (!when.if_match.empty()) r.headers.push_back(absl::StrCat("If-Match: ", when.if_match));
   if (when.if_none_match) r.headers.push_back("If-None-Match: *");
+  if (!when.txn_tag.empty()) {
+    // The copy gets this tag instead of the source's metadata.
+    r.headers.push_back("x-amz-metadata-directive: REPLACE");
+    r.headers.push_back(absl::StrCat("x-amz-meta-flinkstate-txn: ", when.txn_tag));
+  }
   absl::StatusOr<Response> resp = Send(r);
   if (!resp.ok()) return resp.status();
   if (resp->status != 200) {

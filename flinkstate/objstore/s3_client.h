@@ -132,7 +132,9 @@ struct WriteConditions {
   std::string if_match;       // the destination's current ETag must be this
   bool if_none_match = false; // the destination must not exist
   std::string source_if_match;  // copies: the source's ETag must be this
-  std::string txn_tag;  // PUT: stored as x-amz-meta-flinkstate-txn (a copy keeps it)
+  // PUT: stored as x-amz-meta-flinkstate-txn. A copy keeps the source's
+  // metadata unless this is set (then it gets this tag instead).
+  std::string txn_tag;
 };
 
 // Byte counters since the client was made (for `inspect`'s figures and tests).

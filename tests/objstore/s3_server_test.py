@@ -782,6 +782,45 @@ class S3RepairTest(unittest.TestCase):
         self.assertIn("nothing to strip", out)
 
 
+class S3StallTest(unittest.TestCase):
+    """An endpoint that accepts connections and never answers: each attempt
+    ends after FLINKSTATE_S3_STALL_SECONDS, and the error says where, what
+    and how often it tried."""
+
+    def test_a_silent_endpoint_gives_a_bounded_clear_error(self):
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(16)
+        held = []
+        stop = threading.Event()
+
+        def accept_and_hold():
+            listener.settimeout(0.2)
+            while not stop.is_set():
+                try:
+                    held.append(listener.accept()[0])  # never read, never answered
+                except socket.timeout:
+                    pass
+        t = threading.Thread(target=accept_and_hold, daemon=True)
+        t.start()
+        endpoint = "http://127.0.0.1:%d" % listener.getsockname()[1]
+        env = dict(base_env(endpoint), AWS_MAX_ATTEMPTS="2", FLINKSTATE_S3_STALL_SECONDS="1")
+        try:
+            rc, _, err = run(["inspect", "s3://flink/job/chk-9/_metadata"], env)
+        finally:
+            stop.set()
+            t.join()
+            for c in held:
+                c.close()
+            listener.close()
+        self.assertEqual(rc, 1, err)
+        self.assertIn("s3://flink/job/chk-9/_metadata: HEAD: connected, but no byte for 1 s "
+                      "(FLINKSTATE_S3_STALL_SECONDS)", err)
+        self.assertIn("endpoint %s/flink/job/chk-9/_metadata" % endpoint, err)
+        self.assertIn("after 2 attempts with exponential backoff from 10 ms", err)
+        self.assertEqual(len(held), 2)  # one connection per attempt
+
+
 if __name__ == "__main__":
     FLINKSTATE, GEN_INCIDENT, TESTDATA = sys.argv[1:4]
     del sys.argv[1:4]

@@ -146,6 +146,21 @@ void FillRemoved(const std::vector<StrippedEntry>& removed, repair::RepairFile* 
   for (auto& [id, op] : per_op) *f->add_operators() = std::move(op);
 }
 
+void AddTransfer(const repair::Transfer& a, repair::Transfer* sum) {
+  sum->set_upload_bytes(sum->upload_bytes() + a.upload_bytes());
+  sum->set_read_back_bytes(sum->read_back_bytes() + a.read_back_bytes());
+  sum->set_server_side_copy_bytes(sum->server_side_copy_bytes() + a.server_side_copy_bytes());
+  sum->set_input_bytes_kept(sum->input_bytes_kept() + a.input_bytes_kept());
+}
+
+// "upload 32.5 KiB (33287 B), ..." for a plan's text.
+std::string TransferText(const repair::Transfer& t) {
+  const auto n = [](uint64_t b) { return absl::StrCat(Human(b), " (", b, " B)"); };
+  return absl::StrCat("upload ", n(t.upload_bytes()), ", read back ", n(t.read_back_bytes()),
+                      ", server-side copy ", n(t.server_side_copy_bytes()), ", input kept ",
+                      n(t.input_bytes_kept()));
+}
+
 }  // namespace
 
 struct Repair::Item {
@@ -183,6 +198,13 @@ absl::Status Repair::PlanFile(const std::string& path, FileKind want,
   out->set_bytes_removed(r->bytes_removed);
   FillRemoved(r->removed, out);
   out->set_output_size(item.plan.output_size());
+  if (serde::IsUrl(path)) {
+    repair::Transfer* t = out->mutable_transfer();
+    t->set_upload_bytes(item.plan.output_size());
+    t->set_read_back_bytes(item.plan.output_size());
+    t->set_server_side_copy_bytes(in->file.size() + item.plan.output_size());
+    t->set_input_bytes_kept(item.plan.copied_bytes());
+  }
   const std::string real = RealPathOf(path);
   item.target = real.empty() ? path : real;
   out->set_target(item.target);
@@ -326,6 +348,7 @@ absl::StatusOr<std::unique_ptr<Repair>> Repair::Plan(const RepairOptions& option
       continue;
     }
     total += f.bytes_removed();
+    AddTransfer(f.transfer(), plan.mutable_transfer());
     *plan.add_files() = std::move(f);
   }
 
@@ -408,6 +431,7 @@ absl::StatusOr<std::unique_ptr<Repair>> Repair::Plan(const RepairOptions& option
       }
       FLINKSTATE_RETURN_IF_ERROR(s);
       total += f.bytes_removed();
+      AddTransfer(f.transfer(), plan.mutable_transfer());
       *plan.add_files() = std::move(f);
     }
     if (matched == 0) {
@@ -443,6 +467,12 @@ std::string Repair::PlanText() const {
       absl::StrAppend(&out, "    operator ", op.operator_id(), ": ", op.entries(), " entries, ",
                       Human(op.bytes()), "\n");
     }
+    if (f.has_transfer()) {
+      absl::StrAppend(&out, "    ", f.target(), " <- ", f.target(),
+                      ".flinkstate-tmp-<token> (", f.output_size(), " B); backup ", f.backup(),
+                      " (", f.input_size(), " B)\n    transfer: ", TransferText(f.transfer()),
+                      "\n");
+    }
   }
   for (const std::string& n : plan_.notes()) absl::StrAppend(&out, "  note: ", n, "\n");
   for (const std::string& w : plan_.warnings()) absl::StrAppend(&out, "warning: ", w, "\n");
@@ -451,6 +481,9 @@ std::string Repair::PlanText() const {
   } else if (!plan_.applied()) {
     absl::StrAppend(&out, plan_.files_size(), " file(s), ", Human(plan_.bytes_removed()),
                     " to remove\n");
+    if (plan_.has_transfer()) {
+      absl::StrAppend(&out, "transfer in all: ", TransferText(plan_.transfer()), "\n");
+    }
   }
   return Printable(out);
 }
@@ -483,8 +516,13 @@ absl::Status Repair::Apply() {
     objstore::ObjectTransactionOptions to;
     to.journal_dir = RealPathOf(options_.checkpoint_dirs[0]);
     to.progress = options_.progress;
-    FLINKSTATE_RETURN_IF_ERROR(objstore::CommitObjects(changes, to));
+    objstore::ObjectWriteStats st;
+    FLINKSTATE_RETURN_IF_ERROR(objstore::CommitObjects(changes, to, &st));
     plan_.set_applied(true);
+    repair::Transfer* t = plan_.mutable_transferred();
+    t->set_upload_bytes(st.bytes_up);
+    t->set_read_back_bytes(st.bytes_down);
+    t->set_server_side_copy_bytes(st.server_side_copy_bytes);
     return absl::OkStatus();
   }
   std::vector<serde::FileChange> changes;
@@ -511,11 +549,18 @@ absl::Status Repair::Apply() {
 
 std::string Repair::NextSteps(const repair::RepairPlan& plan) {
   std::string out = "next steps in Flink:\n";
-  absl::StrAppend(&out,
-                  "  1. keep the job stopped until both the checkpoint directory and the HA "
-                  "files are repaired; if they live in object storage (S3, GCS, HDFS), upload "
-                  "the repaired _metadata and completedCheckpoint files over the originals now, "
-                  "while the job is stopped\n");
+  if (!plan.files().empty() && serde::IsUrl(plan.files(0).target())) {
+    absl::StrAppend(&out,
+                    "  1. the repaired objects are in place in the store (nothing to upload); "
+                    "keep the job stopped until every retained checkpoint and its HA file are "
+                    "repaired\n");
+  } else {
+    absl::StrAppend(&out,
+                    "  1. keep the job stopped until both the checkpoint directory and the HA "
+                    "files are repaired; if they live in object storage (S3, GCS, HDFS), upload "
+                    "the repaired _metadata and completedCheckpoint files over the originals "
+                    "now, while the job is stopped (or repair them there: s3:// arguments)\n");
+  }
   absl::StrAppend(&out,
                   "  2. repair every retained checkpoint the same way (the JobManager may "
                   "recover from any of them: state.checkpoints.num-retained)\n");

@@ -702,6 +702,55 @@ class S3RepairTest(unittest.TestCase):
         self.assertIn("nothing to strip", out)
         self.assert_repaired()
 
+    def test_dry_run_transfer_equals_what_apply_moved(self):
+        rc, out, err = self.repair("--json")
+        self.assertEqual(rc, 0, err)
+        plan = json.loads(out)
+        self.assertEqual(self.keys(), self.originals())
+        rc, text, err = self.repair()
+        self.assertEqual(rc, 0, err)
+        self.assertIn("transfer in all: upload ", text)
+        self.assertIn("backup s3://flink/%s/_metadata.bak (%d B)" % (self.chk, len(self.meta_bytes)),
+                      text)
+        # What the apply moves, counted at the proxy in front of moto.
+        moved = {"upload": 0, "read_back": 0, "copy": 0}
+        outputs = {self.chk + "/_metadata": len(self.want_meta),
+                   "%s/%s" % (self.ha_dir, self.ha_name): len(self.want_ha)}
+        originals = {self.chk + "/_metadata": len(self.meta_bytes),
+                     "%s/%s" % (self.ha_dir, self.ha_name): len(self.ha_bytes)}
+
+        def count(method, path, headers, when):
+            if when != "before":
+                return
+            h = {k.lower(): v for k, v in headers.items()}
+            key = path.split("?")[0][len("/flink/"):]
+            if method == "PUT" and "x-amz-copy-source" in h:
+                src = h["x-amz-copy-source"][len("/flink/"):]
+                base = src.split(".flinkstate-tmp-")[0]
+                moved["copy"] += outputs[base] if ".flinkstate-tmp-" in src else originals[src]
+            elif method == "PUT" and ".flinkstate-tmp-" in key and not key.endswith(".probe"):
+                moved["upload"] += int(h.get("content-length", 0))
+            elif method == "GET" and ".flinkstate-tmp-" in key:
+                a, b = h["range"][len("bytes="):].split("-")
+                moved["read_back"] += int(b) - int(a) + 1
+        self.proxy.hook = count
+        rc, out, err = self.repair("--apply", "--json")
+        self.proxy.hook = None
+        self.assertEqual(rc, 0, err)
+        self.assert_repaired()
+        want = plan["transfer"]
+        self.assertEqual(int(want["uploadBytes"]), moved["upload"])
+        self.assertEqual(int(want["readBackBytes"]), moved["read_back"])
+        self.assertEqual(int(want["serverSideCopyBytes"]), moved["copy"])
+        self.assertEqual(moved["upload"], len(self.want_meta) + len(self.want_ha))
+        # The client's own counters agree.
+        done = json.loads(out)["transferred"]
+        self.assertEqual(int(done["uploadBytes"]), moved["upload"])
+        self.assertEqual(int(done["readBackBytes"]), moved["read_back"])
+        self.assertEqual(int(done["serverSideCopyBytes"]), moved["copy"])
+        per_file = sum(int(f["transfer"]["uploadBytes"]) for f in plan["files"])
+        self.assertEqual(per_file, moved["upload"])
+
     def test_ha_dir_one_level_too_high_names_the_right_one(self):
         rc, _, err = run(["repair", "--state", self.STATE, "--ha-dir",
                           "s3://flink/%s/ha" % self.root, "s3://flink/" + self.chk], self.env)

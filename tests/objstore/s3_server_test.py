@@ -473,6 +473,27 @@ class S3WriteTest(unittest.TestCase):
         self.assertIn("restored s3://flink/%s/_metadata from" % self.prefix, err)
 
 
+    def test_other_edits_in_place_equal_the_local_command(self):
+        # drop-operator and convert --in-place over s3:// write the bytes the
+        # local command writes, and keep the original as the backup.
+        edits = [["drop-operator", "--operator", "61252f73469d3ffba207c548d29a0267"],
+                 ["convert", "--to-version", "5"]]
+        for i, edit in enumerate(edits):
+            local_out = os.path.join(self.tmp.name, "edit-%d" % i)
+            subprocess.run([FLINKSTATE] + edit + [self.local, local_out], check=True,
+                           capture_output=True)
+            with open(local_out, "rb") as f:
+                want = f.read()
+            self.assertNotEqual(want, self.original)
+            prefix = "%s-%d" % (self.prefix, i)
+            self.s3.put_object(Bucket="flink", Key=prefix + "/_metadata", Body=self.original)
+            rc, out, err = run(edit + ["--in-place", "s3://flink/" + prefix], self.env)
+            self.assertEqual(rc, 0, err)
+            got = self.s3.get_object(Bucket="flink", Key=prefix + "/_metadata")["Body"].read()
+            self.assertEqual(got, want, edit)
+            bak = self.s3.get_object(Bucket="flink", Key=prefix + "/_metadata.bak")["Body"].read()
+            self.assertEqual(bak, self.original)
+
     def test_a_large_output_to_a_new_key_goes_multipart(self):
         with tempfile.TemporaryDirectory() as d:
             src = os.path.join(d, "_metadata")

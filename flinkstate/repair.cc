@@ -20,6 +20,8 @@
 #include "flinkstate/strip_state.h"
 #include "flinkstate/metadata_reader.h"
 #include "flinkstate/metadata_writer.h"
+#include "flinkstate/objstore/object_store.h"
+#include "flinkstate/objstore/object_transaction.h"
 #include "flinkstate/serde/status_macros.h"
 #include "google/protobuf/util/json_util.h"
 
@@ -30,7 +32,14 @@ namespace fs = std::filesystem;
 
 constexpr char kCompletedCheckpointPrefix[] = "completedCheckpoint";
 
+// A local path with symlinks resolved ("" if absent); an s3:// URL as given,
+// without trailing '/' (object stores have no links).
 std::string RealPathOf(const std::string& p) {
+  if (serde::IsUrl(p)) {
+    std::string u = p;
+    while (u.size() > 1 && u.back() == '/') u.pop_back();
+    return u;
+  }
   std::error_code ec;
   fs::path r = fs::canonical(p, ec);
   return ec ? std::string() : r.string();
@@ -54,6 +63,16 @@ bool IsHaFileName(const std::string& n) {
 // The completedCheckpoint files directly in `dir`, sorted.
 std::vector<std::string> HaFilesIn(const std::string& dir) {
   std::vector<std::string> out;
+  if (serde::IsUrl(dir)) {
+    absl::StatusOr<objstore::DirectoryListing> l = objstore::ListDirectory(dir);
+    if (!l.ok()) return out;
+    for (const auto& [url, size] : l->files) {
+      const std::string n = url.substr(url.rfind('/') + 1);
+      if (IsHaFileName(n)) out.push_back(n);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string n = it->path().filename().string();
@@ -66,6 +85,21 @@ std::vector<std::string> HaFilesIn(const std::string& dir) {
 // Directories up to two levels below `dir` that hold completedCheckpoint files.
 std::vector<std::string> HaDirsBelow(const std::string& dir) {
   std::vector<std::string> out;
+  if (serde::IsUrl(dir)) {
+    std::vector<std::pair<std::string, int>> todo = {{dir, 0}};
+    while (!todo.empty()) {
+      auto [d, depth] = todo.back();
+      todo.pop_back();
+      absl::StatusOr<objstore::DirectoryListing> l = objstore::ListDirectory(d);
+      if (!l.ok()) continue;
+      for (const std::string& sub : l->dirs) {
+        if (!HaFilesIn(sub).empty()) out.push_back(RealPathOf(sub));
+        if (depth < 1) todo.emplace_back(sub, depth + 1);
+      }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
   std::error_code ec;
   fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
   for (fs::recursive_directory_iterator end; !ec && it != end; it.increment(ec)) {
@@ -112,6 +146,21 @@ void FillRemoved(const std::vector<StrippedEntry>& removed, repair::RepairFile* 
   for (auto& [id, op] : per_op) *f->add_operators() = std::move(op);
 }
 
+void AddTransfer(const repair::Transfer& a, repair::Transfer* sum) {
+  sum->set_upload_bytes(sum->upload_bytes() + a.upload_bytes());
+  sum->set_read_back_bytes(sum->read_back_bytes() + a.read_back_bytes());
+  sum->set_server_side_copy_bytes(sum->server_side_copy_bytes() + a.server_side_copy_bytes());
+  sum->set_input_bytes_kept(sum->input_bytes_kept() + a.input_bytes_kept());
+}
+
+// "upload 32.5 KiB (33287 B), ..." for a plan's text.
+std::string TransferText(const repair::Transfer& t) {
+  const auto n = [](uint64_t b) { return absl::StrCat(Human(b), " (", b, " B)"); };
+  return absl::StrCat("upload ", n(t.upload_bytes()), ", read back ", n(t.read_back_bytes()),
+                      ", server-side copy ", n(t.server_side_copy_bytes()), ", input kept ",
+                      n(t.input_bytes_kept()));
+}
+
 }  // namespace
 
 struct Repair::Item {
@@ -149,6 +198,13 @@ absl::Status Repair::PlanFile(const std::string& path, FileKind want,
   out->set_bytes_removed(r->bytes_removed);
   FillRemoved(r->removed, out);
   out->set_output_size(item.plan.output_size());
+  if (serde::IsUrl(path)) {
+    repair::Transfer* t = out->mutable_transfer();
+    t->set_upload_bytes(item.plan.output_size());
+    t->set_read_back_bytes(item.plan.output_size());
+    t->set_server_side_copy_bytes(in->file.size() + item.plan.output_size());
+    t->set_input_bytes_kept(item.plan.copied_bytes());
+  }
   const std::string real = RealPathOf(path);
   item.target = real.empty() ? path : real;
   out->set_target(item.target);
@@ -185,6 +241,18 @@ absl::StatusOr<std::unique_ptr<Repair>> Repair::Plan(const RepairOptions& option
   };
   std::vector<Dir> dirs;
   std::vector<std::string> lock_dirs;
+  // s3:// directories: no locks (object_transaction.h says what excludes
+  // concurrent runs), recovered by their journals. All or none remote.
+  std::vector<std::string> remote_dirs;
+  size_t remote_args = 0;
+  for (const std::string& d : options.checkpoint_dirs) remote_args += serde::IsUrl(d) ? 1 : 0;
+  if (!options.ha_dir.empty()) remote_args += serde::IsUrl(options.ha_dir) ? 1 : 0;
+  const bool remote = remote_args > 0;
+  if (remote && remote_args != options.checkpoint_dirs.size() + (options.ha_dir.empty() ? 0 : 1)) {
+    return absl::InvalidArgumentError(
+        "usage: repair: the checkpoint directories and --ha-dir must all be s3:// or all be "
+        "local (one transaction cannot span both)");
+  }
   for (const std::string& d : options.checkpoint_dirs) {
     Dir dir{d, RealPathOf(d)};
     if (dir.real.empty()) {
@@ -198,10 +266,12 @@ absl::StatusOr<std::unique_ptr<Repair>> Repair::Plan(const RepairOptions& option
       }
     }
     plan.add_checkpoint_dirs(d);
-    lock_dirs.push_back(dir.real);
+    (remote ? remote_dirs : lock_dirs).push_back(dir.real);
     dirs.push_back(std::move(dir));
   }
-  if (!options.ha_dir.empty()) {
+  if (!options.ha_dir.empty() && remote) {
+    remote_dirs.push_back(RealPathOf(options.ha_dir));
+  } else if (!options.ha_dir.empty()) {
     const std::string real = RealPathOf(options.ha_dir);
     std::error_code ec;
     if (real.empty() || !fs::is_directory(real, ec)) {
@@ -212,7 +282,22 @@ absl::StatusOr<std::unique_ptr<Repair>> Repair::Plan(const RepairOptions& option
   for (const std::string& d : lock_dirs) FLINKSTATE_RETURN_IF_ERROR(r->locks_.Add(d));
 
   // 2. An interrupted earlier run.
-  if (options.recover) {
+  if (remote && options.recover) {
+    FLINKSTATE_ASSIGN_OR_RETURN(objstore::ObjectRecoveryReport rec,
+                                objstore::RecoverObjectTransactions(remote_dirs));
+    for (const std::string& a : rec.actions) plan.add_recovered(a);
+    if (rec.completed + rec.rolled_back > 0) {
+      plan.add_recovered(absl::StrCat("interrupted run(s): ", rec.completed, " completed, ",
+                                      rec.rolled_back, " rolled back"));
+    }
+  } else if (remote) {
+    FLINKSTATE_ASSIGN_OR_RETURN(std::vector<std::string> journals,
+                                objstore::ListObjectJournals(remote_dirs));
+    for (const std::string& j : journals) {
+      plan.add_warnings(absl::StrCat("an interrupted run left ", j,
+                                     "; applying this repair first finishes or undoes it"));
+    }
+  } else if (options.recover) {
     FLINKSTATE_ASSIGN_OR_RETURN(
         serde::RecoveryReport rec,
         serde::RecoverTransactions(lock_dirs, serde::RecoveryPolicy::kCompleteCommitted,
@@ -241,7 +326,13 @@ absl::StatusOr<std::unique_ptr<Repair>> Repair::Plan(const RepairOptions& option
   for (Dir& d : dirs) {
     const std::string meta = absl::StrCat(d.path, "/", kMetadataFileName);
     std::error_code ec;
-    if (!fs::exists(meta, ec)) {
+    if (remote) {
+      absl::StatusOr<uint64_t> size = objstore::ObjectSize(meta);
+      if (absl::IsNotFound(size.status())) {
+        return absl::NotFoundError(absl::StrCat(d.path, ": no _metadata under this prefix"));
+      }
+      if (!size.ok()) return size.status();
+    } else if (!fs::exists(meta, ec)) {
       return absl::NotFoundError(absl::StrCat(d.path, ": no _metadata in this directory"));
     }
     repair::RepairFile f;
@@ -257,6 +348,7 @@ absl::StatusOr<std::unique_ptr<Repair>> Repair::Plan(const RepairOptions& option
       continue;
     }
     total += f.bytes_removed();
+    AddTransfer(f.transfer(), plan.mutable_transfer());
     *plan.add_files() = std::move(f);
   }
 
@@ -272,7 +364,7 @@ absl::StatusOr<std::unique_ptr<Repair>> Repair::Plan(const RepairOptions& option
       // A FIFO or directory with the name is nothing Flink wrote; opening a
       // FIFO could block. Unreadable regular files fail below.
       std::error_code ec;
-      if (fs::is_regular_file(absl::StrCat(options.ha_dir, "/", n), ec)) {
+      if (remote || fs::is_regular_file(absl::StrCat(options.ha_dir, "/", n), ec)) {
         names.push_back(n);
       } else {
         plan.add_notes(absl::StrCat(options.ha_dir, "/", n, ": skipped (not a regular file)"));
@@ -292,7 +384,8 @@ absl::StatusOr<std::unique_ptr<Repair>> Repair::Plan(const RepairOptions& option
     int matched = 0;
     std::vector<std::string> others;
     for (const std::string& n : names) {
-      const std::string path = absl::StrCat(options.ha_dir, "/", n);
+      const std::string path =
+          absl::StrCat(remote ? RealPathOf(options.ha_dir) : options.ha_dir, "/", n);
       // Everything is read first, also files of other checkpoints: an
       // unreadable file is never skipped silently.
       absl::StatusOr<LoadedFile> probe = Open(path);
@@ -311,6 +404,9 @@ absl::StatusOr<std::unique_ptr<Repair>> Repair::Plan(const RepairOptions& option
       const Dir* match = nullptr;
       for (const Dir& d : dirs) {
         if (d.checkpoint_id == id && !local.empty() && RealPathOf(local) == d.real) match = &d;
+        if (d.checkpoint_id == id && remote && RealPathOf(c.external_pointer) == d.real) {
+          match = &d;
+        }
       }
       for (const Dir& d : dirs) {
         if (match != nullptr) break;
@@ -335,6 +431,7 @@ absl::StatusOr<std::unique_ptr<Repair>> Repair::Plan(const RepairOptions& option
       }
       FLINKSTATE_RETURN_IF_ERROR(s);
       total += f.bytes_removed();
+      AddTransfer(f.transfer(), plan.mutable_transfer());
       *plan.add_files() = std::move(f);
     }
     if (matched == 0) {
@@ -348,6 +445,7 @@ absl::StatusOr<std::unique_ptr<Repair>> Repair::Plan(const RepairOptions& option
   plan.set_bytes_removed(total);
   // Every target's directory is locked too (a symlinked _metadata).
   for (const Item& it : r->items_) {
+    if (remote) continue;
     FLINKSTATE_RETURN_IF_ERROR(r->locks_.Add(serde::DirName(it.target)));
   }
   return r;
@@ -369,6 +467,12 @@ std::string Repair::PlanText() const {
       absl::StrAppend(&out, "    operator ", op.operator_id(), ": ", op.entries(), " entries, ",
                       Human(op.bytes()), "\n");
     }
+    if (f.has_transfer()) {
+      absl::StrAppend(&out, "    ", f.target(), " <- ", f.target(),
+                      ".flinkstate-tmp-<token> (", f.output_size(), " B); backup ", f.backup(),
+                      " (", f.input_size(), " B)\n    transfer: ", TransferText(f.transfer()),
+                      "\n");
+    }
   }
   for (const std::string& n : plan_.notes()) absl::StrAppend(&out, "  note: ", n, "\n");
   for (const std::string& w : plan_.warnings()) absl::StrAppend(&out, "warning: ", w, "\n");
@@ -377,6 +481,9 @@ std::string Repair::PlanText() const {
   } else if (!plan_.applied()) {
     absl::StrAppend(&out, plan_.files_size(), " file(s), ", Human(plan_.bytes_removed()),
                     " to remove\n");
+    if (plan_.has_transfer()) {
+      absl::StrAppend(&out, "transfer in all: ", TransferText(plan_.transfer()), "\n");
+    }
   }
   return Printable(out);
 }
@@ -395,6 +502,29 @@ absl::Status Repair::Apply() {
   if (applied_) return absl::FailedPreconditionError("repair: already applied");
   applied_ = true;
   if (items_.empty()) return absl::OkStatus();
+  if (serde::IsUrl(items_.front().target)) {
+    std::vector<objstore::ObjectChange> changes;
+    for (Item& it : items_) {
+      objstore::ObjectChange c;
+      c.target = it.target;
+      c.backup = it.target + options_.backup_suffix;
+      c.input = &it.in.file;
+      c.plan = &it.plan;
+      c.verify = it.verify;
+      changes.push_back(std::move(c));
+    }
+    objstore::ObjectTransactionOptions to;
+    to.journal_dir = RealPathOf(options_.checkpoint_dirs[0]);
+    to.progress = options_.progress;
+    objstore::ObjectWriteStats st;
+    FLINKSTATE_RETURN_IF_ERROR(objstore::CommitObjects(changes, to, &st));
+    plan_.set_applied(true);
+    repair::Transfer* t = plan_.mutable_transferred();
+    t->set_upload_bytes(st.bytes_up);
+    t->set_read_back_bytes(st.bytes_down);
+    t->set_server_side_copy_bytes(st.server_side_copy_bytes);
+    return absl::OkStatus();
+  }
   std::vector<serde::FileChange> changes;
   for (Item& it : items_) {
     serde::FileChange c;
@@ -419,11 +549,18 @@ absl::Status Repair::Apply() {
 
 std::string Repair::NextSteps(const repair::RepairPlan& plan) {
   std::string out = "next steps in Flink:\n";
-  absl::StrAppend(&out,
-                  "  1. keep the job stopped until both the checkpoint directory and the HA "
-                  "files are repaired; if they live in object storage (S3, GCS, HDFS), upload "
-                  "the repaired _metadata and completedCheckpoint files over the originals now, "
-                  "while the job is stopped\n");
+  if (!plan.files().empty() && serde::IsUrl(plan.files(0).target())) {
+    absl::StrAppend(&out,
+                    "  1. the repaired objects are in place in the store (nothing to upload); "
+                    "keep the job stopped until every retained checkpoint and its HA file are "
+                    "repaired\n");
+  } else {
+    absl::StrAppend(&out,
+                    "  1. keep the job stopped until both the checkpoint directory and the HA "
+                    "files are repaired; if they live in object storage (S3, GCS, HDFS), upload "
+                    "the repaired _metadata and completedCheckpoint files over the originals "
+                    "now, while the job is stopped (or repair them there: s3:// arguments)\n");
+  }
   absl::StrAppend(&out,
                   "  2. repair every retained checkpoint the same way (the JobManager may "
                   "recover from any of them: state.checkpoints.num-retained)\n");

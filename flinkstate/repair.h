@@ -35,6 +35,16 @@
 //   owner, fsyncs files and directories, and after a crash at any instant a
 //   rerun of the same repair finishes or undoes it without user action.
 //
+// Object stores: the checkpoint directories and `ha_dir` may all be s3://
+// prefixes (not a mix of local and remote). Then nothing is locked, the
+// inputs are read by ranges, and `Apply` is objstore::CommitObjects
+// (objstore/object_transaction.h): every output uploaded to a temporary key,
+// read back and verified, every original copied server-side to its backup
+// and checked unchanged (ETag) before a journal in the first checkpoint
+// directory commits; `Plan` of a rerun (with `recover`) resolves an
+// interrupted run from that journal: rolled back before the commit point,
+// completed after it.
+//
 // Thread safety: a `Repair` is used from one thread; the locks it holds are
 // per process and directory (two `Repair`s on one job in one process also
 // exclude each other).

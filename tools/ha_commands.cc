@@ -292,6 +292,12 @@ int RunRepair(const CommandArgs& a) {
   std::cout << "repaired " << repair.plan().files_size() << " file(s), "
             << Human(repair.plan().bytes_removed()) << " removed; originals kept as:\n";
   for (const auto& f : repair.plan().files()) std::cout << "  " << Printable(f.backup()) << "\n";
+  if (repair.plan().has_transferred()) {
+    const auto& t = repair.plan().transferred();
+    std::cout << "transferred: upload " << t.upload_bytes() << " B, read back "
+              << t.read_back_bytes() << " B, server-side copy " << t.server_side_copy_bytes()
+              << " B\n";
+  }
   std::cout << Repair::NextSteps(repair.plan());
   return kExitOk;
 }

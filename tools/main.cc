@@ -330,7 +330,8 @@ const Command kCommands[] = {
      "plan; writes only with --apply: every output to a temporary file, verified,\n"
      "every original kept as FILE<backup-suffix>, then all renamed.",
      [](CLI::App& app, CommandArgs& a) {
-       AddFiles(app, a, "CHECKPOINT_DIR...: checkpoint directories (chk-<n>)");
+       AddFiles(app, a, "CHECKPOINT_DIR...: checkpoint directories (chk-<n>), or s3:// "
+                        "prefixes (then --ha-dir too)");
        AddStateName(app, a);
        AddOperators(app, a, "only in these operators (repeatable)");
        app.add_option("--ha-dir", a.ha_dir,

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <optional>
 #include <random>
 
 #include "absl/strings/match.h"
@@ -95,6 +96,55 @@ bool ProbeIfMatch(S3Client& s3, const ObjectUrl& probe) {
   return absl::IsFailedPrecondition(r.status()) || absl::IsNotFound(r.status());
 }
 
+// Step 2 of both protocols: `plan` over `input` into a local temporary file,
+// verified, uploaded to `temp` (tagged `token`, `If-None-Match: *`), read back,
+// compared and verified again. Returns the temporary key's ETag.
+absl::StatusOr<std::string> UploadVerified(S3Client& s3, const ObjectUrl& temp,
+                                           const std::string& token,
+                                           const serde::MappedFile& input,
+                                           const serde::EditPlan& plan,
+                                           const serde::OutputVerifier& verify,
+                                           ObjectWriteStats* st) {
+  const char* tmpdir = std::getenv("TMPDIR");
+  std::string local = absl::StrCat(tmpdir != nullptr ? tmpdir : "/tmp", "/flinkstate-s3-XXXXXX");
+  const int fd = ::mkstemp(local.data());
+  if (fd < 0) {
+    return absl::InternalError(absl::StrCat("objstore: mkstemp ", local, ": ",
+                                            std::strerror(errno)));
+  }
+  absl::Status s = serde::ExecutePlan(plan, input, fd, serde::SpliceOptions{}, nullptr);
+  ::close(fd);
+  absl::StatusOr<serde::MappedFile> out =
+      s.ok() ? serde::MappedFile::Open(local) : absl::StatusOr<serde::MappedFile>(s);
+  ::unlink(local.c_str());
+  if (!out.ok()) return out.status();
+  if (absl::Status in_ok = input.CheckIntact(); !in_ok.ok()) return in_ok;
+  st->output_bytes += out->size();
+  if (verify) {
+    if (absl::Status v = verify(out->bytes()); !v.ok()) return v;
+  }
+  WriteConditions tagged;
+  tagged.txn_tag = token;
+  tagged.if_none_match = true;
+  absl::StatusOr<std::string> temp_etag = s3.Put(temp, out->bytes(), tagged);
+  if (!temp_etag.ok()) return temp_etag.status();
+  st->bytes_up += out->size();
+  std::string back(out->size(), '\0');
+  absl::Status g = s3.GetRange(
+      temp, 0, absl::Span<uint8_t>(reinterpret_cast<uint8_t*>(back.data()), back.size()),
+      *temp_etag);
+  if (!g.ok()) return g;
+  st->bytes_down += back.size();
+  if (std::memcmp(back.data(), out->bytes().data(), back.size()) != 0) {
+    return absl::DataLossError(absl::StrCat(
+        "objstore: ", temp.ToString(), ": read back differs from what was uploaded"));
+  }
+  if (verify) {
+    if (absl::Status v = verify(View(back)); !v.ok()) return v;
+  }
+  return *temp_etag;
+}
+
 }  // namespace
 
 std::string OpenedEtag(const serde::MappedFile& file) {
@@ -144,44 +194,11 @@ absl::Status WriteObjectVerified(const ObjectWrite& w, const serde::MappedFile& 
   };
 
   // 2. The output: a local temporary file, verified, uploaded, read back.
-  const char* tmpdir = std::getenv("TMPDIR");
-  std::string local = absl::StrCat(tmpdir != nullptr ? tmpdir : "/tmp", "/flinkstate-s3-XXXXXX");
-  const int fd = ::mkstemp(local.data());
-  if (fd < 0) return undo(absl::InternalError(absl::StrCat("objstore: mkstemp ", local, ": ",
-                                                           std::strerror(errno))));
-  absl::Status s = serde::ExecutePlan(plan, input, fd, serde::SpliceOptions{}, nullptr);
-  ::close(fd);
-  absl::StatusOr<serde::MappedFile> out =
-      s.ok() ? serde::MappedFile::Open(local) : absl::StatusOr<serde::MappedFile>(s);
-  ::unlink(local.c_str());
-  if (!out.ok()) return undo(out.status());
-  if (absl::Status in_ok = input.CheckIntact(); !in_ok.ok()) return undo(in_ok);
-  st.output_bytes = out->size();
-  if (verify) {
-    if (absl::Status v = verify(out->bytes()); !v.ok()) return undo(v);
-  }
-  WriteConditions tagged;
-  tagged.txn_tag = j.token;
-  tagged.if_none_match = true;
-  absl::StatusOr<std::string> temp_etag = s3.Put(temp, out->bytes(), tagged);
+  made.push_back(temp);  // (deleting a key never made is harmless)
+  absl::StatusOr<std::string> temp_etag =
+      UploadVerified(s3, temp, j.token, input, plan, verify, &st);
   if (!temp_etag.ok()) return undo(temp_etag.status());
-  made.push_back(temp);
-  st.bytes_up += out->size();
-  {
-    std::string back(out->size(), '\0');
-    absl::Status g = s3.GetRange(
-        temp, 0, absl::Span<uint8_t>(reinterpret_cast<uint8_t*>(back.data()), back.size()),
-        *temp_etag);
-    if (!g.ok()) return undo(g);
-    st.bytes_down += back.size();
-    if (std::memcmp(back.data(), out->bytes().data(), back.size()) != 0) {
-      return undo(absl::DataLossError(absl::StrCat(
-          "objstore: ", temp.ToString(), ": read back differs from what was uploaded")));
-    }
-    if (verify) {
-      if (absl::Status v = verify(View(back)); !v.ok()) return undo(v);
-    }
-  }
+  const uint64_t output_size = st.output_bytes;
 
   // 3. The backup.
   if (!w.backup.empty()) {
@@ -256,7 +273,7 @@ absl::Status WriteObjectVerified(const ObjectWrite& w, const serde::MappedFile& 
                         absl::StrCat(done.status().message(), "; the write is journaled in ",
                                      journal.ToString(), ": rerun to roll it back"));
   }
-  st.server_side_copy_bytes += out->size();
+  st.server_side_copy_bytes += output_size;
   absl::StatusOr<ObjectInfo> after = s3.Head(*target);
   if (!after.ok() || after->txn_tag != j.token) {
     return absl::DataLossError(absl::StrCat(
@@ -327,6 +344,359 @@ absl::StatusOr<std::vector<std::string>> RecoverObjectWrite(const std::string& t
     actions.push_back(absl::StrCat("rolled back ", ju.ToString(), " (", j->state, ")"));
   }
   return actions;
+}
+
+namespace {
+
+constexpr char kMultiJournalMagic[] = "flinkstate object transaction 1";
+
+struct MultiJournal {
+  struct File {
+    std::string target, temp, backup, etag;
+  };
+  std::string state;  // prepare | commit
+  std::string token;
+  std::vector<File> files;
+
+  std::string Render() const {
+    std::string out = absl::StrCat(kMultiJournalMagic, "\nstate ", state, "\ntoken ", token, "\n");
+    for (const File& f : files) {
+      absl::StrAppend(&out, "target ", f.target, "\ntemp ", f.temp, "\nbackup ",
+                      f.backup.empty() ? "-" : f.backup, "\netag ", f.etag.empty() ? "-" : f.etag,
+                      "\n");
+    }
+    return out;
+  }
+  static absl::StatusOr<MultiJournal> Parse(const std::string& url, absl::string_view text) {
+    std::vector<absl::string_view> lines = absl::StrSplit(text, '\n');
+    if (lines.empty() || lines[0] != kMultiJournalMagic) {
+      return absl::DataLossError(
+          absl::StrCat("objstore: ", url, ": not a flinkstate object-transaction journal"));
+    }
+    MultiJournal j;
+    for (size_t i = 1; i < lines.size(); ++i) {
+      const absl::string_view l = lines[i];
+      const size_t sp = l.find(' ');
+      if (sp == absl::string_view::npos) continue;
+      const absl::string_view k = l.substr(0, sp);
+      std::string v(l.substr(sp + 1));
+      if (v == "-") v.clear();
+      if (k == "state") j.state = v;
+      if (k == "token") j.token = v;
+      if (k == "target") j.files.push_back(File{v, "", "", ""});
+      if (j.files.empty()) continue;
+      if (k == "temp") j.files.back().temp = v;
+      if (k == "backup") j.files.back().backup = v;
+      if (k == "etag") j.files.back().etag = v;
+    }
+    bool ok = !j.token.empty() && !j.files.empty() &&
+              (j.state == "prepare" || j.state == "commit");
+    for (const File& f : j.files) ok = ok && !f.target.empty() && !f.temp.empty();
+    if (!ok) {
+      return absl::DataLossError(absl::StrCat(
+          "objstore: ", url, ": an incomplete object-transaction journal (left in place)"));
+    }
+    return j;
+  }
+};
+
+// "s3://b/a/chk-1/" -> the journal prefix URL under it.
+absl::StatusOr<ObjectUrl> JournalPrefix(const std::string& dir) {
+  absl::StatusOr<ObjectUrl> u = ParseObjectUrl(dir);
+  if (!u.ok()) return u.status();
+  if (!u->key.empty() && !absl::EndsWith(u->key, "/")) u->key += '/';
+  u->key += kJournalPrefix;
+  return u;
+}
+
+absl::StatusOr<std::vector<ObjectUrl>> JournalsIn(S3Client& s3,
+                                                  const std::vector<std::string>& dirs) {
+  std::vector<ObjectUrl> out;
+  for (const std::string& d : dirs) {
+    absl::StatusOr<ObjectUrl> prefix = JournalPrefix(d);
+    if (!prefix.ok()) return prefix.status();
+    absl::StatusOr<S3Client::Listing> l = s3.List(*prefix, "/");
+    if (!l.ok()) return l.status();
+    for (const auto& [key, size] : l->objects) {
+      if (!absl::EndsWith(key, ".journal")) continue;
+      ObjectUrl u{prefix->bucket, key, prefix->scheme};
+      bool seen = false;
+      for (const ObjectUrl& o : out) seen = seen || o.ToString() == u.ToString();
+      if (!seen) out.push_back(std::move(u));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::Status CommitObjects(const std::vector<ObjectChange>& changes,
+                           const ObjectTransactionOptions& options, ObjectWriteStats* stats) {
+  if (changes.empty()) return absl::OkStatus();
+  absl::StatusOr<S3Config> config = CurrentS3Config();
+  if (!config.ok()) return config.status();
+  S3Client s3(*std::move(config));
+  ObjectWriteStats st;
+  MultiJournal j;
+  j.state = "prepare";
+  j.token = Token();
+  std::vector<ObjectUrl> targets, temps;
+  for (const ObjectChange& c : changes) {
+    absl::StatusOr<ObjectUrl> t = ParseObjectUrl(c.target);
+    if (!t.ok()) return t.status();
+    if (c.input == nullptr || c.plan == nullptr) {
+      return absl::FailedPreconditionError("objstore: CommitObjects: a change without input/plan");
+    }
+    MultiJournal::File f;
+    f.target = c.target;
+    f.temp = absl::StrCat(c.target, ".flinkstate-tmp-", j.token);
+    f.backup = c.backup;
+    f.etag = c.expected_etag.empty() && c.input->path() == c.target ? OpenedEtag(*c.input)
+                                                                    : c.expected_etag;
+    if (!c.backup.empty() && f.etag.empty()) {
+      absl::StatusOr<ObjectInfo> now = s3.Head(*t);
+      if (!now.ok()) return NothingReplaced(now.status());
+      f.etag = now->etag;
+    }
+    targets.push_back(*t);
+    temps.push_back(*ParseObjectUrl(f.temp));
+    j.files.push_back(std::move(f));
+  }
+  absl::StatusOr<ObjectUrl> jprefix = JournalPrefix(options.journal_dir.empty()
+                                                        ? DirKey(changes[0].target)
+                                                        : options.journal_dir);
+  if (!jprefix.ok()) return jprefix.status();
+  ObjectUrl journal{jprefix->bucket, absl::StrCat(jprefix->key, j.token, ".journal"),
+                    jprefix->scheme};
+
+  // 1. The journal.
+  WriteConditions create;
+  create.if_none_match = true;
+  absl::StatusOr<std::string> jetag = s3.Put(journal, View(j.Render()), create);
+  if (!jetag.ok()) return NothingReplaced(jetag.status());
+  std::vector<ObjectUrl> made = {journal};
+  auto undo = [&](absl::Status s) {
+    for (auto it = made.rbegin(); it != made.rend(); ++it) s3.Delete(*it).IgnoreError();
+    return NothingReplaced(s);
+  };
+  auto progress = [&](absl::string_view phase, uint64_t done, uint64_t total) {
+    if (options.progress) options.progress(phase, done, total);
+  };
+
+  // 2. Every output uploaded and verified.
+  uint64_t total = 0, done = 0;
+  for (const ObjectChange& c : changes) total += c.plan->output_size();
+  std::vector<uint64_t> sizes;
+  for (size_t i = 0; i < changes.size(); ++i) {
+    progress("uploading", done, total);
+    made.push_back(temps[i]);
+    const uint64_t before = st.output_bytes;
+    absl::StatusOr<std::string> e = UploadVerified(s3, temps[i], j.token, *changes[i].input,
+                                                   *changes[i].plan, changes[i].verify, &st);
+    if (!e.ok()) {
+      return undo(absl::Status(e.status().code(),
+                               absl::StrCat(changes[i].target, ": ", e.status().message())));
+    }
+    sizes.push_back(st.output_bytes - before);
+    done += sizes.back();
+  }
+  progress("uploading", total, total);
+
+  // 3. The backups, tagged with the token.
+  for (size_t i = 0; i < changes.size(); ++i) {
+    const MultiJournal::File& f = j.files[i];
+    if (f.backup.empty()) continue;
+    absl::StatusOr<ObjectUrl> backup = ParseObjectUrl(f.backup);
+    if (!backup.ok()) return undo(backup.status());
+    const auto exists = [&] {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "objstore: ", f.backup, " exists already (an earlier backup, or another run "
+          "replacing ", f.target, " now): move it away first"));
+    };
+    if (absl::StatusOr<ObjectInfo> there = s3.Head(*backup); there.ok()) {
+      return undo(exists());
+    } else if (!absl::IsNotFound(there.status())) {
+      return undo(there.status());
+    }
+    WriteConditions bc;
+    bc.if_none_match = true;
+    bc.source_if_match = f.etag;
+    bc.txn_tag = j.token;
+    absl::StatusOr<std::string> b = s3.Copy(targets[i], *backup, bc);
+    if (!b.ok()) {
+      if (absl::IsFailedPrecondition(b.status())) {
+        // Either the backup appeared or the original changed: say which.
+        absl::StatusOr<ObjectInfo> now = s3.Head(targets[i]);
+        if (now.ok() && now->etag != f.etag) {
+          return undo(absl::FailedPreconditionError(absl::StrCat(
+              "objstore: ", f.target, " was changed by someone else since it was read (ETag ",
+              f.etag, ", now ", now->etag, "); is Flink still writing it? refused")));
+        }
+        return undo(exists());
+      }
+      return undo(b.status());
+    }
+    made.push_back(*backup);
+    absl::StatusOr<ObjectInfo> bi = s3.Head(*backup);
+    if (!bi.ok()) return undo(bi.status());
+    if (changes[i].input->path() == f.target && bi->size != changes[i].input->size()) {
+      return undo(absl::DataLossError(absl::StrCat("objstore: ", f.backup, " has ", bi->size,
+                                                   " bytes, the original ",
+                                                   changes[i].input->size())));
+    }
+    st.server_side_copy_bytes += bi->size;
+  }
+
+  // 4. Every original unchanged?
+  for (size_t i = 0; i < changes.size(); ++i) {
+    const MultiJournal::File& f = j.files[i];
+    if (f.etag.empty()) continue;
+    absl::StatusOr<ObjectInfo> now = s3.Head(targets[i]);
+    if (!now.ok()) return undo(now.status());
+    if (now->etag != f.etag) {
+      return undo(absl::FailedPreconditionError(absl::StrCat(
+          "objstore: ", f.target, " was changed by someone else since it was read (ETag ",
+          f.etag, ", now ", now->etag, "); is Flink still writing it? refused")));
+    }
+  }
+  st.if_match_honoured =
+      ProbeIfMatch(s3, ObjectUrl{temps[0].bucket, temps[0].key + ".probe", temps[0].scheme});
+
+  // 5. Commit point.
+  j.state = "commit";
+  WriteConditions replace_journal;
+  replace_journal.if_match = *jetag;
+  if (absl::StatusOr<std::string> c = s3.Put(
+          journal, View(j.Render()), st.if_match_honoured ? replace_journal : WriteConditions{});
+      !c.ok()) {
+    return undo(c.status());
+  }
+
+  // 6. The copies over the targets.
+  const std::string rerun =
+      absl::StrCat("; the transaction is committed and journaled in ", journal.ToString(),
+                   ": rerun the same command to complete it");
+  for (size_t i = 0; i < changes.size(); ++i) {
+    progress("committing", i, changes.size());
+    const MultiJournal::File& f = j.files[i];
+    WriteConditions over;
+    if (st.if_match_honoured && !f.etag.empty()) over.if_match = f.etag;
+    absl::StatusOr<std::string> r = s3.Copy(temps[i], targets[i], over);
+    if (!r.ok()) {
+      if (i == 0 && absl::IsFailedPrecondition(r.status())) {
+        return undo(absl::FailedPreconditionError(absl::StrCat(
+            "objstore: ", f.target, " was changed by someone else during the write (If-Match ",
+            f.etag, " failed); refused")));
+      }
+      return absl::Status(r.status().code(), absl::StrCat(r.status().message(), rerun));
+    }
+    st.server_side_copy_bytes += sizes[i];
+    absl::StatusOr<ObjectInfo> after = s3.Head(targets[i]);
+    if (!after.ok() || after->txn_tag != j.token) {
+      return absl::DataLossError(absl::StrCat(
+          "objstore: ", f.target, " does not carry this write's tag after the copy",
+          after.ok() ? "" : absl::StrCat(" (", after.status().message(), ")"), rerun));
+    }
+  }
+  progress("committing", changes.size(), changes.size());
+
+  // 7. Clean up.
+  for (const ObjectUrl& t : temps) s3.Delete(t).IgnoreError();
+  if (absl::Status d = s3.Delete(journal); !d.ok()) return d;
+  if (stats != nullptr) *stats = st;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<std::string>> ListObjectJournals(const std::vector<std::string>& dirs) {
+  absl::StatusOr<S3Config> config = CurrentS3Config();
+  if (!config.ok()) return config.status();
+  S3Client s3(*std::move(config));
+  absl::StatusOr<std::vector<ObjectUrl>> js = JournalsIn(s3, dirs);
+  if (!js.ok()) return js.status();
+  std::vector<std::string> out;
+  for (const ObjectUrl& u : *js) out.push_back(u.ToString());
+  return out;
+}
+
+absl::StatusOr<ObjectRecoveryReport> RecoverObjectTransactions(
+    const std::vector<std::string>& dirs) {
+  absl::StatusOr<S3Config> config = CurrentS3Config();
+  if (!config.ok()) return config.status();
+  S3Client s3(*std::move(config));
+  absl::StatusOr<std::vector<ObjectUrl>> js = JournalsIn(s3, dirs);
+  if (!js.ok()) return js.status();
+  ObjectRecoveryReport report;
+  for (const ObjectUrl& ju : *js) {
+    absl::StatusOr<std::string> text = s3.GetSmall(ju, 1 << 20);
+    if (absl::IsNotFound(text.status())) continue;  // resolved meanwhile
+    if (!text.ok()) return text.status();
+    if (absl::StartsWith(*text, kJournalMagic)) continue;  // a single-object write's
+    absl::StatusOr<MultiJournal> j = MultiJournal::Parse(ju.ToString(), *text);
+    if (!j.ok()) return j.status();
+    const std::string where = absl::StrCat(" (journal ", ju.ToString(), " left in place)");
+    if (j->state == "commit") {
+      std::optional<bool> honoured;
+      for (const MultiJournal::File& f : j->files) {
+        ObjectUrl target = *ParseObjectUrl(f.target);
+        ObjectUrl temp = *ParseObjectUrl(f.temp);
+        absl::StatusOr<ObjectInfo> now = s3.Head(target);
+        if (!now.ok() && !absl::IsNotFound(now.status())) return now.status();
+        if (now.ok() && now->txn_tag == j->token) continue;  // copied before the crash
+        if (now.ok() && !f.etag.empty() && now->etag != f.etag) {
+          return absl::FailedPreconditionError(absl::StrCat(
+              "objstore: ", f.target, " changed since the interrupted run read it (ETag ",
+              f.etag, ", now ", now->etag, ") and its repaired copy was not put in place yet: "
+              "decide which to keep", where));
+        }
+        absl::StatusOr<ObjectInfo> t = s3.Head(temp);
+        if (!t.ok()) {
+          return absl::DataLossError(absl::StrCat(
+              "objstore: ", f.target, ": the committed output ", f.temp, " is gone (",
+              t.status().message(), ")", where));
+        }
+        if (!honoured) {
+          honoured = ProbeIfMatch(s3, ObjectUrl{temp.bucket, temp.key + ".probe", temp.scheme});
+        }
+        WriteConditions over;
+        if (*honoured && now.ok()) over.if_match = now->etag;
+        absl::StatusOr<std::string> r = s3.Copy(temp, target, over);
+        if (!r.ok()) {
+          return absl::Status(r.status().code(), absl::StrCat(r.status().message(), where));
+        }
+        absl::StatusOr<ObjectInfo> after = s3.Head(target);
+        if (!after.ok() || after->txn_tag != j->token) {
+          return absl::DataLossError(absl::StrCat(
+              "objstore: ", f.target, " does not carry the interrupted run's tag after the copy",
+              where));
+        }
+        report.actions.push_back(absl::StrCat("completed ", f.target, " from ", f.temp));
+      }
+      for (const MultiJournal::File& f : j->files) {
+        if (absl::Status d = s3.Delete(*ParseObjectUrl(f.temp)); !d.ok() && !absl::IsNotFound(d)) {
+          return d;
+        }
+      }
+      ++report.completed;
+    } else {
+      for (const MultiJournal::File& f : j->files) {
+        if (absl::Status d = s3.Delete(*ParseObjectUrl(f.temp)); !d.ok() && !absl::IsNotFound(d)) {
+          return d;
+        }
+        if (f.backup.empty()) continue;
+        ObjectUrl backup = *ParseObjectUrl(f.backup);
+        absl::StatusOr<ObjectInfo> b = s3.Head(backup);
+        if (b.ok() && b->txn_tag == j->token) {  // made by this run, nobody else's
+          if (absl::Status d = s3.Delete(backup); !d.ok()) return d;
+          report.actions.push_back(absl::StrCat("removed ", f.backup));
+        }
+      }
+      ++report.rolled_back;
+    }
+    if (absl::Status d = s3.Delete(ju); !d.ok()) return d;
+    report.actions.push_back(absl::StrCat(j->state == "commit" ? "completed " : "rolled back ",
+                                          ju.ToString(), " (", j->state, ")"));
+  }
+  return report;
 }
 
 }  // namespace flinkstate::objstore

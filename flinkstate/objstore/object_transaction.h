@@ -47,11 +47,13 @@
 #define FLINKSTATE_OBJSTORE_OBJECT_TRANSACTION_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "flinkstate/serde/edit_plan.h"
 #include "flinkstate/serde/mapped_file.h"
 #include "flinkstate/serde/splice_writer.h"
@@ -94,6 +96,82 @@ struct ObjectWriteStats {
 
 // The ETag of the object `file` was opened from ("" for a local file).
 std::string OpenedEtag(const serde::MappedFile& file);
+
+
+// ---------------------------------------------------------------------------
+// Several objects replaced as one transaction: `repair` over s3:// (the
+// object-store counterpart of serde::CommitFiles). The protocol:
+//   1. one journal `<journal_dir>/.flinkstate-txn-<token>.journal` (magic
+//      "flinkstate object transaction 1", state `prepare`) naming every
+//      target, its temporary key `<target>.flinkstate-tmp-<token>`, its
+//      backup and the ETag the edit was planned from, created with
+//      `If-None-Match: *`;
+//   2. every output written locally, verified, uploaded to its temporary key
+//      (tagged `x-amz-meta-flinkstate-txn: <token>`), read back, compared and
+//      verified: all of them before any backup;
+//   3. every backup a server-side copy of the original with `If-None-Match:
+//      *` and `x-amz-copy-source-if-match` the planned ETag, tagged with the
+//      token (so that a rollback deletes only backups this run made);
+//   4. a checked HEAD of every target: still the planned ETag, else refused
+//      (nothing replaced);
+//   5. the journal rewritten to state `commit`: the transaction is decided;
+//   6. every temporary key copied over its target (`If-Match` the planned
+//      ETag where the server honours it), each checked to carry the token;
+//   7. the temporary keys and the journal deleted; backups kept.
+// `RecoverObjectTransactions` resolves an interrupted run as the local
+// repair does: `prepare` rolled back (temporary keys and its own backups
+// deleted), `commit` completed (the remaining copies made, over targets that
+// still hold the planned ETag; a target changed by someone else stops the
+// recovery with the journal left in place and named).
+//
+// No locks: two runs on one job exclude each other by the backups'
+// `If-None-Match` (the second finds a backup and is refused) and the ETag
+// checks; the window left is one request (step 4 to 6) on servers that
+// ignore `If-Match`.
+
+struct ObjectChange {
+  std::string target;         // s3:// URL
+  std::string backup;         // s3:// URL; "" for none
+  std::string expected_etag;  // "" : taken from `input` (opened from `target`)
+  const serde::MappedFile* input = nullptr;
+  const serde::EditPlan* plan = nullptr;
+  serde::OutputVerifier verify;
+};
+
+struct ObjectTransactionOptions {
+  // The s3:// "directory" (prefix, with or without '/') of the journal; a
+  // rerun's `RecoverObjectTransactions` must be given it.
+  std::string journal_dir;
+  // (phase, done, total): "uploading"/"verifying" (bytes), "committing"
+  // (objects).
+  std::function<void(absl::string_view phase, uint64_t done, uint64_t total)> progress;
+};
+
+// Runs the protocol above. Return values: as `WriteObjectVerified`; errors
+// before the commit point end "(nothing was replaced)", later ones say to
+// rerun (which completes the transaction).
+[[nodiscard]] absl::Status CommitObjects(const std::vector<ObjectChange>& changes,
+                                         const ObjectTransactionOptions& options,
+                                         ObjectWriteStats* stats = nullptr);
+
+struct ObjectRecoveryReport {
+  int rolled_back = 0;
+  int completed = 0;
+  std::vector<std::string> actions;  // one line each
+};
+
+// Resolves every multi-object journal in the s3:// directories `dirs` (see
+// above). Single-object journals (`WriteObjectVerified`) are left to
+// `RecoverObjectWrite`. Return values: `FailedPrecondition` when a target
+// changed since the interrupted run read it (journal kept); `DataLoss` for a
+// journal that cannot be parsed or a committed output that is gone; S3 errors.
+[[nodiscard]] absl::StatusOr<ObjectRecoveryReport> RecoverObjectTransactions(
+    const std::vector<std::string>& dirs);
+
+// The journals of interrupted runs (either kind) in the s3:// directories
+// `dirs`, as URLs (for a dry run's warning).
+[[nodiscard]] absl::StatusOr<std::vector<std::string>> ListObjectJournals(
+    const std::vector<std::string>& dirs);
 
 }  // namespace flinkstate::objstore
 

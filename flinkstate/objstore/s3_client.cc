@@ -253,6 +253,18 @@ absl::StatusOr<S3Config> S3Config::FromEnvironment(absl::string_view endpoint_fl
           "objstore: FLINKSTATE_S3_PART_SIZE=\"", ps, "\" is not a byte count of at least 5 MiB"));
     }
   }
+  if (const char* t = Env("FLINKSTATE_S3_CONNECT_TIMEOUT_MS")) {
+    if (!absl::SimpleAtoi(t, &c.connect_timeout_ms) || c.connect_timeout_ms < 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "objstore: FLINKSTATE_S3_CONNECT_TIMEOUT_MS=\"", t, "\" is not a positive count"));
+    }
+  }
+  if (const char* t = Env("FLINKSTATE_S3_STALL_SECONDS")) {
+    if (!absl::SimpleAtoi(t, &c.stall_seconds) || c.stall_seconds < 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "objstore: FLINKSTATE_S3_STALL_SECONDS=\"", t, "\" is not a positive count"));
+    }
+  }
   if (const char* b = Env("FLINKSTATE_S3_RETRY_BASE_MS")) {
     if (!absl::SimpleAtoi(b, &c.retry_base_ms) || c.retry_base_ms < 0) {
       return absl::InvalidArgumentError(
@@ -396,9 +408,11 @@ absl::StatusOr<S3Client::Response> S3Client::SendOnce(const Request& r,
   const std::string url = r.full_url.empty() ? UrlFor(r.url, r.query) : r.full_url;
   curl_easy_setopt(c, CURLOPT_URL, url.c_str());
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
+  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(config_.connect_timeout_ms));
+  // A connected server that sends nothing (no answer, or a body that stops)
+  // for `stall_seconds` ends the attempt.
   curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
-  curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, 60L);
+  curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, static_cast<long>(config_.stall_seconds));
   absl::Span<uint8_t> into = r.into;
   std::pair<Response*, absl::Span<uint8_t>*> sink{&resp, r.want_into ? &into : nullptr};
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, OnBody);
@@ -458,6 +472,15 @@ absl::StatusOr<S3Client::Response> S3Client::SendOnce(const Request& r,
                                               ": the server sent more bytes than asked for"));
     }
     *transport_error = curl_easy_strerror(rc);
+    if (rc == CURLE_OPERATION_TIMEDOUT) {
+      curl_off_t connected_us = 0;
+      curl_easy_getinfo(c, CURLINFO_CONNECT_TIME_T, &connected_us);
+      *transport_error = connected_us > 0
+          ? absl::StrCat("connected, but no byte for ", config_.stall_seconds,
+                         " s (FLINKSTATE_S3_STALL_SECONDS)")
+          : absl::StrCat("no connection within ", config_.connect_timeout_ms,
+                         " ms (FLINKSTATE_S3_CONNECT_TIMEOUT_MS)");
+    }
     return resp;
   }
   long code = 0;
@@ -497,8 +520,13 @@ absl::StatusOr<S3Client::Response> S3Client::Send(const Request& r) {
       if (!transport_error.empty()) {
         return absl::UnavailableError(absl::StrCat(
             "objstore: ", r.full_url.empty() ? r.url.ToString() : r.full_url, ": ", r.method,
-            ": ", transport_error, " (", UrlFor(r.url, {}), ", after ", attempt,
-            attempt == 1 ? " attempt)" : " attempts)"));
+            ": ", transport_error, " (endpoint ",
+            r.full_url.empty() ? UrlFor(r.url, {}) : r.full_url, ", after ", attempt,
+            attempt == 1 ? " attempt" : " attempts",
+            attempt > 1 ? absl::StrCat(" with exponential backoff from ", config_.retry_base_ms,
+                                       " ms, at most ", config_.retry_max_ms, " ms")
+                        : std::string(),
+            "; AWS_MAX_ATTEMPTS=", config_.max_attempts, ")"));
       }
       resp->headers["x-flinkstate-attempts"] = absl::StrCat(attempt);
       return resp;
@@ -742,6 +770,11 @@ absl::StatusOr<std::string> S3Client::Copy(const ObjectUrl& from, const ObjectUr
   }
   if (!when.if_match.empty()) r.headers.push_back(absl::StrCat("If-Match: ", when.if_match));
   if (when.if_none_match) r.headers.push_back("If-None-Match: *");
+  if (!when.txn_tag.empty()) {
+    // The copy gets this tag instead of the source's metadata.
+    r.headers.push_back("x-amz-metadata-directive: REPLACE");
+    r.headers.push_back(absl::StrCat("x-amz-meta-flinkstate-txn: ", when.txn_tag));
+  }
   absl::StatusOr<Response> resp = Send(r);
   if (!resp.ok()) return resp.status();
   if (resp->status != 200) {

@@ -40,7 +40,13 @@
 //   retries   AWS_MAX_ATTEMPTS attempts (default 5) with exponential backoff
 //             and full jitter on 5xx, 429, `SlowDown`, `RequestTimeout` and
 //             transport errors (first backoff FLINKSTATE_S3_RETRY_BASE_MS,
-//             default 100).
+//             default 100). Each attempt ends after
+//             FLINKSTATE_S3_CONNECT_TIMEOUT_MS (default 5000) without a
+//             connection, or FLINKSTATE_S3_STALL_SECONDS (default 15)
+//             connected without a byte moving: a server that accepts and
+//             never answers costs at most attempts x (stall + backoff)
+//             (~80 s by default, was 5 x 60 s), and the error names the
+//             endpoint, the request, the key, the attempts and the backoff.
 //   multipart PUT bodies above FLINKSTATE_S3_MULTIPART_THRESHOLD bytes
 //             (default 64 MiB) go in FLINKSTATE_S3_PART_SIZE parts (default
 //             16 MiB, at least 5 MiB as S3 requires).
@@ -100,6 +106,11 @@ struct S3Config {
   int max_attempts = 5;
   int retry_base_ms = 100;     // first backoff; doubled per attempt
   int retry_max_ms = 5000;     // backoff cap
+  // A TCP connection not made within this ends the attempt.
+  int connect_timeout_ms = 5000;
+  // A connected request during which nothing arrives (or can be sent) for
+  // this long ends the attempt (a server that accepts and never answers).
+  int stall_seconds = 15;
   uint64_t multipart_threshold = uint64_t{64} << 20;  // PUT bodies larger go multipart
   uint64_t part_size = uint64_t{16} << 20;            // >= 5 MiB except the last
   // Resolved lazily (first request) unless set.
@@ -132,7 +143,9 @@ struct WriteConditions {
   std::string if_match;       // the destination's current ETag must be this
   bool if_none_match = false; // the destination must not exist
   std::string source_if_match;  // copies: the source's ETag must be this
-  std::string txn_tag;  // PUT: stored as x-amz-meta-flinkstate-txn (a copy keeps it)
+  // PUT: stored as x-amz-meta-flinkstate-txn. A copy keeps the source's
+  // metadata unless this is set (then it gets this tag instead).
+  std::string txn_tag;
 };
 
 // Byte counters since the client was made (for `inspect`'s figures and tests).

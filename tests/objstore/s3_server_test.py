@@ -473,6 +473,27 @@ class S3WriteTest(unittest.TestCase):
         self.assertIn("restored s3://flink/%s/_metadata from" % self.prefix, err)
 
 
+    def test_other_edits_in_place_equal_the_local_command(self):
+        # drop-operator and convert --in-place over s3:// write the bytes the
+        # local command writes, and keep the original as the backup.
+        edits = [["drop-operator", "--operator", "61252f73469d3ffba207c548d29a0267"],
+                 ["convert", "--to-version", "5"]]
+        for i, edit in enumerate(edits):
+            local_out = os.path.join(self.tmp.name, "edit-%d" % i)
+            subprocess.run([FLINKSTATE] + edit + [self.local, local_out], check=True,
+                           capture_output=True)
+            with open(local_out, "rb") as f:
+                want = f.read()
+            self.assertNotEqual(want, self.original)
+            prefix = "%s-%d" % (self.prefix, i)
+            self.s3.put_object(Bucket="flink", Key=prefix + "/_metadata", Body=self.original)
+            rc, out, err = run(edit + ["--in-place", "s3://flink/" + prefix], self.env)
+            self.assertEqual(rc, 0, err)
+            got = self.s3.get_object(Bucket="flink", Key=prefix + "/_metadata")["Body"].read()
+            self.assertEqual(got, want, edit)
+            bak = self.s3.get_object(Bucket="flink", Key=prefix + "/_metadata.bak")["Body"].read()
+            self.assertEqual(bak, self.original)
+
     def test_a_large_output_to_a_new_key_goes_multipart(self):
         with tempfile.TemporaryDirectory() as d:
             src = os.path.join(d, "_metadata")
@@ -587,6 +608,287 @@ class S3AuthTest(unittest.TestCase):
             self.assertEqual(rc, 1)
             self.assertIn("InvalidAccessKeyId", err)
             self.assertIn(".aws/credentials [default]", err)
+
+
+def incident_pair():
+    """The newest release's incident checkpoint and its HA completedCheckpoint
+    (both written by real Flink for checkpoint 9), with Flink's keys."""
+    index = sorted(glob.glob(os.path.join(TESTDATA, "flink-*", "incident-gen3-checkpoint",
+                                          "_metadata")))[-1]
+    rel_dir = os.path.dirname(os.path.dirname(index))
+    with open(os.path.join(rel_dir, "INDEX.tsv")) as f:
+        rows = {r["case"]: r for r in csv.DictReader(f, delimiter="\t")}
+    meta_key = rows["incident-gen3-checkpoint"]["source"]  # .../checkpoints/<job>/chk-9/_metadata
+    ha_name = os.path.basename(rows["incident-gen3-completedCheckpoint"]["source"])
+    return (index, os.path.join(rel_dir, "incident-gen3-completedCheckpoint", ha_name),
+            os.path.dirname(meta_key), ha_name)
+
+
+class S3RepairTest(unittest.TestCase):
+    """`repair` of a whole job in the store: _metadata and the HA file as one
+    object transaction (object_transaction.h CommitObjects)."""
+
+    STATE = "topic-partition-offset-states"
+
+    @classmethod
+    def setUpClass(cls):
+        cls.moto = Moto()
+        cls.proxy = FaultProxy(cls.moto.port)
+        cls.s3 = s3_client(cls.moto.url)
+        cls.s3.create_bucket(Bucket="flink")
+        cls.meta, cls.ha, cls.chk_key, cls.ha_name = incident_pair()
+        with open(cls.meta, "rb") as f:
+            cls.meta_bytes = f.read()
+        with open(cls.ha, "rb") as f:
+            cls.ha_bytes = f.read()
+        # The referee for the bytes: the local repair of the same files, laid
+        # out alike (its outputs are what the conformance suite restores).
+        cls.tmp = tempfile.TemporaryDirectory()
+        chk = os.path.join(cls.tmp.name, cls.chk_key)
+        ha = os.path.join(cls.tmp.name, "ha", "default")
+        os.makedirs(chk)
+        os.makedirs(ha)
+        with open(os.path.join(chk, "_metadata"), "wb") as f:
+            f.write(cls.meta_bytes)
+        with open(os.path.join(ha, cls.ha_name), "wb") as f:
+            f.write(cls.ha_bytes)
+        subprocess.run([FLINKSTATE, "repair", "--state", cls.STATE, "--ha-dir", ha, "--apply",
+                        chk], check=True, capture_output=True)
+        with open(os.path.join(chk, "_metadata"), "rb") as f:
+            cls.want_meta = f.read()
+        with open(os.path.join(ha, cls.ha_name), "rb") as f:
+            cls.want_ha = f.read()
+        assert cls.want_meta != cls.meta_bytes and cls.want_ha != cls.ha_bytes
+        cls.env = base_env(cls.proxy.url)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.proxy.stop()
+        cls.moto.stop()
+        cls.tmp.cleanup()
+
+    def setUp(self):
+        self.proxy.hook = None
+        self.root = "t-%s" % self.id().split(".")[-1]
+        self.chk = "%s/%s" % (self.root, self.chk_key)
+        self.ha_dir = "%s/ha/default" % self.root
+        self.s3.put_object(Bucket="flink", Key=self.chk + "/_metadata", Body=self.meta_bytes)
+        self.s3.put_object(Bucket="flink", Key="%s/%s" % (self.ha_dir, self.ha_name),
+                           Body=self.ha_bytes)
+
+    def keys(self):
+        r = self.s3.list_objects_v2(Bucket="flink", Prefix=self.root + "/")
+        return sorted(o["Key"][len(self.root) + 1:] for o in r.get("Contents", []))
+
+    def get(self, key):
+        return self.s3.get_object(Bucket="flink", Key=key)["Body"].read()
+
+    def repair(self, *extra, env=None):
+        return run(["repair", "--state", self.STATE, "--ha-dir", "s3://flink/" + self.ha_dir]
+                   + list(extra) + ["s3://flink/" + self.chk], env or self.env)
+
+    def originals(self):
+        return sorted([self.chk_key + "/_metadata", "ha/default/" + self.ha_name])
+
+    def repaired(self):
+        return sorted(self.originals() + [self.chk_key + "/_metadata.bak",
+                                          "ha/default/%s.bak" % self.ha_name])
+
+    def assert_repaired(self):
+        self.assertEqual(self.keys(), self.repaired())
+        self.assertEqual(self.get(self.chk + "/_metadata"), self.want_meta)
+        self.assertEqual(self.get("%s/%s" % (self.ha_dir, self.ha_name)), self.want_ha)
+        self.assertEqual(self.get(self.chk + "/_metadata.bak"), self.meta_bytes)
+        self.assertEqual(self.get("%s/%s.bak" % (self.ha_dir, self.ha_name)), self.ha_bytes)
+
+    def test_dry_run_then_apply_equals_the_local_repair(self):
+        rc, out, err = self.repair()
+        self.assertEqual(rc, 0, err)
+        self.assertIn("s3://flink/%s/_metadata (metadata, checkpoint 9)" % self.chk, out)
+        self.assertIn("s3://flink/%s/%s (completedCheckpoint, checkpoint 9)"
+                      % (self.ha_dir, self.ha_name), out)
+        self.assertIn("dry run, nothing written", out)
+        self.assertEqual(self.keys(), self.originals())
+        rc, out, err = self.repair("--apply")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("repaired 2 file(s)", out)
+        self.assertIn("s3://flink/%s/_metadata.bak" % self.chk, out)
+        self.assert_repaired()
+        for key in (self.chk, "%s/%s" % (self.ha_dir, self.ha_name)):
+            rc, out, err = run(["verify", "s3://flink/" + key], self.env)
+            self.assertEqual(rc, 0, err + out)
+        # Again: nothing left to strip, nothing written.
+        rc, out, err = self.repair("--apply")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("nothing to strip", out)
+        self.assert_repaired()
+
+    def test_dry_run_transfer_equals_what_apply_moved(self):
+        rc, out, err = self.repair("--json")
+        self.assertEqual(rc, 0, err)
+        plan = json.loads(out)
+        self.assertEqual(self.keys(), self.originals())
+        rc, text, err = self.repair()
+        self.assertEqual(rc, 0, err)
+        self.assertIn("transfer in all: upload ", text)
+        self.assertIn("backup s3://flink/%s/_metadata.bak (%d B)" % (self.chk, len(self.meta_bytes)),
+                      text)
+        # What the apply moves, counted at the proxy in front of moto.
+        moved = {"upload": 0, "read_back": 0, "copy": 0}
+        outputs = {self.chk + "/_metadata": len(self.want_meta),
+                   "%s/%s" % (self.ha_dir, self.ha_name): len(self.want_ha)}
+        originals = {self.chk + "/_metadata": len(self.meta_bytes),
+                     "%s/%s" % (self.ha_dir, self.ha_name): len(self.ha_bytes)}
+
+        def count(method, path, headers, when):
+            if when != "before":
+                return
+            h = {k.lower(): v for k, v in headers.items()}
+            key = path.split("?")[0][len("/flink/"):]
+            if method == "PUT" and "x-amz-copy-source" in h:
+                src = h["x-amz-copy-source"][len("/flink/"):]
+                base = src.split(".flinkstate-tmp-")[0]
+                moved["copy"] += outputs[base] if ".flinkstate-tmp-" in src else originals[src]
+            elif method == "PUT" and ".flinkstate-tmp-" in key and not key.endswith(".probe"):
+                moved["upload"] += int(h.get("content-length", 0))
+            elif method == "GET" and ".flinkstate-tmp-" in key:
+                a, b = h["range"][len("bytes="):].split("-")
+                moved["read_back"] += int(b) - int(a) + 1
+        self.proxy.hook = count
+        rc, out, err = self.repair("--apply", "--json")
+        self.proxy.hook = None
+        self.assertEqual(rc, 0, err)
+        self.assert_repaired()
+        want = plan["transfer"]
+        self.assertEqual(int(want["uploadBytes"]), moved["upload"])
+        self.assertEqual(int(want["readBackBytes"]), moved["read_back"])
+        self.assertEqual(int(want["serverSideCopyBytes"]), moved["copy"])
+        self.assertEqual(moved["upload"], len(self.want_meta) + len(self.want_ha))
+        # The client's own counters agree.
+        done = json.loads(out)["transferred"]
+        self.assertEqual(int(done["uploadBytes"]), moved["upload"])
+        self.assertEqual(int(done["readBackBytes"]), moved["read_back"])
+        self.assertEqual(int(done["serverSideCopyBytes"]), moved["copy"])
+        per_file = sum(int(f["transfer"]["uploadBytes"]) for f in plan["files"])
+        self.assertEqual(per_file, moved["upload"])
+
+    def test_ha_dir_one_level_too_high_names_the_right_one(self):
+        rc, _, err = run(["repair", "--state", self.STATE, "--ha-dir",
+                          "s3://flink/%s/ha" % self.root, "s3://flink/" + self.chk], self.env)
+        self.assertEqual(rc, 1)
+        self.assertIn("holds no completedCheckpoint files; they are in s3://flink/%s"
+                      % self.ha_dir, err)
+
+    def test_mixed_local_and_remote_is_a_usage_error(self):
+        rc, _, err = run(["repair", "--state", self.STATE, "--ha-dir", self.tmp.name,
+                          "s3://flink/" + self.chk], self.env)
+        self.assertEqual(rc, 2, err)
+        self.assertIn("all be s3:// or all be local", err)
+
+    def test_a_concurrent_change_of_an_original_is_refused(self):
+        ha_key = "%s/%s" % (self.ha_dir, self.ha_name)
+        concurrent = self.ha_bytes[:-1] + b"\x00"
+
+        def flink_writes_meanwhile(method, path, headers, when):
+            # While the HA file's output is uploaded, the JobManager writes
+            # the original again.
+            if (when == "before" and method == "PUT" and ".flinkstate-tmp-" in path
+                    and self.ha_name in path):
+                self.s3.put_object(Bucket="flink", Key=ha_key, Body=concurrent)
+        self.proxy.hook = flink_writes_meanwhile
+        rc, _, err = self.repair("--apply")
+        self.proxy.hook = None
+        self.assertEqual(rc, 1)
+        self.assertIn("s3://flink/%s was changed by someone else" % ha_key, err)
+        self.assertIn("nothing was replaced", err)
+        self.assertEqual(self.keys(), self.originals())
+        self.assertEqual(self.get(ha_key), concurrent)
+        self.assertEqual(self.get(self.chk + "/_metadata"), self.meta_bytes)
+
+    def kill_at(self, pick):
+        """Runs `repair --apply`, SIGKILLed when `pick(method, path, copy,
+        when)` first says so (the request then never reaches the server if
+        when == "before"), then reruns it."""
+        procs = []
+
+        def kill(method, path, headers, when):
+            copy = "x-amz-copy-source" in {k.lower() for k in headers}
+            if procs and procs[0].returncode is None and pick(method, path.split("?")[0], copy,
+                                                              when):
+                procs[0].kill()
+                procs[0].wait()
+                return True
+        self.proxy.hook = kill
+        p = subprocess.Popen([FLINKSTATE, "repair", "--state", self.STATE, "--ha-dir",
+                              "s3://flink/" + self.ha_dir, "--apply", "s3://flink/" + self.chk],
+                             env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        procs.append(p)
+        p.communicate(timeout=120)
+        self.proxy.hook = None
+        self.assertEqual(p.returncode, -9)
+        left = self.keys()
+        self.assertTrue(any(".flinkstate-txn-" in k for k in left), left)
+        rc, out, err = self.repair("--apply")
+        self.assertEqual(rc, 0, err + out)
+        self.assert_repaired()
+        return out
+
+    def test_killed_before_the_commit_rerun_rolls_back_and_repairs(self):
+        # At the HA file's backup copy: outputs uploaded, one backup made.
+        ha_backup = "/flink/%s/%s.bak" % (self.ha_dir, self.ha_name)
+        out = self.kill_at(lambda m, p, copy, w: w == "before" and m == "PUT" and copy
+                           and p == ha_backup)
+        self.assertIn("recovered: removed s3://flink/%s/_metadata.bak" % self.chk, out)
+        self.assertIn("1 rolled back", out)
+
+    def test_killed_after_the_first_copy_rerun_completes(self):
+        # After the commit point, between the two copies over the targets.
+        meta = "/flink/%s/_metadata" % self.chk
+        out = self.kill_at(lambda m, p, copy, w: w == "after" and m == "PUT" and copy
+                           and p == meta)
+        self.assertIn("recovered: completed s3://flink/%s/%s from" % (self.ha_dir, self.ha_name),
+                      out)
+        self.assertIn("1 completed, 0 rolled back", out)
+        self.assertIn("nothing to strip", out)
+
+
+class S3StallTest(unittest.TestCase):
+    """An endpoint that accepts connections and never answers: each attempt
+    ends after FLINKSTATE_S3_STALL_SECONDS, and the error says where, what
+    and how often it tried."""
+
+    def test_a_silent_endpoint_gives_a_bounded_clear_error(self):
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(16)
+        held = []
+        stop = threading.Event()
+
+        def accept_and_hold():
+            listener.settimeout(0.2)
+            while not stop.is_set():
+                try:
+                    held.append(listener.accept()[0])  # never read, never answered
+                except socket.timeout:
+                    pass
+        t = threading.Thread(target=accept_and_hold, daemon=True)
+        t.start()
+        endpoint = "http://127.0.0.1:%d" % listener.getsockname()[1]
+        env = dict(base_env(endpoint), AWS_MAX_ATTEMPTS="2", FLINKSTATE_S3_STALL_SECONDS="1")
+        try:
+            rc, _, err = run(["inspect", "s3://flink/job/chk-9/_metadata"], env)
+        finally:
+            stop.set()
+            t.join()
+            for c in held:
+                c.close()
+            listener.close()
+        self.assertEqual(rc, 1, err)
+        self.assertIn("s3://flink/job/chk-9/_metadata: HEAD: connected, but no byte for 1 s "
+                      "(FLINKSTATE_S3_STALL_SECONDS)", err)
+        self.assertIn("endpoint %s/flink/job/chk-9/_metadata" % endpoint, err)
+        self.assertIn("after 2 attempts with exponential backoff from 10 ms", err)
+        self.assertEqual(len(held), 2)  # one connection per attempt
 
 
 if __name__ == "__main__":

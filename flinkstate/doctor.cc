@@ -874,7 +874,8 @@ namespace {
 // The value of `key` ("a.b") in a flink-conf.yaml (`a.b: v`) or config.yaml
 // (flat, or nested one level `a:\n  b: v`) text, quotes removed; the last
 // occurrence wins.
-std::optional<std::string> ConfValue(absl::string_view conf_text, absl::string_view key) {
+std::optional<std::string> ConfValue(absl::string_view conf_text, absl::string_view key,
+                                     FlinkConfFormat format = FlinkConfFormat::kYaml) {
   std::string parent;
   std::optional<std::string> value;
   for (absl::string_view raw : absl::StrSplit(conf_text, '\n')) {
@@ -883,6 +884,16 @@ std::optional<std::string> ConfValue(absl::string_view conf_text, absl::string_v
       line = line.substr(0, hash);
     }
     if (absl::StripAsciiWhitespace(line).empty()) continue;
+    if (format == FlinkConfFormat::kLegacyFlinkConf) {
+      // GlobalConfiguration.loadYAMLResource: split at the first ": ", keys
+      // flat, the last occurrence wins; a line without ": " is skipped.
+      const size_t sep = line.find(": ");
+      if (sep == absl::string_view::npos) continue;
+      if (absl::StripAsciiWhitespace(line.substr(0, sep)) != key) continue;
+      std::string val(absl::StripAsciiWhitespace(line.substr(sep + 2)));
+      if (!val.empty()) value = val;
+      continue;
+    }
     const bool indented = !line.empty() && (line[0] == ' ' || line[0] == '\t');
     const size_t colon = line.find(':');
     if (colon == absl::string_view::npos) continue;
@@ -902,38 +913,84 @@ std::optional<std::string> ConfValue(absl::string_view conf_text, absl::string_v
 
 }  // namespace
 
-absl::StatusOr<uint64_t> ReadFrameSize(absl::string_view conf_text) {
-  // flink-conf.yaml: "pekko.framesize: 10485760b"; config.yaml (2.x) may nest
-  // "pekko:\n  framesize: ...". Pekko's key wins over Akka's.
-  std::optional<std::string> value = ConfValue(conf_text, "pekko.framesize");
-  if (!value.has_value()) value = ConfValue(conf_text, "akka.framesize");
-  if (!value.has_value()) {
-    return absl::NotFoundError("doctor: configuration: no pekko.framesize or akka.framesize");
-  }
-  // MemorySize.parse: number, optional unit (b, k/kb, m/mb, g/gb, t/tb).
-  std::string v = absl::AsciiStrToLower(*value);
+FlinkConfFormat FlinkConfFormatOf(absl::string_view path) {
+  const size_t slash = path.rfind('/');
+  const absl::string_view name = slash == absl::string_view::npos ? path : path.substr(slash + 1);
+  return name == "config.yaml" ? FlinkConfFormat::kYaml : FlinkConfFormat::kLegacyFlinkConf;
+}
+
+absl::StatusOr<uint64_t> ParseRpcFrameSize(absl::string_view value) {
+  // Flink hands the string to Akka / Pekko, which read it as a HOCON size
+  // (`Config.getBytes`): a number, optional whitespace, an optional unit.
+  // Units are case-sensitive; "kB", "MB", ... are powers of 1000, "K"/"k",
+  // "Ki", "KiB", "M"/"m", ... powers of 1024; "kb", "mb" are no units.
+  const std::string v(absl::StripAsciiWhitespace(value));
   size_t i = 0;
   while (i < v.size() && absl::ascii_isdigit(v[i])) ++i;
+  const std::string bad = absl::StrCat("doctor: configuration: framesize '", v, "'");
   uint64_t n = 0;
   if (i == 0 || !absl::SimpleAtoi(v.substr(0, i), &n)) {
+    return absl::InvalidArgumentError(absl::StrCat(bad, " is no size"));
+  }
+  if (i < v.size() && v[i] == '.') {
     return absl::InvalidArgumentError(
-        absl::StrCat("doctor: configuration: framesize '", *value, "' is no size"));
+        absl::StrCat(bad, ": fractional sizes are not read by doctor; give whole bytes"));
   }
   const std::string unit(absl::StripAsciiWhitespace(v.substr(i)));
-  uint64_t mul = 1;
-  if (unit.empty() || unit == "b" || unit == "bytes") {
-    mul = 1;
-  } else if (unit == "k" || unit == "kb" || unit == "kibibytes") {
-    mul = uint64_t{1} << 10;
-  } else if (unit == "m" || unit == "mb" || unit == "mebibytes") {
-    mul = uint64_t{1} << 20;
-  } else if (unit == "g" || unit == "gb" || unit == "gibibytes") {
-    mul = uint64_t{1} << 30;
-  } else {
-    return absl::InvalidArgumentError(
-        absl::StrCat("doctor: configuration: framesize '", *value, "' has unknown unit"));
+  struct Unit {
+    const char* names[6];
+    uint64_t factor;
+  };
+  static constexpr Unit kUnits[] = {
+      {{"", "B", "b", "byte", "bytes", nullptr}, 1},
+      {{"kB", "kilobyte", "kilobytes", nullptr}, 1000},
+      {{"K", "k", "Ki", "KiB", "kibibyte", "kibibytes"}, uint64_t{1} << 10},
+      {{"MB", "megabyte", "megabytes", nullptr}, 1000 * 1000},
+      {{"M", "m", "Mi", "MiB", "mebibyte", "mebibytes"}, uint64_t{1} << 20},
+      {{"GB", "gigabyte", "gigabytes", nullptr}, 1000 * 1000 * 1000},
+      {{"G", "g", "Gi", "GiB", "gibibyte", "gibibytes"}, uint64_t{1} << 30},
+      {{"TB", "terabyte", "terabytes", nullptr}, uint64_t{1000} * 1000 * 1000 * 1000},
+      {{"T", "t", "Ti", "TiB", "tebibyte", "tebibytes"}, uint64_t{1} << 40},
+  };
+  uint64_t factor = 0;
+  for (const Unit& u : kUnits) {
+    for (const char* name : u.names) {
+      if (name != nullptr && unit == name) factor = u.factor;
+    }
   }
-  return n * mul;
+  if (factor == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        bad, " has unit '", unit, "', which Akka/Pekko do not read (b, k/K/KiB, kB, m/M/MiB, "
+        "MB, g/G/GiB, GB; case matters); Flink would not start"));
+  }
+  if (n > std::numeric_limits<uint64_t>::max() / factor ||
+      n * factor > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+    return absl::InvalidArgumentError(absl::StrCat(bad, " does not fit in 64 bits"));
+  }
+  if (n == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(bad, ": Flink requires a positive maximum frame size"));
+  }
+  return n * factor;
+}
+
+absl::StatusOr<uint64_t> ReadFrameSize(absl::string_view conf_text, RpcSystem rpc,
+                                       FlinkConfFormat format) {
+  // Pekko (Flink 1.18+) reads pekko.framesize, falling back to the
+  // deprecated akka.framesize; Akka (<= 1.17) knows only akka.framesize.
+  std::optional<std::string> value;
+  if (rpc == RpcSystem::kPekko) value = ConfValue(conf_text, "pekko.framesize", format);
+  if (!value.has_value()) value = ConfValue(conf_text, "akka.framesize", format);
+  if (!value.has_value()) {
+    return absl::NotFoundError(rpc == RpcSystem::kPekko
+                                   ? "doctor: configuration: no pekko.framesize or akka.framesize"
+                                   : "doctor: configuration: no akka.framesize");
+  }
+  std::string v = *value;
+  if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'') && v.back() == v.front()) {
+    v = v.substr(1, v.size() - 2);  // a quoted HOCON / YAML string
+  }
+  return ParseRpcFrameSize(v);
 }
 
 absl::StatusOr<uint64_t> ReadBlobOffloadMinSize(absl::string_view conf_text) {
@@ -1479,10 +1536,17 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
   uint64_t conf_overhead = 0;
   std::optional<uint64_t> conf_blob_min;
   std::string frame_source = "default (akka.framesize / pekko.framesize 10485760b)";
+  std::optional<std::string> conf_text;  // --flink-conf, read below once the release is known
   if (options.frame_size > 0) {
     frame = options.frame_size;
     frame_source = "--frame-size";
   } else if (!options.flink_conf.empty()) {
+    std::error_code ec;
+    if (fs::is_directory(options.flink_conf, ec)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          options.flink_conf, ": doctor: --flink-conf names a directory; give its "
+          "flink-conf.yaml or config.yaml"));
+    }
     std::ifstream in(options.flink_conf, std::ios::binary);
     if (!in) {
       return absl::NotFoundError(absl::StrCat(options.flink_conf, ": doctor: cannot read"));
@@ -1502,16 +1566,7 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
       return absl::InvalidArgumentError(
           absl::StrCat(options.flink_conf, ": ", bms.status().message()));
     }
-    absl::StatusOr<uint64_t> fsz = ReadFrameSize(conf);
-    if (fsz.ok()) {
-      frame = *fsz;
-      frame_source = absl::StrCat(options.flink_conf, " (framesize)");
-    } else if (absl::IsNotFound(fsz.status())) {
-      frame_source = absl::StrCat(options.flink_conf, " sets no framesize: default 10485760b");
-    } else {
-      return absl::InvalidArgumentError(
-          absl::StrCat(options.flink_conf, ": ", fsz.status().message()));
-    }
+    conf_text = conf;
   }
 
   // The newest checkpoint is the one a restore uses.
@@ -1521,6 +1576,50 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
   }
   const Input& cur = inputs[newest];
   const StateFile& f = cur.file.model;
+
+  // The frame size a --flink-conf sets, read as the restoring release reads
+  // it: Akka up to 1.17 (akka.framesize only), Pekko from 1.18 on
+  // (pekko.framesize, else akka.framesize). The release: --flink-version; else
+  // Pekko when the configuration has pekko.* keys; else the releases that can
+  // have written the file, and where they straddle 1.18 and the two readings
+  // differ, the smaller frame (the stricter answer).
+  if (conf_text.has_value()) {
+    const FlinkConfFormat format = FlinkConfFormatOf(options.flink_conf);
+    std::vector<RpcSystem> systems;
+    if (!options.flink_version.empty()) {
+      FLINKSTATE_ASSIGN_OR_RETURN(FlinkRelease fr, ParseFlinkRelease(options.flink_version));
+      systems.push_back(fr.major == 1 && fr.minor <= 17 ? RpcSystem::kAkka : RpcSystem::kPekko);
+    } else if (conf_overhead == kPekkoDescriptorOverheadBytes) {
+      // pekko.* keys: the configuration of a Pekko cluster (as for the
+      // descriptor overhead above).
+      systems.push_back(RpcSystem::kPekko);
+    } else {
+      const auto [lo, hi] = WriterReleases(f);
+      auto akka = [](const FlinkRelease& x) { return x.major == 1 && x.minor <= 17; };
+      if (akka(lo)) systems.push_back(RpcSystem::kAkka);
+      if (!akka(hi)) systems.push_back(RpcSystem::kPekko);
+    }
+    bool found = false;
+    std::string keys;
+    for (RpcSystem rpc : systems) {
+      absl::StatusOr<uint64_t> fsz = ReadFrameSize(*conf_text, rpc, format);
+      if (absl::IsNotFound(fsz.status())) {
+        // This release reads no key: the default.
+        fsz = kDefaultFrameSize;
+      } else if (!fsz.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(options.flink_conf, ": ", fsz.status().message()));
+      } else {
+        found = true;
+      }
+      if (keys.empty() || *fsz < frame) frame = *fsz;
+      absl::StrAppend(&keys, keys.empty() ? "" : ", ",
+                      rpc == RpcSystem::kAkka ? "Akka (<= 1.17): " : "Pekko (1.18+): ", *fsz);
+    }
+    frame_source = found ? absl::StrCat(options.flink_conf, " (framesize as ", keys, ")")
+                         : absl::StrCat(options.flink_conf,
+                                        " sets no framesize the release reads: default 10485760b");
+  }
 
   // 1. Restore forecast.
   report::RestoreForecast* rf = r.mutable_restore();

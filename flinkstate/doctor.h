@@ -180,10 +180,31 @@ inline constexpr int kMaxFlinkParallelism = 1 << 15;
     const StateFile& file, serde::ByteView bytes, int parallelism,
     absl::string_view checkpoint_dir);
 
-// `akka.framesize` / `pekko.framesize` in a Flink configuration text, in
-// bytes ("10485760b", "20 mb", "64m", ...). Return values: `NotFound` when
-// neither key is present, `InvalidArgument` for a value that is no size.
-[[nodiscard]] absl::StatusOr<uint64_t> ReadFrameSize(absl::string_view conf_text);
+// How Flink reads a configuration file. `kLegacyFlinkConf`: flink-conf.yaml
+// (`GlobalConfiguration.loadYAMLResource`: "key: value" lines split at the
+// first ": ", flat keys, the last occurrence wins). `kYaml`: config.yaml
+// (Flink 1.19+, standard YAML: keys flat or nested).
+enum class FlinkConfFormat { kLegacyFlinkConf, kYaml };
+// By file name: "config.yaml" is kYaml, any other name the legacy format.
+FlinkConfFormat FlinkConfFormatOf(absl::string_view path);
+
+// The RPC system of the restoring release: Akka up to Flink 1.17, Pekko from
+// 1.18 on (`RpcOptions.FRAMESIZE` = "pekko.framesize", deprecated key
+// "akka.framesize").
+enum class RpcSystem { kAkka, kPekko };
+
+// A frame size as Akka/Pekko read it (HOCON `Config.getBytes`): "10485760b",
+// "64m", "20 MiB", "20MB" (= 20,000,000). Return values: `InvalidArgument`
+// for no number, a unit HOCON does not know ("mb", "kb": case matters), a
+// fraction, zero (Flink refuses it) or a value beyond 64 bits.
+[[nodiscard]] absl::StatusOr<uint64_t> ParseRpcFrameSize(absl::string_view value);
+
+// The frame size a configuration text sets for `rpc`, in bytes. Return
+// values: `NotFound` when no key that `rpc` reads is present;
+// `ParseRpcFrameSize`'s errors.
+[[nodiscard]] absl::StatusOr<uint64_t> ReadFrameSize(
+    absl::string_view conf_text, RpcSystem rpc = RpcSystem::kPekko,
+    FlinkConfFormat format = FlinkConfFormat::kYaml);
 
 // `blob.offload.minsize` in a Flink configuration text (an integer number of
 // bytes, flat or nested under `blob:`). Return values: `NotFound` when the

@@ -452,10 +452,34 @@ TEST(DoctorTest, DiffOfTwoReleasesHaFilesNamesTheirShapesPropertiesAndSizes) {
 
 TEST(DoctorTest, FrameSizeFromFlinkConfiguration) {
   EXPECT_EQ(*ReadFrameSize("akka.framesize: 20971520b\n"), 20971520u);
-  EXPECT_EQ(*ReadFrameSize("pekko.framesize: '64 mb'\nakka.framesize: 1b\n"), 64u << 20);
+  EXPECT_EQ(*ReadFrameSize("pekko.framesize: '64 MiB'\nakka.framesize: 1b\n"), 64u << 20);
   EXPECT_EQ(*ReadFrameSize("pekko:\n  framesize: 32m # comment\n"), 32u << 20);
   EXPECT_TRUE(absl::IsNotFound(ReadFrameSize("taskmanager.numberOfTaskSlots: 2\n").status()));
   EXPECT_TRUE(absl::IsInvalidArgument(ReadFrameSize("akka.framesize: big\n").status()));
+  // Sizes as Akka/Pekko read them (HOCON getBytes): MB and kB are powers of
+  // 1000, "mb"/"kb" no units at all; zero is refused by Flink.
+  EXPECT_EQ(*ParseRpcFrameSize("20MB"), 20000000u);
+  EXPECT_EQ(*ParseRpcFrameSize("20 kB"), 20000u);
+  EXPECT_EQ(*ParseRpcFrameSize("20 k"), 20480u);
+  EXPECT_EQ(*ParseRpcFrameSize("1 GiB"), uint64_t{1} << 30);
+  for (const char* bad : {"20 mb", "20kb", "1 gb", "0b", "17179869185g", "1.5m", "m"}) {
+    EXPECT_TRUE(absl::IsInvalidArgument(ParseRpcFrameSize(bad).status())) << bad;
+  }
+  // Akka (<= 1.17) does not read pekko.*; Pekko falls back to akka.framesize.
+  const std::string both = "akka.framesize: 10485760b\npekko.framesize: 41943040b\n";
+  EXPECT_EQ(*ReadFrameSize(both, RpcSystem::kAkka), 10485760u);
+  EXPECT_EQ(*ReadFrameSize(both, RpcSystem::kPekko), 41943040u);
+  EXPECT_EQ(*ReadFrameSize("akka.framesize: 1m\n", RpcSystem::kPekko), 1u << 20);
+  EXPECT_TRUE(absl::IsNotFound(ReadFrameSize("pekko.framesize: 1m\n", RpcSystem::kAkka).status()));
+  // flink-conf.yaml: "key: value" only (no space: Flink skips the line), the
+  // last occurrence wins.
+  const auto legacy = FlinkConfFormat::kLegacyFlinkConf;
+  EXPECT_TRUE(absl::IsNotFound(
+      ReadFrameSize("akka.framesize:20971520b\n", RpcSystem::kAkka, legacy).status()));
+  EXPECT_EQ(*ReadFrameSize("akka.framesize: 20m\nakka.framesize: 30m\n", RpcSystem::kAkka, legacy),
+            30u << 20);
+  EXPECT_EQ(FlinkConfFormatOf("/etc/flink/config.yaml"), FlinkConfFormat::kYaml);
+  EXPECT_EQ(FlinkConfFormatOf("/etc/flink/flink-conf.yaml"), legacy);
   const std::string conf = ::testing::TempDir() + "/doctor-flink-conf.yaml";
   std::ofstream(conf) << "akka.framesize: 30000b\n";
   DoctorOptions o;
@@ -464,10 +488,22 @@ TEST(DoctorTest, FrameSizeFromFlinkConfiguration) {
   EXPECT_EQ(r.restore().frame_size(), 30000u);
   EXPECT_EQ(r.restore().tasks_over_frame_size(), 4u);
   EXPECT_EQ(r.restore().descriptor_overhead_bytes(), kAkkaDescriptorOverheadBytes);
-  // A 1.15 file restored by a Pekko cluster (Flink 1.18+).
+  // A 1.15 file restored by a Pekko cluster (Flink 1.18+): its configuration
+  // has pekko.* keys, which decide the overhead and which key is read.
   std::ofstream(conf) << "pekko.framesize: 30000b\n";
   r = RunDoctor({kData + "/flink-1.15.2/incident-gen3-checkpoint"}, o);
   EXPECT_EQ(r.restore().descriptor_overhead_bytes(), kPekkoDescriptorOverheadBytes);
+  EXPECT_EQ(r.restore().frame_size(), 30000u);
+  // Named as 1.15 (Akka), the same configuration sets no frame size it reads.
+  o.flink_version = "1.15";
+  r = RunDoctor({kData + "/flink-1.15.2/incident-gen3-checkpoint"}, o);
+  EXPECT_EQ(r.restore().frame_size(), kDefaultFrameSize);
+  o.flink_version.clear();
+  // A directory is refused, not read as "no framesize".
+  o.flink_conf = ::testing::TempDir();
+  const absl::Status dir = Doctor({kData + "/flink-1.15.2/incident-gen3-checkpoint"}, o).status();
+  EXPECT_TRUE(absl::IsInvalidArgument(dir)) << dir;
+  EXPECT_TRUE(absl::StrContains(dir.message(), "names a directory")) << dir;
 }
 
 TEST(DoctorTest, ParallelismAboveMaxParallelismWouldNotRestore) {

@@ -7,9 +7,12 @@
 #include <iostream>
 #include <map>
 #include <string>
+
+#include <sys/stat.h>
 #include <vector>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "flinkstate/convert.h"
@@ -69,17 +72,26 @@ int InspectCompletedCheckpointFile(const CommandArgs& a, const serde::MappedFile
 
 int InspectOne(const CommandArgs& a, const std::string& arg) {
   const auto start = Clock::now();
-  if (a.input_format == "auto") {
-    absl::StatusOr<serde::MappedFile> f = serde::MappedFile::Open(arg);
-    if (f.ok() && SniffFileKind(f->bytes()) == FileKind::kCompletedCheckpoint) {
-      return InspectCompletedCheckpointFile(a, *f, start);
-    }
+  // One open for the fast paths below. A local directory stands for its
+  // _metadata (as Load reads it); a file that cannot be opened fails here,
+  // once (an unreachable object store is not asked again by Load).
+  std::string path = arg;
+  bool is_dir = false;
+  if (struct stat st; !serde::IsUrl(arg) && ::stat(arg.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    is_dir = true;
+    path = absl::StrCat(arg, absl::EndsWith(arg, "/") ? "" : "/", kMetadataFileName);
   }
-  if (a.json) {
+  absl::StatusOr<serde::MappedFile> f = serde::MappedFile::Open(path);
+  // A directory without _metadata: Load says what the directory holds.
+  if (!f.ok() && !is_dir) return Fail(f.status());
+  if (f.ok() && a.input_format == "auto" &&
+      SniffFileKind(f->bytes()) == FileKind::kCompletedCheckpoint) {
+    return InspectCompletedCheckpointFile(a, *f, start);
+  }
+  if (a.json && f.ok()) {
     // A `_metadata` file is reported in one streaming pass set, without a
     // whole model (constant memory as files grow).
-    absl::StatusOr<serde::MappedFile> f = serde::MappedFile::Open(arg);
-    if (f.ok() && SniffFileKind(f->bytes()) == FileKind::kMetadata) {
+    if (SniffFileKind(f->bytes()) == FileKind::kMetadata) {
       f->AdviseSequential();
       InspectOptions options;
       options.file_name = f->path();  // a remote prefix: its _metadata

@@ -571,6 +571,60 @@ void AddUnionWarnings(const report::Operator& op, ReportBuilder* builder) {
   }
 }
 
+// The CompletedCheckpoint's own fields and its properties.
+void FillCompletedCheckpointInfo(const CompletedCheckpointInfo& cc, report::Report* r) {
+  FillProperties(cc.properties, 0, r->mutable_properties());
+  report::CompletedCheckpointInfo* ci = r->mutable_completed_checkpoint();
+  ci->set_job_id(cc.job_id);
+  ci->set_timestamp(cc.timestamp);
+  ci->set_completion_timestamp(cc.completion_timestamp);
+  ci->set_duration(cc.duration);
+  ci->set_external_pointer(cc.external_pointer);
+  ci->set_storage_location(cc.storage_location_class);
+  ci->set_metadata_path(cc.metadata_path);
+  ci->set_flink_versions(cc.flink_versions);
+  ci->set_has_restored_properties(cc.has_restored_properties);
+  ci->set_master_hook_states(cc.master_hook_states);
+}
+
+// Warnings from reading the object graph: unknown handle classes and drifted
+// class shapes.
+void AddCompletedCheckpointWarnings(const CompletedCheckpointInfo& cc, ReportBuilder* builder,
+                                    report::CompletedCheckpointInfo* ci) {
+  for (const std::string& u : cc.unknown_classes) {
+    ci->add_unknown_classes(u);
+    report::Warning* w = builder->AddWarning(
+        "UNKNOWN_HANDLE_CLASS", absl::StrCat(u, " is not a handle class flinkstate knows; it "
+                                                "is kept unchanged and not counted"));
+    // `u` is "<path>: <class>".
+    const size_t colon = u.rfind(": ");
+    w->set_item_path(colon == std::string::npos ? "" : u.substr(0, colon));
+    w->set_class_name(colon == std::string::npos ? u : u.substr(colon + 2));
+  }
+  for (const CompletedCheckpointInfo::ShapeWarning& sw : cc.shape_warnings) {
+    report::Warning* w = builder->AddWarning(sw.code, sw.message);
+    w->set_item_path(sw.path);
+    w->set_class_name(sw.class_name);
+    w->set_nearest_shape(sw.nearest_shape);
+    w->set_offset(sw.offset);
+  }
+}
+
+// One operator of a streaming report pass: its fields, the walk of its
+// handles, and its union warnings moved to `union_warnings` (`warner` reports
+// into `scratch`, emptied here).
+void ReportStreamedOperator(const OperatorState& src, int index, TextSource& text,
+                            ReportBuilder* builder, ReportBuilder* warner, report::Report* scratch,
+                            std::vector<report::Warning>* union_warnings, report::Operator* op) {
+  FillOperator(src, text, op);
+  builder->SetOperator(index, op, src.subtasks);
+  WalkOperator(src, index, builder);
+  builder->FinishOperator(index);
+  AddUnionWarnings(*op, warner);
+  for (report::Warning& w : *scratch->mutable_warnings()) union_warnings->push_back(std::move(w));
+  scratch->clear_warnings();
+}
+
 }  // namespace
 
 report::Report BuildReport(const StateFile& file, serde::ByteView input,
@@ -593,35 +647,8 @@ report::Report BuildReport(const StateFile& file, serde::ByteView input,
     r.set_kind(cc != nullptr ? "completedCheckpoint" : "metadata");
     r.set_format_version(m.version);
     if (cc != nullptr) {
-      FillProperties(cc->properties, 0, r.mutable_properties());
-      report::CompletedCheckpointInfo* ci = r.mutable_completed_checkpoint();
-      ci->set_job_id(cc->job_id);
-      ci->set_timestamp(cc->timestamp);
-      ci->set_completion_timestamp(cc->completion_timestamp);
-      ci->set_duration(cc->duration);
-      ci->set_external_pointer(cc->external_pointer);
-      ci->set_storage_location(cc->storage_location_class);
-      ci->set_metadata_path(cc->metadata_path);
-      ci->set_flink_versions(cc->flink_versions);
-      ci->set_has_restored_properties(cc->has_restored_properties);
-      ci->set_master_hook_states(cc->master_hook_states);
-      for (const std::string& u : cc->unknown_classes) {
-        ci->add_unknown_classes(u);
-        report::Warning* w = builder.AddWarning(
-            "UNKNOWN_HANDLE_CLASS", absl::StrCat(u, " is not a handle class flinkstate knows; it "
-                                                    "is kept unchanged and not counted"));
-        // `u` is "<path>: <class>".
-        const size_t colon = u.rfind(": ");
-        w->set_item_path(colon == std::string::npos ? "" : u.substr(0, colon));
-        w->set_class_name(colon == std::string::npos ? u : u.substr(colon + 2));
-      }
-      for (const CompletedCheckpointInfo::ShapeWarning& sw : cc->shape_warnings) {
-        report::Warning* w = builder.AddWarning(sw.code, sw.message);
-        w->set_item_path(sw.path);
-        w->set_class_name(sw.class_name);
-        w->set_nearest_shape(sw.nearest_shape);
-        w->set_offset(sw.offset);
-      }
+      FillCompletedCheckpointInfo(*cc, &r);
+      AddCompletedCheckpointWarnings(*cc, &builder, r.mutable_completed_checkpoint());
     }
     if (cc == nullptr) {
       FillMetadataHeader(m, input, &r);
@@ -726,15 +753,8 @@ absl::Status StreamMetadataReportJson(serde::ByteView input,
       input, [&](int index, OperatorState&& src) -> absl::Status {
         report::Operator op;
         TextSource text(input);
-        FillOperator(src, text, &op);
-        builder.SetOperator(index, &op, src.subtasks);
-        WalkOperator(src, index, &builder);
-        builder.FinishOperator(index);
-        AddUnionWarnings(op, &warner);
-        for (report::Warning& w : *scratch.mutable_warnings()) {
-          union_warnings.push_back(std::move(w));
-        }
-        scratch.clear_warnings();
+        ReportStreamedOperator(src, index, text, &builder, &warner, &scratch, &union_warnings,
+                               &op);
         google::protobuf::RepeatedPtrField<report::Subtask> subtasks;
         subtasks.Swap(op.mutable_subtasks());
         out.clear();
@@ -802,50 +822,17 @@ absl::Status BuildCompletedCheckpointReportStreaming(
           stream, [&](int index, OperatorState&& src) -> absl::Status {
             report::Operator op;
             TextSource values;  // the HA model's strings are decoded
-            FillOperator(src, values, &op);
-            builder.SetOperator(index, &op, src.subtasks);
-            WalkOperator(src, index, &builder);
-            builder.FinishOperator(index);
-            AddUnionWarnings(op, &warner);
-            for (report::Warning& w : *scratch.mutable_warnings()) {
-              union_warnings.push_back(std::move(w));
-            }
-            scratch.clear_warnings();
+            ReportStreamedOperator(src, index, values, &builder, &warner, &scratch,
+                                   &union_warnings, &op);
             return op_sink(std::move(op));
           }));
   const CompletedCheckpointInfo& cc = *head.completed;
   r->set_format_version(head.metadata.version);
-  FillProperties(cc.properties, 0, r->mutable_properties());
-  report::CompletedCheckpointInfo* ci = r->mutable_completed_checkpoint();
-  ci->set_job_id(cc.job_id);
-  ci->set_timestamp(cc.timestamp);
-  ci->set_completion_timestamp(cc.completion_timestamp);
-  ci->set_duration(cc.duration);
-  ci->set_external_pointer(cc.external_pointer);
-  ci->set_storage_location(cc.storage_location_class);
-  ci->set_metadata_path(cc.metadata_path);
-  ci->set_flink_versions(cc.flink_versions);
-  ci->set_has_restored_properties(cc.has_restored_properties);
-  ci->set_master_hook_states(cc.master_hook_states);
+  FillCompletedCheckpointInfo(cc, r);
   // The walk's warnings (added while reading) come after those of the graph.
   std::vector<report::Warning> walk_warnings(r->warnings().begin(), r->warnings().end());
   r->clear_warnings();
-  for (const std::string& u : cc.unknown_classes) {
-    ci->add_unknown_classes(u);
-    report::Warning* w = builder.AddWarning(
-        "UNKNOWN_HANDLE_CLASS", absl::StrCat(u, " is not a handle class flinkstate knows; it "
-                                                "is kept unchanged and not counted"));
-    const size_t colon = u.rfind(": ");
-    w->set_item_path(colon == std::string::npos ? "" : u.substr(0, colon));
-    w->set_class_name(colon == std::string::npos ? u : u.substr(colon + 2));
-  }
-  for (const CompletedCheckpointInfo::ShapeWarning& sw : cc.shape_warnings) {
-    report::Warning* w = builder.AddWarning(sw.code, sw.message);
-    w->set_item_path(sw.path);
-    w->set_class_name(sw.class_name);
-    w->set_nearest_shape(sw.nearest_shape);
-    w->set_offset(sw.offset);
-  }
+  AddCompletedCheckpointWarnings(cc, &builder, r->mutable_completed_checkpoint());
   for (report::Warning& w : walk_warnings) *r->add_warnings() = std::move(w);
   r->set_checkpoint_id(head.metadata.checkpoint_id);
   FillMasterStates(head.metadata, r);

@@ -498,21 +498,27 @@ absl::StatusOr<std::string> Repair::PlanJson() const {
   return json;
 }
 
+template <typename Change>
+std::vector<Change> Repair::ChangesOf() {
+  std::vector<Change> changes;
+  for (Item& it : items_) {
+    Change c;
+    c.target = it.target;
+    c.backup = it.target + options_.backup_suffix;
+    c.input = &it.in.file;
+    c.plan = &it.plan;
+    c.verify = it.verify;
+    changes.push_back(std::move(c));
+  }
+  return changes;
+}
+
 absl::Status Repair::Apply() {
   if (applied_) return absl::FailedPreconditionError("repair: already applied");
   applied_ = true;
   if (items_.empty()) return absl::OkStatus();
   if (serde::IsUrl(items_.front().target)) {
-    std::vector<objstore::ObjectChange> changes;
-    for (Item& it : items_) {
-      objstore::ObjectChange c;
-      c.target = it.target;
-      c.backup = it.target + options_.backup_suffix;
-      c.input = &it.in.file;
-      c.plan = &it.plan;
-      c.verify = it.verify;
-      changes.push_back(std::move(c));
-    }
+    std::vector<objstore::ObjectChange> changes = ChangesOf<objstore::ObjectChange>();
     objstore::ObjectTransactionOptions to;
     to.journal_dir = RealPathOf(options_.checkpoint_dirs[0]);
     to.progress = options_.progress;
@@ -525,16 +531,7 @@ absl::Status Repair::Apply() {
     t->set_server_side_copy_bytes(st.server_side_copy_bytes);
     return absl::OkStatus();
   }
-  std::vector<serde::FileChange> changes;
-  for (Item& it : items_) {
-    serde::FileChange c;
-    c.target = it.target;
-    c.backup = it.target + options_.backup_suffix;
-    c.input = &it.in.file;
-    c.plan = &it.plan;
-    c.verify = it.verify;
-    changes.push_back(std::move(c));
-  }
+  std::vector<serde::FileChange> changes = ChangesOf<serde::FileChange>();
   serde::TransactionOptions to;
   to.sync = options_.sync;
   to.ops = options_.ops;

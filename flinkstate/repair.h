@@ -123,6 +123,10 @@ class Repair {
   struct Item;
   Repair();
   absl::Status PlanFile(const std::string& path, FileKind want, repair::RepairFile* out);
+  // One change per item (serde::FileChange or objstore::ObjectChange: the
+  // same fields), backups named with the backup suffix.
+  template <typename Change>
+  std::vector<Change> ChangesOf();
 
   RepairOptions options_;
   serde::DirectoryLocks locks_;

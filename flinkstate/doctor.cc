@@ -1494,10 +1494,34 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
   if (paths.empty()) return absl::InvalidArgumentError("doctor: no PATH given");
   report::DoctorReport r;
   std::vector<Input> inputs;
+  std::set<std::string> seen;  // canonical paths already read
+  absl::Status first_skipped;
   for (const std::string& p : paths) {
     FLINKSTATE_ASSIGN_OR_RETURN(std::vector<std::string> files, ExpandPath(p));
+    // A job's checkpoint or HA directory: its chk-* / completedCheckpoint
+    // entries were listed, not named one by one.
+    std::error_code dir_ec;
+    const bool listed = fs::is_directory(p, dir_ec) &&
+                        !fs::exists(fs::path(p) / kMetadataFileName, dir_ec);
     for (const std::string& f : files) {
+      std::error_code ec;
+      const std::string canonical = fs::weakly_canonical(fs::path(f), ec).string();
+      if (!seen.insert(ec ? f : canonical).second) {
+        AddWarning(&r, "DUPLICATE_INPUT",
+                   absl::StrCat(f, " is given more than once; it is read once"));
+        continue;
+      }
       absl::StatusOr<LoadedFile> lf = Open(f);
+      if (!lf.ok() && listed) {
+        // An aborted or half-written checkpoint beside good ones: the
+        // history goes on without it, and says so.
+        AddWarning(&r, "CHECKPOINT_UNREADABLE",
+                   absl::StrCat(lf.status().message(),
+                                "; left out of the history (an aborted or incomplete "
+                                "checkpoint?)"));
+        if (first_skipped.ok()) first_skipped = lf.status();
+        continue;
+      }
       if (!lf.ok()) return lf.status();
       if (!lf->is_state_file()) {
         return absl::InvalidArgumentError(absl::StrCat(
@@ -1527,6 +1551,57 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
       di->set_checkpoint_id(CheckpointId(in));
       if (in.file.model.completed) di->set_flink_versions(in.file.model.completed->flink_versions);
       inputs.push_back(std::move(in));
+    }
+  }
+
+  if (inputs.empty()) {
+    return first_skipped.ok() ? absl::InvalidArgumentError("doctor: no readable checkpoint")
+                              : first_skipped;
+  }
+  // Checkpoints of different jobs in one history: no operator in common
+  // between consecutive checkpoints (by id) means the growth figures compare
+  // unrelated files.
+  {
+    std::vector<const Input*> by_id;
+    for (const Input& in : inputs) by_id.push_back(&in);
+    std::stable_sort(by_id.begin(), by_id.end(), [](const Input* a, const Input* b) {
+      return CheckpointId(*a) < CheckpointId(*b);
+    });
+    // The job id where the input says it: an HA file's jobId, or a
+    // checkpoint directory laid out as <jobId>/chk-<n>/_metadata.
+    auto job_of = [](const Input& in) -> std::string {
+      if (in.file.model.completed) return in.file.model.completed->job_id;
+      const fs::path chk = fs::path(in.path).parent_path();
+      const std::string job = chk.parent_path().filename().string();
+      if (!absl::StartsWith(chk.filename().string(), "chk-") || job.size() != 32 ||
+          !absl::c_all_of(job, [](char c) { return absl::ascii_isxdigit(c); })) {
+        return "";
+      }
+      return job;
+    };
+    for (size_t i = 1; i < by_id.size(); ++i) {
+      const std::string ja = job_of(*by_id[i - 1]), jb = job_of(*by_id[i]);
+      if (!ja.empty() && !jb.empty() && ja != jb) {
+        AddWarning(&r, "HISTORY_MIXES_JOBS",
+                   absl::StrCat(by_id[i - 1]->path, " (job ", ja, ") and ", by_id[i]->path,
+                                " (job ", jb, ") are checkpoints of different jobs; the growth "
+                                "between them means nothing"));
+        continue;
+      }
+      std::set<std::string> ids;
+      for (const report::Operator& op : by_id[i - 1]->report.operators()) {
+        ids.insert(op.operator_id());
+      }
+      bool shared = false;
+      for (const report::Operator& op : by_id[i]->report.operators()) {
+        shared = shared || ids.count(op.operator_id()) > 0;
+      }
+      if (!shared && !ids.empty() && by_id[i]->report.operators_size() > 0) {
+        AddWarning(&r, "HISTORY_MIXES_JOBS",
+                   absl::StrCat(by_id[i - 1]->path, " and ", by_id[i]->path,
+                                " have no operator in common: they are not checkpoints of one "
+                                "job, and the growth between them means nothing"));
+      }
     }
   }
 

@@ -295,6 +295,48 @@ TEST(DoctorTest, GrowthAtTheNextRestoreExits1) {
   EXPECT_EQ(DoctorExitCode(r), 1);
 }
 
+TEST(DoctorTest, HistorySkipsWhatCannotBeAHistoryAndSaysSo) {
+  namespace fs = std::filesystem;
+  // A job directory as Flink lays it out: chk-3 and chk-9 of the incident, a
+  // chk-10 whose _metadata is empty (an aborted checkpoint).
+  const std::string job = ::testing::TempDir() + "/doctor-history-job";
+  fs::remove_all(job);
+  fs::create_directories(job + "/chk-3");
+  fs::create_directories(job + "/chk-9");
+  fs::create_directories(job + "/chk-10");
+  fs::copy_file(kData + "/flink-1.15.2/incident-gen0-savepoint/_metadata", job + "/chk-3/_metadata");
+  fs::copy_file(kData + "/flink-1.15.2/incident-gen3-checkpoint/_metadata", job + "/chk-9/_metadata");
+  std::ofstream(job + "/chk-10/_metadata");
+  report::DoctorReport r = RunDoctor({job});
+  EXPECT_EQ(r.history().checkpoints_size(), 2);
+  EXPECT_EQ(CountWarnings(r, "CHECKPOINT_UNREADABLE"), 1);
+  // Named directly, the same empty file is an error.
+  EXPECT_FALSE(Doctor({job + "/chk-10"}, {}).ok());
+  // The same checkpoint twice is read once.
+  r = RunDoctor({job + "/chk-9", job + "/chk-9/_metadata"});
+  EXPECT_EQ(r.history().checkpoints_size(), 1);
+  EXPECT_EQ(CountWarnings(r, "DUPLICATE_INPUT"), 1);
+  // Another job's checkpoint in the same history: no operator in common (a
+  // KafkaSource savepoint of the corpus), or another job id in the layout.
+  r = RunDoctor({job + "/chk-9", FLINKSTATE_SHARED_DIR
+                 "/corpus/apache__flink-connector-kafka/flink-connector-kafka/src/test/resources/"
+                 "kafka-source-savepoint/enum1-split0/savepoint-3c7c0a-07c49f841952"});
+  EXPECT_EQ(CountWarnings(r, "HISTORY_MIXES_JOBS"), 1);
+  const std::string a = ::testing::TempDir() + "/doctor-jobs/0123456789abcdef0123456789abcdef";
+  const std::string b = ::testing::TempDir() + "/doctor-jobs/fedcba9876543210fedcba9876543210";
+  fs::remove_all(::testing::TempDir() + "/doctor-jobs");
+  fs::create_directories(a + "/chk-3");
+  fs::create_directories(b + "/chk-9");
+  fs::copy_file(job + "/chk-3/_metadata", a + "/chk-3/_metadata");
+  fs::copy_file(job + "/chk-9/_metadata", b + "/chk-9/_metadata");
+  r = RunDoctor({a + "/chk-3", b + "/chk-9"});
+  EXPECT_EQ(CountWarnings(r, "HISTORY_MIXES_JOBS"), 1);
+  fs::remove_all(::testing::TempDir() + "/doctor-jobs");
+  r = RunDoctor({job + "/chk-3", job + "/chk-9"});
+  EXPECT_EQ(CountWarnings(r, "HISTORY_MIXES_JOBS"), 0);
+  fs::remove_all(job);
+}
+
 TEST(DoctorTest, HistoryOrdersByCheckpointIdAndFindsTheGrowth) {
   // README: gen0 savepoint (checkpoint 3) 8 entries, gen3 checkpoint (9) 512.
   report::DoctorReport r = RunDoctor({kData + "/flink-1.15.2/incident-gen3-checkpoint",

@@ -1834,6 +1834,35 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
     rf->set_chaining_known(true);
     std::set<std::string> placed;
     for (const PlanVertex& v : plan) placed.insert(v.operator_ids.begin(), v.operator_ids.end());
+    // A plan taken at another parallelism than the checkpoint's, without
+    // --parallelism: its vertices do not match the operators by parallelism,
+    // and those operators become chains of their own (say so, with the fix).
+    if (options.parallelism <= 0) {
+      std::set<int> plan_p, ckpt_p;
+      for (const PlanVertex& v : plan) {
+        if (v.parallelism > 0) plan_p.insert(v.parallelism);
+      }
+      std::vector<std::string> unplaced;
+      for (const OperatorState& op : f.metadata.operators) {
+        ckpt_p.insert(std::max(op.parallelism, 1));
+        if (!placed.count(op.IdHex())) unplaced.push_back(op.IdHex());
+      }
+      std::vector<int> only_plan;
+      for (int x : plan_p) {
+        if (!ckpt_p.count(x)) only_plan.push_back(x);
+      }
+      if (!unplaced.empty() && !only_plan.empty()) {
+        report::DoctorWarning* w = AddWarning(
+            &r, "PLAN_PARALLELISM_DIFFERS",
+            absl::StrCat("the plan's vertices run at parallelism ", absl::StrJoin(only_plan, ", "),
+                         ", which no operator of the checkpoint has; ", unplaced.size(),
+                         " operator(s) matched no vertex and are counted as chains of their own "
+                         "(e.g. ", unplaced.front(), ")"),
+            absl::StrCat("flinkstate doctor --parallelism ", only_plan.front(), " --plan ",
+                         options.plan_file, " ..."));
+        w->set_operator_id(unplaced.front());
+      }
+    }
     // Operators of the checkpoint no plan vertex holds are chains of their own.
     for (const OperatorState& op : f.metadata.operators) {
       if (!placed.count(op.IdHex())) {

@@ -172,6 +172,20 @@ TEST(DoctorTest, RestPlanWithoutOperatorIdsChainsByTheNamesItDescribes) {
   }
   EXPECT_EQ(got, want);
   EXPECT_EQ(r.restore().chains_size(), 8);
+  EXPECT_EQ(CountWarnings(r, "PLAN_PARALLELISM_DIFFERS"), 0);
+  // The same plan taken at parallelism 8 (the attack run's case): without
+  // --parallelism 8 the chains break up; doctor says so and names the fix.
+  std::ifstream in(o.plan_file);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string p8 = ::testing::TempDir() + "/plan-incident-v2-rest-p8.json";
+  std::ofstream(p8) << absl::StrReplaceAll(ss.str(), {{"\"parallelism\":4", "\"parallelism\":8"}});
+  o.plan_file = p8;
+  r = RunDoctor({kData + "/flink-2.3.0/incident-gen3-checkpoint"}, o);
+  EXPECT_EQ(CountWarnings(r, "PLAN_PARALLELISM_DIFFERS"), 1);
+  o.parallelism = 8;
+  r = RunDoctor({kData + "/flink-2.3.0/incident-gen3-checkpoint"}, o);
+  EXPECT_EQ(CountWarnings(r, "PLAN_PARALLELISM_DIFFERS"), 0);
 }
 
 class DoctorDeployTest : public ::testing::TestWithParam<std::pair<const char*, const char*>> {};

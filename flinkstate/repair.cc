@@ -22,6 +22,7 @@
 #include "flinkstate/metadata_writer.h"
 #include "flinkstate/objstore/object_store.h"
 #include "flinkstate/objstore/object_transaction.h"
+#include "flinkstate/serde/file_transaction.h"
 #include "flinkstate/serde/status_macros.h"
 #include "google/protobuf/util/json_util.h"
 
@@ -224,9 +225,7 @@ absl::StatusOr<std::unique_ptr<Repair>> Repair::Plan(const RepairOptions& option
   if (options.checkpoint_dirs.empty()) {
     return absl::InvalidArgumentError("usage: repair needs at least one CHECKPOINT_DIR");
   }
-  if (options.backup_suffix.empty() || options.backup_suffix.find('/') != std::string::npos) {
-    return absl::InvalidArgumentError("usage: the backup suffix must be non-empty, without '/'");
-  }
+  FLINKSTATE_RETURN_IF_ERROR(serde::CheckBackupSuffix(options.backup_suffix));
   std::unique_ptr<Repair> r(new Repair());
   r->options_ = options;
   repair::RepairPlan& plan = r->plan_;

@@ -24,6 +24,7 @@
 #include "flinkstate/metadata_writer.h"
 #include "flinkstate/objstore/object_store.h"
 #include "flinkstate/objstore/object_transaction.h"
+#include "flinkstate/serde/file_transaction.h"
 #include "flinkstate/serde/modified_utf8.h"
 #include "flinkstate/serde/input_format.h"
 #include "flinkstate/serde/status_macros.h"
@@ -370,6 +371,7 @@ absl::StatusOr<OutputTarget> ResolveOutput(const CommandArgs& a) {
     if (args.size() != 1) {
       return absl::InvalidArgumentError("usage: --in-place takes exactly one FILE");
     }
+    FLINKSTATE_RETURN_IF_ERROR(serde::CheckBackupSuffix(a.backup_suffix));
     t.input = InputArg(args[0]);
     if (serde::IsUrl(t.input)) {
       // An object (a prefix: its _metadata), replaced by objstore's

@@ -432,6 +432,12 @@ absl::Status CommitFiles(std::vector<FileChange>& changes, const TransactionOpti
           "Write to a new file instead (IN OUT), or break the links first (cp FILE FILE.copy "
           "&& mv FILE.copy FILE) (nothing was replaced)"));
     }
+    if (!c.backup.empty() &&
+        (c.backup[0] != '/' || DirName(c.backup) != DirName(c.target))) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "serde: transaction: the backup ", c.backup, " of ", c.target,
+          " is not beside it in its directory (nothing was replaced)"));
+    }
     if (!c.backup.empty() && Exists(c.backup)) {
       return absl::FailedPreconditionError(absl::StrCat(
           "backup ", c.backup, " already exists; move it away first (nothing was replaced)"));
@@ -519,6 +525,14 @@ absl::Status CommitFiles(std::vector<FileChange>& changes, const TransactionOpti
   return absl::OkStatus();
 }
 
+absl::Status CheckBackupSuffix(absl::string_view suffix) {
+  if (suffix.empty() || absl::StrContains(suffix, '/')) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "usage: the backup suffix must be non-empty, without '/' (got '", suffix, "')"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status WriteFileTransaction(const std::string& output, const std::string& backup,
                                   const MappedFile& input, const EditPlan& plan,
                                   const OutputVerifier& verify, const TransactionOptions& o) {
@@ -528,7 +542,13 @@ absl::Status WriteFileTransaction(const std::string& output, const std::string& 
     return absl::NotFoundError(absl::StrCat("serde: the directory of ", output,
                                             " does not exist (nothing was written)"));
   }
-  if (!backup.empty()) changes[0].backup = AbsolutePath(backup);
+  if (!backup.empty()) {
+    changes[0].backup = AbsolutePath(backup);
+    if (changes[0].backup.empty()) {
+      return absl::NotFoundError(absl::StrCat("serde: the directory of the backup ", backup,
+                                              " does not exist (nothing was replaced)"));
+    }
+  }
   changes[0].input = &input;
   changes[0].plan = &plan;
   changes[0].verify = verify;

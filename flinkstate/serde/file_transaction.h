@@ -212,6 +212,12 @@ struct RecoveryReport {
 [[nodiscard]] absl::StatusOr<RecoveryReport> RecoverInterruptedWrite(const std::string& output,
                                                                      FileOps* ops = nullptr);
 
+// A backup suffix is usable when it is non-empty and has no '/': the backup
+// `<file><suffix>` then stays in the file's directory, beside it on the same
+// file system, where a hard link can keep the original and recovery finds it.
+// Returns `InvalidArgument` ("usage: ...") otherwise.
+[[nodiscard]] absl::Status CheckBackupSuffix(absl::string_view suffix);
+
 // "/a/b" for "/a/b/c", "." for "c", "/" for "/c".
 std::string DirName(absl::string_view path);
 // `path` made absolute with its directory's symlinks resolved (the last

@@ -246,6 +246,29 @@ TEST(FileTransactionTest, RefusesAnExistingBackupAndAHardLinkedTarget) {
   EXPECT_THAT(List(files.a_dir()), UnorderedElementsAreArray({"_metadata", "other-name"}));
 }
 
+// Attack run 6, item 1: `--backup-suffix x/y` named a backup in a directory
+// that does not exist; the backup was dropped and the original replaced.
+TEST(FileTransactionTest, ABackupOutsideTheTargetsDirectoryReplacesNothing) {
+  TempDir dir;
+  const std::string a = dir.path() + "/f";
+  WriteFile(a, "content");
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(MappedFile in, MappedFile::Open(a));
+  const EditPlan plan = EditPlan::Identity(in.size());
+  absl::Status s = WriteFileTransaction(a, a + "x/y", in, plan, nullptr, {});
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kNotFound, ""));
+  EXPECT_THAT(s.message(), HasSubstr("nothing was replaced"));
+  ASSERT_EQ(::mkdir((dir.path() + "/sub").c_str(), 0755), 0);
+  s = WriteFileTransaction(a, dir.path() + "/sub/f.bak", in, plan, nullptr, {});
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument, ""));
+  EXPECT_THAT(s.message(), HasSubstr("not beside it"));
+  EXPECT_EQ(ReadFile(a), "content");
+  EXPECT_THAT(List(dir.path()), UnorderedElementsAreArray({"f", "sub"}));
+  EXPECT_THAT(List(dir.path() + "/sub"), UnorderedElementsAreArray(std::vector<std::string>{}));
+  EXPECT_THAT(CheckBackupSuffix("x/y"), StatusIs(absl::StatusCode::kInvalidArgument, ""));
+  EXPECT_THAT(CheckBackupSuffix(""), StatusIs(absl::StatusCode::kInvalidArgument, ""));
+  EXPECT_THAT(CheckBackupSuffix(".bak"), IsOk());
+}
+
 TEST(FileTransactionTest, AFailedVerificationReplacesNothing) {
   TempDir dir;
   const std::string a = dir.path() + "/f";

@@ -82,6 +82,15 @@ check "in place refuses to overwrite a backup" 1 \
   "$bin" strip-state --state topic-partition-offset-states --in-place "$tmp/inplace"
 check "backup still the original" 0 cmp "$kafka" "$tmp/inplace.bak"
 
+# Attack run 6, item 1: a suffix with '/' once replaced the file without a backup.
+for suffix in x/y /../../evil ""; do
+  cp "$kafka" "$tmp/inplace-sfx"
+  check "--backup-suffix '$suffix' is a usage error" 2 \
+    "$bin" strip-state --state topic-partition-offset-states --in-place --backup-suffix "$suffix" "$tmp/inplace-sfx"
+  check "--backup-suffix '$suffix' left the file as it was" 0 cmp "$kafka" "$tmp/inplace-sfx"
+done
+rm -f "$tmp/inplace-sfx"
+
 check "drop-operator" 0 "$bin" drop-operator --operator 1f2b5df5a66154aca61fcb26193792be "$meta" "$tmp/dropped"
 check "dropped file verifies structure" 0 "$bin" inspect "$tmp/dropped"
 expect_grep "7 operators left" "7 operators" "$tmp/out"

@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "flinkstate/format_constants.h"
+#include "flinkstate/handle_walker.h"
 #include "flinkstate/metadata_reader.h"
 #include "flinkstate/streamed_edit.h"
 #include "flinkstate/serde/data_output.h"
@@ -491,6 +493,58 @@ std::vector<std::string> ConversionLosses(const StateFile& file, uint32_t target
   return lost;
 }
 
+namespace {
+
+// The newest handle tag that the Flink releases writing metadata `version`
+// know (metadata-format.md, the tag table): v2 is written by 1.3-1.10 (tags
+// up to INCREMENTAL_KEY_GROUPS_HANDLE 5), v3 by 1.11-1.15 (up to
+// KEY_GROUPS_HANDLE_V2 12), v4 and later by 1.16+ (all of them). A reader that
+// needs a down-converted file is one of those releases; a newer one reads the
+// newer version itself.
+int MaxTagOfWriters(uint32_t version) {
+  if (version <= 2) return static_cast<int>(HandleTag::kIncrementalKeyGroups);
+  if (version == 3) return static_cast<int>(HandleTag::kKeyGroupsV2);
+  return 255;
+}
+
+// InvalidArgument naming the handles whose tag the releases writing `target`
+// do not know, when converting down to it.
+absl::Status CheckTagsExpressible(const StateFile& file, uint32_t target) {
+  if (file.kind != StateFileKind::kMetadata || target == 0 ||
+      target >= file.metadata.version) {
+    return absl::OkStatus();
+  }
+  struct Tags : HandleVisitor {
+    void OnOperatorHandle(const HandleContext&, const OperatorStateHandle& h) override {
+      ++count[h.tag];
+    }
+    void OnKeyedHandle(const HandleContext&, const KeyedStateHandle& h) override {
+      ++count[h.tag];
+    }
+    void OnStream(const HandleContext&, const StreamStateHandle& h) override { ++count[h.tag]; }
+    std::map<int, int64_t> count;
+  } tags;
+  WalkStateFile(file, &tags);
+  const int max = MaxTagOfWriters(target);
+  std::vector<std::string> unknown;
+  for (const auto& [tag, n] : tags.count) {
+    if (tag > max) {
+      unknown.push_back(absl::StrCat(n, " x tag ", tag, " (", HandleTagName(tag), ")"));
+    }
+  }
+  if (unknown.empty()) return absl::OkStatus();
+  std::string hint;
+  if (tags.count.count(static_cast<int>(HandleTag::kRelativeStream)) != 0 && target < 3) {
+    hint = "; relocate --to-absolute first makes the relative handles absolute (tag 2)";
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "metadata writer: v", file.metadata.version, " -> v", target,
+      ": the Flink releases that write version ", target, " know handle tags up to ", max,
+      "; this file holds ", absl::StrJoin(unknown, ", "), hint));
+}
+
+}  // namespace
+
 absl::StatusOr<EditPlan> EncodeStateFile(const StateFile& file, ByteView source,
                                          const MetadataWriteOptions& options) {
   if (file.kind == StateFileKind::kOperatorSnapshot) {
@@ -511,6 +565,7 @@ absl::StatusOr<EditPlan> EncodeStateFile(const StateFile& file, ByteView source,
   // What the target cannot express at all (InvalidArgument) is reported
   // before what it could express only by dropping it (FailedPrecondition).
   FLINKSTATE_RETURN_IF_ERROR(e.Metadata(file.metadata, file.metadata.version));
+  FLINKSTATE_RETURN_IF_ERROR(CheckTagsExpressible(file, options.target_version));
   if (!options.allow_loss) {
     const std::vector<std::string> lost = ConversionLosses(file, version);
     if (!lost.empty()) {

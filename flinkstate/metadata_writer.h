@@ -57,8 +57,11 @@ std::vector<std::string> ConversionLosses(const StateFile& file, uint32_t target
 //   `InvalidArgument` if a string in the model cannot be written (over 65535
 //   modified UTF-8 bytes) or the model needs something the target version
 //   cannot express (coordinator or channel state in v2, merged channel
-//   handles below v6, a v1 task-level file in any other version; a
-//   version 4+ file converted down loses its properties, see `ConversionLosses`);
+//   handles below v6, a v1 task-level file in any other version, a handle
+//   tag newer than every Flink release that writes the target version when
+//   converting down: tags above 5 in v2 (1.3-1.10), above 12 in v3
+//   (1.11-1.15); a version 4+ file converted down loses its properties, see
+//   `ConversionLosses`);
 //   `Unimplemented` for a conversion to or from version 1 (task-level; a
 //   version 1 file is written back as version 1 only).
 // Lifetime: the plan's copy pieces refer to ranges of `source`, the bytes the

@@ -217,18 +217,31 @@ TEST(ConvertTest, UpAndDownReproducesTheOriginal) {
                                   EncodeStateFile(v5, serde::AsBytes(b5), to4));
   FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::string b4, p4.ApplyToString(serde::AsBytes(b5)));
   EXPECT_TRUE(b4 == bytes);
-  MetadataWriteOptions to2;
-  to2.target_version = 2;  // v2 has no coordinator/finished state; this file has none
-  // ... but v2 has no CheckpointProperties: refused unless the loss is allowed.
-  EXPECT_THAT(EncodeStateFile(v4, input, to2).status(),
+  // v3 (Flink 1.11-1.15) knows tags 6 and 7 but has no CheckpointProperties:
+  // refused unless the loss is allowed.
+  MetadataWriteOptions to3;
+  to3.target_version = 3;
+  EXPECT_THAT(EncodeStateFile(v4, input, to3).status(),
               StatusIs(absl::StatusCode::kFailedPrecondition, "CheckpointProperties"));
-  EXPECT_THAT(ConversionLosses(v4, 2), ::testing::SizeIs(1));
+  EXPECT_THAT(ConversionLosses(v4, 3), ::testing::SizeIs(1));
   EXPECT_THAT(ConversionLosses(v4, 4), ::testing::IsEmpty());
+  to3.allow_loss = true;
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(serde::EditPlan p3, EncodeStateFile(v4, input, to3));
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::string b3, p3.ApplyToString(input));
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(StateFile v3, ReadStateFile(serde::AsBytes(b3)));
+  EXPECT_EQ(Entries(v3), Entries(v4));
+  // v2 is written and read by Flink 1.3-1.10, which know handle tags 0-5: the
+  // savepoint's relative (6) and savepoint key-group (7) handles cannot be
+  // written for them, with or without --allow-loss (attack run 6, item 7:
+  // such a v2 file was written and passed verify).
+  MetadataWriteOptions to2;
+  to2.target_version = 2;
   to2.allow_loss = true;
-  FLINKSTATE_ASSERT_OK_AND_ASSIGN(serde::EditPlan p2, EncodeStateFile(v4, input, to2));
-  FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::string b2, p2.ApplyToString(input));
-  FLINKSTATE_ASSERT_OK_AND_ASSIGN(StateFile v2, ReadStateFile(serde::AsBytes(b2)));
-  EXPECT_EQ(Entries(v2), Entries(v4));
+  absl::Status s2 = EncodeStateFile(v4, input, to2).status();
+  EXPECT_THAT(s2, StatusIs(absl::StatusCode::kInvalidArgument, ""));
+  EXPECT_THAT(s2.message(), ::testing::HasSubstr("tag 6 (RELATIVE_STREAM_STATE_HANDLE)"));
+  EXPECT_THAT(s2.message(), ::testing::HasSubstr("tag 7 (SAVEPOINT_KEY_GROUPS_HANDLE)"));
+  EXPECT_THAT(s2.message(), ::testing::HasSubstr("relocate --to-absolute"));
 }
 
 TEST(RelocateTest, RewritesPrefixesAndBackIsTheIdentity) {

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <csignal>
 #include <cstdio>
@@ -330,22 +331,34 @@ std::string RealPath(const std::string& path) {
 
 namespace {
 
-// Resolves an interrupted earlier run beside `output` and says what it did.
-absl::Status RecoverBeside(const std::string& output) {
+// Resolves an interrupted earlier run beside `output` and says what it did;
+// true if that run was `intent` writing `output` and is now complete.
+absl::StatusOr<bool> RecoverBeside(const std::string& output, const std::string& intent) {
+  std::vector<std::string> actions;
+  std::vector<serde::RecoveredTransaction> transactions;
   if (serde::IsUrl(output)) {
-    absl::StatusOr<std::vector<std::string>> r = objstore::RecoverObjectWrite(output);
+    absl::StatusOr<objstore::ObjectRecoveryReport> r = objstore::RecoverObjectWrite(output);
     if (!r.ok()) return r.status();
-    for (const std::string& a : *r) {
-      std::cerr << "flinkstate: interrupted earlier run: " << Printable(a) << "\n";
-    }
-    return absl::OkStatus();
+    actions = std::move(r->actions);
+    transactions = std::move(r->transactions);
+  } else {
+    absl::StatusOr<serde::RecoveryReport> r =
+        serde::RecoverInterruptedWrite(output, CliFileOps());
+    if (!r.ok()) return r.status();
+    actions = std::move(r->actions);
+    transactions = std::move(r->transactions);
   }
-  absl::StatusOr<serde::RecoveryReport> r = serde::RecoverInterruptedWrite(output, CliFileOps());
-  if (!r.ok()) return r.status();
-  for (const std::string& a : r->actions) {
+  for (const std::string& a : actions) {
     std::cerr << "flinkstate: interrupted earlier run: " << Printable(a) << "\n";
   }
-  return absl::OkStatus();
+  const std::string target = serde::IsUrl(output) ? output : serde::AbsolutePath(output);
+  for (const serde::RecoveredTransaction& t : transactions) {
+    if (t.completed && !intent.empty() && t.intent == intent &&
+        std::find(t.targets.begin(), t.targets.end(), target) != t.targets.end()) {
+      return true;
+    }
+  }
+  return false;
 }
 
 // A directory argument stands for its `_metadata` (as `Open` reads it).
@@ -379,7 +392,8 @@ absl::StatusOr<OutputTarget> ResolveOutput(const CommandArgs& a) {
     const std::string real = serde::IsUrl(t.input) ? std::string() : RealPath(t.input);
     t.output = real.empty() ? t.input : real;
     t.backup = t.output + a.backup_suffix;
-    FLINKSTATE_RETURN_IF_ERROR(RecoverBeside(t.output));
+    t.intent = a.command_line;
+    FLINKSTATE_ASSIGN_OR_RETURN(t.finished_by_recovery, RecoverBeside(t.output, t.intent));
     return t;
   }
   if (args.size() != 2) {
@@ -391,8 +405,26 @@ absl::StatusOr<OutputTarget> ResolveOutput(const CommandArgs& a) {
     return absl::InvalidArgumentError(
         "usage: OUT is the input file; use --in-place to rewrite it (a backup is kept)");
   }
-  FLINKSTATE_RETURN_IF_ERROR(RecoverBeside(t.output));
+  t.intent = a.command_line;
+  FLINKSTATE_ASSIGN_OR_RETURN(t.finished_by_recovery, RecoverBeside(t.output, t.intent));
   return t;
+}
+
+int FinishedByRecovery(const CommandArgs& a, const OutputTarget& t) {
+  std::ostream& out = Text(a);
+  out << "wrote " << Printable(t.output)
+      << ": an interrupted run of this command had committed it (verified before the "
+         "commit); its rename is now finished, nothing more to do\n";
+  if (!t.backup.empty()) out << "original kept as " << Printable(t.backup) << "\n";
+  if (!a.json) return kExitOk;
+  report::EditReport r;
+  r.set_command(a.command);
+  r.set_input(ValidUtf8(t.input));
+  r.set_output(ValidUtf8(t.output));
+  r.set_backup(ValidUtf8(t.backup));
+  r.set_verified(true);
+  r.set_finished_by_recovery(true);
+  return PrintJson(r);
 }
 
 absl::Status WriteVerified(const OutputTarget& t, const Input& in,
@@ -407,6 +439,7 @@ absl::Status WriteVerified(const OutputTarget& t, const Input& in,
     objstore::ObjectWrite w;
     w.target = t.output;
     w.backup = t.backup;
+    w.intent = t.intent;
     objstore::ObjectWriteStats st;
     FLINKSTATE_RETURN_IF_ERROR(objstore::WriteObjectVerified(w, in.file, plan, verify, &st));
     if (stats != nullptr) stats->bytes_written += st.output_bytes;
@@ -421,6 +454,7 @@ absl::Status WriteVerified(const OutputTarget& t, const Input& in,
   options.progress = progress.Sink();
   // Plans of many small pieces read most of the input through the mapping.
   options.splice.release_consumed_input = true;
+  options.intent = t.intent;
   return serde::WriteFileTransaction(t.output, t.backup, in.file, plan, verify, options);
 }
 

@@ -15,7 +15,9 @@
 // message on stderr and exit status 2. Abseil's registry is process-global and
 // its parser exits with 1.
 
+#include <limits.h>
 #include <malloc.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <iostream>
@@ -25,6 +27,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "flinkstate/doctor.h"
 #include "flinkstate/objstore/object_store.h"
@@ -445,6 +448,16 @@ void PrintTransferStats() {
 
 int Run(int argc, char** argv);
 
+// The working directory and every argument, C-escaped: the intent a write
+// records in its journal, by which a rerun of the same command recognises
+// the interrupted run it completed.
+std::string CommandLine(int argc, char** argv) {
+  char cwd[PATH_MAX];
+  std::string out = ::getcwd(cwd, sizeof(cwd)) != nullptr ? cwd : "?";
+  for (int i = 1; i < argc; ++i) absl::StrAppend(&out, " ", absl::CEscape(argv[i]));
+  return out;
+}
+
 int Main(int argc, char** argv) {
   objstore::InstallObjectStore();
   argc = TakeObjectStoreFlags(argc, argv);
@@ -483,6 +496,8 @@ int Run(int argc, char** argv) {
     return Usage(absl::StrCat(c->name, ": ", e.what()));
   }
   SetInputFormat(args.input_format);
+  args.command = c->name;
+  args.command_line = CommandLine(argc, argv);
   return c->run(args);
 }
 

@@ -212,6 +212,7 @@ int RunStripState(const CommandArgs& a) {
   options.operator_ids = a.operators;
   absl::StatusOr<OutputTarget> target = ResolveOutput(a);
   if (!target.ok()) return OutputProblem(target.status());
+  if (target->finished_by_recovery) return FinishedByRecovery(a, *target);
   const auto start = Clock::now();
   absl::StatusOr<Input> in = LoadStateFileForEdit(target->input);
   if (!in.ok()) return Fail(in.status());
@@ -267,6 +268,7 @@ int RunConvert(const CommandArgs& a) {
   }
   absl::StatusOr<OutputTarget> target = ResolveOutput(a);
   if (!target.ok()) return OutputProblem(target.status());
+  if (target->finished_by_recovery) return FinishedByRecovery(a, *target);
   absl::StatusOr<Input> in = LoadStateFile(target->input);
   if (!in.ok()) return Fail(in.status());
   ConvertOptions options;
@@ -296,6 +298,7 @@ int RunDropOperator(const CommandArgs& a) {
   if (ids.empty()) return Usage("drop-operator needs --operator ID");
   absl::StatusOr<OutputTarget> target = ResolveOutput(a);
   if (!target.ok()) return OutputProblem(target.status());
+  if (target->finished_by_recovery) return FinishedByRecovery(a, *target);
   absl::StatusOr<Input> in = LoadStateFileForEdit(target->input);
   if (!in.ok()) return Fail(in.status());
   absl::StatusOr<DropResult> result = PlanDropOperators(*in, ids);
@@ -331,6 +334,7 @@ int RunRelocate(const CommandArgs& a) {
   if (absl::Status s = ValidateRelocateOptions(options); !s.ok()) return Usage(s.message());
   absl::StatusOr<OutputTarget> target = ResolveOutput(a);
   if (!target.ok()) return OutputProblem(target.status());
+  if (target->finished_by_recovery) return FinishedByRecovery(a, *target);
   absl::StatusOr<Input> in = LoadForEdit(target->input);
   if (!in.ok()) return Fail(in.status());
   absl::StatusOr<RelocateResult> result = PlanRelocate(*in, options);

@@ -29,6 +29,7 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "flinkstate/doctor.h"
 #include "flinkstate/objstore/object_store.h"
 #include "flinkstate/version.h"
@@ -407,9 +408,36 @@ const Command* FindCommand(const std::string& name) {
 // The parser of one command, its flags bound to `args`.
 std::unique_ptr<CLI::App> MakeParser(const Command& c, CommandArgs& args) {
   auto app = std::make_unique<CLI::App>(c.description, absl::StrCat("flinkstate ", c.name));
-  app->set_help_flag("-h,--help", "this help");
+  CLI::Option* help = app->set_help_flag("-h,--help", "this help");
   c.flags(*app, args);
+  // Every flag of every command at most once: `--in-place --in-place`,
+  // `--json --json` or both forms of one flag (`--fsync --nofsync`) are usage
+  // errors, not a silent last-one-wins. CLI11 gives every flag
+  // MultiOptionPolicy::TakeLast (whatever option_defaults() says); Throw makes
+  // a second occurrence an ArgumentMismatch (see RepeatedFlagProblem).
+  // Options with values already throw on a repeat; the repeatable ones
+  // (--operator, --state-root) keep TakeAll.
+  for (CLI::Option* o : app->get_options()) {
+    if (o != help && o->get_expected_max() == 0 &&
+        o->get_multi_option_policy() == CLI::MultiOptionPolicy::TakeLast) {
+      o->multi_option_policy(CLI::MultiOptionPolicy::Throw);
+    }
+  }
   return app;
+}
+
+// For an ArgumentMismatch from a flag given twice: what the user gave ("--in-place
+// given 2 times"), else "".
+std::string RepeatedFlagProblem(CLI::App& app) {
+  for (const CLI::Option* o : app.get_options()) {
+    if (o->get_expected_max() != 0 || o->count() < 2) continue;
+    std::vector<std::string> names;
+    for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
+    return absl::StrCat(absl::StrJoin(names, "/"), " given ", o->count(), " times; give ",
+                        names.size() > 1 ? "this flag once, in one of its forms"
+                                         : "each flag at most once");
+  }
+  return "";
 }
 
 int PrintHelp(const std::string& name) {
@@ -492,6 +520,9 @@ int Run(int argc, char** argv) {
   } catch (const CLI::CallForHelp&) {
     std::cout << app->help();
     return kExitOk;
+  } catch (const CLI::ArgumentMismatch& e) {
+    const std::string repeated = RepeatedFlagProblem(*app);
+    return Usage(absl::StrCat(c->name, ": ", repeated.empty() ? e.what() : repeated));
   } catch (const CLI::ParseError& e) {
     return Usage(absl::StrCat(c->name, ": ", e.what()));
   }

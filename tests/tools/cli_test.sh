@@ -444,6 +444,22 @@ check "real incident: drop-operator by uid from the HA file" 0 "$bin" drop-opera
 check "real incident: the dropped HA file verifies" 0 "$bin" verify "$tmp/real_ha_dropped"
 check "real incident: both dropped files agree" 0 "$bin" diff "$tmp/real_meta_dropped" "$tmp/real_ha_dropped"
 
+# --- a flag given twice is a usage error (attack run D15: accepted silently) ------------------
+check "--in-place twice" 2 "$bin" strip-state --state x --in-place --in-place "$tmp/x"
+expect_grep "--in-place twice: says which flag" "strip-state: --in-place given 2 times" "$tmp/err"
+check "--json twice" 2 "$bin" inspect --json --json "$meta"
+expect_grep "--json twice: says which flag" "inspect: --json given 2 times" "$tmp/err"
+[[ ! -s $tmp/out ]] && passes=$((passes + 1)) || { echo "FAIL: --json twice printed on stdout"; failures=$((failures + 1)); }
+check "--nofsync --fsync" 2 "$bin" strip-state --state x --nofsync --fsync "$kafka" "$tmp/x"
+expect_grep "--nofsync --fsync: both forms named" "--fsync/--nofsync given 2 times" "$tmp/err"
+check "--apply twice" 2 "$bin" repair --state x --apply --apply "$tmp"
+check "--nocheck-files twice" 2 "$bin" verify --nocheck-files --nocheck-files "$meta"
+check "--state twice" 2 "$bin" strip-state --state a --state b "$kafka" "$tmp/x"
+expect_no_file "nothing written after a repeated flag" "$tmp/x"
+check "--operator stays repeatable" 0 "$bin" drop-operator --operator 1f2b5df5a66154aca61fcb26193792be \
+  --operator 1f2b5df5a66154aca61fcb26193792be "$meta" "$tmp/dropped-twice"
+check "a flag once is fine" 0 "$bin" inspect --json "$meta"
+
 ls "$tmp" | grep -q flinkstate-tmp && { echo "FAIL: temporary file left behind"; failures=$((failures + 1)); }
 echo "$passes passed, $failures failed"
 [[ $failures -eq 0 ]]

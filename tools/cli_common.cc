@@ -12,10 +12,14 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "flinkstate/completed_checkpoint.h"
 #include "flinkstate/format_constants.h"
 #include "flinkstate/ha_pointer.h"
@@ -249,7 +253,95 @@ std::string Printable(absl::string_view text) {
   return out;
 }
 
-int Fail(const absl::Status& s) {
+namespace {
+
+struct JsonErrors {
+  bool on = false;
+  std::string command;
+};
+JsonErrors& JsonErrorMode() {
+  static JsonErrors* const mode = new JsonErrors();
+  return *mode;
+}
+
+// The layer names that start the layer part of a message (`kLayer` of each
+// decoder and edit); "<layer> verify" is the verifier of that edit.
+bool IsLayerName(absl::string_view segment) {
+  static constexpr absl::string_view kLayers[] = {
+      "serde", "javaobj", "metadata", "completedCheckpoint", "operator-state stream",
+      "kafka state", "enumerator", "objstore", "ha-pointer", "relocate", "convert",
+      "strip-state", "strip-state --deep", "drop-operator", "dedupe-union", "repair",
+      "doctor", "inspect", "report", "verify", "round trip"};
+  absl::ConsumeSuffix(&segment, " verify");
+  return std::find(std::begin(kLayers), std::end(kLayers), segment) != std::end(kLayers);
+}
+
+// An item path: "operators[2].subtasks[0]", "version", "stateMetaInfos[1].name";
+// no space outside brackets, not empty.
+bool IsItemPath(absl::string_view segment) {
+  if (segment.empty()) return false;
+  int depth = 0;
+  for (char c : segment) {
+    if (c == '[') ++depth;
+    if (c == ']') --depth;
+    if (depth == 0 && (c == ' ' || c == '\n')) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+report::ErrorReport ErrorReportOf(const absl::Status& s, absl::string_view command,
+                                  int exit_code) {
+  report::ErrorReport r;
+  r.set_command(std::string(command));
+  r.set_code(absl::StatusCodeToString(s.code()));
+  r.set_message(ValidUtf8(s.message()));
+  r.set_exit_code(exit_code);
+  const absl::string_view m = s.message();
+  std::vector<absl::string_view> parts = absl::StrSplit(m, ": ");
+  size_t layer = parts.size();
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (IsLayerName(parts[i])) {
+      layer = i;
+      break;
+    }
+  }
+  size_t rest = 0;
+  if (layer < parts.size()) {
+    r.set_file(ValidUtf8(absl::StrJoin(parts.begin(), parts.begin() + layer, ": ")));
+    r.set_layer(std::string(parts[layer]));
+    rest = layer + 1;
+  } else if (parts.size() > 1 && parts[0].find_first_of("/.") != absl::string_view::npos &&
+             parts[0].find(' ') == absl::string_view::npos) {
+    r.set_file(ValidUtf8(parts[0]));  // "<file>: <problem>" (e.g. an open error)
+    rest = 1;
+  }
+  if (!r.layer().empty() && parts.size() - rest >= 2 && IsItemPath(parts[rest])) {
+    r.set_item_path(ValidUtf8(parts[rest]));
+    ++rest;
+  }
+  r.set_problem(ValidUtf8(absl::StrJoin(parts.begin() + std::min(rest, parts.size()),
+                                        parts.end(), ": ")));
+  constexpr absl::string_view kAtByte = " at byte ";
+  if (size_t at = m.rfind(kAtByte); at != absl::string_view::npos) {
+    absl::string_view digits = m.substr(at + kAtByte.size());
+    size_t n = 0;
+    while (n < digits.size() && absl::ascii_isdigit(static_cast<unsigned char>(digits[n]))) ++n;
+    uint64_t offset = 0;
+    if (n > 0 && absl::SimpleAtoi(digits.substr(0, n), &offset)) r.set_offset(offset);
+  }
+  return r;
+}
+
+void SetJsonErrors(const std::string& command, bool json) {
+  JsonErrorMode().command = command;
+  JsonErrorMode().on = json;
+}
+
+namespace {
+
+int FailText(const absl::Status& s) {
   // Messages quote names from the file; a hostile one (a 64 KiB class name)
   // is cut in the middle, keeping the layer and path in front and the
   // offset at the end.
@@ -266,6 +358,21 @@ int Fail(const absl::Status& s) {
                  absl::StartsWith(s.message(), "usage:")
              ? kExitUsage
              : kExitInput;
+}
+
+}  // namespace
+
+int Fail(const absl::Status& s) {
+  const int rc = FailText(s);
+  if (JsonErrorMode().on) {
+    absl::StatusOr<std::string> json = RenderJson(ErrorReportOf(s, JsonErrorMode().command, rc));
+    if (json.ok()) {
+      std::cout << *json;
+      if (!json->empty() && json->back() != '\n') std::cout << "\n";
+      std::cout.flush();
+    }
+  }
+  return rc;
 }
 
 int Usage(absl::string_view problem) {

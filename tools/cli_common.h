@@ -104,8 +104,21 @@ using Clock = std::chrono::steady_clock;
 double SecondsSince(Clock::time_point t);
 
 // Prints "flinkstate: <message>" and returns the exit code for `s`: 2 for a
-// usage problem (a message starting "usage:"), else 1.
+// usage problem (a message starting "usage:"), else 1. With --json (see
+// `SetJsonErrors`) it also prints `ErrorReportOf(s)` on stdout.
 int Fail(const absl::Status& s);
+
+// Set by main for the command being run: with `json`, every `Fail` prints a
+// report::ErrorReport document on stdout too, so that a --json reader gets a
+// document describing the error rather than an empty output.
+void SetJsonErrors(const std::string& command, bool json);
+
+// `s` as report.proto's ErrorReport: file, layer, item path, offset and
+// problem read from the message grammar `<file>: <layer>: <item path>:
+// <problem> at byte <n>` (the parts present), the status code's name, the
+// whole message and `exit_code`.
+report::ErrorReport ErrorReportOf(const absl::Status& s, absl::string_view command,
+                                  int exit_code);
 // Prints the problem and a hint, returns 2.
 int Usage(absl::string_view problem);
 

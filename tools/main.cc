@@ -529,6 +529,7 @@ int Run(int argc, char** argv) {
   SetInputFormat(args.input_format);
   args.command = c->name;
   args.command_line = CommandLine(argc, argv);
+  SetJsonErrors(c->name, args.json);
   return c->run(args);
 }
 

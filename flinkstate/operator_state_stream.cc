@@ -98,7 +98,8 @@ std::string SimpleName(absl::string_view class_name) {
 
 class HeaderReader {
  public:
-  HeaderReader(ByteView stream, uint64_t base) : in_(stream, base), base_(base) {}
+  // `base`: the stream's offset in the file; `in_` reports absolute offsets.
+  HeaderReader(ByteView stream, uint64_t base) : in_(stream, base) {}
 
   absl::StatusOr<OperatorStateStreamHeader> Read() {
     OperatorStateStreamHeader h;
@@ -586,7 +587,6 @@ class HeaderReader {
   }
 
   DataInput in_;
-  uint64_t base_ = 0;
   int32_t version_ = 0;
   std::string path_;
   uint64_t last_end_ = 0;

@@ -299,8 +299,7 @@ absl::StatusOr<std::unique_ptr<Repair>> Repair::Plan(const RepairOptions& option
   } else if (options.recover) {
     FLINKSTATE_ASSIGN_OR_RETURN(
         serde::RecoveryReport rec,
-        serde::RecoverTransactions(lock_dirs, serde::RecoveryPolicy::kCompleteCommitted,
-                                   &r->locks_, options.ops));
+        serde::RecoverTransactions(lock_dirs, &r->locks_, options.ops));
     for (const std::string& a : rec.actions) plan.add_recovered(a);
     if (rec.completed + rec.rolled_back > 0) {
       plan.add_recovered(absl::StrCat("interrupted run(s): ", rec.completed, " completed, ",

@@ -5,16 +5,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "flinkstate/completed_checkpoint.h"
 #include "flinkstate/format_constants.h"
 #include "flinkstate/ha_pointer.h"
@@ -249,7 +254,95 @@ std::string Printable(absl::string_view text) {
   return out;
 }
 
-int Fail(const absl::Status& s) {
+namespace {
+
+struct JsonErrors {
+  bool on = false;
+  std::string command;
+};
+JsonErrors& JsonErrorMode() {
+  static JsonErrors* const mode = new JsonErrors();
+  return *mode;
+}
+
+// The layer names that start the layer part of a message (`kLayer` of each
+// decoder and edit); "<layer> verify" is the verifier of that edit.
+bool IsLayerName(absl::string_view segment) {
+  static constexpr absl::string_view kLayers[] = {
+      "serde", "javaobj", "metadata", "completedCheckpoint", "operator-state stream",
+      "kafka state", "enumerator", "objstore", "ha-pointer", "relocate", "convert",
+      "strip-state", "strip-state --deep", "drop-operator", "dedupe-union", "repair",
+      "doctor", "inspect", "report", "verify", "round trip"};
+  absl::ConsumeSuffix(&segment, " verify");
+  return std::find(std::begin(kLayers), std::end(kLayers), segment) != std::end(kLayers);
+}
+
+// An item path: "operators[2].subtasks[0]", "version", "stateMetaInfos[1].name";
+// no space outside brackets, not empty.
+bool IsItemPath(absl::string_view segment) {
+  if (segment.empty()) return false;
+  int depth = 0;
+  for (char c : segment) {
+    if (c == '[') ++depth;
+    if (c == ']') --depth;
+    if (depth == 0 && (c == ' ' || c == '\n')) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+report::ErrorReport ErrorReportOf(const absl::Status& s, absl::string_view command,
+                                  int exit_code) {
+  report::ErrorReport r;
+  r.set_command(std::string(command));
+  r.set_code(absl::StatusCodeToString(s.code()));
+  r.set_message(ValidUtf8(s.message()));
+  r.set_exit_code(exit_code);
+  const absl::string_view m = s.message();
+  std::vector<absl::string_view> parts = absl::StrSplit(m, ": ");
+  size_t layer = parts.size();
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (IsLayerName(parts[i])) {
+      layer = i;
+      break;
+    }
+  }
+  size_t rest = 0;
+  if (layer < parts.size()) {
+    r.set_file(ValidUtf8(absl::StrJoin(parts.begin(), parts.begin() + layer, ": ")));
+    r.set_layer(std::string(parts[layer]));
+    rest = layer + 1;
+  } else if (parts.size() > 1 && parts[0].find_first_of("/.") != absl::string_view::npos &&
+             parts[0].find(' ') == absl::string_view::npos) {
+    r.set_file(ValidUtf8(parts[0]));  // "<file>: <problem>" (e.g. an open error)
+    rest = 1;
+  }
+  if (!r.layer().empty() && parts.size() - rest >= 2 && IsItemPath(parts[rest])) {
+    r.set_item_path(ValidUtf8(parts[rest]));
+    ++rest;
+  }
+  r.set_problem(ValidUtf8(absl::StrJoin(parts.begin() + std::min(rest, parts.size()),
+                                        parts.end(), ": ")));
+  constexpr absl::string_view kAtByte = " at byte ";
+  if (size_t at = m.rfind(kAtByte); at != absl::string_view::npos) {
+    absl::string_view digits = m.substr(at + kAtByte.size());
+    size_t n = 0;
+    while (n < digits.size() && absl::ascii_isdigit(static_cast<unsigned char>(digits[n]))) ++n;
+    uint64_t offset = 0;
+    if (n > 0 && absl::SimpleAtoi(digits.substr(0, n), &offset)) r.set_offset(offset);
+  }
+  return r;
+}
+
+void SetJsonErrors(const std::string& command, bool json) {
+  JsonErrorMode().command = command;
+  JsonErrorMode().on = json;
+}
+
+namespace {
+
+int FailText(const absl::Status& s) {
   // Messages quote names from the file; a hostile one (a 64 KiB class name)
   // is cut in the middle, keeping the layer and path in front and the
   // offset at the end.
@@ -266,6 +359,21 @@ int Fail(const absl::Status& s) {
                  absl::StartsWith(s.message(), "usage:")
              ? kExitUsage
              : kExitInput;
+}
+
+}  // namespace
+
+int Fail(const absl::Status& s) {
+  const int rc = FailText(s);
+  if (JsonErrorMode().on) {
+    absl::StatusOr<std::string> json = RenderJson(ErrorReportOf(s, JsonErrorMode().command, rc));
+    if (json.ok()) {
+      std::cout << *json;
+      if (!json->empty() && json->back() != '\n') std::cout << "\n";
+      std::cout.flush();
+    }
+  }
+  return rc;
 }
 
 int Usage(absl::string_view problem) {
@@ -331,22 +439,34 @@ std::string RealPath(const std::string& path) {
 
 namespace {
 
-// Resolves an interrupted earlier run beside `output` and says what it did.
-absl::Status RecoverBeside(const std::string& output) {
+// Resolves an interrupted earlier run beside `output` and says what it did;
+// true if that run was `intent` writing `output` and is now complete.
+absl::StatusOr<bool> RecoverBeside(const std::string& output, const std::string& intent) {
+  std::vector<std::string> actions;
+  std::vector<serde::RecoveredTransaction> transactions;
   if (serde::IsUrl(output)) {
-    absl::StatusOr<std::vector<std::string>> r = objstore::RecoverObjectWrite(output);
+    absl::StatusOr<objstore::ObjectRecoveryReport> r = objstore::RecoverObjectWrite(output);
     if (!r.ok()) return r.status();
-    for (const std::string& a : *r) {
-      std::cerr << "flinkstate: interrupted earlier run: " << Printable(a) << "\n";
-    }
-    return absl::OkStatus();
+    actions = std::move(r->actions);
+    transactions = std::move(r->transactions);
+  } else {
+    absl::StatusOr<serde::RecoveryReport> r =
+        serde::RecoverInterruptedWrite(output, CliFileOps());
+    if (!r.ok()) return r.status();
+    actions = std::move(r->actions);
+    transactions = std::move(r->transactions);
   }
-  absl::StatusOr<serde::RecoveryReport> r = serde::RecoverInterruptedWrite(output, CliFileOps());
-  if (!r.ok()) return r.status();
-  for (const std::string& a : r->actions) {
+  for (const std::string& a : actions) {
     std::cerr << "flinkstate: interrupted earlier run: " << Printable(a) << "\n";
   }
-  return absl::OkStatus();
+  const std::string target = serde::IsUrl(output) ? output : serde::AbsolutePath(output);
+  for (const serde::RecoveredTransaction& t : transactions) {
+    if (t.completed && !intent.empty() && t.intent == intent &&
+        std::find(t.targets.begin(), t.targets.end(), target) != t.targets.end()) {
+      return true;
+    }
+  }
+  return false;
 }
 
 // A directory argument stands for its `_metadata` (as `Open` reads it).
@@ -381,7 +501,8 @@ absl::StatusOr<OutputTarget> ResolveOutput(const CommandArgs& a) {
     const std::string real = serde::IsUrl(t.input) ? std::string() : RealPath(t.input);
     t.output = real.empty() ? t.input : real;
     t.backup = t.output + a.backup_suffix;
-    FLINKSTATE_RETURN_IF_ERROR(RecoverBeside(t.output));
+    t.intent = a.command_line;
+    FLINKSTATE_ASSIGN_OR_RETURN(t.finished_by_recovery, RecoverBeside(t.output, t.intent));
     return t;
   }
   if (args.size() != 2) {
@@ -393,8 +514,26 @@ absl::StatusOr<OutputTarget> ResolveOutput(const CommandArgs& a) {
     return absl::InvalidArgumentError(
         "usage: OUT is the input file; use --in-place to rewrite it (a backup is kept)");
   }
-  FLINKSTATE_RETURN_IF_ERROR(RecoverBeside(t.output));
+  t.intent = a.command_line;
+  FLINKSTATE_ASSIGN_OR_RETURN(t.finished_by_recovery, RecoverBeside(t.output, t.intent));
   return t;
+}
+
+int FinishedByRecovery(const CommandArgs& a, const OutputTarget& t) {
+  std::ostream& out = Text(a);
+  out << "wrote " << Printable(t.output)
+      << ": an interrupted run of this command had committed it (verified before the "
+         "commit); its rename is now finished, nothing more to do\n";
+  if (!t.backup.empty()) out << "original kept as " << Printable(t.backup) << "\n";
+  if (!a.json) return kExitOk;
+  report::EditReport r;
+  r.set_command(a.command);
+  r.set_input(ValidUtf8(t.input));
+  r.set_output(ValidUtf8(t.output));
+  r.set_backup(ValidUtf8(t.backup));
+  r.set_verified(true);
+  r.set_finished_by_recovery(true);
+  return PrintJson(r);
 }
 
 absl::Status WriteVerified(const OutputTarget& t, const Input& in,
@@ -409,6 +548,7 @@ absl::Status WriteVerified(const OutputTarget& t, const Input& in,
     objstore::ObjectWrite w;
     w.target = t.output;
     w.backup = t.backup;
+    w.intent = t.intent;
     objstore::ObjectWriteStats st;
     FLINKSTATE_RETURN_IF_ERROR(objstore::WriteObjectVerified(w, in.file, plan, verify, &st));
     if (stats != nullptr) stats->bytes_written += st.output_bytes;
@@ -423,6 +563,7 @@ absl::Status WriteVerified(const OutputTarget& t, const Input& in,
   options.progress = progress.Sink();
   // Plans of many small pieces read most of the input through the mapping.
   options.splice.release_consumed_input = true;
+  options.intent = t.intent;
   return serde::WriteFileTransaction(t.output, t.backup, in.file, plan, verify, options);
 }
 

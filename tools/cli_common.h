@@ -42,6 +42,11 @@ inline constexpr int kExitUsage = 2;
 // the value of every flag. Each command's entry in main.cc's table registers
 // only the flags it reads; the others keep these defaults.
 struct CommandArgs {
+  // The command's name ("strip-state") and its whole command line with the
+  // working directory (what a write records in its journal as the intent,
+  // see ResolveOutput); set by main.
+  std::string command;
+  std::string command_line;
   std::vector<std::string> positional;
   bool json = false;
   // inspect
@@ -99,8 +104,21 @@ using Clock = std::chrono::steady_clock;
 double SecondsSince(Clock::time_point t);
 
 // Prints "flinkstate: <message>" and returns the exit code for `s`: 2 for a
-// usage problem (a message starting "usage:"), else 1.
+// usage problem (a message starting "usage:"), else 1. With --json (see
+// `SetJsonErrors`) it also prints `ErrorReportOf(s)` on stdout.
 int Fail(const absl::Status& s);
+
+// Set by main for the command being run: with `json`, every `Fail` prints a
+// report::ErrorReport document on stdout too, so that a --json reader gets a
+// document describing the error rather than an empty output.
+void SetJsonErrors(const std::string& command, bool json);
+
+// `s` as report.proto's ErrorReport: file, layer, item path, offset and
+// problem read from the message grammar `<file>: <layer>: <item path>:
+// <problem> at byte <n>` (the parts present), the status code's name, the
+// whole message and `exit_code`.
+report::ErrorReport ErrorReportOf(const absl::Status& s, absl::string_view command,
+                                  int exit_code);
 // Prints the problem and a hint, returns 2.
 int Usage(absl::string_view problem);
 
@@ -178,6 +196,11 @@ struct OutputTarget {
   std::string backup;  // non-empty with --in-place
   bool fsync = true;     // fsync before the rename (--nofsync: false)
   int progress = 0;  // CommandArgs::progress
+  std::string intent;  // CommandArgs::command_line, recorded in the journal
+  // An interrupted run of this same command line had committed its write of
+  // `output`, and the recovery in ResolveOutput completed it: the edit is
+  // done (call `FinishedByRecovery` instead of writing again).
+  bool finished_by_recovery = false;
 };
 // A progress line on stderr ("label 42%", or "phase ..." for a phase without
 // a percentage), drawn from the library's progress sinks (phase, done, total):
@@ -208,16 +231,23 @@ class ProgressLine {
 // otherwise, or when OUT is IN without --in-place. With --in-place a symlink
 // is followed: `output` is the file it names (rewritten beside itself, its
 // backup beside it), so the link keeps pointing at the repaired file.
-// Before returning, what an interrupted earlier run left beside the output
-// is resolved (serde::RecoverInterruptedWrite: originals restored from their
-// backups, temporary files and journals removed), so that rerunning a killed
-// command just works; the actions are printed on stderr.
+// Before returning, what an interrupted earlier run of any command left
+// beside the output is resolved by the one recovery every write runs
+// (serde::RecoverInterruptedWrite / objstore::RecoverObjectWrite): a run
+// past its commit record completed, one before it rolled back, temporary
+// files and journals removed; the actions are printed on stderr. If the
+// completed run was this same command line writing this output,
+// `finished_by_recovery` is set, so that rerunning a killed command just
+// works.
 // A directory IN stands for its `_metadata`.
 [[nodiscard]] absl::StatusOr<OutputTarget> ResolveOutput(const CommandArgs& args);
 // Exit for a `ResolveOutput` error: a usage error (exit 2) for a wrong
 // IN OUT / --in-place shape (messages "usage: ..."); otherwise, e.g. another
 // run holding the lock or a recovery that failed, an error (exit 1).
 int OutputProblem(const absl::Status& s);
+// For a target with `finished_by_recovery`: says so (with --json an
+// EditReport with `finishedByRecovery`) and returns 0.
+int FinishedByRecovery(const CommandArgs& a, const OutputTarget& t);
 
 // Executes `plan` over `in` into the target as one crash-safe transaction
 // (serde::WriteFileTransaction): temporary file with the original's mode and

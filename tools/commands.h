@@ -37,6 +37,10 @@ int VerifyCompletedInput(const Input& in, const CommandArgs& args);
 // `verify` of a raw completedCheckpoint file read one operator at a time
 // (decoded once; the same output as `VerifyCompletedInput` of it).
 int VerifyCompletedFile(const serde::MappedFile& f, const CommandArgs& args);
+// A completedCheckpoint that does not decode: one finding (text, or with
+// --json a VerifyReport whose finding has the error's item path and offset);
+// returns 1.
+int UndecodableFinding(const CommandArgs& a, const std::string& path, const absl::Status& s);
 int RunVerify(const CommandArgs& args);
 // state_commands.cc
 int RunState(const CommandArgs& args);

@@ -97,6 +97,24 @@ int VerifyCompletedInput(const Input& in, const CommandArgs& a) {
   return a.json ? PrintJson(rep, rc) : rc;
 }
 
+int UndecodableFinding(const CommandArgs& a, const std::string& path, const absl::Status& s) {
+  if (!a.json) {
+    std::cout << path << ": " << s.message() << "\n1 finding(s)\n";
+    return kExitInput;
+  }
+  // The same parts an ErrorReport names, as the one finding.
+  const report::ErrorReport e = ErrorReportOf(s, "verify", kExitInput);
+  report::VerifyReport rep;
+  rep.set_file(ValidUtf8(path));
+  rep.set_kind(KindName(FileKind::kCompletedCheckpoint));
+  rep.set_ok(false);
+  report::VerifyReport::Finding* f = rep.add_findings();
+  f->set_path(e.item_path());
+  f->set_problem(e.message());
+  f->set_offset(e.offset());
+  return PrintJson(rep, kExitInput);
+}
+
 int VerifyCompletedFile(const serde::MappedFile& file, const CommandArgs& a) {
   const std::string& path = file.path();
   file.AdviseSequential();
@@ -128,10 +146,7 @@ int VerifyCompletedFile(const serde::MappedFile& file, const CommandArgs& a) {
         });
   }
   if (absl::Status intact = file.CheckIntact(); !intact.ok()) return Fail(intact);
-  if (!head.ok()) {
-    std::cout << path << ": " << head.status().message() << "\n1 finding(s)\n";
-    return kExitInput;
-  }
+  if (!head.ok()) return UndecodableFinding(a, path, head.status());
   report::VerifyReport rep;
   rep.set_file(path);
   rep.set_kind(KindName(FileKind::kCompletedCheckpoint));

@@ -120,8 +120,11 @@ int VerifyOne(const CommandArgs& a, const std::string& arg) {
     // A completedCheckpoint that does not decode is a finding of `verify`.
     absl::StatusOr<serde::MappedFile> raw = serde::MappedFile::Open(arg);
     if (raw.ok() && SniffFileKind(raw->bytes()) == FileKind::kCompletedCheckpoint) {
-      std::cout << in.status().message() << "\n1 finding(s)\n";
-      return kExitInput;
+      if (!a.json) {
+        std::cout << in.status().message() << "\n1 finding(s)\n";
+        return kExitInput;
+      }
+      return UndecodableFinding(a, arg, in.status());
     }
     return Fail(in.status());
   }

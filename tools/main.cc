@@ -15,7 +15,9 @@
 // message on stderr and exit status 2. Abseil's registry is process-global and
 // its parser exits with 1.
 
+#include <limits.h>
 #include <malloc.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <iostream>
@@ -25,7 +27,9 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "flinkstate/doctor.h"
 #include "flinkstate/objstore/object_store.h"
 #include "flinkstate/version.h"
@@ -404,9 +408,36 @@ const Command* FindCommand(const std::string& name) {
 // The parser of one command, its flags bound to `args`.
 std::unique_ptr<CLI::App> MakeParser(const Command& c, CommandArgs& args) {
   auto app = std::make_unique<CLI::App>(c.description, absl::StrCat("flinkstate ", c.name));
-  app->set_help_flag("-h,--help", "this help");
+  CLI::Option* help = app->set_help_flag("-h,--help", "this help");
   c.flags(*app, args);
+  // Every flag of every command at most once: `--in-place --in-place`,
+  // `--json --json` or both forms of one flag (`--fsync --nofsync`) are usage
+  // errors, not a silent last-one-wins. CLI11 gives every flag
+  // MultiOptionPolicy::TakeLast (whatever option_defaults() says); Throw makes
+  // a second occurrence an ArgumentMismatch (see RepeatedFlagProblem).
+  // Options with values already throw on a repeat; the repeatable ones
+  // (--operator, --state-root) keep TakeAll.
+  for (CLI::Option* o : app->get_options()) {
+    if (o != help && o->get_expected_max() == 0 &&
+        o->get_multi_option_policy() == CLI::MultiOptionPolicy::TakeLast) {
+      o->multi_option_policy(CLI::MultiOptionPolicy::Throw);
+    }
+  }
   return app;
+}
+
+// For an ArgumentMismatch from a flag given twice: what the user gave ("--in-place
+// given 2 times"), else "".
+std::string RepeatedFlagProblem(CLI::App& app) {
+  for (const CLI::Option* o : app.get_options()) {
+    if (o->get_expected_max() != 0 || o->count() < 2) continue;
+    std::vector<std::string> names;
+    for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
+    return absl::StrCat(absl::StrJoin(names, "/"), " given ", o->count(), " times; give ",
+                        names.size() > 1 ? "this flag once, in one of its forms"
+                                         : "each flag at most once");
+  }
+  return "";
 }
 
 int PrintHelp(const std::string& name) {
@@ -445,6 +476,16 @@ void PrintTransferStats() {
 
 int Run(int argc, char** argv);
 
+// The working directory and every argument, C-escaped: the intent a write
+// records in its journal, by which a rerun of the same command recognises
+// the interrupted run it completed.
+std::string CommandLine(int argc, char** argv) {
+  char cwd[PATH_MAX];
+  std::string out = ::getcwd(cwd, sizeof(cwd)) != nullptr ? cwd : "?";
+  for (int i = 1; i < argc; ++i) absl::StrAppend(&out, " ", absl::CEscape(argv[i]));
+  return out;
+}
+
 int Main(int argc, char** argv) {
   objstore::InstallObjectStore();
   argc = TakeObjectStoreFlags(argc, argv);
@@ -479,10 +520,16 @@ int Run(int argc, char** argv) {
   } catch (const CLI::CallForHelp&) {
     std::cout << app->help();
     return kExitOk;
+  } catch (const CLI::ArgumentMismatch& e) {
+    const std::string repeated = RepeatedFlagProblem(*app);
+    return Usage(absl::StrCat(c->name, ": ", repeated.empty() ? e.what() : repeated));
   } catch (const CLI::ParseError& e) {
     return Usage(absl::StrCat(c->name, ": ", e.what()));
   }
   SetInputFormat(args.input_format);
+  args.command = c->name;
+  args.command_line = CommandLine(argc, argv);
+  SetJsonErrors(c->name, args.json);
   return c->run(args);
 }
 

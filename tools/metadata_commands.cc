@@ -4,6 +4,7 @@
 // verify, strip-state, drop-operator, relocate, convert, diff.
 
 #include <algorithm>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <string>
@@ -35,6 +36,40 @@ namespace flinkstate::cli {
 
 namespace {
 
+// The pieces of a streamed JSON report, held back until the report is
+// complete (up to 16 MiB; a larger report is written as it comes), so that for
+// a file that fails to decode stdout holds the error document alone (Fail
+// prints it) instead of a cut report in front of it.
+class HeldJson {
+ public:
+  HeldJson() = default;
+  HeldJson(const HeldJson&) = delete;
+  HeldJson& operator=(const HeldJson&) = delete;
+  std::function<void(absl::string_view)> Sink() {
+    return [this](absl::string_view piece) {
+      held_.append(piece.data(), piece.size());
+      if (held_.size() >= kHeld) Flush();
+    };
+  }
+  // The report is complete.
+  void Flush() {
+    std::cout.write(held_.data(), static_cast<std::streamsize>(held_.size()));
+    flushed_ = flushed_ || !held_.empty();
+    held_.clear();
+  }
+  // The report failed: drop what is held; a report already partly written
+  // ends with a newline, so that the error document starts a line of its own.
+  void Abandon() {
+    held_.clear();
+    if (flushed_) std::cout << "\n";
+  }
+
+ private:
+  static constexpr size_t kHeld = size_t{16} << 20;
+  std::string held_;
+  bool flushed_ = false;
+};
+
 // A raw completedCheckpoint, read one operator at a time into the report
 // (the whole model of a wide job's graph is never built).
 int InspectCompletedCheckpointFile(const CommandArgs& a, const serde::MappedFile& f,
@@ -52,12 +87,14 @@ int InspectCompletedCheckpointFile(const CommandArgs& a, const serde::MappedFile
   options.top = a.top;
   if (a.json) {
     options.subtasks = a.subtasks;
-    absl::Status s = StreamCompletedCheckpointReportJson(
-        *stream, options, [](absl::string_view piece) {
-          std::cout.write(piece.data(), static_cast<std::streamsize>(piece.size()));
-        });
-    if (!s.ok()) return fail(s);
-    if (absl::Status intact = f.CheckIntact(); !intact.ok()) return Fail(intact);
+    HeldJson out;
+    absl::Status s = StreamCompletedCheckpointReportJson(*stream, options, out.Sink());
+    if (s.ok()) s = f.CheckIntact();
+    if (!s.ok()) {
+      out.Abandon();
+      return fail(s);
+    }
+    out.Flush();
     return kExitOk;
   }
   options.subtasks = false;
@@ -98,13 +135,18 @@ int InspectOne(const CommandArgs& a, const std::string& arg) {
       options.top = a.top;
       options.subtasks = a.subtasks;
       options.release_consumed_input = true;
-      absl::Status s = StreamMetadataReportJson(
-          f->bytes(), options, [](absl::string_view piece) {
-            std::cout.write(piece.data(), static_cast<std::streamsize>(piece.size()));
-          });
+      HeldJson out;
+      absl::Status s = StreamMetadataReportJson(f->bytes(), options, out.Sink());
       // A file truncated meanwhile read as zeros (SIGBUS guard): report that.
-      if (absl::Status intact = f->CheckIntact(); !intact.ok()) return Fail(intact);
-      if (!s.ok()) return Fail(absl::Status(s.code(), absl::StrCat(arg, ": ", s.message())));
+      if (absl::Status intact = f->CheckIntact(); !intact.ok()) {
+        out.Abandon();
+        return Fail(intact);
+      }
+      if (!s.ok()) {
+        out.Abandon();
+        return Fail(absl::Status(s.code(), absl::StrCat(arg, ": ", s.message())));
+      }
+      out.Flush();
       return kExitOk;
     }
   }
@@ -212,6 +254,7 @@ int RunStripState(const CommandArgs& a) {
   options.operator_ids = a.operators;
   absl::StatusOr<OutputTarget> target = ResolveOutput(a);
   if (!target.ok()) return OutputProblem(target.status());
+  if (target->finished_by_recovery) return FinishedByRecovery(a, *target);
   const auto start = Clock::now();
   absl::StatusOr<Input> in = LoadStateFileForEdit(target->input);
   if (!in.ok()) return Fail(in.status());
@@ -267,6 +310,7 @@ int RunConvert(const CommandArgs& a) {
   }
   absl::StatusOr<OutputTarget> target = ResolveOutput(a);
   if (!target.ok()) return OutputProblem(target.status());
+  if (target->finished_by_recovery) return FinishedByRecovery(a, *target);
   absl::StatusOr<Input> in = LoadStateFile(target->input);
   if (!in.ok()) return Fail(in.status());
   ConvertOptions options;
@@ -296,6 +340,7 @@ int RunDropOperator(const CommandArgs& a) {
   if (ids.empty()) return Usage("drop-operator needs --operator ID");
   absl::StatusOr<OutputTarget> target = ResolveOutput(a);
   if (!target.ok()) return OutputProblem(target.status());
+  if (target->finished_by_recovery) return FinishedByRecovery(a, *target);
   absl::StatusOr<Input> in = LoadStateFileForEdit(target->input);
   if (!in.ok()) return Fail(in.status());
   absl::StatusOr<DropResult> result = PlanDropOperators(*in, ids);
@@ -331,6 +376,7 @@ int RunRelocate(const CommandArgs& a) {
   if (absl::Status s = ValidateRelocateOptions(options); !s.ok()) return Usage(s.message());
   absl::StatusOr<OutputTarget> target = ResolveOutput(a);
   if (!target.ok()) return OutputProblem(target.status());
+  if (target->finished_by_recovery) return FinishedByRecovery(a, *target);
   absl::StatusOr<Input> in = LoadForEdit(target->input);
   if (!in.ok()) return Fail(in.status());
   absl::StatusOr<RelocateResult> result = PlanRelocate(*in, options);

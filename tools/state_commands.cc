@@ -48,6 +48,7 @@ std::optional<int> PrepareStreamEdit(const CommandArgs& a, absl::string_view com
   e->options.operator_ids = a.operators;
   absl::StatusOr<OutputTarget> target = ResolveOutput(a);
   if (!target.ok()) return OutputProblem(target.status());
+  if (target->finished_by_recovery) return FinishedByRecovery(a, *target);
   e->target = *std::move(target);
   absl::StatusOr<Input> in = LoadStateFile(e->target.input);
   if (!in.ok()) return Fail(in.status());

@@ -9,12 +9,14 @@
 #include <optional>
 #include <random>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "flinkstate/objstore/object_store.h"
 #include "flinkstate/objstore/s3_client.h"
 #include "flinkstate/serde/sparse_mapping.h"
+#include "flinkstate/serde/status_macros.h"
 
 namespace flinkstate::objstore {
 namespace {
@@ -40,10 +42,12 @@ std::string DirKey(const std::string& key) {
 struct Journal {
   std::string state;  // prepare | commit
   std::string target, temp, backup, etag, token;
+  std::string intent;  // ObjectWrite::intent, C-escaped on its line
   std::string Render() const {
     return absl::StrCat(kJournalMagic, "\nstate ", state, "\ntarget ", target, "\ntemp ", temp,
                         "\nbackup ", backup.empty() ? "-" : backup, "\netag ",
-                        etag.empty() ? "-" : etag, "\ntoken ", token, "\n");
+                        etag.empty() ? "-" : etag, "\ntoken ", token, "\n",
+                        intent.empty() ? "" : absl::StrCat("intent ", absl::CEscape(intent), "\n"));
   }
   static absl::StatusOr<Journal> Parse(const std::string& url, absl::string_view text) {
     std::vector<absl::string_view> lines = absl::StrSplit(text, '\n');
@@ -64,6 +68,7 @@ struct Journal {
       if (k == "backup") j.backup = v;
       if (k == "etag") j.etag = v;
       if (k == "token") j.token = v;
+      if (k == "intent" && !absl::CUnescape(v, &j.intent)) j.intent.clear();
     }
     if (j.target.empty() || j.temp.empty() || j.token.empty() ||
         (j.state != "prepare" && j.state != "commit")) {
@@ -171,6 +176,7 @@ absl::Status WriteObjectVerified(const ObjectWrite& w, const serde::MappedFile& 
   j.temp = absl::StrCat(w.target, ".flinkstate-tmp-", j.token);
   j.backup = w.backup;
   j.etag = w.expected_etag;
+  j.intent = w.intent;
   if (j.etag.empty() && input.path() == w.target) j.etag = OpenedEtag(input);
   if (!w.backup.empty() && j.etag.empty()) {
     absl::StatusOr<ObjectInfo> now = s3.Head(*target);
@@ -215,6 +221,7 @@ absl::Status WriteObjectVerified(const ObjectWrite& w, const serde::MappedFile& 
     WriteConditions bc;
     bc.if_none_match = true;
     bc.source_if_match = j.etag;
+    bc.txn_tag = j.token;  // so that a rollback deletes only the backup this run made
     absl::StatusOr<std::string> b = s3.Copy(*target, *backup, bc);
     if (!b.ok()) {
       if (absl::IsFailedPrecondition(b.status())) {
@@ -270,8 +277,8 @@ absl::Status WriteObjectVerified(const ObjectWrite& w, const serde::MappedFile& 
           j.etag, " failed); refused")));
     }
     return absl::Status(done.status().code(),
-                        absl::StrCat(done.status().message(), "; the write is journaled in ",
-                                     journal.ToString(), ": rerun to roll it back"));
+                        absl::StrCat(done.status().message(), "; the write is committed in ",
+                                     journal.ToString(), ": rerun to complete it"));
   }
   st.server_side_copy_bytes += output_size;
   absl::StatusOr<ObjectInfo> after = s3.Head(*target);
@@ -279,71 +286,13 @@ absl::Status WriteObjectVerified(const ObjectWrite& w, const serde::MappedFile& 
     return absl::DataLossError(absl::StrCat(
         "objstore: ", w.target, " does not carry this write's tag after the copy",
         after.ok() ? "" : absl::StrCat(" (", after.status().message(), ")"),
-        "; rerun to roll back (journal ", journal.ToString(), ")"));
+        "; rerun to complete it (journal ", journal.ToString(), ")"));
   }
   // 7. Clean up.
   s3.Delete(temp).IgnoreError();
   if (absl::Status d = s3.Delete(journal); !d.ok()) return d;
   if (stats != nullptr) *stats = st;
   return absl::OkStatus();
-}
-
-absl::StatusOr<std::vector<std::string>> RecoverObjectWrite(const std::string& target_url) {
-  absl::StatusOr<ObjectUrl> target = ParseObjectUrl(target_url);
-  if (!target.ok()) return target.status();
-  absl::StatusOr<S3Config> config = CurrentS3Config();
-  if (!config.ok()) return config.status();
-  S3Client s3(*std::move(config));
-  ObjectUrl prefix{target->bucket, DirKey(target->key) + kJournalPrefix, target->scheme};
-  absl::StatusOr<S3Client::Listing> l = s3.List(prefix, "/");
-  if (!l.ok()) return l.status();
-  std::vector<std::string> actions;
-  for (const auto& [key, size] : l->objects) {
-    if (!absl::EndsWith(key, ".journal")) continue;
-    ObjectUrl ju{target->bucket, key, target->scheme};
-    absl::StatusOr<std::string> text = s3.GetSmall(ju, 1 << 20);
-    if (!text.ok()) return text.status();
-    absl::StatusOr<Journal> j = Journal::Parse(ju.ToString(), *text);
-    if (!j.ok()) return j.status();
-    if (j->target != target_url) continue;
-    ObjectUrl temp = *ParseObjectUrl(j->temp);
-    absl::StatusOr<ObjectInfo> now = s3.Head(*target);
-    const bool ours = now.ok() && now->txn_tag == j->token;
-    if (ours) {
-      // The copy happened: restore the original from the backup.
-      if (j->backup.empty()) {
-        // A new output (no original): the write had completed but for
-        // the clean-up; keep it.
-        actions.push_back(absl::StrCat("kept ", target_url, " (written by the interrupted run)"));
-      } else {
-        ObjectUrl backup = *ParseObjectUrl(j->backup);
-        WriteConditions c;
-        c.if_match = now->etag;
-        absl::StatusOr<std::string> r = s3.Copy(backup, *target, c);
-        if (!r.ok()) return r.status();
-        actions.push_back(absl::StrCat("restored ", target_url, " from ", j->backup));
-      }
-    } else if (now.ok() && !j->etag.empty() && now->etag != j->etag) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "objstore: ", target_url, " changed since the interrupted run read it (ETag ", j->etag,
-          ", now ", now->etag, "), and neither holds its output: left alone with ", ju.ToString(),
-          " and ", j->backup.empty() ? std::string("no backup") : j->backup,
-          "; decide, then delete the journal"));
-    }
-    if (!j->backup.empty()) {
-      ObjectUrl backup = *ParseObjectUrl(j->backup);
-      absl::StatusOr<ObjectInfo> b = s3.Head(backup);
-      // Only the backup this run made: it has the original's ETag.
-      if (b.ok() && (b->etag == j->etag || ours)) {
-        if (absl::Status d = s3.Delete(backup); !d.ok()) return d;
-        actions.push_back(absl::StrCat("removed ", j->backup));
-      }
-    }
-    if (absl::Status d = s3.Delete(temp); !d.ok() && !absl::IsNotFound(d)) return d;
-    if (absl::Status d = s3.Delete(ju); !d.ok()) return d;
-    actions.push_back(absl::StrCat("rolled back ", ju.ToString(), " (", j->state, ")"));
-  }
-  return actions;
 }
 
 namespace {
@@ -357,6 +306,8 @@ struct MultiJournal {
   std::string state;  // prepare | commit
   std::string token;
   std::vector<File> files;
+  std::string intent;   // a single-object write's ObjectWrite::intent
+  bool single = false;  // read from a single-object write's journal
 
   std::string Render() const {
     std::string out = absl::StrCat(kMultiJournalMagic, "\nstate ", state, "\ntoken ", token, "\n");
@@ -618,6 +569,89 @@ absl::StatusOr<std::vector<std::string>> ListObjectJournals(const std::vector<st
   return out;
 }
 
+namespace {
+
+// The one resolution of an interrupted object write, either journal kind:
+// `commit` completed (the remaining copies made, over targets that still hold
+// the planned ETag), `prepare` rolled back (temporary keys and the backups
+// this run made deleted), then the journal deleted.
+absl::Status ResolveObjectJournal(S3Client& s3, const ObjectUrl& ju, const MultiJournal& j,
+                                  ObjectRecoveryReport* report) {
+  const std::string where = absl::StrCat(" (journal ", ju.ToString(), " left in place)");
+  serde::RecoveredTransaction done;
+  done.journal = ju.ToString();
+  done.intent = j.intent;
+  done.completed = j.state == "commit";
+  for (const MultiJournal::File& f : j.files) done.targets.push_back(f.target);
+  if (done.completed) {
+    std::optional<bool> honoured;
+    for (const MultiJournal::File& f : j.files) {
+      ObjectUrl target = *ParseObjectUrl(f.target);
+      ObjectUrl temp = *ParseObjectUrl(f.temp);
+      absl::StatusOr<ObjectInfo> now = s3.Head(target);
+      if (!now.ok() && !absl::IsNotFound(now.status())) return now.status();
+      if (now.ok() && now->txn_tag == j.token) continue;  // copied before the crash
+      if (now.ok() && !f.etag.empty() && now->etag != f.etag) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "objstore: ", f.target, " changed since the interrupted run read it (ETag ",
+            f.etag, ", now ", now->etag, ") and its verified new content was not put in place "
+            "yet: decide which to keep", where));
+      }
+      absl::StatusOr<ObjectInfo> t = s3.Head(temp);
+      if (!t.ok()) {
+        return absl::DataLossError(absl::StrCat(
+            "objstore: ", f.target, ": the committed output ", f.temp, " is gone (",
+            t.status().message(), ")", where));
+      }
+      if (!honoured) {
+        honoured = ProbeIfMatch(s3, ObjectUrl{temp.bucket, temp.key + ".probe", temp.scheme});
+      }
+      WriteConditions over;
+      if (*honoured && now.ok()) over.if_match = now->etag;
+      absl::StatusOr<std::string> r = s3.Copy(temp, target, over);
+      if (!r.ok()) {
+        return absl::Status(r.status().code(), absl::StrCat(r.status().message(), where));
+      }
+      absl::StatusOr<ObjectInfo> after = s3.Head(target);
+      if (!after.ok() || after->txn_tag != j.token) {
+        return absl::DataLossError(absl::StrCat(
+            "objstore: ", f.target, " does not carry the interrupted run's tag after the copy",
+            where));
+      }
+      report->actions.push_back(absl::StrCat("completed ", f.target, " from ", f.temp));
+    }
+    for (const MultiJournal::File& f : j.files) {
+      if (absl::Status d = s3.Delete(*ParseObjectUrl(f.temp)); !d.ok() && !absl::IsNotFound(d)) {
+        return d;
+      }
+    }
+    ++report->completed;
+  } else {
+    for (const MultiJournal::File& f : j.files) {
+      if (absl::Status d = s3.Delete(*ParseObjectUrl(f.temp)); !d.ok() && !absl::IsNotFound(d)) {
+        return d;
+      }
+      if (f.backup.empty()) continue;
+      ObjectUrl backup = *ParseObjectUrl(f.backup);
+      absl::StatusOr<ObjectInfo> b = s3.Head(backup);
+      // Made by this run, nobody else's: tagged with its token (single-object
+      // writes of earlier releases did not tag it: the original's ETag).
+      if (b.ok() && (b->txn_tag == j.token || (j.single && !f.etag.empty() && b->etag == f.etag))) {
+        if (absl::Status d = s3.Delete(backup); !d.ok()) return d;
+        report->actions.push_back(absl::StrCat("removed ", f.backup));
+      }
+    }
+    ++report->rolled_back;
+  }
+  if (absl::Status d = s3.Delete(ju); !d.ok()) return d;
+  report->actions.push_back(absl::StrCat(done.completed ? "completed " : "rolled back ",
+                                         ju.ToString(), " (", j.state, ")"));
+  report->transactions.push_back(std::move(done));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<ObjectRecoveryReport> RecoverObjectTransactions(
     const std::vector<std::string>& dirs) {
   absl::StatusOr<S3Config> config = CurrentS3Config();
@@ -630,73 +664,30 @@ absl::StatusOr<ObjectRecoveryReport> RecoverObjectTransactions(
     absl::StatusOr<std::string> text = s3.GetSmall(ju, 1 << 20);
     if (absl::IsNotFound(text.status())) continue;  // resolved meanwhile
     if (!text.ok()) return text.status();
-    if (absl::StartsWith(*text, kJournalMagic)) continue;  // a single-object write's
-    absl::StatusOr<MultiJournal> j = MultiJournal::Parse(ju.ToString(), *text);
-    if (!j.ok()) return j.status();
-    const std::string where = absl::StrCat(" (journal ", ju.ToString(), " left in place)");
-    if (j->state == "commit") {
-      std::optional<bool> honoured;
-      for (const MultiJournal::File& f : j->files) {
-        ObjectUrl target = *ParseObjectUrl(f.target);
-        ObjectUrl temp = *ParseObjectUrl(f.temp);
-        absl::StatusOr<ObjectInfo> now = s3.Head(target);
-        if (!now.ok() && !absl::IsNotFound(now.status())) return now.status();
-        if (now.ok() && now->txn_tag == j->token) continue;  // copied before the crash
-        if (now.ok() && !f.etag.empty() && now->etag != f.etag) {
-          return absl::FailedPreconditionError(absl::StrCat(
-              "objstore: ", f.target, " changed since the interrupted run read it (ETag ",
-              f.etag, ", now ", now->etag, ") and its repaired copy was not put in place yet: "
-              "decide which to keep", where));
-        }
-        absl::StatusOr<ObjectInfo> t = s3.Head(temp);
-        if (!t.ok()) {
-          return absl::DataLossError(absl::StrCat(
-              "objstore: ", f.target, ": the committed output ", f.temp, " is gone (",
-              t.status().message(), ")", where));
-        }
-        if (!honoured) {
-          honoured = ProbeIfMatch(s3, ObjectUrl{temp.bucket, temp.key + ".probe", temp.scheme});
-        }
-        WriteConditions over;
-        if (*honoured && now.ok()) over.if_match = now->etag;
-        absl::StatusOr<std::string> r = s3.Copy(temp, target, over);
-        if (!r.ok()) {
-          return absl::Status(r.status().code(), absl::StrCat(r.status().message(), where));
-        }
-        absl::StatusOr<ObjectInfo> after = s3.Head(target);
-        if (!after.ok() || after->txn_tag != j->token) {
-          return absl::DataLossError(absl::StrCat(
-              "objstore: ", f.target, " does not carry the interrupted run's tag after the copy",
-              where));
-        }
-        report.actions.push_back(absl::StrCat("completed ", f.target, " from ", f.temp));
-      }
-      for (const MultiJournal::File& f : j->files) {
-        if (absl::Status d = s3.Delete(*ParseObjectUrl(f.temp)); !d.ok() && !absl::IsNotFound(d)) {
-          return d;
-        }
-      }
-      ++report.completed;
+    MultiJournal j;
+    if (absl::StartsWith(*text, kJournalMagic)) {
+      absl::StatusOr<Journal> one = Journal::Parse(ju.ToString(), *text);
+      if (!one.ok()) return one.status();
+      j.state = one->state;
+      j.token = one->token;
+      j.intent = one->intent;
+      j.single = true;
+      j.files.push_back(MultiJournal::File{one->target, one->temp, one->backup, one->etag});
     } else {
-      for (const MultiJournal::File& f : j->files) {
-        if (absl::Status d = s3.Delete(*ParseObjectUrl(f.temp)); !d.ok() && !absl::IsNotFound(d)) {
-          return d;
-        }
-        if (f.backup.empty()) continue;
-        ObjectUrl backup = *ParseObjectUrl(f.backup);
-        absl::StatusOr<ObjectInfo> b = s3.Head(backup);
-        if (b.ok() && b->txn_tag == j->token) {  // made by this run, nobody else's
-          if (absl::Status d = s3.Delete(backup); !d.ok()) return d;
-          report.actions.push_back(absl::StrCat("removed ", f.backup));
-        }
-      }
-      ++report.rolled_back;
+      absl::StatusOr<MultiJournal> multi = MultiJournal::Parse(ju.ToString(), *text);
+      if (!multi.ok()) return multi.status();
+      j = *std::move(multi);
     }
-    if (absl::Status d = s3.Delete(ju); !d.ok()) return d;
-    report.actions.push_back(absl::StrCat(j->state == "commit" ? "completed " : "rolled back ",
-                                          ju.ToString(), " (", j->state, ")"));
+    FLINKSTATE_RETURN_IF_ERROR(ResolveObjectJournal(s3, ju, j, &report));
   }
   return report;
+}
+
+absl::StatusOr<ObjectRecoveryReport> RecoverObjectWrite(const std::string& target_url) {
+  absl::StatusOr<ObjectUrl> target = ParseObjectUrl(target_url);
+  if (!target.ok()) return target.status();
+  return RecoverObjectTransactions(
+      {ObjectUrl{target->bucket, DirKey(target->key), target->scheme}.ToString()});
 }
 
 }  // namespace flinkstate::objstore

@@ -33,12 +33,14 @@
 //      per run; else step 4's check is all there is, a window of one
 //      request), then a HEAD that the target carries the token;
 //   7. the temporary key and the journal deleted.
-// A failure before 6 deletes what was made. A rerun after a kill
-// (`RecoverObjectWrite`) rolls an interrupted write back: `prepare` deletes
-// the temporary key and the backup it made; `commit` copies the backup back
-// over a target that carries the token (a target changed by someone else is
-// left alone and reported), then deletes the rest, so that the rerun repeats
-// the edit on the original, as for local files.
+// A failure before 6 deletes what was made. After a kill, the next write
+// beside the target (`RecoverObjectWrite`, the same resolution as
+// `RecoverObjectTransactions` below, whichever command runs it) resolves the
+// journal by its state, as for local files: `prepare` deletes the temporary
+// key and the backup it made (tagged with the token); `commit` completes the
+// copy of the verified temporary key over a target that still has the
+// planned ETag (a target changed by someone else is left alone and
+// reported), then deletes the rest; the backup stays.
 //
 // Thread safety: the functions may be called from several threads; two
 // writes of one target exclude each other by the backup's `If-None-Match`.
@@ -55,6 +57,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "flinkstate/serde/edit_plan.h"
+#include "flinkstate/serde/file_transaction.h"
 #include "flinkstate/serde/mapped_file.h"
 #include "flinkstate/serde/splice_writer.h"
 
@@ -67,6 +70,9 @@ struct ObjectWrite {
   // `input` when `input` is that object (an in-place edit), or for a target
   // replaced whatever it holds (no backup).
   std::string expected_etag;
+  // What the write does (e.g. the command line), kept in its journal and
+  // handed back by recovery (serde::RecoveredTransaction::intent).
+  std::string intent;
 };
 
 // What a write transferred, for dry runs and reports.
@@ -88,11 +94,6 @@ struct ObjectWriteStats {
                                                const serde::EditPlan& plan,
                                                const serde::OutputVerifier& verify,
                                                ObjectWriteStats* stats = nullptr);
-
-// Rolls back every interrupted write of `target` (journals beside it that
-// name it). Returns what it did, one line each.
-[[nodiscard]] absl::StatusOr<std::vector<std::string>> RecoverObjectWrite(
-    const std::string& target);
 
 // The ETag of the object `file` was opened from ("" for a local file).
 std::string OpenedEtag(const serde::MappedFile& file);
@@ -158,15 +159,20 @@ struct ObjectRecoveryReport {
   int rolled_back = 0;
   int completed = 0;
   std::vector<std::string> actions;  // one line each
+  std::vector<serde::RecoveredTransaction> transactions;
 };
 
-// Resolves every multi-object journal in the s3:// directories `dirs` (see
-// above). Single-object journals (`WriteObjectVerified`) are left to
-// `RecoverObjectWrite`. Return values: `FailedPrecondition` when a target
+// Resolves every journal in the s3:// directories `dirs`, of multi-object
+// transactions and of single-object writes (`WriteObjectVerified`) alike, by
+// its state (see above). Return values: `FailedPrecondition` when a target
 // changed since the interrupted run read it (journal kept); `DataLoss` for a
 // journal that cannot be parsed or a committed output that is gone; S3 errors.
 [[nodiscard]] absl::StatusOr<ObjectRecoveryReport> RecoverObjectTransactions(
     const std::vector<std::string>& dirs);
+
+// Before a write of `target`: `RecoverObjectTransactions` on its directory.
+[[nodiscard]] absl::StatusOr<ObjectRecoveryReport> RecoverObjectWrite(
+    const std::string& target);
 
 // The journals of interrupted runs (either kind) in the s3:// directories
 // `dirs`, as URLs (for a dry run's warning).

@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -22,6 +23,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "flinkstate/serde/status_macros.h"
 
 namespace flinkstate::serde {
@@ -63,6 +65,7 @@ struct JournalEntry {
 struct Journal {
   std::string path;
   std::string state;  // "prepare" or "commit"
+  std::string intent;  // TransactionOptions::intent; "" for none
   std::vector<JournalEntry> entries;
 };
 
@@ -70,6 +73,7 @@ std::string Field(const std::string& s) { return s.empty() ? "-" : absl::CEscape
 
 std::string RenderJournal(const Journal& j) {
   std::string out = absl::StrCat(kJournalMagic, "\nstate\t", j.state, "\n");
+  if (!j.intent.empty()) absl::StrAppend(&out, "intent\t", Field(j.intent), "\n");
   for (const JournalEntry& e : j.entries) {
     absl::StrAppend(&out, "file\t", Field(e.target), "\t", Field(e.temp), "\t",
                     Field(e.backup), "\t", Field(e.backup_temp), "\n");
@@ -93,6 +97,9 @@ absl::StatusOr<Journal> ParseJournal(const std::string& path, absl::string_view 
     std::vector<absl::string_view> f = absl::StrSplit(lines[i], '\t');
     if (f[0] == "state" && f.size() == 2) {
       j.state = std::string(f[1]);
+    } else if (f[0] == "intent" && f.size() == 2) {
+      std::string err;
+      if (!absl::CUnescape(f[1], &j.intent, &err)) return bad("bad escape");
     } else if (f[0] == "file" && f.size() == 5) {
       JournalEntry e;
       std::string* out[] = {&e.target, &e.temp, &e.backup, &e.backup_temp};
@@ -410,6 +417,7 @@ absl::Status CommitFiles(std::vector<FileChange>& changes, const TransactionOpti
   const std::string token = RandomToken();
   Journal journal;
   journal.state = "prepare";
+  journal.intent = o.intent;
   journal.path = absl::StrCat(o.journal_dir.empty() ? DirName(changes[0].target) : o.journal_dir,
                               "/", kJournalPrefix, token, kJournalSuffix);
   std::vector<Attributes> attrs;
@@ -510,7 +518,8 @@ absl::Status CommitFiles(std::vector<FileChange>& changes, const TransactionOpti
     if (absl::Status s = ops->Rename(changes[i].temp, changes[i].target); !s.ok()) {
       return absl::Status(s.code(), absl::StrCat(
           s.message(), "; the change is committed: run the same command again to finish it "
-                       "(journal ", journal.path, ")"));
+                       "(any flinkstate command that writes in ", DirName(journal.path),
+          " finishes it; journal ", journal.path, ")"));
     }
   }
   if (absl::Status s = SyncDirs(dirs, ops, o.sync); !s.ok()) {
@@ -563,23 +572,32 @@ absl::StatusOr<RecoveryReport> RecoverInterruptedWrite(const std::string& output
   const std::string abs = AbsolutePath(output);
   if (abs.empty()) return RecoveryReport();
   DirectoryLocks locks;
-  return RecoverTransactions({DirName(abs)}, RecoveryPolicy::kRollBack, &locks, ops);
+  return RecoverTransactions({DirName(abs)}, &locks, ops);
 }
 
 // --- Recovery -----------------------------------------------------------------------
 
 absl::StatusOr<RecoveryReport> RecoverTransactions(const std::vector<std::string>& dirs,
-                                                   RecoveryPolicy policy,
                                                    DirectoryLocks* locks, FileOps* ops) {
   if (ops == nullptr) ops = PosixFileOps();
   RecoveryReport report;
   std::set<std::string> journals, strays;
+  // Temporary files by the token of their run: each must belong to a journal
+  // found here (the protocol creates none before its journal and removes its
+  // journal last).
+  std::map<std::string, std::string> temps;
   for (const std::string& d : dirs) {
     FLINKSTATE_RETURN_IF_ERROR(locks->Add(d));
     DIR* dp = ::opendir(d.c_str());
     if (dp == nullptr) continue;
     while (dirent* e = ::readdir(dp)) {
       const absl::string_view n = e->d_name;
+      if (const size_t t = n.rfind(kTempMarker); t != absl::string_view::npos &&
+                                                 !absl::StartsWith(n, kJournalPrefix)) {
+        temps.emplace(std::string(n.substr(t + std::strlen(kTempMarker))),
+                      AbsolutePath(absl::StrCat(d, "/", n)));
+        continue;
+      }
       if (!absl::StartsWith(n, kJournalPrefix)) continue;
       const std::string path = AbsolutePath(absl::StrCat(d, "/", n));
       if (absl::EndsWith(n, kJournalSuffix)) {
@@ -590,23 +608,51 @@ absl::StatusOr<RecoveryReport> RecoverTransactions(const std::vector<std::string
     }
     ::closedir(dp);
   }
-  // A journal temporary whose journal is missing was never renamed: the
-  // transaction had created nothing yet.
-  for (const std::string& s : strays) {
-    FLINKSTATE_RETURN_IF_ERROR(RemoveIfPresent(s, ops, &report.actions));
-  }
+  std::vector<Journal> parsed;
   for (const std::string& path : journals) {
     FLINKSTATE_ASSIGN_OR_RETURN(std::string text, ReadSmallFile(path, uint64_t{64} << 20));
     FLINKSTATE_ASSIGN_OR_RETURN(Journal j, ParseJournal(path, text));
+    const absl::string_view name = absl::string_view(path).substr(path.rfind('/') + 1);
+    const absl::string_view token = absl::StripSuffix(
+        absl::StripPrefix(name, kJournalPrefix), kJournalSuffix);
+    temps.erase(std::string(token));
+    parsed.push_back(std::move(j));
+  }
+  if (!temps.empty()) {
+    // A file of a run whose journal lives in another directory (`repair`
+    // keeps it in its first checkpoint directory): writing here now could
+    // mix that run's files with ours.
+    return absl::FailedPreconditionError(absl::StrCat(
+        "serde: ", temps.begin()->second,
+        " belongs to an interrupted flinkstate run whose journal is not in this directory; "
+        "rerun that command (a repair: the same repair, or any write in its first checkpoint "
+        "directory) to finish or undo it, or remove the file if no run was interrupted "
+        "(nothing was written)"));
+  }
+  // A journal temporary whose journal is missing was never renamed: the
+  // transaction had created nothing yet.
+  for (const std::string& s : strays) {
+    if (journals.count(s.substr(0, s.size() - 4)) > 0) continue;  // resolved with its journal
+    FLINKSTATE_RETURN_IF_ERROR(RemoveIfPresent(s, ops, &report.actions));
+  }
+  for (Journal& j : parsed) {
+    const std::string& path = j.path;
     const std::vector<std::string> touched = DirsOf(j.entries, path);
     for (const std::string& d : touched) FLINKSTATE_RETURN_IF_ERROR(locks->Add(d));
+    // The one rule, whoever recovers: a committed transaction is completed
+    // (its outputs were verified and fsynced before the commit record), one
+    // not yet committed is rolled back (its targets were never replaced).
     const bool committed = j.state == "commit";
+    RecoveredTransaction done;
+    done.journal = path;
+    done.intent = j.intent;
+    done.completed = committed;
     for (const JournalEntry& e : j.entries) {
+      done.targets.push_back(e.target);
       if (!e.backup_temp.empty()) {
         FLINKSTATE_RETURN_IF_ERROR(RemoveIfPresent(e.backup_temp, ops, &report.actions));
       }
       if (!committed) {
-        // Roll back: the targets were never replaced.
         FLINKSTATE_RETURN_IF_ERROR(RemoveIfPresent(e.temp, ops, &report.actions));
         if (!e.backup.empty() && Exists(e.backup)) {
           // Ours: the journal was written before it, while its name was free
@@ -617,31 +663,18 @@ absl::StatusOr<RecoveryReport> RecoverTransactions(const std::vector<std::string
                              ::stat(e.target.c_str(), &st) == 0 && sb.st_size == st.st_size);
           if (ours) FLINKSTATE_RETURN_IF_ERROR(RemoveIfPresent(e.backup, ops, &report.actions));
         }
-      } else if (policy == RecoveryPolicy::kRollBack && !e.backup.empty() &&
-                 Exists(e.backup)) {
-        // Restore the original; the new content is dropped.
-        FLINKSTATE_RETURN_IF_ERROR(RemoveIfPresent(e.temp, ops, &report.actions));
-        if (SameInode(e.backup, e.target)) {
-          // Not renamed yet: the target is the original.
-          FLINKSTATE_RETURN_IF_ERROR(RemoveIfPresent(e.backup, ops, &report.actions));
-        } else {
-          FLINKSTATE_RETURN_IF_ERROR(ops->Rename(e.backup, e.target));
-          report.actions.push_back(absl::StrCat("restored ", e.target, " from ", e.backup));
-        }
       } else if (Exists(e.temp)) {
-        // Complete: the temporary file was verified and fsynced before the
-        // commit point.
+        // The temporary file carries the target's mode and owner already
+        // (set before its first byte), so the rename keeps them.
         FLINKSTATE_RETURN_IF_ERROR(ops->Rename(e.temp, e.target));
         report.actions.push_back(absl::StrCat("renamed ", e.temp, " to ", e.target));
       }
     }
     FLINKSTATE_RETURN_IF_ERROR(SyncDirs(touched, ops, true));
+    FLINKSTATE_RETURN_IF_ERROR(RemoveIfPresent(path + ".tmp", ops, &report.actions));
     FLINKSTATE_RETURN_IF_ERROR(RemoveIfPresent(path, ops, &report.actions));
-    if (committed && policy == RecoveryPolicy::kCompleteCommitted) {
-      ++report.completed;
-    } else {
-      ++report.rolled_back;
-    }
+    ++(committed ? report.completed : report.rolled_back);
+    report.transactions.push_back(std::move(done));
   }
   return report;
 }

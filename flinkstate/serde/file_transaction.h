@@ -8,8 +8,7 @@
 //   ```c++ (const std::string& dir, const std::string& target, const serde::MappedFile& mapped_input, const serde::EditPlan& plan, const serde::OutputVerifier& verifier)
 //   serde::DirectoryLocks locks;                 // `dir`: the directory of `target`
 //   FLINKSTATE_RETURN_IF_ERROR(locks.Add(dir));
-//   FLINKSTATE_RETURN_IF_ERROR(serde::RecoverTransactions({dir},
-//       serde::RecoveryPolicy::kCompleteCommitted, &locks).status());
+//   FLINKSTATE_RETURN_IF_ERROR(serde::RecoverTransactions({dir}, &locks).status());
 //   std::vector<serde::FileChange> changes(1);
 //   changes[0].target = target;          // absolute, symlinks resolved
 //   changes[0].backup = target + ".bak"; // or "" for no backup
@@ -38,10 +37,13 @@
 //   6. the renames, then an fsync of every directory touched;
 //   7. the journal removed (the last step).
 // A failure before 5 removes everything made and leaves the targets as they
-// were. A crash leaves the journal; `RecoverTransactions` then rolls a
-// `prepare` transaction back (removing its temporary files, backups and the
-// journal) and completes a `commit` one (renaming what is left), or, with
-// `RecoveryPolicy::kRollBack`, restores the originals from their backups.
+// were. A crash leaves the journal; `RecoverTransactions`, the one recovery
+// every command runs on the directories it writes, then rolls a `prepare`
+// transaction back (removing its temporary files, backups and the journal)
+// and completes a `commit` one (renaming what is left; the backups stay), so
+// that whichever command finds a journal leaves the files as the interrupted
+// run decided: its originals before the commit record, its verified outputs
+// after it.
 //
 // Concurrency: callers hold `DirectoryLocks` on every directory a transaction
 // touches (flock(2) on the directory itself: nothing to leave behind, and a
@@ -155,6 +157,10 @@ struct TransactionOptions {
   std::function<void(absl::string_view phase, uint64_t done, uint64_t total)> progress;
   SpliceOptions splice;  // copy tuning; `sync` and `progress` are set from above
   SpliceStats* stats = nullptr;
+  // What the run does (e.g. the command line), recorded in the journal and
+  // handed back by recovery (`RecoveredTransaction::intent`), so that a rerun
+  // of the same command can tell that recovery finished its work. "" for none.
+  std::string intent;
 };
 
 // Runs the protocol above. On an error before the commit point nothing is
@@ -169,13 +175,15 @@ struct TransactionOptions {
 [[nodiscard]] absl::Status CommitFiles(std::vector<FileChange>& changes,
                                        const TransactionOptions& options);
 
-enum class RecoveryPolicy : uint8_t {
-  // `prepare`: roll back; `commit`: complete (rename the rest into place).
-  kCompleteCommitted,
-  // Always restore the originals (from the backups of a committed
-  // transaction; files without a backup are completed instead). For a rerun
-  // of the same single-file command, which then repeats the edit.
-  kRollBack,
+// One interrupted transaction that recovery resolved.
+struct RecoveredTransaction {
+  std::string journal;
+  // True: it had reached `commit` and was completed (its targets now hold
+  // its outputs, its backups the originals); false: rolled back (targets
+  // untouched, its backups and temporaries removed).
+  bool completed = false;
+  std::string intent;  // TransactionOptions::intent of the interrupted run
+  std::vector<std::string> targets;
 };
 
 struct RecoveryReport {
@@ -183,17 +191,20 @@ struct RecoveryReport {
   int completed = 0;
   // One line per action, e.g. "removed /d/_metadata.flinkstate-tmp-1a2b3c".
   std::vector<std::string> actions;
+  std::vector<RecoveredTransaction> transactions;
 };
 
 // Finds the journals (and stray journal temporaries) of interrupted
-// transactions in `dirs` and resolves each one. Takes the locks it needs
-// (directories of every file a journal names) into `locks`.
-// Return values: `FailedPrecondition` when a lock is held elsewhere;
-// `DataLoss` for a journal that cannot be parsed (it is left in place and
-// named); I/O errors.
+// transactions in `dirs` and resolves each one by its state: `commit`
+// completed, `prepare` rolled back, the same for every caller. Takes the
+// locks it needs (directories of every file a journal names) into `locks`.
+// Return values: `FailedPrecondition` when a lock is held elsewhere, or when
+// a temporary file of an interrupted run lies in `dirs` without its journal
+// (a repair keeps one journal in its first checkpoint directory: a write in
+// the HA directory is refused until that repair is rerun); `DataLoss` for a
+// journal that cannot be parsed (it is left in place and named); I/O errors.
 [[nodiscard]] absl::StatusOr<RecoveryReport> RecoverTransactions(
-    const std::vector<std::string>& dirs, RecoveryPolicy policy, DirectoryLocks* locks,
-    FileOps* ops = nullptr);
+    const std::vector<std::string>& dirs, DirectoryLocks* locks, FileOps* ops = nullptr);
 
 // One file written by the protocol above: `plan` over `input` to `output`
 // (made absolute here; a symlink is NOT followed, callers resolve it), the
@@ -205,10 +216,9 @@ struct RecoveryReport {
                                                 const OutputVerifier& verify,
                                                 const TransactionOptions& options);
 
-// Before a rerun of a single-file write to `output`: resolves what an
-// interrupted run left in its directory with `RecoveryPolicy::kRollBack`
-// (originals restored from their backups, so the rerun repeats the edit on
-// the original). Locks the directory for the call.
+// Before a single-file write to `output`: `RecoverTransactions` on its
+// directory (whatever run was interrupted there: a committed one completed,
+// an uncommitted one rolled back). Locks the directory for the call.
 [[nodiscard]] absl::StatusOr<RecoveryReport> RecoverInterruptedWrite(const std::string& output,
                                                                      FileOps* ops = nullptr);
 

@@ -435,7 +435,9 @@ class S3WriteTest(unittest.TestCase):
 
     def kill_at(self, copy_over_target, when):
         """Runs the edit, SIGKILLed at the copy onto the target (before or
-        after the server did it), then reruns it."""
+        after the server did it: both after the commit record), then reruns
+        it: the rerun's recovery completes the committed write (never restores
+        the original) and the rerun recognises its own command."""
         target = "/flink/%s/_metadata" % self.prefix
         procs = []
 
@@ -458,7 +460,9 @@ class S3WriteTest(unittest.TestCase):
         self.assertTrue(any(k.startswith(".flinkstate-txn-") for k in left), left)
         rc, out, err = self.strip()
         self.assertEqual(rc, 0, err)
-        self.assertIn("interrupted earlier run: rolled back", err)
+        self.assertIn("interrupted earlier run: completed", err)
+        self.assertNotIn("rolled back", err)
+        self.assertIn("nothing more to do", out)
         self.assertEqual(self.keys(), ["_metadata", "_metadata.bak"])
         self.assertEqual(self.get("_metadata"), self.stripped)
         self.assertEqual(self.get("_metadata.bak"), self.original)
@@ -466,11 +470,12 @@ class S3WriteTest(unittest.TestCase):
 
     def test_killed_before_the_copy_rerun_completes(self):
         err = self.kill_at(True, "before")
-        self.assertNotIn("restored", err)
+        self.assertIn("completed s3://flink/%s/_metadata from" % self.prefix, err)
 
-    def test_killed_after_the_copy_rerun_restores_then_completes(self):
+    def test_killed_after_the_copy_rerun_keeps_the_output(self):
         err = self.kill_at(True, "after")
-        self.assertIn("restored s3://flink/%s/_metadata from" % self.prefix, err)
+        self.assertNotIn("restored", err)
+        self.assertNotIn("completed s3://flink/%s/_metadata from" % self.prefix, err)
 
 
     def test_other_edits_in_place_equal_the_local_command(self):
@@ -850,6 +855,53 @@ class S3RepairTest(unittest.TestCase):
                       out)
         self.assertIn("1 completed, 0 rolled back", out)
         self.assertIn("nothing to strip", out)
+
+    def kill_then_other_command(self, pick):
+        """`repair --apply` SIGKILLed when `pick` says, then another command
+        that writes in the checkpoint directory (strip-state --in-place of
+        another state name, new backup suffix) runs the recovery."""
+        procs = []
+
+        def kill(method, path, headers, when):
+            copy = "x-amz-copy-source" in {k.lower() for k in headers}
+            if procs and procs[0].returncode is None and pick(method, path.split("?")[0], copy,
+                                                              when):
+                procs[0].kill()
+                procs[0].wait()
+                return True
+        self.proxy.hook = kill
+        p = subprocess.Popen([FLINKSTATE, "repair", "--state", self.STATE, "--ha-dir",
+                              "s3://flink/" + self.ha_dir, "--apply", "s3://flink/" + self.chk],
+                             env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        procs.append(p)
+        p.communicate(timeout=120)
+        self.proxy.hook = None
+        self.assertEqual(p.returncode, -9)
+        rc, out, err = run(["strip-state", "--state", "no-such-state", "--in-place",
+                            "--backup-suffix", ".other", "s3://flink/" + self.chk], self.env)
+        return err
+
+    def test_a_repair_killed_after_the_commit_is_completed_by_another_command(self):
+        # D13: the recovery of a single-object command completes a committed
+        # repair (it used to fail on the repair's journal, or roll back).
+        meta = "/flink/%s/_metadata" % self.chk
+        err = self.kill_then_other_command(lambda m, p, copy, w: w == "after" and m == "PUT"
+                                           and copy and p == meta)
+        self.assertIn("completed s3://flink/%s/%s from" % (self.ha_dir, self.ha_name), err)
+        self.assertFalse([k for k in self.keys() if ".flinkstate-" in k], self.keys())
+        self.assertEqual(self.get(self.chk + "/_metadata"), self.want_meta)
+        self.assertEqual(self.get("%s/%s" % (self.ha_dir, self.ha_name)), self.want_ha)
+        self.assertEqual(self.get(self.chk + "/_metadata.bak"), self.meta_bytes)
+        self.assertEqual(self.get("%s/%s.bak" % (self.ha_dir, self.ha_name)), self.ha_bytes)
+
+    def test_a_repair_killed_before_the_commit_is_rolled_back_by_another_command(self):
+        ha_backup = "/flink/%s/%s.bak" % (self.ha_dir, self.ha_name)
+        self.kill_then_other_command(lambda m, p, copy, w: w == "before" and m == "PUT" and copy
+                                     and p == ha_backup)
+        self.assertFalse([k for k in self.keys() if ".flinkstate-" in k], self.keys())
+        self.assertEqual(self.get(self.chk + "/_metadata"), self.meta_bytes)
+        self.assertEqual(self.get("%s/%s" % (self.ha_dir, self.ha_name)), self.ha_bytes)
+        self.assertEqual(sorted(self.keys()), sorted(self.originals()))
 
 
 class S3StallTest(unittest.TestCase):

@@ -82,6 +82,12 @@ mode_t ModeOf(const std::string& p) {
   return ::stat(p.c_str(), &st) == 0 ? (st.st_mode & 07777) : 0;
 }
 
+std::string OwnerOf(const std::string& p) {
+  struct stat st;
+  if (::stat(p.c_str(), &st) != 0) return "";
+  return std::to_string(st.st_uid) + ":" + std::to_string(st.st_gid);
+}
+
 using ::flinkstate::testing::FaultOps;
 
 // Two files in two directories (a checkpoint directory and an HA directory),
@@ -95,6 +101,12 @@ class TwoFiles {
     ::mkdir(b_dir_.c_str(), 0755);
     WriteFile(a_, "metadata-ORIGINAL-bytes", 0600);
     WriteFile(b_, "completed-ORIGINAL-bytes", 0640);
+    // As root (the usual way operators repair), files owned by the Flink
+    // user: outputs and backups must keep that owner.
+    if (::geteuid() == 0) {
+      EXPECT_EQ(::chown(a_.c_str(), 4242, 4343), 0);
+      EXPECT_EQ(::chown(b_.c_str(), 4242, 4343), 0);
+    }
   }
   static constexpr char kOldA[] = "metadata-ORIGINAL-bytes";
   static constexpr char kOldB[] = "completed-ORIGINAL-bytes";
@@ -125,9 +137,9 @@ class TwoFiles {
     return CommitFiles(changes, o);
   }
 
-  absl::Status Recover(RecoveryPolicy policy = RecoveryPolicy::kCompleteCommitted) {
+  absl::Status Recover() {
     DirectoryLocks locks;
-    absl::StatusOr<RecoveryReport> r = RecoverTransactions({a_dir_, b_dir_}, policy, &locks);
+    absl::StatusOr<RecoveryReport> r = RecoverTransactions({a_dir_, b_dir_}, &locks);
     return r.status();
   }
 
@@ -139,7 +151,20 @@ class TwoFiles {
     return ReadFile(a_) == kNewA && ReadFile(b_) == kNewB && ReadFile(a_ + ".bak") == kOldA &&
            ReadFile(b_ + ".bak") == kOldB && List(a_dir_).size() == 2 &&
            List(b_dir_).size() == 2 && ModeOf(a_) == 0600 && ModeOf(b_) == 0640 &&
-           ModeOf(a_ + ".bak") == 0600 && ModeOf(b_ + ".bak") == 0640;
+           ModeOf(a_ + ".bak") == 0600 && ModeOf(b_ + ".bak") == 0640 &&
+           (::geteuid() != 0 || (OwnerOf(a_) == "4242:4343" && OwnerOf(b_) == "4242:4343" &&
+                                 OwnerOf(a_ + ".bak") == "4242:4343" &&
+                                 OwnerOf(b_ + ".bak") == "4242:4343"));
+  }
+  // The state of the journal a crashed `Run` left ("" for none), read from
+  // the file itself: the commit record decides what every recovery does.
+  std::string JournalState() const {
+    for (const std::string& n : List(a_dir_)) {
+      if (!absl::StartsWith(n, ".flinkstate-txn-") || !absl::EndsWith(n, ".journal")) continue;
+      return absl::StrContains(ReadFile(a_dir_ + "/" + n), "\nstate\tcommit\n") ? "commit"
+                                                                                 : "prepare";
+    }
+    return "";
   }
   std::string Describe() const {
     std::string s;
@@ -150,6 +175,8 @@ class TwoFiles {
   }
   const std::string& a() const { return a_; }
   const std::string& a_dir() const { return a_dir_; }
+  const std::string& b() const { return b_; }
+  const std::string& b_dir() const { return b_dir_; }
 
  private:
   std::string a_dir_, b_dir_, a_, b_;
@@ -218,15 +245,87 @@ TEST(FileTransactionTest, ACrashAtAnyStepIsResolvedByRecoveryAndARerun) {
   EXPECT_GT(completed, 0);
 }
 
-TEST(FileTransactionTest, RollBackPolicyRestoresTheOriginalsAfterTheCommitPoint) {
+// The recovery a single-file command runs beside its output (what
+// `strip-state --in-place chk/_metadata` does after a killed repair of that
+// checkpoint) resolves the repair's journal by the same rule as a rerun of the
+// repair: committed -> completed, with the new files, the originals as
+// backups, modes and owners kept; not committed -> the original bytes back.
+// (It used to restore the originals of a committed repair.)
+TEST(FileTransactionTest, TheSingleFileRecoveryRollsACommittedTransactionForward) {
   const int steps = CountSteps();
+  int forward = 0, back = 0;
   for (int n = 1; n <= steps; ++n) {
     TempDir dir;
     TwoFiles files(dir.path());
     FaultOps ops(n, FaultOps::kCrash);
     EXPECT_FALSE(files.Run(&ops).ok());
-    ASSERT_THAT(files.Recover(RecoveryPolicy::kRollBack), IsOk());
-    EXPECT_TRUE(files.IsOld()) << "crash at step " << n << "\n" << files.Describe();
+    SCOPED_TRACE(ops.failed_step());
+    const std::string state = files.JournalState();
+    absl::StatusOr<RecoveryReport> r = RecoverInterruptedWrite(files.a());
+    ASSERT_THAT(r.status(), IsOk()) << files.Describe();
+    if (state == "commit") {
+      ++forward;
+      EXPECT_TRUE(files.IsNew()) << "crash at step " << n << "\n" << files.Describe();
+      ASSERT_EQ(r->transactions.size(), 1u);
+      EXPECT_TRUE(r->transactions[0].completed);
+      EXPECT_THAT(r->transactions[0].targets, UnorderedElementsAreArray({files.a(), files.b()}));
+    } else {
+      ++back;
+      EXPECT_TRUE(files.IsOld()) << "crash at step " << n << "\n" << files.Describe();
+    }
+  }
+  EXPECT_GT(forward, 0);
+  EXPECT_GT(back, 0);
+}
+
+// A write in the second directory alone (the HA directory of a repair whose
+// journal is in the checkpoint directory) is refused while the interrupted
+// run has files there, and changes nothing; the recovery that finds the
+// journal then resolves it.
+TEST(FileTransactionTest, AFileOfARunWhoseJournalIsElsewhereIsRefused) {
+  const int steps = CountSteps();
+  int refused = 0;
+  for (int n = 1; n <= steps; ++n) {
+    TempDir dir;
+    TwoFiles files(dir.path());
+    FaultOps ops(n, FaultOps::kCrash);
+    EXPECT_FALSE(files.Run(&ops).ok());
+    SCOPED_TRACE(ops.failed_step());
+    const std::string before = files.Describe();
+    absl::StatusOr<RecoveryReport> r = RecoverInterruptedWrite(files.b());
+    if (!r.ok()) {
+      ++refused;
+      EXPECT_THAT(r.status(), StatusIs(absl::StatusCode::kFailedPrecondition,
+                                       "whose journal is not in this directory"));
+      EXPECT_EQ(files.Describe(), before);
+    }
+    const std::string state = files.JournalState();
+    ASSERT_THAT(files.Recover(), IsOk()) << files.Describe();
+    EXPECT_TRUE(state == "commit" ? files.IsNew() : files.IsOld()) << files.Describe();
+  }
+  EXPECT_GT(refused, 0);
+}
+
+TEST(FileTransactionTest, TheJournalKeepsTheIntentForTheRerun) {
+  const int steps = CountSteps();
+  for (int n = 1; n <= steps; ++n) {
+    TempDir d;
+    TwoFiles f(d.path());
+    FaultOps ops(n, FaultOps::kCrash);
+    absl::StatusOr<MappedFile> fa = MappedFile::Open(f.a());
+    ASSERT_THAT(fa.status(), IsOk());
+    const EditPlan plan = EditPlan::Identity(fa->size());
+    TransactionOptions o;
+    o.ops = &ops;
+    o.intent = "strip-state --state \"x\ty\"\n";
+    if (WriteFileTransaction(f.a(), f.a() + ".bak", *fa, plan, nullptr, o).ok()) break;
+    const std::string state = f.JournalState();
+    if (state.empty()) continue;
+    absl::StatusOr<RecoveryReport> r = RecoverInterruptedWrite(f.a());
+    ASSERT_THAT(r.status(), IsOk());
+    ASSERT_EQ(r->transactions.size(), 1u);
+    EXPECT_EQ(r->transactions[0].intent, o.intent);
+    EXPECT_EQ(r->transactions[0].completed, state == "commit");
   }
 }
 

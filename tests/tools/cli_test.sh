@@ -453,6 +453,82 @@ check "real incident: drop-operator by uid from the HA file" 0 "$bin" drop-opera
 check "real incident: the dropped HA file verifies" 0 "$bin" verify "$tmp/real_ha_dropped"
 check "real incident: both dropped files agree" 0 "$bin" diff "$tmp/real_meta_dropped" "$tmp/real_ha_dropped"
 
+# --- --json on an input that cannot be decoded: a JSON document on stdout ---------------------
+# (attack run D12: stdout was empty). The exit code and the stderr message stay; the document
+# names the layer, the item path and the byte offset the stderr message names.
+json_error() {  # json_error DESCRIPTION EXIT COMMAND...: stdout must be one ErrorReport
+  local what=$1 want=$2
+  shift 2
+  check "$what" "$want" "$@"
+  expect_grep "$what: stderr keeps the message" "flinkstate: " "$tmp/err"
+  cp "$tmp/out" "$tmp/jout"; cp "$tmp/err" "$tmp/jerr"
+  check "$what: stdout is an ErrorReport" 0 python3 -c "
+import json,sys
+out=open(sys.argv[1]).read(); err=open(sys.argv[2]).read().strip()
+r=json.loads(out)
+assert r['exitCode']==int(sys.argv[3]) and r['command']==sys.argv[4], r
+assert err=='flinkstate: '+r['message'], (err, r)
+assert r['code'] and r['problem'], r
+if ' at byte ' in r['message']:
+    assert ' at byte '+r['offset'] in r['message'], r
+if len(sys.argv) > 5:
+    assert r['layer']==sys.argv[5] and r['itemPath'].startswith(sys.argv[6]) and r['file']==sys.argv[7], r
+" "$tmp/jout" "$tmp/jerr" "$want" "${@:2:1}" "${json_expect[@]}"
+}
+json_expect=(metadata operators "$tmp/truncated")
+json_error "inspect --json of a truncated _metadata" 1 "$bin" inspect --json "$tmp/truncated"
+json_error "verify --json of a truncated _metadata" 1 "$bin" verify --json "$tmp/truncated"
+json_error "state --json of a truncated _metadata" 1 "$bin" state --json "$tmp/truncated"
+json_error "strip-state --json of a truncated _metadata" 1 "$bin" strip-state --json --state x "$tmp/truncated" "$tmp/x.out"
+json_expect=(metadata header "$corpus/README.md")
+json_error "inspect --json of a text file" 1 "$bin" inspect --json "$corpus/README.md"
+json_expect=()
+json_error "inspect --json of a missing file" 1 "$bin" inspect --json "$tmp/nope"
+head -c 3000 "$synth/completedCheckpoint.bin" >"$tmp/truncated-cc"
+json_error "inspect --json of a truncated completedCheckpoint" 1 "$bin" inspect --json "$tmp/truncated-cc"
+json_error "dump --json of a truncated Java stream" 1 "$bin" dump --json "$tmp/truncated-cc"
+# verify reports an undecodable completedCheckpoint as a finding: a VerifyReport, not text.
+check "verify --json of a truncated completedCheckpoint" 1 "$bin" verify --json "$tmp/truncated-cc"
+cp "$tmp/out" "$tmp/jout"
+check "verify --json: the finding as JSON" 0 python3 -c "
+import json,sys
+r=json.load(open(sys.argv[1]))
+assert r['ok'] is False and len(r['findings'])==1 and r['findings'][0]['problem'], r" "$tmp/jout"
+# The offset in the document is the one of the message (the referee: the stderr text).
+check "inspect --json truncated: offset and item path" 1 "$bin" inspect --json "$tmp/truncated"
+cp "$tmp/out" "$tmp/jout"; cp "$tmp/err" "$tmp/jerr"
+check "the offset is the message's" 0 python3 -c "
+import json,re,sys
+r=json.load(open(sys.argv[1])); m=re.search(r'at byte (\d+)', open(sys.argv[2]).read())
+assert m and r['offset']==m.group(1), (r, m)
+assert r['layer']=='metadata' and r['itemPath'].startswith('operators['), r" "$tmp/jout" "$tmp/jerr"
+# Several files: one document per file, the failing one an ErrorReport.
+check "inspect --json good and truncated" 1 "$bin" inspect --json "$meta" "$tmp/truncated"
+cp "$tmp/out" "$tmp/jout"
+check "one document per file" 0 python3 -c "
+import json,sys
+text=open(sys.argv[1]).read(); dec=json.JSONDecoder(); docs=[]; i=0
+while text[i:].strip():
+    i += len(text[i:]) - len(text[i:].lstrip())
+    d, i = dec.raw_decode(text, i); docs.append(d)
+assert len(docs)==2 and docs[0]['formatVersion']==4 and docs[1]['exitCode']==1, [list(d)[:3] for d in docs]" "$tmp/jout"
+
+# --- a flag given twice is a usage error (attack run D15: accepted silently) ------------------
+check "--in-place twice" 2 "$bin" strip-state --state x --in-place --in-place "$tmp/x"
+expect_grep "--in-place twice: says which flag" "strip-state: --in-place given 2 times" "$tmp/err"
+check "--json twice" 2 "$bin" inspect --json --json "$meta"
+expect_grep "--json twice: says which flag" "inspect: --json given 2 times" "$tmp/err"
+[[ ! -s $tmp/out ]] && passes=$((passes + 1)) || { echo "FAIL: --json twice printed on stdout"; failures=$((failures + 1)); }
+check "--nofsync --fsync" 2 "$bin" strip-state --state x --nofsync --fsync "$kafka" "$tmp/x"
+expect_grep "--nofsync --fsync: both forms named" "--fsync/--nofsync given 2 times" "$tmp/err"
+check "--apply twice" 2 "$bin" repair --state x --apply --apply "$tmp"
+check "--nocheck-files twice" 2 "$bin" verify --nocheck-files --nocheck-files "$meta"
+check "--state twice" 2 "$bin" strip-state --state a --state b "$kafka" "$tmp/x"
+expect_no_file "nothing written after a repeated flag" "$tmp/x"
+check "--operator stays repeatable" 0 "$bin" drop-operator --operator 1f2b5df5a66154aca61fcb26193792be \
+  --operator 1f2b5df5a66154aca61fcb26193792be "$meta" "$tmp/dropped-twice"
+check "a flag once is fine" 0 "$bin" inspect --json "$meta"
+
 ls "$tmp" | grep -q flinkstate-tmp && { echo "FAIL: temporary file left behind"; failures=$((failures + 1)); }
 echo "$passes passed, $failures failed"
 [[ $failures -eq 0 ]]

@@ -99,6 +99,77 @@ for n in $(spread "$total"); do
   [[ $(stat -c %a "$file") == 600 ]] && ok || bad "strip kill at step $n: mode $(stat -c %a "$file")"
 done
 
+# --- a killed repair resolved by ANOTHER command: committed -> completed, else rolled back -----
+# (attack run D13: strip-state/drop-operator/convert --in-place ran a recovery that restored the
+# originals of a repair killed after its commit record.) The referee for "completed" is the
+# output of an uninterrupted repair; for "rolled back" the pristine bytes.
+ha=ha/completedCheckpoint0a1b2c3d4e5f
+fresh "$job"
+repair >/dev/null 2>&1 || bad "reference repair"
+cp "$job/chk-1742/_metadata" "$tmp/want_meta"
+cp "$job/$ha" "$tmp/want_ha"
+# The commit record: the second rename onto the journal (prepare, then commit).
+commit=$(grep -n ' rename .*/\.flinkstate-txn-[0-9a-f]*\.journal$' "$tmp/repair.ops" | sed -n 2p | cut -d: -f1)
+[[ -n $commit ]] && ok || bad "no commit rename in the repair's steps"
+other() {  # another command writing in the checkpoint directory: runs the recovery there
+  "$bin" strip-state --state no-such-state --in-place --backup-suffix .other "$job/chk-1742/_metadata"
+}
+for n in $((commit + 1)) $((commit + 3)) $((commit + 5)); do  # after the commit record
+  fresh "$job"
+  FLINKSTATE_TEST_KILL_AT=$n repair >/dev/null 2>&1
+  [[ $? -eq 137 ]] && ok || bad "repair not killed at step $n"
+  # The HA directory alone does not hold the journal: a write there is refused, nothing changes.
+  if [[ -n $(leftovers "$job/ha") ]]; then
+    sum=$(cat "$job"/ha/* | md5sum)
+    "$bin" strip-state --state no-such-state --in-place --backup-suffix .other "$job/$ha" >"$tmp/out" 2>&1
+    [[ $? -eq 1 ]] && grep -q "whose journal is not in this directory" "$tmp/out" && ok ||
+      { bad "a write beside the repair's pending HA file (kill at $n)"; sed 's/^/  | /' "$tmp/out"; }
+    [[ $sum == $(cat "$job"/ha/* | md5sum) ]] && ok || bad "the refused write changed the HA directory"
+  fi
+  other >"$tmp/out" 2>&1
+  grep -q "no operator state named 'no-such-state'" "$tmp/out" && ok ||
+    { bad "other command after a kill at $n (past commit)"; sed 's/^/  | /' "$tmp/out"; }
+  [[ -z $(leftovers "$job") ]] && ok || bad "kill at $n, other command: left $(leftovers "$job")"
+  cmp -s "$job/chk-1742/_metadata" "$tmp/want_meta" && ok || bad "kill at $n (past commit): _metadata is not the repaired one"
+  cmp -s "$job/$ha" "$tmp/want_ha" && ok || bad "kill at $n (past commit): the HA file is not the repaired one"
+  cmp -s "$job/chk-1742/_metadata.bak" "$pristine/chk-1742/_metadata" && ok || bad "kill at $n: _metadata.bak"
+  cmp -s "$job/$ha.bak" "$pristine/$ha" && ok || bad "kill at $n: HA .bak"
+  for f in chk-1742/_metadata "$ha"; do
+    [[ $(stat -c '%a %u:%g' "$job/$f") == $(stat -c '%a %u:%g' "$pristine/$f") ]] && ok ||
+      bad "kill at $n: mode/owner of $f: $(stat -c '%a %u:%g' "$job/$f")"
+  done
+  # And the repair itself now finds nothing to do.
+  "$bin" repair --state "$state" --ha-dir "$job/ha" "$job/chk-1742" 2>&1 | grep -q "nothing to strip" &&
+    ok || bad "kill at $n: the state is still there"
+done
+for n in $((commit - 3)) $((commit - 1)) $commit; do  # before the commit record
+  fresh "$job"
+  FLINKSTATE_TEST_KILL_AT=$n repair >/dev/null 2>&1
+  [[ $? -eq 137 ]] && ok || bad "repair not killed at step $n"
+  other >"$tmp/out" 2>&1
+  grep -q "no operator state named 'no-such-state'" "$tmp/out" && ok ||
+    { bad "other command after a kill at $n (before commit)"; sed 's/^/  | /' "$tmp/out"; }
+  [[ -z $(leftovers "$job") ]] && ok || bad "kill at $n, other command: left $(leftovers "$job")"
+  for f in chk-1742/_metadata "$ha"; do
+    cmp -s "$job/$f" "$pristine/$f" && ok || bad "kill at $n (before commit): $f is not the original"
+    [[ ! -e $job/$f.bak ]] && ok || bad "kill at $n (before commit): $f.bak left"
+    [[ $(stat -c '%a %u:%g' "$job/$f") == $(stat -c '%a %u:%g' "$pristine/$f") ]] && ok ||
+      bad "kill at $n: mode/owner of $f"
+  done
+done
+# A killed strip-state --in-place rerun: past its commit the rerun finishes the same command's
+# write (it does not strip again); the output is what an uninterrupted run writes.
+fresh "$job"
+strip >/dev/null 2>&1 || bad "reference strip"
+cp "$file" "$tmp/want_strip"
+scommit=$(grep -n ' rename .*/\.flinkstate-txn-[0-9a-f]*\.journal$' "$tmp/strip.ops" | sed -n 2p | cut -d: -f1)
+fresh "$job"
+FLINKSTATE_TEST_KILL_AT=$((scommit + 1)) strip >/dev/null 2>&1
+strip >"$tmp/out" 2>&1 && grep -q "nothing more to do" "$tmp/out" && ok ||
+  { bad "strip-state rerun past its commit"; sed 's/^/  | /' "$tmp/out"; }
+cmp -s "$file" "$tmp/want_strip" && cmp -s "$file.bak" "$pristine/chk-1742/_metadata" && ok ||
+  bad "strip-state rerun past its commit: files"
+
 # --- concurrency: a held lock refuses at once; two racing runs stay consistent ----------------
 fresh "$job"
 flock -o -x "$job/ha" "$bin" repair --state "$state" --ha-dir "$job/ha" --apply "$job/chk-1742" >"$tmp/out" 2>&1

@@ -177,8 +177,13 @@ final class Restore {
             List<String> vs = e.getValue();
             boolean sub = vs.size() == distinct.size() && new TreeSet<>(vs).equals(distinct);
             ok &= sub;
+            Map<String, Integer> times = new TreeMap<>();
+            for (String v : vs) {
+                times.merge(v, 1, Integer::sum);
+            }
+            // on a mismatch: each value read with the number of times it was read
             got.append(String.format(" subtask %d read %d elements (%d distinct)%s;", e.getKey(), vs.size(),
-                    new TreeSet<>(vs).size(), sub ? "" : " " + vs));
+                    times.size(), sub ? "" : " " + times));
         }
         report.add("union " + name + " expected on every subtask: " + distinct);
         return check(run + ": union state " + name + " restored in the job holds exactly the " + distinct.size()

@@ -2,7 +2,10 @@
 # The referee for `dedupe-union` and `strip-state --deep`: takes the last generation of the incident that
 # flink/harness.sh reproduced with RELEASE,
 #   0. dedupe-unions it and reads the output with that release's classes: the union state holds
-#      each distinct entry once (and flinkstate reads the same);
+#      each distinct entry once (and flinkstate reads the same); then restores job v1 (the job
+#      whose code still reads the union state) from the deduped checkpoint: in initializeState
+#      every subtask must read exactly the distinct entries of the input checkpoint, as that
+#      release's serializers read them from the input (harness.sh restore --expect-union);
 # then deep-strips the leftover union state from its
 # _metadata with flinkstate, then
 #   1. reads the output's operator-state streams with that release's own classes
@@ -44,6 +47,10 @@ for o in j["operators"]:
             sys.exit(1)
 print("PASS: every element of %s is distinct in Flink's reading" % sys.argv[2])
 PY
+echo "== the deduped checkpoint restored: job v1 reads exactly the distinct entries in initializeState"
+"$here/flink/harness.sh" restore --release "$release" --from "$work/dedupe" --job-version 1 \
+  --expect-union "$state" --union-reference "$chk" --state-log "$incident/statelog" \
+  --generations 1 --out "$work/restore-dedupe"
 echo "== flinkstate strip-state --deep"
 "$bin" strip-state --deep --state "$state" --in-place "$chk/_metadata"
 rm -f "$chk/_metadata.bak"  # Flink must see only the stripped file

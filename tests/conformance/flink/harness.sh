@@ -5,6 +5,8 @@
 #   harness.sh incident --release V --out DIR [--large] [--partitions N] [--generations G] [--parallelism P]
 #   harness.sh verify   --release V FILE            (canonical facts JSON on stdout)
 #   harness.sh restore  --release V --from PATH [--expect-stripped NAME] [--state-log DIR] [--out DIR] [--generations G] [--memory-threshold BYTES]
+#                       [--job-version 1|2] [--without-class CLASS] [--expect-failure TEXT] [--expect-unregistered NAME]
+#                       [--expect-union NAME --union-reference ORIGINAL]
 #   harness.sh strip    --release V --in PATH --out PATH --state NAME   (reference rewriter on Flink's own classes)
 #   harness.sh count    --release V FILE            (entries per operator-state name)
 #   harness.sh k8s-ha   --release V --in completedCheckpointFILE --out DIR  (ConfigMap value via Flink's KubernetesStateHandleStore)
@@ -28,10 +30,12 @@ die() { echo "harness.sh: $*" >&2; exit 2; }
 cmd="$1"; shift
 
 release=""
+without_class=""
 args=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --release) release="$2"; shift 2 ;;
+    --without-class) without_class="$2"; args+=("$1" "$2"); shift 2 ;;
     *) args+=("$1"); shift ;;
   esac
 done
@@ -118,6 +122,29 @@ if [ "$cmd" = k8s-ha ]; then
     fi
   fi
   extra_cp=":$(cat "$k8scp")"
+fi
+
+if [ -n "$without_class" ]; then
+  # v2 of a job that no longer has this class: the harness jar without it (and its nested classes)
+  entry="${without_class//.//}"
+  slim="$tdir/without-${without_class}.jar"
+  if [ ! -f "$slim" ] || [ "$jar" -nt "$slim" ]; then
+    python3 - "$jar" "$slim.tmp" "$entry" <<'PY' || die "could not write the jar without $without_class"
+import sys, zipfile
+src, dst, entry = sys.argv[1:]
+dropped = 0
+with zipfile.ZipFile(src) as zi, zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as zo:
+    for i in zi.infolist():
+        if i.filename == entry + ".class" or i.filename.startswith(entry + "$"):
+            dropped += 1
+            continue
+        zo.writestr(i, zi.read(i.filename))
+if dropped == 0:
+    sys.exit("no class file " + entry + ".class in " + src)
+PY
+    mv "$slim.tmp" "$slim"
+  fi
+  jar="$slim"
 fi
 
 exec "$JAVA" "${JVM_FLAGS[@]}" -Xmx"${FLINKSTATE_HEAP:-6g}" \

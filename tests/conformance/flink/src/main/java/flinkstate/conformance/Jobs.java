@@ -129,6 +129,9 @@ final class Jobs {
             if (withUnion) {
                 union = ctx.getOperatorStateStore().getUnionListState(new ListStateDescriptor<>("union-counts", LongSerializer.INSTANCE));
             }
+            if (ctx.isRestored()) {
+                logRegisteredNames(logDir, run, uid, idx, ctx);
+            }
         }
 
         @Override
@@ -151,6 +154,16 @@ final class Jobs {
             log(logDir, run, "snap " + ctx.getCheckpointId() + " " + uid + " " + Compat.subtaskIndex(getRuntimeContext())
                     + " records-seen - " + count);
         }
+    }
+
+    /**
+     * "names UID SUBTASK n1,n2,..." : the operator state names the restored backend has registered
+     * (DefaultOperatorStateBackend#getRegisteredStateNames: the names whose meta info the restore read,
+     * plus those this function declared), sorted.
+     */
+    static void logRegisteredNames(String logDir, String run, String uid, int idx, FunctionInitializationContext ctx) {
+        Set<String> names = new java.util.TreeSet<>(ctx.getOperatorStateStore().getRegisteredStateNames());
+        log(logDir, run, "names " + uid + " " + idx + " " + String.join(",", names));
     }
 
     static TypeSerializer<Tuple2<KafkaTopicPartition, Long>> legacyKafkaStateSerializer() {
@@ -199,6 +212,13 @@ final class Jobs {
                 if (owned.containsKey(t.f0.getPartition())) {
                     owned.put(t.f0.getPartition(), t.f1);
                 }
+                if (ctx.isRestored()) {
+                    // every element this subtask read from the union state, in the restore order
+                    log(logDir, run, "union kafka-source " + idx + " " + INCIDENT_STATE + " " + t);
+                }
+            }
+            if (ctx.isRestored()) {
+                logRegisteredNames(logDir, run, "kafka-source", idx, ctx);
             }
             count = 0;
             for (Long v : seen.get()) {

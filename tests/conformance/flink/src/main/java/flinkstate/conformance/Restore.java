@@ -1,17 +1,32 @@
 package flinkstate.conformance;
 
 import org.apache.flink.api.common.JobID;
+import org.apache.flink.api.common.JobStatus;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.core.fs.FSDataInputStream;
+import org.apache.flink.core.memory.DataInputViewStreamWrapper;
 import org.apache.flink.runtime.checkpoint.OperatorState;
+import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.runtime.jobgraph.JobGraph;
+import org.apache.flink.runtime.jobmaster.JobResult;
+import org.apache.flink.runtime.state.OperatorBackendSerializationProxy;
+import org.apache.flink.runtime.state.OperatorStateHandle;
+import org.apache.flink.runtime.state.metainfo.StateMetaInfoSnapshot;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.util.SerializedThrowable;
 
 import java.io.File;
 import java.nio.file.Files;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * harness restore: start incident job v2 from a (rewritten) checkpoint, checkpoint, restore again a
@@ -96,6 +111,141 @@ final class Restore {
         return ok;
     }
 
+    /** Every element of the operator state NAME in a loaded checkpoint, deserialized with the restored serializer of its stream. */
+    static List<Object> unionValues(Facts.Loaded l, String name) throws Exception {
+        ClassLoader cl = Restore.class.getClassLoader();
+        List<Object> values = new ArrayList<>();
+        for (OperatorState op : l.operators) {
+            for (OperatorSubtaskState st : op.getSubtaskStates().values()) {
+                for (OperatorStateHandle h : st.getManagedOperatorState()) {
+                    OperatorStateHandle.StateMetaInfo mi = h.getStateNameToPartitionOffsets().get(name);
+                    if (mi == null) {
+                        continue;
+                    }
+                    try (FSDataInputStream in = h.openInputStream()) {
+                        OperatorBackendSerializationProxy p = new OperatorBackendSerializationProxy(cl);
+                        DataInputViewStreamWrapper div = new DataInputViewStreamWrapper(in);
+                        p.read(div);
+                        if (Boolean.TRUE.equals(Compat.call(p, "isUsingStateCompression", Boolean.FALSE))) {
+                            throw new IllegalStateException("compressed operator state is not read here");
+                        }
+                        TypeSerializer<?> ser = null;
+                        for (StateMetaInfoSnapshot m : p.getOperatorStateMetaInfoSnapshots()) {
+                            if (m.getName().equals(name)) {
+                                for (Map.Entry<String, TypeSerializerSnapshot<?>> e : m.getSerializerSnapshotsImmutable().entrySet()) {
+                                    if (!e.getKey().equals("KEY_SERIALIZER")) {
+                                        ser = e.getValue().restoreSerializer();
+                                    }
+                                }
+                            }
+                        }
+                        if (ser == null) {
+                            throw new IllegalStateException("no meta info of " + name + " in a stream whose handle has its offsets");
+                        }
+                        for (long off : mi.getOffsets()) {
+                            in.seek(off);
+                            values.add(ser.deserialize(div));
+                        }
+                    }
+                }
+            }
+        }
+        return values;
+    }
+
+    /** "union UID SUBTASK NAME VALUE" lines of a run log: per subtask the values read, in order. */
+    static Map<Integer, List<String>> unionRead(File log, String name) throws Exception {
+        Map<Integer, List<String>> m = new TreeMap<>();
+        if (log.isFile()) {
+            for (String line : Files.readAllLines(log.toPath())) {
+                String[] f = line.split(" ", 5);
+                if (f[0].equals("union") && f.length == 5 && f[3].equals(name)) {
+                    m.computeIfAbsent(Integer.parseInt(f[2]), k -> new ArrayList<>()).add(f[4]);
+                }
+            }
+        }
+        return m;
+    }
+
+    /** Every subtask read each distinct value exactly once, and nothing else. */
+    static boolean checkUnion(File log, String run, String name, Set<String> distinct, int parallelism, List<String> report)
+            throws Exception {
+        Map<Integer, List<String>> read = unionRead(log, name);
+        boolean ok = read.size() == parallelism;
+        StringBuilder got = new StringBuilder();
+        for (Map.Entry<Integer, List<String>> e : read.entrySet()) {
+            List<String> vs = e.getValue();
+            boolean sub = vs.size() == distinct.size() && new TreeSet<>(vs).equals(distinct);
+            ok &= sub;
+            Map<String, Integer> times = new TreeMap<>();
+            for (String v : vs) {
+                times.merge(v, 1, Integer::sum);
+            }
+            // on a mismatch: each value read with the number of times it was read
+            got.append(String.format(" subtask %d read %d elements (%d distinct)%s;", e.getKey(), vs.size(),
+                    times.size(), sub ? "" : " " + times));
+        }
+        report.add("union " + name + " expected on every subtask: " + distinct);
+        return check(run + ": union state " + name + " restored in the job holds exactly the " + distinct.size()
+                + " distinct entries on each of " + parallelism + " subtasks:" + got, ok, report);
+    }
+
+    /** "names UID SUBTASK n1,n2" lines: the registered operator state names per subtask of that operator. */
+    static Map<Integer, String> registeredNames(File log, String uid) throws Exception {
+        Map<Integer, String> m = new TreeMap<>();
+        if (log.isFile()) {
+            for (String line : Files.readAllLines(log.toPath())) {
+                String[] f = line.split(" ", 4);
+                if (f[0].equals("names") && f[1].equals(uid)) {
+                    m.put(Integer.parseInt(f[2]), f.length > 3 ? f[3] : "");
+                }
+            }
+        }
+        return m;
+    }
+
+    /**
+     * The restore must fail: one run without restarts (restart-strategy none); PASS when the job ends
+     * FAILED with TEXT in its cause chain. Prints the whole cause chain.
+     */
+    static boolean expectFailure(Map<String, String> o, File out, String restoreFrom, long restoredId, int version,
+                                 int partitions, int parallelism, File logDir, String text, List<String> report) throws Exception {
+        String run = "restore1";
+        Configuration conf = Main.baseConfig("hashmap", false);
+        Cluster.setBoth(conf, "none", "restart-strategy", "restart-strategy.type");
+        long t0 = System.currentTimeMillis();
+        try (Cluster cl = new Cluster(conf, new File(new File(out, run), "checkpoints"), new File(new File(out, run), "savepoints"),
+                null, null, run, parallelism)) {
+            StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(cl.conf);
+            Jobs.buildIncident(env, version, parallelism, partitions, logDir.getPath(), run, 0);
+            JobGraph jg = Main.graph(env, restoreFrom, false);
+            cl.mc.submitJob(jg).get();
+            JobID id = jg.getJobID();
+            long deadline = System.currentTimeMillis() + 120_000;
+            JobStatus s = cl.mc.getJobStatus(id).get();
+            // ends when the job fails, or when it restored and completed a checkpoint (did not fail)
+            while (!s.isGloballyTerminalState() && cl.latestCheckpoint(id) <= restoredId && System.currentTimeMillis() < deadline) {
+                Thread.sleep(100);
+                s = cl.mc.getJobStatus(id).get();
+            }
+            if (!s.isGloballyTerminalState()) {
+                report.add("FAIL " + run + ": the job is " + s + " (checkpoint " + cl.latestCheckpoint(id)
+                        + " after restoring from " + restoredId + "), expected it to fail with '" + text + "'");
+                return false;
+            }
+            JobResult r = cl.mc.requestJobResult(id).get();
+            Throwable t = r.getSerializedThrowable().map(x -> (Throwable) x.deserializeError(Restore.class.getClassLoader())).orElse(null);
+            boolean found = false;
+            for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+                String line = c instanceof SerializedThrowable ? c.toString() : c.getClass().getName() + ": " + c.getMessage();
+                report.add("  cause: " + line);
+                found |= line.contains(text);
+            }
+            report.add(String.format("%s took %.1f s", run, (System.currentTimeMillis() - t0) / 1000.0));
+            return check(run + ": job " + s + ", cause chain contains '" + text + "'", s == JobStatus.FAILED && found, report);
+        }
+    }
+
     static int run(Map<String, String> o) throws Exception {
         File from = new File(Main.req(o, "from")).getAbsoluteFile();
         if (from.isFile()) {
@@ -139,6 +289,45 @@ final class Restore {
             report.add("expected values for checkpoint " + in.checkpointId + " from " + where);
         }
 
+        int version = Integer.parseInt(o.getOrDefault("job-version", "2"));
+        int partitions = Integer.parseInt(o.getOrDefault("partitions", "8"));
+        report.add("restoring incident job v" + version);
+        String absentClass = o.get("without-class");
+        if (absentClass != null) {
+            // harness.sh put the job on a classpath without this class (v2 of a job that dropped it)
+            boolean absent;
+            try {
+                Class.forName(absentClass, false, Restore.class.getClassLoader());
+                absent = false;
+            } catch (ClassNotFoundException e) {
+                absent = true;
+            }
+            allOk &= check("class " + absentClass + " cannot be loaded in this JVM (the job's classpath)", absent, report);
+        }
+        String unionName = o.get("expect-union");
+        Set<String> unionDistinct = null;
+        if (unionName != null) {
+            // the expected union content: the distinct values of the ORIGINAL checkpoint, read with Flink's classes
+            File ref = new File(Main.req(o, "union-reference"));
+            List<Object> values = unionValues(Facts.load(ref), unionName);
+            unionDistinct = new TreeSet<>();
+            for (Object v : values) {
+                unionDistinct.add(String.valueOf(v));
+            }
+            report.add("union reference " + ref + ": " + unionName + " has " + values.size() + " elements, "
+                    + unionDistinct.size() + " distinct (read with this release's serializers)");
+        }
+        String failure = o.get("expect-failure");
+        if (failure != null) {
+            allOk &= expectFailure(o, out, from.getPath(), in.checkpointId, version, partitions, parallelism, logDir, failure, report);
+            for (String r : report) {
+                Main.OUT.println(r);
+            }
+            Main.OUT.println(allOk ? "RESTORE CHECK PASSED" : "RESTORE CHECK FAILED");
+            return allOk ? 0 : 1;
+        }
+        String unregistered = o.get("expect-unregistered");
+
         String restoreFrom = from.getPath();
         for (int g = 1; g <= gens; g++) {
             long t0 = System.currentTimeMillis();
@@ -155,7 +344,7 @@ final class Restore {
             File kept;
             try (Cluster cl = new Cluster(conf, new File(dir, "checkpoints"), new File(dir, "savepoints"), null, null, run, parallelism)) {
                 StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(cl.conf);
-                Jobs.buildIncident(env, 2, parallelism, 0, logDir.getPath(), run, 0);
+                Jobs.buildIncident(env, version, parallelism, partitions, logDir.getPath(), run, 0);
                 JobID id = cl.submit(Main.graph(env, restoreFrom, false));
                 File log = new File(logDir, run + ".log");
                 long deadline = System.currentTimeMillis() + 120_000;
@@ -188,6 +377,18 @@ final class Restore {
                         keyedOk && !expected.keyed.isEmpty(), report);
             } else {
                 allOk &= check(run + ": every subtask and key restored state " + restored.describe(), restored.complete(parallelism), report);
+            }
+            if (unionDistinct != null && g == 1) {
+                allOk &= checkUnion(log, run, unionName, unionDistinct, parallelism, report);
+            }
+            if (unregistered != null) {
+                Map<Integer, String> names = registeredNames(log, "kafka-source");
+                boolean ok = names.size() == parallelism;
+                for (String n : names.values()) {
+                    ok &= !Arrays.asList(n.split(",")).contains(unregistered);
+                }
+                allOk &= check(run + ": " + unregistered + " is not among the registered operator state names of kafka-source "
+                        + names + " (getRegisteredStateNames, every subtask)", ok, report);
             }
             Facts.Loaded now = Facts.load(kept);
             if (stripped != null) {

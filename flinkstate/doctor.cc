@@ -510,17 +510,46 @@ struct RestoredHandle {
   const OperatorStateHandle* kept = nullptr;
 };
 
+// The handles of one slot (managed or raw) of one operator after
+// redistribution. A new subtask that receives nothing but union entries gets
+// the same handles as every other such subtask: they are held once
+// (`union_only`), so that a high parallelism with few handles costs what the
+// handles cost, not parallelism x union entries.
+struct RestoredSlot {
+  // Per new subtask; empty for a subtask that receives only union entries.
+  std::vector<std::vector<RestoredHandle>> own;
+  // What such a subtask receives: the union entries of every old handle.
+  std::vector<RestoredHandle> union_only;
+
+  const std::vector<RestoredHandle>& For(int i) const {
+    return own[i].empty() ? union_only : own[i];
+  }
+  // True when new subtask `i` receives only union entries (or nothing).
+  bool OnlyUnion(int i) const { return own[i].empty(); }
+};
+
 // `RoundRobinOperatorStateRepartitioner.repartitionState` over the handles of
 // one slot (managed or raw) of one operator.
-std::vector<std::vector<RestoredHandle>> RepartitionOperatorState(
+RestoredSlot RepartitionOperatorState(
     const std::vector<std::vector<const OperatorStateHandle*>>& old, int new_parallelism) {
   const int old_parallelism = static_cast<int>(old.size());
-  std::vector<std::vector<RestoredHandle>> result(new_parallelism);
-  std::vector<std::map<const StreamStateHandle*, size_t>> merge(new_parallelism);
+  RestoredSlot slot;
+  std::vector<std::vector<RestoredHandle>>& result = slot.own;
+  result.resize(new_parallelism);
+  // Handles by delegate per new subtask (merged as Flink's map of
+  // StreamStateHandle -> OperatorStateHandle merges them); only subtasks that
+  // receive something besides union entries have one.
+  std::map<int, std::map<const StreamStateHandle*, size_t>> merge;
+  std::map<const StreamStateHandle*, size_t> union_merge;
+  auto add_to = [](std::vector<RestoredHandle>& handles,
+                   std::map<const StreamStateHandle*, size_t>& by_delegate,
+                   const StreamStateHandle* d) -> RestoredHandle& {
+    auto [it, inserted] = by_delegate.emplace(d, handles.size());
+    if (inserted) handles.push_back(RestoredHandle{d, {}});
+    return handles[it->second];
+  };
   auto handle_for = [&](int i, const StreamStateHandle* d) -> RestoredHandle& {
-    auto [it, inserted] = merge[i].emplace(d, result[i].size());
-    if (inserted) result[i].push_back(RestoredHandle{d, {}});
-    return result[i][it->second];
+    return add_to(result[i], merge[i], d);
   };
   // The key String a name takes: the first handle's (groupByStateMode's
   // computeIfAbsent keeps the first key object).
@@ -528,11 +557,12 @@ std::vector<std::vector<RestoredHandle>> RepartitionOperatorState(
   struct Located {
     const OperatorStateHandle* handle;
     const StateNameEntry* entry;
+    int subtask;  // the old subtask holding the handle
   };
   std::map<uint8_t, std::vector<std::pair<std::string, std::vector<Located>>>> by_mode;
   bool has_union = false;
-  for (const auto& subtask : old) {
-    for (const OperatorStateHandle* h : subtask) {
+  for (int s = 0; s < old_parallelism; ++s) {
+    for (const OperatorStateHandle* h : old[s]) {
       for (const StateNameEntry& e : h->states) {
         auto& names = by_mode[e.mode];
         auto it = std::find_if(names.begin(), names.end(),
@@ -542,7 +572,7 @@ std::vector<std::vector<RestoredHandle>> RepartitionOperatorState(
           it = names.end() - 1;
           first_key[e.name.value] = PtrKey("key", &e);
         }
-        it->second.push_back({h, &e});
+        it->second.push_back({h, &e, s});
         if (e.mode == static_cast<uint8_t>(DistributionMode::kUnion)) has_union = true;
       }
     }
@@ -551,6 +581,19 @@ std::vector<std::vector<RestoredHandle>> RepartitionOperatorState(
     return h->delegate ? h->delegate.get() : nullptr;
   };
   const auto union_mode = static_cast<uint8_t>(DistributionMode::kUnion);
+  // The union entries, in Flink's order, added to `handles` (skipping those
+  // of old subtask `own`, already in its own handles; -1: none).
+  auto add_union = [&](std::vector<RestoredHandle>& handles,
+                       std::map<const StreamStateHandle*, size_t>& by_delegate, int own) {
+    for (const auto& [name, located] : by_mode[union_mode]) {
+      for (const Located& l : located) {
+        if (l.subtask == own) continue;
+        add_to(handles, by_delegate, delegate_of(l.handle))
+            .entries.push_back({l.entry, l.entry->offsets.count, first_key[name],
+                                PtrKey("meta", l.entry), true});
+      }
+    }
+  };
   if (new_parallelism == old_parallelism) {
     // Handles stay; union entries of every other subtask are added.
     for (int i = 0; i < new_parallelism; ++i) {
@@ -563,20 +606,12 @@ std::vector<std::vector<RestoredHandle>> RepartitionOperatorState(
         }
       }
     }
-    if (!has_union) return result;
+    if (!has_union) return slot;
     for (int i = 0; i < new_parallelism; ++i) {
-      for (const auto& [name, located] : by_mode[union_mode]) {
-        for (const Located& l : located) {
-          bool own = false;
-          for (const OperatorStateHandle* h : old[i]) own = own || h == l.handle;
-          if (own) continue;  // already in its own map
-          handle_for(i, delegate_of(l.handle))
-              .entries.push_back({l.entry, l.entry->offsets.count, first_key[name],
-                                  PtrKey("meta", l.entry), true});
-        }
-      }
+      if (!result[i].empty()) add_union(result[i], merge[i], i);
     }
-    return result;
+    add_union(slot.union_only, union_merge, -1);
+    return slot;
   }
   // repartitionSplitState
   int start = 0;
@@ -617,23 +652,22 @@ std::vector<std::vector<RestoredHandle>> RepartitionOperatorState(
     }
     start = new_start;
   }
+  // Broadcast: the i-th old handle's entries to new subtask i (mod their
+  // number), after the union entries; a subtask that gets broadcast entries
+  // holds its own handles.
+  const auto& broadcast = by_mode[static_cast<uint8_t>(DistributionMode::kBroadcast)];
   for (int i = 0; i < new_parallelism; ++i) {
-    for (const auto& [name, located] : by_mode[union_mode]) {
-      for (const Located& l : located) {
-        handle_for(i, delegate_of(l.handle))
-            .entries.push_back({l.entry, l.entry->offsets.count, first_key[name],
-                                PtrKey("meta", l.entry), true});
-      }
-    }
-    for (const auto& [name, located] :
-         by_mode[static_cast<uint8_t>(DistributionMode::kBroadcast)]) {
+    if (result[i].empty() && broadcast.empty()) continue;  // union entries only
+    add_union(result[i], merge[i], -1);
+    for (const auto& [name, located] : broadcast) {
       const Located& l = located[i % located.size()];
       handle_for(i, delegate_of(l.handle))
           .entries.push_back({l.entry, l.entry->offsets.count, first_key[name],
                               PtrKey("meta", l.entry), false});
     }
   }
-  return result;
+  add_union(slot.union_only, union_merge, -1);
+  return slot;
 }
 
 const char* ModeConstant(uint8_t mode) {
@@ -705,24 +739,69 @@ int64_t KeyedCount(const KeyedStateHandle& h) {
   return h.num_key_groups;
 }
 
-// One operator's state after redistribution to its new subtasks.
+// One operator's state after redistribution to its new subtasks. Built in
+// time proportional to the handles and the new parallelism (each handle is
+// placed with the subtasks that receive it), not their product.
 class OperatorRestore {
  public:
   OperatorRestore(const OperatorState& op, int parallelism)
       : op_(op),
         old_p_(std::max(op.parallelism, 1)),
         new_p_(parallelism > 0 ? parallelism : std::max(op.parallelism, 1)),
-        max_p_(op.max_parallelism > 0 ? op.max_parallelism : 128),
-        by_index_(old_p_, nullptr) {
+        max_p_(op.max_parallelism > 0 ? op.max_parallelism : 128) {
+    std::vector<const OperatorSubtaskState*> by_index(old_p_, nullptr);
     std::vector<std::vector<const OperatorStateHandle*>> managed(old_p_), raw(old_p_);
     for (const OperatorSubtaskState& s : op.subtasks) {
       if (s.subtask_index < 0 || s.subtask_index >= old_p_) continue;
-      by_index_[s.subtask_index] = &s;
-      for (const OperatorStateHandle& h : s.managed_operator_state) {
-        if (h.tag != 0) managed[s.subtask_index].push_back(&h);
+      by_index[s.subtask_index] = &s;
+    }
+    for (int k = 0; k < 2; ++k) {
+      keyed_[k].resize(new_p_);
+      channel_[k].resize(new_p_);
+    }
+    for (const OperatorSubtaskState* s : by_index) {
+      if (s == nullptr) continue;
+      for (const OperatorStateHandle& h : s->managed_operator_state) {
+        if (h.tag != 0) managed[s->subtask_index].push_back(&h);
       }
-      for (const OperatorStateHandle& h : s.raw_operator_state) {
-        if (h.tag != 0) raw[s.subtask_index].push_back(&h);
+      for (const OperatorStateHandle& h : s->raw_operator_state) {
+        if (h.tag != 0) raw[s->subtask_index].push_back(&h);
+      }
+      // Keyed: each handle to the new subtasks whose key groups it
+      // intersects (`KeyGroupRangeAssignment.computeOperatorIndexForKeyGroup`
+      // of its first and last key group bound them); at an unchanged
+      // parallelism it stays with its subtask.
+      for (int k = 0; k < 2; ++k) {
+        for (const KeyedStateHandle& h : k == 0 ? s->managed_keyed_state : s->raw_keyed_state) {
+          if (h.tag == 0) continue;
+          if (new_p_ == old_p_) {
+            keyed_[k][s->subtask_index].push_back({&h, -1});
+            continue;
+          }
+          const int64_t first = KeyedStart(h);
+          const int64_t last = KeyedStart(h) + KeyedCount(h) - 1;
+          const int64_t lo = std::max<int64_t>(first, 0);
+          const int64_t hi = std::min<int64_t>(last, max_p_ - 1);
+          if (hi < lo) continue;
+          const int64_t to = std::min<int64_t>(hi * new_p_ / max_p_, new_p_ - 1);
+          for (int64_t i = lo * new_p_ / max_p_; i <= to; ++i) {
+            const auto [kg_start, kg_end] = KeyGroupRangeFor(max_p_, new_p_, i);
+            const int64_t a = std::max<int64_t>(first, kg_start);
+            const int64_t z = std::min<int64_t>(last, kg_end);
+            if (z < a) continue;
+            const auto tag = static_cast<HandleTag>(h.tag);
+            const bool sliced = tag == HandleTag::kKeyGroups || tag == HandleTag::kKeyGroupsV2 ||
+                                tag == HandleTag::kSavepointKeyGroups;
+            keyed_[k][i].push_back({&h, sliced ? z - a + 1 : -1});
+          }
+        }
+      }
+      // Channel state: with the subtask of the same index (i mod N otherwise).
+      for (int k = 0; k < 2; ++k) {
+        for (const ChannelStateHandle& h :
+             k == 0 ? s->input_channel_state : s->result_subpartition_state) {
+          channel_[k][s->subtask_index % new_p_].push_back(&h);
+        }
       }
     }
     managed_ = RepartitionOperatorState(managed, new_p_);
@@ -731,53 +810,36 @@ class OperatorRestore {
   int new_parallelism() const { return new_p_; }
   const OperatorState& op() const { return op_; }
 
+  // True when new subtask `i` receives union entries only (or nothing): every
+  // such subtask of the operator receives the same state.
+  bool OnlyUnion(int i) const {
+    return managed_.OnlyUnion(i) && raw_.OnlyUnion(i) && keyed_[0][i].empty() &&
+           keyed_[1][i].empty() && channel_[0][i].empty() && channel_[1][i].empty();
+  }
+
   // The `OperatorSubtaskState` object of new subtask `i` (no stream header).
   uint64_t Size(JavaSizer& js, int i, absl::string_view dir, Payload* p) const {
     uint64_t b = js.Object(kOperatorSubtaskState);
     std::vector<uint64_t> sizes;
-    OperatorHandlesSize(js, managed_[i], dir, p, &sizes);
+    OperatorHandlesSize(js, managed_.For(i), dir, p, &sizes);
     b += CollectionSize(js, sizes);
     sizes.clear();
-    OperatorHandlesSize(js, raw_[i], dir, p, &sizes);
+    OperatorHandlesSize(js, raw_.For(i), dir, p, &sizes);
     b += CollectionSize(js, sizes);
     // Keyed: the old handles whose key groups intersect the new range.
-    const auto [kg_start, kg_end] = KeyGroupRangeFor(max_p_, new_p_, i);
-    for (bool managed_slot : {true, false}) {
+    for (int k = 0; k < 2; ++k) {
       sizes.clear();
-      for (const OperatorSubtaskState* s : by_index_) {
-        if (s == nullptr) continue;
-        for (const KeyedStateHandle& h :
-             managed_slot ? s->managed_keyed_state : s->raw_keyed_state) {
-          if (h.tag == 0) continue;
-          int64_t kg = -1;
-          if (new_p_ != old_p_) {
-            const int64_t a = std::max<int64_t>(KeyedStart(h), kg_start);
-            const int64_t z = std::min<int64_t>(KeyedStart(h) + KeyedCount(h) - 1, kg_end);
-            if (z < a) continue;
-            const auto tag = static_cast<HandleTag>(h.tag);
-            if (tag == HandleTag::kKeyGroups || tag == HandleTag::kKeyGroupsV2 ||
-                tag == HandleTag::kSavepointKeyGroups) {
-              kg = z - a + 1;
-            }
-          } else if (s->subtask_index != i) {
-            continue;
-          }
-          sizes.push_back(KeyedHandleSize(js, h, kg, dir, p));
-          ++p->handles;
-        }
+      for (const KeyedAssigned& a : keyed_[k][i]) {
+        sizes.push_back(KeyedHandleSize(js, *a.handle, a.key_groups, dir, p));
+        ++p->handles;
       }
       b += CollectionSize(js, sizes);
     }
-    // Channel state: with the subtask of the same index (i mod N otherwise).
-    for (bool input : {true, false}) {
+    for (int k = 0; k < 2; ++k) {
       sizes.clear();
-      for (const OperatorSubtaskState* s : by_index_) {
-        if (s == nullptr || s->subtask_index % new_p_ != i) continue;
-        for (const ChannelStateHandle& h :
-             input ? s->input_channel_state : s->result_subpartition_state) {
-          sizes.push_back(ChannelHandleSize(js, h, input, dir, p));
-          ++p->handles;
-        }
+      for (const ChannelStateHandle* h : channel_[k][i]) {
+        sizes.push_back(ChannelHandleSize(js, *h, k == 0, dir, p));
+        ++p->handles;
       }
       b += CollectionSize(js, sizes);
     }
@@ -790,10 +852,19 @@ class OperatorRestore {
   }
 
  private:
+  // A keyed handle a new subtask receives; `key_groups` after the
+  // intersection (-1: the handle whole).
+  struct KeyedAssigned {
+    const KeyedStateHandle* handle;
+    int64_t key_groups;
+  };
   const OperatorState& op_;
   int old_p_, new_p_, max_p_;
-  std::vector<const OperatorSubtaskState*> by_index_;
-  std::vector<std::vector<RestoredHandle>> managed_, raw_;
+  RestoredSlot managed_, raw_;
+  // [managed, raw] keyed handles and [input, output] channel handles per new
+  // subtask.
+  std::vector<std::vector<KeyedAssigned>> keyed_[2];
+  std::vector<std::vector<const ChannelStateHandle*>> channel_[2];
 };
 
 // STREAM_MAGIC + STREAM_VERSION.
@@ -834,7 +905,16 @@ absl::StatusOr<std::vector<report::TaskPayload>> ForecastTasks(
   std::vector<report::TaskPayload> tasks;
   for (const OperatorState& op : file.metadata.operators) {
     const OperatorRestore r(op, parallelism);
+    // The subtasks that receive union entries only receive the same state:
+    // sized once.
+    std::optional<size_t> only_union;
     for (int i = 0; i < r.new_parallelism(); ++i) {
+      if (r.OnlyUnion(i) && only_union.has_value()) {
+        tasks.push_back(tasks[*only_union]);
+        tasks.back().set_subtask_index(i);
+        continue;
+      }
+      if (r.OnlyUnion(i)) only_union = tasks.size();
       JavaSizer js;
       Payload p;
       const uint64_t b = kStreamHeaderBytes + r.Size(js, i, checkpoint_dir, &p);
@@ -1487,6 +1567,28 @@ uint64_t MaxPayload(const std::vector<report::TaskPayload>& tasks) {
   return m;
 }
 
+// What Flink's loader refuses although the bytes decode (verify.h's
+// `CheckOperatorLoadable`, `_metadata` only): such a checkpoint is never
+// restored, so nothing is forecast for it.
+std::vector<Finding> LoadRefusals(const StateFile& f) {
+  std::vector<Finding> refusals;
+  if (f.kind != StateFileKind::kMetadata) return refusals;
+  for (size_t i = 0; i < f.metadata.operators.size(); ++i) {
+    CheckOperatorLoadable(f.metadata.operators[i], static_cast<int>(i), f.metadata.version,
+                          &refusals);
+  }
+  return refusals;
+}
+
+// Why the forecast of a checkpoint with `refusals` is skipped.
+std::string ForecastSkippedReason(const std::vector<Finding>& refusals) {
+  return absl::StrCat("Flink cannot load this checkpoint (", refusals.size(),
+                      refusals.size() == 1 ? " refusal" : " refusals", ", the first: ",
+                      refusals.front().path, ": ", refusals.front().problem,
+                      "), so no restore sends its state: no per-task payload, chain or other "
+                      "parallelism is forecast, and the heap counts the checkpoint only");
+}
+
 }  // namespace
 
 absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& paths,
@@ -1768,35 +1870,38 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
       total_offloaded += restore;
     }
   };
-  FLINKSTATE_ASSIGN_OR_RETURN(
-      std::vector<report::TaskPayload> tasks,
-      ForecastTasks(f, cur.file.bytes(), options.parallelism, cur.dir));
-  for (const auto& t : tasks) *rf->add_tasks() = t;
   std::map<std::string, const OperatorState*> op_by_id;
   for (const OperatorState& op : f.metadata.operators) op_by_id[op.IdHex()] = &op;
 
   // What Flink's loader refuses although the bytes decode (verify.h): the
-  // job cannot start from this checkpoint whatever the frame size.
-  if (f.kind == StateFileKind::kMetadata) {
-    std::vector<Finding> refusals;
-    for (size_t i = 0; i < f.metadata.operators.size(); ++i) {
-      CheckOperatorLoadable(f.metadata.operators[i], static_cast<int>(i), f.metadata.version,
-                            &refusals);
-    }
-    for (const Finding& x : refusals) {
-      report::DoctorWarning* w = AddWarning(
-          &r, "CHECKPOINT_NOT_LOADABLE",
-          absl::StrCat(x.path, ": ", x.problem, " (at byte ", x.offset, ")"),
-          absl::StrCat("flinkstate verify ", ShellQuote(cur.path)));
-      const size_t close = x.path.find(']');
-      int index = 0;
-      if (close != std::string::npos &&
-          absl::SimpleAtoi(x.path.substr(10, close - 10), &index) && index >= 0 &&
-          static_cast<size_t>(index) < f.metadata.operators.size()) {
-        w->set_operator_id(f.metadata.operators[index].IdHex());
-      }
+  // job cannot start from this checkpoint whatever the frame size, and no
+  // restore is forecast (a hostile parallelism must not cost its product with
+  // the handles either).
+  const std::vector<Finding> refusals = LoadRefusals(f);
+  const bool loadable = refusals.empty();
+  for (const Finding& x : refusals) {
+    report::DoctorWarning* w = AddWarning(
+        &r, "CHECKPOINT_NOT_LOADABLE",
+        absl::StrCat(x.path, ": ", x.problem, " (at byte ", x.offset, ")"),
+        absl::StrCat("flinkstate verify ", ShellQuote(cur.path)));
+    const size_t close = x.path.find(']');
+    int index = 0;
+    if (close != std::string::npos &&
+        absl::SimpleAtoi(x.path.substr(10, close - 10), &index) && index >= 0 &&
+        static_cast<size_t>(index) < f.metadata.operators.size()) {
+      w->set_operator_id(f.metadata.operators[index].IdHex());
     }
   }
+  std::vector<report::TaskPayload> tasks;
+  if (loadable) {
+    FLINKSTATE_ASSIGN_OR_RETURN(tasks,
+                                ForecastTasks(f, cur.file.bytes(), options.parallelism, cur.dir));
+  } else {
+    rf->set_forecast_skipped(ForecastSkippedReason(refusals));
+    AddWarning(&r, "FORECAST_SKIPPED", absl::StrCat(cur.path, ": ", rf->forecast_skipped()),
+               absl::StrCat("flinkstate verify ", ShellQuote(cur.path)));
+  }
+  for (const auto& t : tasks) *rf->add_tasks() = t;
 
   if (options.parallelism > 0) {
     for (const OperatorState& op : f.metadata.operators) {
@@ -1818,6 +1923,7 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
   std::vector<std::unique_ptr<OperatorRestore>> restores;
   std::map<std::string, const OperatorRestore*> restore_by_id;
   for (const OperatorState& op : f.metadata.operators) {
+    if (!loadable) break;
     restores.push_back(std::make_unique<OperatorRestore>(op, options.parallelism));
     restore_by_id[op.IdHex()] = restores.back().get();
   }
@@ -1828,7 +1934,10 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
     t.set_task_restore_offloaded(offloaded(t.payload_bytes()));
     t.set_rpc_bytes(rpc_bytes(t.payload_bytes(), offloading));
   }
-  if (!options.plan_file.empty()) {
+  if (!options.plan_file.empty() && !loadable) {
+    // Read for its errors; nothing to chain.
+    FLINKSTATE_RETURN_IF_ERROR(ReadPlan(options.plan_file).status());
+  } else if (!options.plan_file.empty()) {
     FLINKSTATE_ASSIGN_OR_RETURN(std::vector<PlanVertex> plan, ReadPlan(options.plan_file));
     MatchPlan(f, options.parallelism, &plan);
     rf->set_chaining_known(true);
@@ -1892,12 +2001,24 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
         all_finished &= it != op_by_id.end() && it->second->fully_finished();
       }
       if (all_finished) chain.clear();
+      // Subtasks whose every operator receives union entries only receive
+      // the same restore: sized once.
+      std::optional<uint64_t> only_union_bytes;
       for (int i = 0; i < n; ++i) {
         report::ChainPayload* c = rf->add_chains();
         for (const std::string& id : v.operator_ids) c->add_operator_ids(id);
         c->set_name(v.description);
         c->set_subtask_index(i);
-        c->set_payload_bytes(ChainRestoreSize(chain, i, cur.dir));
+        const bool only_union = absl::c_all_of(chain, [i](const OperatorRestore* x) {
+          return i < x->new_parallelism() && x->OnlyUnion(i);
+        });
+        if (!only_union || !only_union_bytes.has_value()) {
+          const uint64_t bytes = ChainRestoreSize(chain, i, cur.dir);
+          if (only_union) only_union_bytes = bytes;
+          c->set_payload_bytes(bytes);
+        } else {
+          c->set_payload_bytes(*only_union_bytes);
+        }
         c->set_task_restore_offloaded(offloaded(c->payload_bytes()));
         c->set_deployment_bytes(rpc_bytes(c->payload_bytes(), offloading));
         count_offload(c->payload_bytes());
@@ -1905,7 +2026,7 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
         max_deploy = std::max<uint64_t>(max_deploy, c->deployment_bytes());
       }
     }
-  } else {
+  } else if (loadable) {
     // Without a plan each operator subtask stands for its task (a lower
     // bound of the chain's JobManagerTaskRestore, also for the offload).
     for (const report::TaskPayload& t : rf->tasks()) {
@@ -2052,7 +2173,7 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
     }
   }
   for (int q : others) {
-    if (q > kMaxFlinkParallelism) continue;
+    if (q > kMaxFlinkParallelism || !loadable) continue;
     FLINKSTATE_ASSIGN_OR_RETURN(std::vector<report::TaskPayload> t,
                                 ForecastTasks(f, cur.file.bytes(), q, cur.dir));
     report::ParallelismForecast* pf = rf->add_other_parallelisms();
@@ -2127,6 +2248,9 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
     hc->set_union_entries(UnionEntries(in.file.model));
     if (&in == &cur) {
       hc->set_max_payload_bytes(MaxPayload(tasks));
+    } else if (const std::vector<Finding> no = LoadRefusals(in.file.model); !no.empty()) {
+      AddWarning(&r, "FORECAST_SKIPPED", absl::StrCat(in.path, ": ", ForecastSkippedReason(no)),
+                 absl::StrCat("flinkstate verify ", ShellQuote(in.path)));
     } else {
       FLINKSTATE_ASSIGN_OR_RETURN(std::vector<report::TaskPayload> t,
                                   ForecastTasks(in.file.model, in.file.bytes(), 0, in.dir));
@@ -2166,7 +2290,12 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
     if (w.code() == "UNION_STATE_MULTIPLIES") mult_entries += w.entry_count();
   }
   const uint64_t union_total = UnionEntries(f);
-  if (mult_entries > 0) {
+  if (!loadable) {
+    // No restore: nothing to project (restore.forecast_skipped).
+    hist->set_projected_union_entries(union_total);
+    hist->set_projected_file_size(f.size);
+    hist->set_restores_until_frame_exceeded(-1);
+  } else if (mult_entries > 0) {
     hist->set_projected_union_entries(union_total - mult_entries + mult_entries * mult_p);
     hist->set_projected_max_payload_bytes(
         std::max(max_deploy, nonunion_max + union_mult_bytes * mult_p + overhead));
@@ -2430,6 +2559,9 @@ std::string RenderDoctorText(const report::DoctorReport& r) {
                                      rf.blob_offload_min_size_source(), ")")
                       : "in the RPC whatever its size",
                   "\n");
+  if (!rf.forecast_skipped().empty()) {
+    absl::StrAppend(&o, "  forecast skipped: ", rf.forecast_skipped(), "\n");
+  }
   absl::StrAppend(&o, "  per operator and subtask (Java-serialized OperatorSubtaskState):\n");
   absl::StrAppendFormat(&o, "    %-32s %7s %12s %12s %12s %12s %7s\n", "operator", "subtask",
                         "payload", "union", "inline", "offsets", "handles");
@@ -2493,16 +2625,20 @@ std::string RenderDoctorText(const report::DoctorReport& r) {
   if (hi.growth_began_at() != 0) {
     absl::StrAppend(&o, "  growth began at checkpoint ", hi.growth_began_at(), "\n");
   }
-  absl::StrAppend(&o, "  after the next restore: ", hi.projected_union_entries(),
-                  " union entries, file ~", hi.projected_file_size(), " bytes, largest task ~",
-                  hi.projected_max_payload_bytes(), " bytes; ",
-                  hi.restores_until_frame_exceeded() < 0
-                      ? std::string("the frame size is not reached within 8 restores")
-                      : hi.restores_until_frame_exceeded() == 0
-                            ? std::string("the frame size is exceeded now")
-                            : absl::StrCat("the frame size is exceeded at restore ",
-                                           hi.restores_until_frame_exceeded(), " from now"),
-                  "\n");
+  if (!rf.forecast_skipped().empty()) {
+    absl::StrAppend(&o, "  after the next restore: not projected (no restore forecast)\n");
+  } else {
+    absl::StrAppend(&o, "  after the next restore: ", hi.projected_union_entries(),
+                    " union entries, file ~", hi.projected_file_size(), " bytes, largest task ~",
+                    hi.projected_max_payload_bytes(), " bytes; ",
+                    hi.restores_until_frame_exceeded() < 0
+                        ? std::string("the frame size is not reached within 8 restores")
+                        : hi.restores_until_frame_exceeded() == 0
+                              ? std::string("the frame size is exceeded now")
+                              : absl::StrCat("the frame size is exceeded at restore ",
+                                             hi.restores_until_frame_exceeded(), " from now"),
+                    "\n");
+  }
   const report::PathReport& p = r.paths();
   absl::StrAppend(&o, "paths: ", p.inline_handles(), " inline, ", p.relative_handles(),
                   " relative, ", p.absolute_handles(), " absolute (", p.outside_handles(),

@@ -157,7 +157,9 @@ struct DoctorOptions {
 // Runs every check over `paths` (checkpoint/savepoint directories, `_metadata`
 // files, completedCheckpoint files, a job checkpoint directory holding
 // `chk-*`, an HA directory holding `completedCheckpoint*`). Every file goes
-// through `Open`.
+// through `Open`. A checkpoint Flink's loader refuses (CHECKPOINT_NOT_LOADABLE)
+// is not forecast: `restore.forecast_skipped` and a FORECAST_SKIPPED warning
+// say why, and `restore.tasks`, `chains`, `other_parallelisms` stay empty.
 //
 // Return values: `InvalidArgument` for no paths or a path of no known kind,
 // with the path; the errors of `Open` (with the path); `InvalidArgument` for
@@ -173,7 +175,9 @@ inline constexpr int kMaxFlinkParallelism = 1 << 15;
 // as `Doctor` computes `restore.tasks`: one entry per operator and new
 // subtask, in file order. `checkpoint_dir` stands for the directory relative
 // paths resolve against (its length is sized). `bytes` are the file's bytes
-// the model was read from.
+// the model was read from. Cost: proportional to the handles each new
+// subtask receives plus the parallelism (the subtasks that receive union
+// entries only are sized once), not to their product.
 // Return values: `InvalidArgument` when `parallelism` or an operator's
 // parallelism exceeds `kMaxFlinkParallelism` (naming the operator).
 [[nodiscard]] absl::StatusOr<std::vector<report::TaskPayload>> ForecastTasks(

@@ -660,6 +660,84 @@ TEST(DoctorTest, CheckpointFlinkCannotLoadIsAFinding) {
   EXPECT_EQ(CountWarnings(RunDoctor({src}), "CHECKPOINT_NOT_LOADABLE"), 0);
 }
 
+// Attack run D9: a bit-flipped copy of the incident checkpoint whose first
+// operator claims parallelism 32767 (max parallelism 128). Flink's loader
+// refuses it (CheckpointFlinkCannotLoadIsAFinding: "Parallelism ... is not
+// smaller or equal to max parallelism"), so no restore is forecast, and the
+// report says why instead of listing 32767 subtasks.
+TEST(DoctorTest, CheckpointFlinkCannotLoadIsNotForecast) {
+  const std::string src = kData + "/flink-1.15.2/incident-gen3-checkpoint/_metadata";
+  absl::StatusOr<LoadedFile> f = Open(src);
+  ASSERT_TRUE(f.ok()) << f.status();
+  ASSERT_LT(f->model.metadata.version, 5u);  // the operator starts with its id
+  const OperatorState& op = f->model.metadata.operators[0];
+  ASSERT_EQ(op.max_parallelism, 128);
+  const uint64_t at = op.range.offset + 16;  // parallelism, then max parallelism
+  std::ifstream in(src, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto patched = [&](const char* name, uint32_t parallelism, uint32_t max_parallelism) {
+    std::string b = bytes;
+    for (int k = 0; k < 4; ++k) {
+      b[at + k] = static_cast<char>(parallelism >> (24 - 8 * k));
+      b[at + 4 + k] = static_cast<char>(max_parallelism >> (24 - 8 * k));
+    }
+    const std::string dir = ::testing::TempDir() + "/doctor-d9-" + name;
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir + "/_metadata", std::ios::binary) << b;
+    return dir;
+  };
+  const std::string refused = patched("refused", 32767, 128);
+  report::DoctorReport r = RunDoctor({refused});
+  EXPECT_EQ(CountWarnings(r, "CHECKPOINT_NOT_LOADABLE"), 1);
+  ASSERT_EQ(CountWarnings(r, "FORECAST_SKIPPED"), 1);
+  EXPECT_TRUE(absl::StrContains(r.restore().forecast_skipped(),
+                                "parallelism 32767 exceeds the max parallelism 128"))
+      << r.restore().forecast_skipped();
+  EXPECT_EQ(r.restore().tasks_size(), 0);
+  EXPECT_EQ(r.restore().chains_size(), 0);
+  EXPECT_EQ(r.restore().other_parallelisms_size(), 0);
+  EXPECT_EQ(CountWarnings(r, "NO_PLAN"), 0);
+  EXPECT_EQ(r.heap().restore_bytes(), 0u);
+  EXPECT_EQ(r.history().restores_until_frame_exceeded(), -1);
+  EXPECT_EQ(DoctorExitCode(r), 1);
+  EXPECT_TRUE(absl::StrContains(RenderDoctorText(r), "forecast skipped: Flink cannot load"));
+  // A plan is still read for its errors.
+  DoctorOptions o;
+  o.plan_file = kData + "/README.md";
+  EXPECT_TRUE(absl::IsInvalidArgument(Doctor({refused}, o).status()));
+  // In a history beside a loadable checkpoint, it is left unforecast there too.
+  r = RunDoctor({refused, kData + "/flink-1.20.5/incident-gen3-checkpoint"});
+  EXPECT_EQ(CountWarnings(r, "FORECAST_SKIPPED"), 1);
+  EXPECT_GT(r.restore().tasks_size(), 0);
+  // The same parallelism with a max parallelism that allows it loads: every
+  // one of its 32767 subtasks is forecast. The 32763 that hold no state of
+  // their own receive the same union entries (every old subtask's, as
+  // RoundRobinOperatorStateRepartitioner hands them out), so their payloads
+  // are equal.
+  r = RunDoctor({patched("loadable", 32767, 32767)});
+  EXPECT_EQ(CountWarnings(r, "CHECKPOINT_NOT_LOADABLE"), 0);
+  EXPECT_TRUE(r.restore().forecast_skipped().empty());
+  std::map<int, report::TaskPayload> first_op;
+  for (const auto& t : r.restore().tasks()) {
+    if (t.operator_id() == op.IdHex()) first_op[t.subtask_index()] = t;
+  }
+  ASSERT_EQ(first_op.size(), 32767u);
+  EXPECT_EQ(first_op.begin()->first, 0);
+  EXPECT_EQ(first_op.rbegin()->first, 32766);
+  std::set<int> with_state;
+  for (const OperatorSubtaskState& s : op.subtasks) {
+    if (!s.managed_operator_state.empty()) with_state.insert(s.subtask_index);
+  }
+  ASSERT_FALSE(with_state.empty());
+  const report::TaskPayload& plain = first_op.at(32766);
+  EXPECT_GT(plain.union_bytes(), 0u);
+  for (const auto& [i, t] : first_op) {
+    if (with_state.count(i)) continue;
+    EXPECT_EQ(t.payload_bytes(), plain.payload_bytes()) << i;
+    EXPECT_EQ(t.handles(), plain.handles()) << i;
+  }
+}
+
 TEST(DoctorTest, FlinkReleasesAndWhichOffloadTheTaskRestore) {
   // From flink-runtime's TaskDeploymentDescriptor at each release: a plain
   // JobManagerTaskRestore field up to 2.1.0, MaybeOffloaded from 2.2.0 on.

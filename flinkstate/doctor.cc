@@ -951,47 +951,262 @@ uint64_t DescriptorOverheadBytes(const StateFile& file) {
 
 namespace {
 
-// The value of `key` ("a.b") in a flink-conf.yaml (`a.b: v`) or config.yaml
-// (flat, or nested one level `a:\n  b: v`) text, quotes removed; the last
-// occurrence wins.
-std::optional<std::string> ConfValue(absl::string_view conf_text, absl::string_view key,
-                                     FlinkConfFormat format = FlinkConfFormat::kYaml) {
-  std::string parent;
-  std::optional<std::string> value;
-  for (absl::string_view raw : absl::StrSplit(conf_text, '\n')) {
-    absl::string_view line = raw;
-    if (const size_t hash = line.find('#'); hash != absl::string_view::npos) {
-      line = line.substr(0, hash);
+// A YAML comment starts at '#' at the line's start or after whitespace.
+absl::string_view StripYamlComment(absl::string_view s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '#' && (i == 0 || s[i - 1] == ' ' || s[i - 1] == '\t')) return s.substr(0, i);
+  }
+  return s;
+}
+
+void AppendUtf8(uint32_t c, std::string* out) {
+  if (c < 0x80) {
+    out->push_back(static_cast<char>(c));
+  } else if (c < 0x800) {
+    out->push_back(static_cast<char>(0xC0 | (c >> 6)));
+    out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
+  } else if (c < 0x10000) {
+    out->push_back(static_cast<char>(0xE0 | (c >> 12)));
+    out->push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
+  } else {
+    out->push_back(static_cast<char>(0xF0 | (c >> 18)));
+    out->push_back(static_cast<char>(0x80 | ((c >> 12) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
+  }
+}
+
+// A quoted YAML scalar at the start of `s` (YAML 1.1, as SnakeYAML reads it,
+// on one line): single-quoted ('' is a quote) or double-quoted (backslash
+// escapes). `*end` is set past the closing quote.
+absl::StatusOr<std::string> ReadQuotedYamlScalar(absl::string_view s, size_t* end) {
+  const char q = s[0];
+  std::string out;
+  for (size_t i = 1; i < s.size(); ++i) {
+    const char c = s[i];
+    if (q == '\'' && c == '\'') {
+      if (i + 1 < s.size() && s[i + 1] == '\'') {
+        out.push_back('\'');
+        ++i;
+        continue;
+      }
+      *end = i + 1;
+      return out;
     }
-    if (absl::StripAsciiWhitespace(line).empty()) continue;
-    if (format == FlinkConfFormat::kLegacyFlinkConf) {
-      // GlobalConfiguration.loadYAMLResource: split at the first ": ", keys
-      // flat, the last occurrence wins; a line without ": " is skipped.
-      const size_t sep = line.find(": ");
-      if (sep == absl::string_view::npos) continue;
-      if (absl::StripAsciiWhitespace(line.substr(0, sep)) != key) continue;
-      std::string val(absl::StripAsciiWhitespace(line.substr(sep + 2)));
-      if (!val.empty()) value = val;
+    if (q == '"' && c == '"') {
+      *end = i + 1;
+      return out;
+    }
+    if (q == '"' && c == '\\') {
+      if (++i == s.size()) break;
+      static constexpr struct {
+        char code;
+        char value;
+      } kEscapes[] = {{'0', '\0'}, {'a', '\a'}, {'b', '\b'}, {'t', '\t'}, {'\t', '\t'},
+                      {'n', '\n'}, {'v', '\v'}, {'f', '\f'}, {'r', '\r'}, {'e', '\x1b'},
+                      {' ', ' '},  {'"', '"'},  {'/', '/'},  {'\\', '\\'}};
+      bool simple = false;
+      for (const auto& e : kEscapes) {
+        if (s[i] == e.code) {
+          out.push_back(e.value);
+          simple = true;
+        }
+      }
+      if (simple) continue;
+      const int digits = s[i] == 'x' ? 2 : s[i] == 'u' ? 4 : s[i] == 'U' ? 8 : 0;
+      uint32_t code = 0;
+      if (digits == 0 || i + digits >= s.size() ||
+          !absl::c_all_of(s.substr(i + 1, digits), absl::ascii_isxdigit) ||
+          !absl::SimpleHexAtoi(s.substr(i + 1, digits), &code) || code > 0x10FFFF) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("unknown escape '\\", s.substr(i, 1), "' in a double-quoted value"));
+      }
+      AppendUtf8(code, &out);
+      i += digits;
       continue;
     }
-    const bool indented = !line.empty() && (line[0] == ' ' || line[0] == '\t');
-    const size_t colon = line.find(':');
-    if (colon == absl::string_view::npos) continue;
-    std::string k(absl::StripAsciiWhitespace(line.substr(0, colon)));
-    std::string val(absl::StripAsciiWhitespace(line.substr(colon + 1)));
-    if (!indented) parent = val.empty() ? k : "";
-    const std::string full = indented && !parent.empty() ? absl::StrCat(parent, ".", k) : k;
-    if (full == key) {
-      if (val.size() >= 2 && (val.front() == '"' || val.front() == '\'')) {
-        val = val.substr(1, val.size() - 2);
-      }
-      value = val;
-    }
+    out.push_back(c);
   }
-  return value;
+  return absl::InvalidArgumentError(
+      "a quoted value does not end on its line (doctor reads one-line values)");
+}
+
+// One `key: value` of a YAML block mapping: the key (plain or quoted) and the
+// rest of the line after ": " (or nothing after a final ':').
+struct YamlPair {
+  std::string key;
+  absl::string_view value;
+};
+
+std::optional<YamlPair> SplitYamlPair(absl::string_view line) {
+  YamlPair p;
+  size_t colon;
+  if (!line.empty() && (line[0] == '"' || line[0] == '\'')) {
+    size_t end = 0;
+    absl::StatusOr<std::string> key = ReadQuotedYamlScalar(line, &end);
+    if (!key.ok()) return std::nullopt;
+    p.key = *key;
+    colon = end;
+    while (colon < line.size() && line[colon] == ' ') ++colon;
+    if (colon >= line.size() || line[colon] != ':') return std::nullopt;
+  } else {
+    // A plain key ends at the first ':' followed by a space or the line's end.
+    colon = absl::string_view::npos;
+    for (size_t i = 0; i < line.size(); ++i) {
+      if (line[i] == ':' && (i + 1 == line.size() || line[i + 1] == ' ' || line[i + 1] == '\t')) {
+        colon = i;
+        break;
+      }
+    }
+    if (colon == absl::string_view::npos) return std::nullopt;
+    p.key = std::string(absl::StripTrailingAsciiWhitespace(line.substr(0, colon)));
+  }
+  if (colon + 1 < line.size() && line[colon + 1] != ' ' && line[colon + 1] != '\t') {
+    return std::nullopt;
+  }
+  p.value = absl::StripAsciiWhitespace(line.substr(colon + 1));
+  return p;
+}
+
+// A YAML scalar value as Flink's Configuration then holds it (a string):
+// quotes removed, a comment dropped; nullopt for null ("~", "null", or
+// nothing).
+absl::StatusOr<std::optional<std::string>> ReadYamlValue(absl::string_view v) {
+  if (v.empty()) return std::optional<std::string>();
+  if (v[0] == '"' || v[0] == '\'') {
+    size_t end = 0;
+    FLINKSTATE_ASSIGN_OR_RETURN(std::string s, ReadQuotedYamlScalar(v, &end));
+    if (!absl::StripAsciiWhitespace(StripYamlComment(v.substr(end))).empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("text after the closing quote: ", v.substr(end)));
+    }
+    return std::optional<std::string>(std::move(s));
+  }
+  if (v[0] == '|' || v[0] == '>' || v[0] == '&' || v[0] == '*' || v[0] == '!') {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", v.substr(0, 1), "' (a block scalar, anchor, alias or tag) is not read by doctor"));
+  }
+  const std::string plain(absl::StripTrailingAsciiWhitespace(StripYamlComment(v)));
+  if (plain.empty() || plain == "~" || plain == "null" || plain == "Null" || plain == "NULL") {
+    return std::optional<std::string>();
+  }
+  return std::optional<std::string>(plain);
 }
 
 }  // namespace
+
+const std::string* FlinkConfiguration::Find(absl::string_view key) const {
+  auto it = values.find(std::string(key));
+  return it == values.end() ? nullptr : &it->second;
+}
+
+bool FlinkConfiguration::HasKeyUnder(absl::string_view prefix) const {
+  auto it = values.lower_bound(std::string(prefix));
+  return it != values.end() && absl::StartsWith(it->first, prefix);
+}
+
+absl::StatusOr<FlinkConfiguration> ParseFlinkConfiguration(absl::string_view text,
+                                                           FlinkConfFormat format) {
+  FlinkConfiguration conf;
+  int line_no = 0;
+  if (format == FlinkConfFormat::kLegacyFlinkConf) {
+    // GlobalConfiguration.loadYAMLResource (flink-conf.yaml): the line up to
+    // its first '#', split at the first ": ", key and value trimmed; a line
+    // without ": ", or with an empty key or value, is skipped; the last
+    // occurrence wins; the value is kept as written, quotes and all.
+    for (absl::string_view raw : absl::StrSplit(text, '\n')) {
+      ++line_no;
+      const absl::string_view conf_line =
+          absl::StripAsciiWhitespace(raw.substr(0, raw.find('#')));
+      const size_t sep = conf_line.find(": ");
+      if (sep == absl::string_view::npos) continue;
+      const absl::string_view key = absl::StripAsciiWhitespace(conf_line.substr(0, sep));
+      const absl::string_view value = absl::StripAsciiWhitespace(conf_line.substr(sep + 2));
+      if (key.empty() || value.empty()) continue;
+      conf.values[std::string(key)] = std::string(value);
+    }
+    return conf;
+  }
+  // config.yaml (Flink 1.19+): YamlParserUtils.loadYamlFile (SnakeYAML,
+  // duplicate keys refused), flattened by joining nested keys with '.'.
+  struct Level {
+    int indent;               // of this mapping's keys; -1 until its first key
+    std::string prefix;       // flattened key of the parent ("" at the top)
+    std::set<std::string> keys;  // its keys as written (duplicates are refused)
+  };
+  std::vector<Level> levels{{-1, "", {}}};
+  // The key whose value is a block below it (a nested mapping or a sequence),
+  // with the indent of its line.
+  std::optional<std::pair<int, std::string>> open_key;
+  std::vector<std::string> items;  // a block sequence under open_key
+  auto fail = [&](absl::string_view problem) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("doctor: configuration: line ", line_no, ": ", problem));
+  };
+  auto close_sequence = [&]() {
+    if (open_key.has_value() && !items.empty()) {
+      // ConfigurationUtils keeps a list as its YAML flow text.
+      conf.values[open_key->second] = absl::StrCat("[", absl::StrJoin(items, ", "), "]");
+    }
+    items.clear();
+  };
+  for (absl::string_view raw : absl::StrSplit(text, '\n')) {
+    ++line_no;
+    const absl::string_view rest = absl::StripAsciiWhitespace(raw);
+    if (rest.empty() || rest[0] == '#') continue;  // blank or comment
+    const size_t first = raw.find_first_not_of(' ');
+    if (raw[first] == '\t') return fail("a tab in the indentation (YAML allows spaces only)");
+    const int indent = static_cast<int>(first);
+    const absl::string_view line = absl::StripTrailingAsciiWhitespace(raw.substr(first));
+    if (indent == 0 && (line == "---" || line == "...")) continue;
+    if (line == "-" || absl::StartsWith(line, "- ")) {
+      if (!open_key.has_value() || indent < open_key->first) {
+        return fail("a sequence item outside a key's value");
+      }
+      const absl::string_view text_item = absl::StripAsciiWhitespace(line.substr(1));
+      if (SplitYamlPair(text_item).has_value()) {
+        return fail("a sequence of mappings is not read by doctor");
+      }
+      absl::StatusOr<std::optional<std::string>> item = ReadYamlValue(text_item);
+      if (!item.ok()) return fail(item.status().message());
+      items.push_back(item->value_or("null"));
+      continue;
+    }
+    std::optional<YamlPair> pair = SplitYamlPair(line);
+    if (!pair.has_value()) {
+      return fail(absl::StrCat("'", line, "' is no 'key: value' (doctor reads block mappings)"));
+    }
+    if (open_key.has_value()) {
+      if (!items.empty() || indent <= open_key->first) {
+        close_sequence();
+      } else {
+        // The first key of a nested mapping.
+        levels.push_back({indent, open_key->second, {}});
+      }
+      open_key.reset();
+    }
+    while (levels.size() > 1 && indent < levels.back().indent) levels.pop_back();
+    Level& level = levels.back();
+    if (level.indent < 0) level.indent = indent;
+    if (indent != level.indent) return fail("indentation matches no enclosing key");
+    if (!level.keys.insert(pair->key).second) {
+      // SnakeYAML with setAllowDuplicateKeys(false): Flink does not start.
+      return fail(absl::StrCat("duplicate key '", pair->key, "' (Flink refuses the file)"));
+    }
+    const std::string key =
+        level.prefix.empty() ? pair->key : absl::StrCat(level.prefix, ".", pair->key);
+    if (pair->value.empty() || pair->value[0] == '#') {
+      open_key = {indent, key};
+      continue;
+    }
+    absl::StatusOr<std::optional<std::string>> value = ReadYamlValue(pair->value);
+    if (!value.ok()) return fail(value.status().message());
+    if (value->has_value()) conf.values[key] = **value;
+  }
+  close_sequence();
+  return conf;
+}
 
 FlinkConfFormat FlinkConfFormatOf(absl::string_view path) {
   const size_t slash = path.rfind('/');
@@ -1054,28 +1269,34 @@ absl::StatusOr<uint64_t> ParseRpcFrameSize(absl::string_view value) {
   return n * factor;
 }
 
-absl::StatusOr<uint64_t> ReadFrameSize(absl::string_view conf_text, RpcSystem rpc,
-                                       FlinkConfFormat format) {
+absl::StatusOr<uint64_t> ReadFrameSize(const FlinkConfiguration& conf, RpcSystem rpc) {
   // Pekko (Flink 1.18+) reads pekko.framesize, falling back to the
   // deprecated akka.framesize; Akka (<= 1.17) knows only akka.framesize.
-  std::optional<std::string> value;
-  if (rpc == RpcSystem::kPekko) value = ConfValue(conf_text, "pekko.framesize", format);
-  if (!value.has_value()) value = ConfValue(conf_text, "akka.framesize", format);
-  if (!value.has_value()) {
+  const std::string* value = rpc == RpcSystem::kPekko ? conf.Find("pekko.framesize") : nullptr;
+  if (value == nullptr) value = conf.Find("akka.framesize");
+  if (value == nullptr) {
     return absl::NotFoundError(rpc == RpcSystem::kPekko
                                    ? "doctor: configuration: no pekko.framesize or akka.framesize"
                                    : "doctor: configuration: no akka.framesize");
   }
-  std::string v = *value;
-  if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'') && v.back() == v.front()) {
-    v = v.substr(1, v.size() - 2);  // a quoted HOCON / YAML string
-  }
+  // Flink writes the value into the RPC system's HOCON configuration
+  // (`maximum-frame-size = <value>`, AkkaUtils / PekkoUtils), where a
+  // double-quoted string stands for its contents; anything else is an
+  // unquoted HOCON value (single quotes are no HOCON quotes).
+  absl::string_view v = *value;
+  if (v.size() >= 2 && v.front() == '"' && v.back() == '"') v = v.substr(1, v.size() - 2);
   return ParseRpcFrameSize(v);
 }
 
-absl::StatusOr<uint64_t> ReadBlobOffloadMinSize(absl::string_view conf_text) {
-  std::optional<std::string> value = ConfValue(conf_text, "blob.offload.minsize");
-  if (!value.has_value()) {
+absl::StatusOr<uint64_t> ReadFrameSize(absl::string_view conf_text, RpcSystem rpc,
+                                       FlinkConfFormat format) {
+  FLINKSTATE_ASSIGN_OR_RETURN(FlinkConfiguration conf, ParseFlinkConfiguration(conf_text, format));
+  return ReadFrameSize(conf, rpc);
+}
+
+absl::StatusOr<uint64_t> ReadBlobOffloadMinSize(const FlinkConfiguration& conf) {
+  const std::string* value = conf.Find("blob.offload.minsize");
+  if (value == nullptr) {
     return absl::NotFoundError("doctor: configuration: no blob.offload.minsize");
   }
   // An int option (ConfigOptions.key(...).intType()): bytes, no unit.
@@ -1087,6 +1308,12 @@ absl::StatusOr<uint64_t> ReadBlobOffloadMinSize(absl::string_view conf_text) {
         "' is no int number of bytes"));
   }
   return n;
+}
+
+absl::StatusOr<uint64_t> ReadBlobOffloadMinSize(absl::string_view conf_text,
+                                                FlinkConfFormat format) {
+  FLINKSTATE_ASSIGN_OR_RETURN(FlinkConfiguration conf, ParseFlinkConfiguration(conf_text, format));
+  return ReadBlobOffloadMinSize(conf);
 }
 
 absl::StatusOr<FlinkRelease> ParseFlinkRelease(absl::string_view text) {
@@ -1713,7 +1940,8 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
   uint64_t conf_overhead = 0;
   std::optional<uint64_t> conf_blob_min;
   std::string frame_source = "default (akka.framesize / pekko.framesize 10485760b)";
-  std::optional<std::string> conf_text;  // --flink-conf, read below once the release is known
+  // --flink-conf, parsed once; its frame size is read below once the release is known.
+  std::optional<FlinkConfiguration> conf;
   if (options.frame_size > 0) {
     frame = options.frame_size;
     frame_source = "--frame-size";
@@ -1730,20 +1958,25 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
     }
     std::stringstream ss;
     ss << in.rdbuf();
-    const std::string conf = ss.str();
-    if (absl::StrContains(conf, "pekko.") || absl::StrContains(conf, "\npekko:")) {
+    absl::StatusOr<FlinkConfiguration> parsed =
+        ParseFlinkConfiguration(ss.str(), FlinkConfFormatOf(options.flink_conf));
+    if (!parsed.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(options.flink_conf, ": ", parsed.status().message()));
+    }
+    conf = *std::move(parsed);
+    if (conf->HasKeyUnder("pekko.")) {
       conf_overhead = kPekkoDescriptorOverheadBytes;
-    } else if (absl::StrContains(conf, "akka.") || absl::StrContains(conf, "\nakka:")) {
+    } else if (conf->HasKeyUnder("akka.")) {
       conf_overhead = kAkkaDescriptorOverheadBytes;
     }
-    absl::StatusOr<uint64_t> bms = ReadBlobOffloadMinSize(conf);
+    absl::StatusOr<uint64_t> bms = ReadBlobOffloadMinSize(*conf);
     if (bms.ok()) {
       conf_blob_min = *bms;
     } else if (!absl::IsNotFound(bms.status())) {
       return absl::InvalidArgumentError(
           absl::StrCat(options.flink_conf, ": ", bms.status().message()));
     }
-    conf_text = conf;
   }
 
   // The newest checkpoint is the one a restore uses.
@@ -1760,8 +1993,7 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
   // Pekko when the configuration has pekko.* keys; else the releases that can
   // have written the file, and where they straddle 1.18 and the two readings
   // differ, the smaller frame (the stricter answer).
-  if (conf_text.has_value()) {
-    const FlinkConfFormat format = FlinkConfFormatOf(options.flink_conf);
+  if (conf.has_value()) {
     std::vector<RpcSystem> systems;
     if (!options.flink_version.empty()) {
       FLINKSTATE_ASSIGN_OR_RETURN(FlinkRelease fr, ParseFlinkRelease(options.flink_version));
@@ -1779,7 +2011,7 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
     bool found = false;
     std::string keys;
     for (RpcSystem rpc : systems) {
-      absl::StatusOr<uint64_t> fsz = ReadFrameSize(*conf_text, rpc, format);
+      absl::StatusOr<uint64_t> fsz = ReadFrameSize(*conf, rpc);
       if (absl::IsNotFound(fsz.status())) {
         // This release reads no key: the default.
         fsz = kDefaultFrameSize;

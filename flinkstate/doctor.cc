@@ -510,17 +510,46 @@ struct RestoredHandle {
   const OperatorStateHandle* kept = nullptr;
 };
 
+// The handles of one slot (managed or raw) of one operator after
+// redistribution. A new subtask that receives nothing but union entries gets
+// the same handles as every other such subtask: they are held once
+// (`union_only`), so that a high parallelism with few handles costs what the
+// handles cost, not parallelism x union entries.
+struct RestoredSlot {
+  // Per new subtask; empty for a subtask that receives only union entries.
+  std::vector<std::vector<RestoredHandle>> own;
+  // What such a subtask receives: the union entries of every old handle.
+  std::vector<RestoredHandle> union_only;
+
+  const std::vector<RestoredHandle>& For(int i) const {
+    return own[i].empty() ? union_only : own[i];
+  }
+  // True when new subtask `i` receives only union entries (or nothing).
+  bool OnlyUnion(int i) const { return own[i].empty(); }
+};
+
 // `RoundRobinOperatorStateRepartitioner.repartitionState` over the handles of
 // one slot (managed or raw) of one operator.
-std::vector<std::vector<RestoredHandle>> RepartitionOperatorState(
+RestoredSlot RepartitionOperatorState(
     const std::vector<std::vector<const OperatorStateHandle*>>& old, int new_parallelism) {
   const int old_parallelism = static_cast<int>(old.size());
-  std::vector<std::vector<RestoredHandle>> result(new_parallelism);
-  std::vector<std::map<const StreamStateHandle*, size_t>> merge(new_parallelism);
+  RestoredSlot slot;
+  std::vector<std::vector<RestoredHandle>>& result = slot.own;
+  result.resize(new_parallelism);
+  // Handles by delegate per new subtask (merged as Flink's map of
+  // StreamStateHandle -> OperatorStateHandle merges them); only subtasks that
+  // receive something besides union entries have one.
+  std::map<int, std::map<const StreamStateHandle*, size_t>> merge;
+  std::map<const StreamStateHandle*, size_t> union_merge;
+  auto add_to = [](std::vector<RestoredHandle>& handles,
+                   std::map<const StreamStateHandle*, size_t>& by_delegate,
+                   const StreamStateHandle* d) -> RestoredHandle& {
+    auto [it, inserted] = by_delegate.emplace(d, handles.size());
+    if (inserted) handles.push_back(RestoredHandle{d, {}});
+    return handles[it->second];
+  };
   auto handle_for = [&](int i, const StreamStateHandle* d) -> RestoredHandle& {
-    auto [it, inserted] = merge[i].emplace(d, result[i].size());
-    if (inserted) result[i].push_back(RestoredHandle{d, {}});
-    return result[i][it->second];
+    return add_to(result[i], merge[i], d);
   };
   // The key String a name takes: the first handle's (groupByStateMode's
   // computeIfAbsent keeps the first key object).
@@ -528,11 +557,12 @@ std::vector<std::vector<RestoredHandle>> RepartitionOperatorState(
   struct Located {
     const OperatorStateHandle* handle;
     const StateNameEntry* entry;
+    int subtask;  // the old subtask holding the handle
   };
   std::map<uint8_t, std::vector<std::pair<std::string, std::vector<Located>>>> by_mode;
   bool has_union = false;
-  for (const auto& subtask : old) {
-    for (const OperatorStateHandle* h : subtask) {
+  for (int s = 0; s < old_parallelism; ++s) {
+    for (const OperatorStateHandle* h : old[s]) {
       for (const StateNameEntry& e : h->states) {
         auto& names = by_mode[e.mode];
         auto it = std::find_if(names.begin(), names.end(),
@@ -542,7 +572,7 @@ std::vector<std::vector<RestoredHandle>> RepartitionOperatorState(
           it = names.end() - 1;
           first_key[e.name.value] = PtrKey("key", &e);
         }
-        it->second.push_back({h, &e});
+        it->second.push_back({h, &e, s});
         if (e.mode == static_cast<uint8_t>(DistributionMode::kUnion)) has_union = true;
       }
     }
@@ -551,6 +581,19 @@ std::vector<std::vector<RestoredHandle>> RepartitionOperatorState(
     return h->delegate ? h->delegate.get() : nullptr;
   };
   const auto union_mode = static_cast<uint8_t>(DistributionMode::kUnion);
+  // The union entries, in Flink's order, added to `handles` (skipping those
+  // of old subtask `own`, already in its own handles; -1: none).
+  auto add_union = [&](std::vector<RestoredHandle>& handles,
+                       std::map<const StreamStateHandle*, size_t>& by_delegate, int own) {
+    for (const auto& [name, located] : by_mode[union_mode]) {
+      for (const Located& l : located) {
+        if (l.subtask == own) continue;
+        add_to(handles, by_delegate, delegate_of(l.handle))
+            .entries.push_back({l.entry, l.entry->offsets.count, first_key[name],
+                                PtrKey("meta", l.entry), true});
+      }
+    }
+  };
   if (new_parallelism == old_parallelism) {
     // Handles stay; union entries of every other subtask are added.
     for (int i = 0; i < new_parallelism; ++i) {
@@ -563,20 +606,12 @@ std::vector<std::vector<RestoredHandle>> RepartitionOperatorState(
         }
       }
     }
-    if (!has_union) return result;
+    if (!has_union) return slot;
     for (int i = 0; i < new_parallelism; ++i) {
-      for (const auto& [name, located] : by_mode[union_mode]) {
-        for (const Located& l : located) {
-          bool own = false;
-          for (const OperatorStateHandle* h : old[i]) own = own || h == l.handle;
-          if (own) continue;  // already in its own map
-          handle_for(i, delegate_of(l.handle))
-              .entries.push_back({l.entry, l.entry->offsets.count, first_key[name],
-                                  PtrKey("meta", l.entry), true});
-        }
-      }
+      if (!result[i].empty()) add_union(result[i], merge[i], i);
     }
-    return result;
+    add_union(slot.union_only, union_merge, -1);
+    return slot;
   }
   // repartitionSplitState
   int start = 0;
@@ -617,23 +652,22 @@ std::vector<std::vector<RestoredHandle>> RepartitionOperatorState(
     }
     start = new_start;
   }
+  // Broadcast: the i-th old handle's entries to new subtask i (mod their
+  // number), after the union entries; a subtask that gets broadcast entries
+  // holds its own handles.
+  const auto& broadcast = by_mode[static_cast<uint8_t>(DistributionMode::kBroadcast)];
   for (int i = 0; i < new_parallelism; ++i) {
-    for (const auto& [name, located] : by_mode[union_mode]) {
-      for (const Located& l : located) {
-        handle_for(i, delegate_of(l.handle))
-            .entries.push_back({l.entry, l.entry->offsets.count, first_key[name],
-                                PtrKey("meta", l.entry), true});
-      }
-    }
-    for (const auto& [name, located] :
-         by_mode[static_cast<uint8_t>(DistributionMode::kBroadcast)]) {
+    if (result[i].empty() && broadcast.empty()) continue;  // union entries only
+    add_union(result[i], merge[i], -1);
+    for (const auto& [name, located] : broadcast) {
       const Located& l = located[i % located.size()];
       handle_for(i, delegate_of(l.handle))
           .entries.push_back({l.entry, l.entry->offsets.count, first_key[name],
                               PtrKey("meta", l.entry), false});
     }
   }
-  return result;
+  add_union(slot.union_only, union_merge, -1);
+  return slot;
 }
 
 const char* ModeConstant(uint8_t mode) {
@@ -705,24 +739,69 @@ int64_t KeyedCount(const KeyedStateHandle& h) {
   return h.num_key_groups;
 }
 
-// One operator's state after redistribution to its new subtasks.
+// One operator's state after redistribution to its new subtasks. Built in
+// time proportional to the handles and the new parallelism (each handle is
+// placed with the subtasks that receive it), not their product.
 class OperatorRestore {
  public:
   OperatorRestore(const OperatorState& op, int parallelism)
       : op_(op),
         old_p_(std::max(op.parallelism, 1)),
         new_p_(parallelism > 0 ? parallelism : std::max(op.parallelism, 1)),
-        max_p_(op.max_parallelism > 0 ? op.max_parallelism : 128),
-        by_index_(old_p_, nullptr) {
+        max_p_(op.max_parallelism > 0 ? op.max_parallelism : 128) {
+    std::vector<const OperatorSubtaskState*> by_index(old_p_, nullptr);
     std::vector<std::vector<const OperatorStateHandle*>> managed(old_p_), raw(old_p_);
     for (const OperatorSubtaskState& s : op.subtasks) {
       if (s.subtask_index < 0 || s.subtask_index >= old_p_) continue;
-      by_index_[s.subtask_index] = &s;
-      for (const OperatorStateHandle& h : s.managed_operator_state) {
-        if (h.tag != 0) managed[s.subtask_index].push_back(&h);
+      by_index[s.subtask_index] = &s;
+    }
+    for (int k = 0; k < 2; ++k) {
+      keyed_[k].resize(new_p_);
+      channel_[k].resize(new_p_);
+    }
+    for (const OperatorSubtaskState* s : by_index) {
+      if (s == nullptr) continue;
+      for (const OperatorStateHandle& h : s->managed_operator_state) {
+        if (h.tag != 0) managed[s->subtask_index].push_back(&h);
       }
-      for (const OperatorStateHandle& h : s.raw_operator_state) {
-        if (h.tag != 0) raw[s.subtask_index].push_back(&h);
+      for (const OperatorStateHandle& h : s->raw_operator_state) {
+        if (h.tag != 0) raw[s->subtask_index].push_back(&h);
+      }
+      // Keyed: each handle to the new subtasks whose key groups it
+      // intersects (`KeyGroupRangeAssignment.computeOperatorIndexForKeyGroup`
+      // of its first and last key group bound them); at an unchanged
+      // parallelism it stays with its subtask.
+      for (int k = 0; k < 2; ++k) {
+        for (const KeyedStateHandle& h : k == 0 ? s->managed_keyed_state : s->raw_keyed_state) {
+          if (h.tag == 0) continue;
+          if (new_p_ == old_p_) {
+            keyed_[k][s->subtask_index].push_back({&h, -1});
+            continue;
+          }
+          const int64_t first = KeyedStart(h);
+          const int64_t last = KeyedStart(h) + KeyedCount(h) - 1;
+          const int64_t lo = std::max<int64_t>(first, 0);
+          const int64_t hi = std::min<int64_t>(last, max_p_ - 1);
+          if (hi < lo) continue;
+          const int64_t to = std::min<int64_t>(hi * new_p_ / max_p_, new_p_ - 1);
+          for (int64_t i = lo * new_p_ / max_p_; i <= to; ++i) {
+            const auto [kg_start, kg_end] = KeyGroupRangeFor(max_p_, new_p_, i);
+            const int64_t a = std::max<int64_t>(first, kg_start);
+            const int64_t z = std::min<int64_t>(last, kg_end);
+            if (z < a) continue;
+            const auto tag = static_cast<HandleTag>(h.tag);
+            const bool sliced = tag == HandleTag::kKeyGroups || tag == HandleTag::kKeyGroupsV2 ||
+                                tag == HandleTag::kSavepointKeyGroups;
+            keyed_[k][i].push_back({&h, sliced ? z - a + 1 : -1});
+          }
+        }
+      }
+      // Channel state: with the subtask of the same index (i mod N otherwise).
+      for (int k = 0; k < 2; ++k) {
+        for (const ChannelStateHandle& h :
+             k == 0 ? s->input_channel_state : s->result_subpartition_state) {
+          channel_[k][s->subtask_index % new_p_].push_back(&h);
+        }
       }
     }
     managed_ = RepartitionOperatorState(managed, new_p_);
@@ -731,53 +810,36 @@ class OperatorRestore {
   int new_parallelism() const { return new_p_; }
   const OperatorState& op() const { return op_; }
 
+  // True when new subtask `i` receives union entries only (or nothing): every
+  // such subtask of the operator receives the same state.
+  bool OnlyUnion(int i) const {
+    return managed_.OnlyUnion(i) && raw_.OnlyUnion(i) && keyed_[0][i].empty() &&
+           keyed_[1][i].empty() && channel_[0][i].empty() && channel_[1][i].empty();
+  }
+
   // The `OperatorSubtaskState` object of new subtask `i` (no stream header).
   uint64_t Size(JavaSizer& js, int i, absl::string_view dir, Payload* p) const {
     uint64_t b = js.Object(kOperatorSubtaskState);
     std::vector<uint64_t> sizes;
-    OperatorHandlesSize(js, managed_[i], dir, p, &sizes);
+    OperatorHandlesSize(js, managed_.For(i), dir, p, &sizes);
     b += CollectionSize(js, sizes);
     sizes.clear();
-    OperatorHandlesSize(js, raw_[i], dir, p, &sizes);
+    OperatorHandlesSize(js, raw_.For(i), dir, p, &sizes);
     b += CollectionSize(js, sizes);
     // Keyed: the old handles whose key groups intersect the new range.
-    const auto [kg_start, kg_end] = KeyGroupRangeFor(max_p_, new_p_, i);
-    for (bool managed_slot : {true, false}) {
+    for (int k = 0; k < 2; ++k) {
       sizes.clear();
-      for (const OperatorSubtaskState* s : by_index_) {
-        if (s == nullptr) continue;
-        for (const KeyedStateHandle& h :
-             managed_slot ? s->managed_keyed_state : s->raw_keyed_state) {
-          if (h.tag == 0) continue;
-          int64_t kg = -1;
-          if (new_p_ != old_p_) {
-            const int64_t a = std::max<int64_t>(KeyedStart(h), kg_start);
-            const int64_t z = std::min<int64_t>(KeyedStart(h) + KeyedCount(h) - 1, kg_end);
-            if (z < a) continue;
-            const auto tag = static_cast<HandleTag>(h.tag);
-            if (tag == HandleTag::kKeyGroups || tag == HandleTag::kKeyGroupsV2 ||
-                tag == HandleTag::kSavepointKeyGroups) {
-              kg = z - a + 1;
-            }
-          } else if (s->subtask_index != i) {
-            continue;
-          }
-          sizes.push_back(KeyedHandleSize(js, h, kg, dir, p));
-          ++p->handles;
-        }
+      for (const KeyedAssigned& a : keyed_[k][i]) {
+        sizes.push_back(KeyedHandleSize(js, *a.handle, a.key_groups, dir, p));
+        ++p->handles;
       }
       b += CollectionSize(js, sizes);
     }
-    // Channel state: with the subtask of the same index (i mod N otherwise).
-    for (bool input : {true, false}) {
+    for (int k = 0; k < 2; ++k) {
       sizes.clear();
-      for (const OperatorSubtaskState* s : by_index_) {
-        if (s == nullptr || s->subtask_index % new_p_ != i) continue;
-        for (const ChannelStateHandle& h :
-             input ? s->input_channel_state : s->result_subpartition_state) {
-          sizes.push_back(ChannelHandleSize(js, h, input, dir, p));
-          ++p->handles;
-        }
+      for (const ChannelStateHandle* h : channel_[k][i]) {
+        sizes.push_back(ChannelHandleSize(js, *h, k == 0, dir, p));
+        ++p->handles;
       }
       b += CollectionSize(js, sizes);
     }
@@ -790,10 +852,19 @@ class OperatorRestore {
   }
 
  private:
+  // A keyed handle a new subtask receives; `key_groups` after the
+  // intersection (-1: the handle whole).
+  struct KeyedAssigned {
+    const KeyedStateHandle* handle;
+    int64_t key_groups;
+  };
   const OperatorState& op_;
   int old_p_, new_p_, max_p_;
-  std::vector<const OperatorSubtaskState*> by_index_;
-  std::vector<std::vector<RestoredHandle>> managed_, raw_;
+  RestoredSlot managed_, raw_;
+  // [managed, raw] keyed handles and [input, output] channel handles per new
+  // subtask.
+  std::vector<std::vector<KeyedAssigned>> keyed_[2];
+  std::vector<std::vector<const ChannelStateHandle*>> channel_[2];
 };
 
 // STREAM_MAGIC + STREAM_VERSION.
@@ -834,7 +905,16 @@ absl::StatusOr<std::vector<report::TaskPayload>> ForecastTasks(
   std::vector<report::TaskPayload> tasks;
   for (const OperatorState& op : file.metadata.operators) {
     const OperatorRestore r(op, parallelism);
+    // The subtasks that receive union entries only receive the same state:
+    // sized once.
+    std::optional<size_t> only_union;
     for (int i = 0; i < r.new_parallelism(); ++i) {
+      if (r.OnlyUnion(i) && only_union.has_value()) {
+        tasks.push_back(tasks[*only_union]);
+        tasks.back().set_subtask_index(i);
+        continue;
+      }
+      if (r.OnlyUnion(i)) only_union = tasks.size();
       JavaSizer js;
       Payload p;
       const uint64_t b = kStreamHeaderBytes + r.Size(js, i, checkpoint_dir, &p);
@@ -871,47 +951,262 @@ uint64_t DescriptorOverheadBytes(const StateFile& file) {
 
 namespace {
 
-// The value of `key` ("a.b") in a flink-conf.yaml (`a.b: v`) or config.yaml
-// (flat, or nested one level `a:\n  b: v`) text, quotes removed; the last
-// occurrence wins.
-std::optional<std::string> ConfValue(absl::string_view conf_text, absl::string_view key,
-                                     FlinkConfFormat format = FlinkConfFormat::kYaml) {
-  std::string parent;
-  std::optional<std::string> value;
-  for (absl::string_view raw : absl::StrSplit(conf_text, '\n')) {
-    absl::string_view line = raw;
-    if (const size_t hash = line.find('#'); hash != absl::string_view::npos) {
-      line = line.substr(0, hash);
+// A YAML comment starts at '#' at the line's start or after whitespace.
+absl::string_view StripYamlComment(absl::string_view s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '#' && (i == 0 || s[i - 1] == ' ' || s[i - 1] == '\t')) return s.substr(0, i);
+  }
+  return s;
+}
+
+void AppendUtf8(uint32_t c, std::string* out) {
+  if (c < 0x80) {
+    out->push_back(static_cast<char>(c));
+  } else if (c < 0x800) {
+    out->push_back(static_cast<char>(0xC0 | (c >> 6)));
+    out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
+  } else if (c < 0x10000) {
+    out->push_back(static_cast<char>(0xE0 | (c >> 12)));
+    out->push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
+  } else {
+    out->push_back(static_cast<char>(0xF0 | (c >> 18)));
+    out->push_back(static_cast<char>(0x80 | ((c >> 12) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
+  }
+}
+
+// A quoted YAML scalar at the start of `s` (YAML 1.1, as SnakeYAML reads it,
+// on one line): single-quoted ('' is a quote) or double-quoted (backslash
+// escapes). `*end` is set past the closing quote.
+absl::StatusOr<std::string> ReadQuotedYamlScalar(absl::string_view s, size_t* end) {
+  const char q = s[0];
+  std::string out;
+  for (size_t i = 1; i < s.size(); ++i) {
+    const char c = s[i];
+    if (q == '\'' && c == '\'') {
+      if (i + 1 < s.size() && s[i + 1] == '\'') {
+        out.push_back('\'');
+        ++i;
+        continue;
+      }
+      *end = i + 1;
+      return out;
     }
-    if (absl::StripAsciiWhitespace(line).empty()) continue;
-    if (format == FlinkConfFormat::kLegacyFlinkConf) {
-      // GlobalConfiguration.loadYAMLResource: split at the first ": ", keys
-      // flat, the last occurrence wins; a line without ": " is skipped.
-      const size_t sep = line.find(": ");
-      if (sep == absl::string_view::npos) continue;
-      if (absl::StripAsciiWhitespace(line.substr(0, sep)) != key) continue;
-      std::string val(absl::StripAsciiWhitespace(line.substr(sep + 2)));
-      if (!val.empty()) value = val;
+    if (q == '"' && c == '"') {
+      *end = i + 1;
+      return out;
+    }
+    if (q == '"' && c == '\\') {
+      if (++i == s.size()) break;
+      static constexpr struct {
+        char code;
+        char value;
+      } kEscapes[] = {{'0', '\0'}, {'a', '\a'}, {'b', '\b'}, {'t', '\t'}, {'\t', '\t'},
+                      {'n', '\n'}, {'v', '\v'}, {'f', '\f'}, {'r', '\r'}, {'e', '\x1b'},
+                      {' ', ' '},  {'"', '"'},  {'/', '/'},  {'\\', '\\'}};
+      bool simple = false;
+      for (const auto& e : kEscapes) {
+        if (s[i] == e.code) {
+          out.push_back(e.value);
+          simple = true;
+        }
+      }
+      if (simple) continue;
+      const int digits = s[i] == 'x' ? 2 : s[i] == 'u' ? 4 : s[i] == 'U' ? 8 : 0;
+      uint32_t code = 0;
+      if (digits == 0 || i + digits >= s.size() ||
+          !absl::c_all_of(s.substr(i + 1, digits), absl::ascii_isxdigit) ||
+          !absl::SimpleHexAtoi(s.substr(i + 1, digits), &code) || code > 0x10FFFF) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("unknown escape '\\", s.substr(i, 1), "' in a double-quoted value"));
+      }
+      AppendUtf8(code, &out);
+      i += digits;
       continue;
     }
-    const bool indented = !line.empty() && (line[0] == ' ' || line[0] == '\t');
-    const size_t colon = line.find(':');
-    if (colon == absl::string_view::npos) continue;
-    std::string k(absl::StripAsciiWhitespace(line.substr(0, colon)));
-    std::string val(absl::StripAsciiWhitespace(line.substr(colon + 1)));
-    if (!indented) parent = val.empty() ? k : "";
-    const std::string full = indented && !parent.empty() ? absl::StrCat(parent, ".", k) : k;
-    if (full == key) {
-      if (val.size() >= 2 && (val.front() == '"' || val.front() == '\'')) {
-        val = val.substr(1, val.size() - 2);
-      }
-      value = val;
-    }
+    out.push_back(c);
   }
-  return value;
+  return absl::InvalidArgumentError(
+      "a quoted value does not end on its line (doctor reads one-line values)");
+}
+
+// One `key: value` of a YAML block mapping: the key (plain or quoted) and the
+// rest of the line after ": " (or nothing after a final ':').
+struct YamlPair {
+  std::string key;
+  absl::string_view value;
+};
+
+std::optional<YamlPair> SplitYamlPair(absl::string_view line) {
+  YamlPair p;
+  size_t colon;
+  if (!line.empty() && (line[0] == '"' || line[0] == '\'')) {
+    size_t end = 0;
+    absl::StatusOr<std::string> key = ReadQuotedYamlScalar(line, &end);
+    if (!key.ok()) return std::nullopt;
+    p.key = *key;
+    colon = end;
+    while (colon < line.size() && line[colon] == ' ') ++colon;
+    if (colon >= line.size() || line[colon] != ':') return std::nullopt;
+  } else {
+    // A plain key ends at the first ':' followed by a space or the line's end.
+    colon = absl::string_view::npos;
+    for (size_t i = 0; i < line.size(); ++i) {
+      if (line[i] == ':' && (i + 1 == line.size() || line[i + 1] == ' ' || line[i + 1] == '\t')) {
+        colon = i;
+        break;
+      }
+    }
+    if (colon == absl::string_view::npos) return std::nullopt;
+    p.key = std::string(absl::StripTrailingAsciiWhitespace(line.substr(0, colon)));
+  }
+  if (colon + 1 < line.size() && line[colon + 1] != ' ' && line[colon + 1] != '\t') {
+    return std::nullopt;
+  }
+  p.value = absl::StripAsciiWhitespace(line.substr(colon + 1));
+  return p;
+}
+
+// A YAML scalar value as Flink's Configuration then holds it (a string):
+// quotes removed, a comment dropped; nullopt for null ("~", "null", or
+// nothing).
+absl::StatusOr<std::optional<std::string>> ReadYamlValue(absl::string_view v) {
+  if (v.empty()) return std::optional<std::string>();
+  if (v[0] == '"' || v[0] == '\'') {
+    size_t end = 0;
+    FLINKSTATE_ASSIGN_OR_RETURN(std::string s, ReadQuotedYamlScalar(v, &end));
+    if (!absl::StripAsciiWhitespace(StripYamlComment(v.substr(end))).empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("text after the closing quote: ", v.substr(end)));
+    }
+    return std::optional<std::string>(std::move(s));
+  }
+  if (v[0] == '|' || v[0] == '>' || v[0] == '&' || v[0] == '*' || v[0] == '!') {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", v.substr(0, 1), "' (a block scalar, anchor, alias or tag) is not read by doctor"));
+  }
+  const std::string plain(absl::StripTrailingAsciiWhitespace(StripYamlComment(v)));
+  if (plain.empty() || plain == "~" || plain == "null" || plain == "Null" || plain == "NULL") {
+    return std::optional<std::string>();
+  }
+  return std::optional<std::string>(plain);
 }
 
 }  // namespace
+
+const std::string* FlinkConfiguration::Find(absl::string_view key) const {
+  auto it = values.find(std::string(key));
+  return it == values.end() ? nullptr : &it->second;
+}
+
+bool FlinkConfiguration::HasKeyUnder(absl::string_view prefix) const {
+  auto it = values.lower_bound(std::string(prefix));
+  return it != values.end() && absl::StartsWith(it->first, prefix);
+}
+
+absl::StatusOr<FlinkConfiguration> ParseFlinkConfiguration(absl::string_view text,
+                                                           FlinkConfFormat format) {
+  FlinkConfiguration conf;
+  int line_no = 0;
+  if (format == FlinkConfFormat::kLegacyFlinkConf) {
+    // GlobalConfiguration.loadYAMLResource (flink-conf.yaml): the line up to
+    // its first '#', split at the first ": ", key and value trimmed; a line
+    // without ": ", or with an empty key or value, is skipped; the last
+    // occurrence wins; the value is kept as written, quotes and all.
+    for (absl::string_view raw : absl::StrSplit(text, '\n')) {
+      ++line_no;
+      const absl::string_view conf_line =
+          absl::StripAsciiWhitespace(raw.substr(0, raw.find('#')));
+      const size_t sep = conf_line.find(": ");
+      if (sep == absl::string_view::npos) continue;
+      const absl::string_view key = absl::StripAsciiWhitespace(conf_line.substr(0, sep));
+      const absl::string_view value = absl::StripAsciiWhitespace(conf_line.substr(sep + 2));
+      if (key.empty() || value.empty()) continue;
+      conf.values[std::string(key)] = std::string(value);
+    }
+    return conf;
+  }
+  // config.yaml (Flink 1.19+): YamlParserUtils.loadYamlFile (SnakeYAML,
+  // duplicate keys refused), flattened by joining nested keys with '.'.
+  struct Level {
+    int indent;               // of this mapping's keys; -1 until its first key
+    std::string prefix;       // flattened key of the parent ("" at the top)
+    std::set<std::string> keys;  // its keys as written (duplicates are refused)
+  };
+  std::vector<Level> levels{{-1, "", {}}};
+  // The key whose value is a block below it (a nested mapping or a sequence),
+  // with the indent of its line.
+  std::optional<std::pair<int, std::string>> open_key;
+  std::vector<std::string> items;  // a block sequence under open_key
+  auto fail = [&](absl::string_view problem) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("doctor: configuration: line ", line_no, ": ", problem));
+  };
+  auto close_sequence = [&]() {
+    if (open_key.has_value() && !items.empty()) {
+      // ConfigurationUtils keeps a list as its YAML flow text.
+      conf.values[open_key->second] = absl::StrCat("[", absl::StrJoin(items, ", "), "]");
+    }
+    items.clear();
+  };
+  for (absl::string_view raw : absl::StrSplit(text, '\n')) {
+    ++line_no;
+    const absl::string_view rest = absl::StripAsciiWhitespace(raw);
+    if (rest.empty() || rest[0] == '#') continue;  // blank or comment
+    const size_t first = raw.find_first_not_of(' ');
+    if (raw[first] == '\t') return fail("a tab in the indentation (YAML allows spaces only)");
+    const int indent = static_cast<int>(first);
+    const absl::string_view line = absl::StripTrailingAsciiWhitespace(raw.substr(first));
+    if (indent == 0 && (line == "---" || line == "...")) continue;
+    if (line == "-" || absl::StartsWith(line, "- ")) {
+      if (!open_key.has_value() || indent < open_key->first) {
+        return fail("a sequence item outside a key's value");
+      }
+      const absl::string_view text_item = absl::StripAsciiWhitespace(line.substr(1));
+      if (SplitYamlPair(text_item).has_value()) {
+        return fail("a sequence of mappings is not read by doctor");
+      }
+      absl::StatusOr<std::optional<std::string>> item = ReadYamlValue(text_item);
+      if (!item.ok()) return fail(item.status().message());
+      items.push_back(item->value_or("null"));
+      continue;
+    }
+    std::optional<YamlPair> pair = SplitYamlPair(line);
+    if (!pair.has_value()) {
+      return fail(absl::StrCat("'", line, "' is no 'key: value' (doctor reads block mappings)"));
+    }
+    if (open_key.has_value()) {
+      if (!items.empty() || indent <= open_key->first) {
+        close_sequence();
+      } else {
+        // The first key of a nested mapping.
+        levels.push_back({indent, open_key->second, {}});
+      }
+      open_key.reset();
+    }
+    while (levels.size() > 1 && indent < levels.back().indent) levels.pop_back();
+    Level& level = levels.back();
+    if (level.indent < 0) level.indent = indent;
+    if (indent != level.indent) return fail("indentation matches no enclosing key");
+    if (!level.keys.insert(pair->key).second) {
+      // SnakeYAML with setAllowDuplicateKeys(false): Flink does not start.
+      return fail(absl::StrCat("duplicate key '", pair->key, "' (Flink refuses the file)"));
+    }
+    const std::string key =
+        level.prefix.empty() ? pair->key : absl::StrCat(level.prefix, ".", pair->key);
+    if (pair->value.empty() || pair->value[0] == '#') {
+      open_key = {indent, key};
+      continue;
+    }
+    absl::StatusOr<std::optional<std::string>> value = ReadYamlValue(pair->value);
+    if (!value.ok()) return fail(value.status().message());
+    if (value->has_value()) conf.values[key] = **value;
+  }
+  close_sequence();
+  return conf;
+}
 
 FlinkConfFormat FlinkConfFormatOf(absl::string_view path) {
   const size_t slash = path.rfind('/');
@@ -974,28 +1269,34 @@ absl::StatusOr<uint64_t> ParseRpcFrameSize(absl::string_view value) {
   return n * factor;
 }
 
-absl::StatusOr<uint64_t> ReadFrameSize(absl::string_view conf_text, RpcSystem rpc,
-                                       FlinkConfFormat format) {
+absl::StatusOr<uint64_t> ReadFrameSize(const FlinkConfiguration& conf, RpcSystem rpc) {
   // Pekko (Flink 1.18+) reads pekko.framesize, falling back to the
   // deprecated akka.framesize; Akka (<= 1.17) knows only akka.framesize.
-  std::optional<std::string> value;
-  if (rpc == RpcSystem::kPekko) value = ConfValue(conf_text, "pekko.framesize", format);
-  if (!value.has_value()) value = ConfValue(conf_text, "akka.framesize", format);
-  if (!value.has_value()) {
+  const std::string* value = rpc == RpcSystem::kPekko ? conf.Find("pekko.framesize") : nullptr;
+  if (value == nullptr) value = conf.Find("akka.framesize");
+  if (value == nullptr) {
     return absl::NotFoundError(rpc == RpcSystem::kPekko
                                    ? "doctor: configuration: no pekko.framesize or akka.framesize"
                                    : "doctor: configuration: no akka.framesize");
   }
-  std::string v = *value;
-  if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'') && v.back() == v.front()) {
-    v = v.substr(1, v.size() - 2);  // a quoted HOCON / YAML string
-  }
+  // Flink writes the value into the RPC system's HOCON configuration
+  // (`maximum-frame-size = <value>`, AkkaUtils / PekkoUtils), where a
+  // double-quoted string stands for its contents; anything else is an
+  // unquoted HOCON value (single quotes are no HOCON quotes).
+  absl::string_view v = *value;
+  if (v.size() >= 2 && v.front() == '"' && v.back() == '"') v = v.substr(1, v.size() - 2);
   return ParseRpcFrameSize(v);
 }
 
-absl::StatusOr<uint64_t> ReadBlobOffloadMinSize(absl::string_view conf_text) {
-  std::optional<std::string> value = ConfValue(conf_text, "blob.offload.minsize");
-  if (!value.has_value()) {
+absl::StatusOr<uint64_t> ReadFrameSize(absl::string_view conf_text, RpcSystem rpc,
+                                       FlinkConfFormat format) {
+  FLINKSTATE_ASSIGN_OR_RETURN(FlinkConfiguration conf, ParseFlinkConfiguration(conf_text, format));
+  return ReadFrameSize(conf, rpc);
+}
+
+absl::StatusOr<uint64_t> ReadBlobOffloadMinSize(const FlinkConfiguration& conf) {
+  const std::string* value = conf.Find("blob.offload.minsize");
+  if (value == nullptr) {
     return absl::NotFoundError("doctor: configuration: no blob.offload.minsize");
   }
   // An int option (ConfigOptions.key(...).intType()): bytes, no unit.
@@ -1007,6 +1308,12 @@ absl::StatusOr<uint64_t> ReadBlobOffloadMinSize(absl::string_view conf_text) {
         "' is no int number of bytes"));
   }
   return n;
+}
+
+absl::StatusOr<uint64_t> ReadBlobOffloadMinSize(absl::string_view conf_text,
+                                                FlinkConfFormat format) {
+  FLINKSTATE_ASSIGN_OR_RETURN(FlinkConfiguration conf, ParseFlinkConfiguration(conf_text, format));
+  return ReadBlobOffloadMinSize(conf);
 }
 
 absl::StatusOr<FlinkRelease> ParseFlinkRelease(absl::string_view text) {
@@ -1487,6 +1794,28 @@ uint64_t MaxPayload(const std::vector<report::TaskPayload>& tasks) {
   return m;
 }
 
+// What Flink's loader refuses although the bytes decode (verify.h's
+// `CheckOperatorLoadable`, `_metadata` only): such a checkpoint is never
+// restored, so nothing is forecast for it.
+std::vector<Finding> LoadRefusals(const StateFile& f) {
+  std::vector<Finding> refusals;
+  if (f.kind != StateFileKind::kMetadata) return refusals;
+  for (size_t i = 0; i < f.metadata.operators.size(); ++i) {
+    CheckOperatorLoadable(f.metadata.operators[i], static_cast<int>(i), f.metadata.version,
+                          &refusals);
+  }
+  return refusals;
+}
+
+// Why the forecast of a checkpoint with `refusals` is skipped.
+std::string ForecastSkippedReason(const std::vector<Finding>& refusals) {
+  return absl::StrCat("Flink cannot load this checkpoint (", refusals.size(),
+                      refusals.size() == 1 ? " refusal" : " refusals", ", the first: ",
+                      refusals.front().path, ": ", refusals.front().problem,
+                      "), so no restore sends its state: no per-task payload, chain or other "
+                      "parallelism is forecast, and the heap counts the checkpoint only");
+}
+
 }  // namespace
 
 absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& paths,
@@ -1611,7 +1940,8 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
   uint64_t conf_overhead = 0;
   std::optional<uint64_t> conf_blob_min;
   std::string frame_source = "default (akka.framesize / pekko.framesize 10485760b)";
-  std::optional<std::string> conf_text;  // --flink-conf, read below once the release is known
+  // --flink-conf, parsed once; its frame size is read below once the release is known.
+  std::optional<FlinkConfiguration> conf;
   if (options.frame_size > 0) {
     frame = options.frame_size;
     frame_source = "--frame-size";
@@ -1628,20 +1958,25 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
     }
     std::stringstream ss;
     ss << in.rdbuf();
-    const std::string conf = ss.str();
-    if (absl::StrContains(conf, "pekko.") || absl::StrContains(conf, "\npekko:")) {
+    absl::StatusOr<FlinkConfiguration> parsed =
+        ParseFlinkConfiguration(ss.str(), FlinkConfFormatOf(options.flink_conf));
+    if (!parsed.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(options.flink_conf, ": ", parsed.status().message()));
+    }
+    conf = *std::move(parsed);
+    if (conf->HasKeyUnder("pekko.")) {
       conf_overhead = kPekkoDescriptorOverheadBytes;
-    } else if (absl::StrContains(conf, "akka.") || absl::StrContains(conf, "\nakka:")) {
+    } else if (conf->HasKeyUnder("akka.")) {
       conf_overhead = kAkkaDescriptorOverheadBytes;
     }
-    absl::StatusOr<uint64_t> bms = ReadBlobOffloadMinSize(conf);
+    absl::StatusOr<uint64_t> bms = ReadBlobOffloadMinSize(*conf);
     if (bms.ok()) {
       conf_blob_min = *bms;
     } else if (!absl::IsNotFound(bms.status())) {
       return absl::InvalidArgumentError(
           absl::StrCat(options.flink_conf, ": ", bms.status().message()));
     }
-    conf_text = conf;
   }
 
   // The newest checkpoint is the one a restore uses.
@@ -1658,8 +1993,7 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
   // Pekko when the configuration has pekko.* keys; else the releases that can
   // have written the file, and where they straddle 1.18 and the two readings
   // differ, the smaller frame (the stricter answer).
-  if (conf_text.has_value()) {
-    const FlinkConfFormat format = FlinkConfFormatOf(options.flink_conf);
+  if (conf.has_value()) {
     std::vector<RpcSystem> systems;
     if (!options.flink_version.empty()) {
       FLINKSTATE_ASSIGN_OR_RETURN(FlinkRelease fr, ParseFlinkRelease(options.flink_version));
@@ -1677,7 +2011,7 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
     bool found = false;
     std::string keys;
     for (RpcSystem rpc : systems) {
-      absl::StatusOr<uint64_t> fsz = ReadFrameSize(*conf_text, rpc, format);
+      absl::StatusOr<uint64_t> fsz = ReadFrameSize(*conf, rpc);
       if (absl::IsNotFound(fsz.status())) {
         // This release reads no key: the default.
         fsz = kDefaultFrameSize;
@@ -1768,35 +2102,38 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
       total_offloaded += restore;
     }
   };
-  FLINKSTATE_ASSIGN_OR_RETURN(
-      std::vector<report::TaskPayload> tasks,
-      ForecastTasks(f, cur.file.bytes(), options.parallelism, cur.dir));
-  for (const auto& t : tasks) *rf->add_tasks() = t;
   std::map<std::string, const OperatorState*> op_by_id;
   for (const OperatorState& op : f.metadata.operators) op_by_id[op.IdHex()] = &op;
 
   // What Flink's loader refuses although the bytes decode (verify.h): the
-  // job cannot start from this checkpoint whatever the frame size.
-  if (f.kind == StateFileKind::kMetadata) {
-    std::vector<Finding> refusals;
-    for (size_t i = 0; i < f.metadata.operators.size(); ++i) {
-      CheckOperatorLoadable(f.metadata.operators[i], static_cast<int>(i), f.metadata.version,
-                            &refusals);
-    }
-    for (const Finding& x : refusals) {
-      report::DoctorWarning* w = AddWarning(
-          &r, "CHECKPOINT_NOT_LOADABLE",
-          absl::StrCat(x.path, ": ", x.problem, " (at byte ", x.offset, ")"),
-          absl::StrCat("flinkstate verify ", ShellQuote(cur.path)));
-      const size_t close = x.path.find(']');
-      int index = 0;
-      if (close != std::string::npos &&
-          absl::SimpleAtoi(x.path.substr(10, close - 10), &index) && index >= 0 &&
-          static_cast<size_t>(index) < f.metadata.operators.size()) {
-        w->set_operator_id(f.metadata.operators[index].IdHex());
-      }
+  // job cannot start from this checkpoint whatever the frame size, and no
+  // restore is forecast (a hostile parallelism must not cost its product with
+  // the handles either).
+  const std::vector<Finding> refusals = LoadRefusals(f);
+  const bool loadable = refusals.empty();
+  for (const Finding& x : refusals) {
+    report::DoctorWarning* w = AddWarning(
+        &r, "CHECKPOINT_NOT_LOADABLE",
+        absl::StrCat(x.path, ": ", x.problem, " (at byte ", x.offset, ")"),
+        absl::StrCat("flinkstate verify ", ShellQuote(cur.path)));
+    const size_t close = x.path.find(']');
+    int index = 0;
+    if (close != std::string::npos &&
+        absl::SimpleAtoi(x.path.substr(10, close - 10), &index) && index >= 0 &&
+        static_cast<size_t>(index) < f.metadata.operators.size()) {
+      w->set_operator_id(f.metadata.operators[index].IdHex());
     }
   }
+  std::vector<report::TaskPayload> tasks;
+  if (loadable) {
+    FLINKSTATE_ASSIGN_OR_RETURN(tasks,
+                                ForecastTasks(f, cur.file.bytes(), options.parallelism, cur.dir));
+  } else {
+    rf->set_forecast_skipped(ForecastSkippedReason(refusals));
+    AddWarning(&r, "FORECAST_SKIPPED", absl::StrCat(cur.path, ": ", rf->forecast_skipped()),
+               absl::StrCat("flinkstate verify ", ShellQuote(cur.path)));
+  }
+  for (const auto& t : tasks) *rf->add_tasks() = t;
 
   if (options.parallelism > 0) {
     for (const OperatorState& op : f.metadata.operators) {
@@ -1818,6 +2155,7 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
   std::vector<std::unique_ptr<OperatorRestore>> restores;
   std::map<std::string, const OperatorRestore*> restore_by_id;
   for (const OperatorState& op : f.metadata.operators) {
+    if (!loadable) break;
     restores.push_back(std::make_unique<OperatorRestore>(op, options.parallelism));
     restore_by_id[op.IdHex()] = restores.back().get();
   }
@@ -1828,7 +2166,10 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
     t.set_task_restore_offloaded(offloaded(t.payload_bytes()));
     t.set_rpc_bytes(rpc_bytes(t.payload_bytes(), offloading));
   }
-  if (!options.plan_file.empty()) {
+  if (!options.plan_file.empty() && !loadable) {
+    // Read for its errors; nothing to chain.
+    FLINKSTATE_RETURN_IF_ERROR(ReadPlan(options.plan_file).status());
+  } else if (!options.plan_file.empty()) {
     FLINKSTATE_ASSIGN_OR_RETURN(std::vector<PlanVertex> plan, ReadPlan(options.plan_file));
     MatchPlan(f, options.parallelism, &plan);
     rf->set_chaining_known(true);
@@ -1892,12 +2233,24 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
         all_finished &= it != op_by_id.end() && it->second->fully_finished();
       }
       if (all_finished) chain.clear();
+      // Subtasks whose every operator receives union entries only receive
+      // the same restore: sized once.
+      std::optional<uint64_t> only_union_bytes;
       for (int i = 0; i < n; ++i) {
         report::ChainPayload* c = rf->add_chains();
         for (const std::string& id : v.operator_ids) c->add_operator_ids(id);
         c->set_name(v.description);
         c->set_subtask_index(i);
-        c->set_payload_bytes(ChainRestoreSize(chain, i, cur.dir));
+        const bool only_union = absl::c_all_of(chain, [i](const OperatorRestore* x) {
+          return i < x->new_parallelism() && x->OnlyUnion(i);
+        });
+        if (!only_union || !only_union_bytes.has_value()) {
+          const uint64_t bytes = ChainRestoreSize(chain, i, cur.dir);
+          if (only_union) only_union_bytes = bytes;
+          c->set_payload_bytes(bytes);
+        } else {
+          c->set_payload_bytes(*only_union_bytes);
+        }
         c->set_task_restore_offloaded(offloaded(c->payload_bytes()));
         c->set_deployment_bytes(rpc_bytes(c->payload_bytes(), offloading));
         count_offload(c->payload_bytes());
@@ -1905,7 +2258,7 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
         max_deploy = std::max<uint64_t>(max_deploy, c->deployment_bytes());
       }
     }
-  } else {
+  } else if (loadable) {
     // Without a plan each operator subtask stands for its task (a lower
     // bound of the chain's JobManagerTaskRestore, also for the offload).
     for (const report::TaskPayload& t : rf->tasks()) {
@@ -2052,7 +2405,7 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
     }
   }
   for (int q : others) {
-    if (q > kMaxFlinkParallelism) continue;
+    if (q > kMaxFlinkParallelism || !loadable) continue;
     FLINKSTATE_ASSIGN_OR_RETURN(std::vector<report::TaskPayload> t,
                                 ForecastTasks(f, cur.file.bytes(), q, cur.dir));
     report::ParallelismForecast* pf = rf->add_other_parallelisms();
@@ -2127,6 +2480,9 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
     hc->set_union_entries(UnionEntries(in.file.model));
     if (&in == &cur) {
       hc->set_max_payload_bytes(MaxPayload(tasks));
+    } else if (const std::vector<Finding> no = LoadRefusals(in.file.model); !no.empty()) {
+      AddWarning(&r, "FORECAST_SKIPPED", absl::StrCat(in.path, ": ", ForecastSkippedReason(no)),
+                 absl::StrCat("flinkstate verify ", ShellQuote(in.path)));
     } else {
       FLINKSTATE_ASSIGN_OR_RETURN(std::vector<report::TaskPayload> t,
                                   ForecastTasks(in.file.model, in.file.bytes(), 0, in.dir));
@@ -2166,7 +2522,12 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
     if (w.code() == "UNION_STATE_MULTIPLIES") mult_entries += w.entry_count();
   }
   const uint64_t union_total = UnionEntries(f);
-  if (mult_entries > 0) {
+  if (!loadable) {
+    // No restore: nothing to project (restore.forecast_skipped).
+    hist->set_projected_union_entries(union_total);
+    hist->set_projected_file_size(f.size);
+    hist->set_restores_until_frame_exceeded(-1);
+  } else if (mult_entries > 0) {
     hist->set_projected_union_entries(union_total - mult_entries + mult_entries * mult_p);
     hist->set_projected_max_payload_bytes(
         std::max(max_deploy, nonunion_max + union_mult_bytes * mult_p + overhead));
@@ -2430,6 +2791,9 @@ std::string RenderDoctorText(const report::DoctorReport& r) {
                                      rf.blob_offload_min_size_source(), ")")
                       : "in the RPC whatever its size",
                   "\n");
+  if (!rf.forecast_skipped().empty()) {
+    absl::StrAppend(&o, "  forecast skipped: ", rf.forecast_skipped(), "\n");
+  }
   absl::StrAppend(&o, "  per operator and subtask (Java-serialized OperatorSubtaskState):\n");
   absl::StrAppendFormat(&o, "    %-32s %7s %12s %12s %12s %12s %7s\n", "operator", "subtask",
                         "payload", "union", "inline", "offsets", "handles");
@@ -2493,16 +2857,20 @@ std::string RenderDoctorText(const report::DoctorReport& r) {
   if (hi.growth_began_at() != 0) {
     absl::StrAppend(&o, "  growth began at checkpoint ", hi.growth_began_at(), "\n");
   }
-  absl::StrAppend(&o, "  after the next restore: ", hi.projected_union_entries(),
-                  " union entries, file ~", hi.projected_file_size(), " bytes, largest task ~",
-                  hi.projected_max_payload_bytes(), " bytes; ",
-                  hi.restores_until_frame_exceeded() < 0
-                      ? std::string("the frame size is not reached within 8 restores")
-                      : hi.restores_until_frame_exceeded() == 0
-                            ? std::string("the frame size is exceeded now")
-                            : absl::StrCat("the frame size is exceeded at restore ",
-                                           hi.restores_until_frame_exceeded(), " from now"),
-                  "\n");
+  if (!rf.forecast_skipped().empty()) {
+    absl::StrAppend(&o, "  after the next restore: not projected (no restore forecast)\n");
+  } else {
+    absl::StrAppend(&o, "  after the next restore: ", hi.projected_union_entries(),
+                    " union entries, file ~", hi.projected_file_size(), " bytes, largest task ~",
+                    hi.projected_max_payload_bytes(), " bytes; ",
+                    hi.restores_until_frame_exceeded() < 0
+                        ? std::string("the frame size is not reached within 8 restores")
+                        : hi.restores_until_frame_exceeded() == 0
+                              ? std::string("the frame size is exceeded now")
+                              : absl::StrCat("the frame size is exceeded at restore ",
+                                             hi.restores_until_frame_exceeded(), " from now"),
+                    "\n");
+  }
   const report::PathReport& p = r.paths();
   absl::StrAppend(&o, "paths: ", p.inline_handles(), " inline, ", p.relative_handles(),
                   " relative, ", p.absolute_handles(), " absolute (", p.outside_handles(),

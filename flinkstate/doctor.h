@@ -54,6 +54,7 @@
 #define FLINKSTATE_FLINKSTATE_DOCTOR_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -157,7 +158,9 @@ struct DoctorOptions {
 // Runs every check over `paths` (checkpoint/savepoint directories, `_metadata`
 // files, completedCheckpoint files, a job checkpoint directory holding
 // `chk-*`, an HA directory holding `completedCheckpoint*`). Every file goes
-// through `Open`.
+// through `Open`. A checkpoint Flink's loader refuses (CHECKPOINT_NOT_LOADABLE)
+// is not forecast: `restore.forecast_skipped` and a FORECAST_SKIPPED warning
+// say why, and `restore.tasks`, `chains`, `other_parallelisms` stay empty.
 //
 // Return values: `InvalidArgument` for no paths or a path of no known kind,
 // with the path; the errors of `Open` (with the path); `InvalidArgument` for
@@ -173,7 +176,9 @@ inline constexpr int kMaxFlinkParallelism = 1 << 15;
 // as `Doctor` computes `restore.tasks`: one entry per operator and new
 // subtask, in file order. `checkpoint_dir` stands for the directory relative
 // paths resolve against (its length is sized). `bytes` are the file's bytes
-// the model was read from.
+// the model was read from. Cost: proportional to the handles each new
+// subtask receives plus the parallelism (the subtasks that receive union
+// entries only are sized once), not to their product.
 // Return values: `InvalidArgument` when `parallelism` or an operator's
 // parallelism exceeds `kMaxFlinkParallelism` (naming the operator).
 [[nodiscard]] absl::StatusOr<std::vector<report::TaskPayload>> ForecastTasks(
@@ -188,6 +193,38 @@ enum class FlinkConfFormat { kLegacyFlinkConf, kYaml };
 // By file name: "config.yaml" is kYaml, any other name the legacy format.
 FlinkConfFormat FlinkConfFormatOf(absl::string_view path);
 
+// A Flink configuration file as Flink's `GlobalConfiguration` loads it: every
+// key, nested YAML keys joined with "." (`pekko:` / `  framesize: 64m` is
+// "pekko.framesize"), to its value as the `Configuration` holds it.
+//
+// `kLegacyFlinkConf` (release-1.15.2 .. 1.20 `loadYAMLResource`): each line
+// up to its first '#', split at the first ": ", key and value trimmed; lines
+// without ": " or with an empty key or value are skipped; the last
+// occurrence wins; values are kept as written, quotes included.
+// `kYaml` (release-1.19+ `YamlParserUtils.loadYamlFile`, then flattened):
+// block mappings nested by indentation (spaces), plain scalars (a comment
+// from " #" on dropped), single-quoted ('' for a quote) and double-quoted
+// (backslash escapes) scalars on one line, block sequences as their flow
+// text ("[a, b]"); a null value ("~", "null", nothing) is no entry.
+//
+// Return values (kYaml only): `InvalidArgument` naming the line for a
+// duplicate key in one mapping (SnakeYAML with duplicate keys refused: Flink
+// does not start), a tab in the indentation, an indentation that matches no
+// enclosing key, a line that is no `key: value` or sequence item, an
+// unterminated quote, an unknown escape, or a block scalar, anchor, alias or
+// tag (not read here).
+struct FlinkConfiguration {
+  std::map<std::string, std::string> values;
+
+  // The value of `key`, or null when the file does not set it. Lifetime:
+  // valid while this object is alive and unmodified.
+  const std::string* Find(absl::string_view key) const;
+  // True when some key starts with `prefix` (e.g. "pekko.").
+  bool HasKeyUnder(absl::string_view prefix) const;
+};
+[[nodiscard]] absl::StatusOr<FlinkConfiguration> ParseFlinkConfiguration(
+    absl::string_view text, FlinkConfFormat format);
+
 // The RPC system of the restoring release: Akka up to Flink 1.17, Pekko from
 // 1.18 on (`RpcOptions.FRAMESIZE` = "pekko.framesize", deprecated key
 // "akka.framesize").
@@ -199,17 +236,26 @@ enum class RpcSystem { kAkka, kPekko };
 // fraction, zero (Flink refuses it) or a value beyond 64 bits.
 [[nodiscard]] absl::StatusOr<uint64_t> ParseRpcFrameSize(absl::string_view value);
 
-// The frame size a configuration text sets for `rpc`, in bytes. Return
-// values: `NotFound` when no key that `rpc` reads is present;
-// `ParseRpcFrameSize`'s errors.
+// The frame size a configuration sets for `rpc`, in bytes: the value of
+// `pekko.framesize` (Pekko only), else `akka.framesize`, read as the RPC
+// system's HOCON configuration reads it (Flink writes
+// `maximum-frame-size = <value>`: a double-quoted HOCON string stands for its
+// contents). Return values: `NotFound` when no key that `rpc` reads is
+// present; `ParseRpcFrameSize`'s errors.
+[[nodiscard]] absl::StatusOr<uint64_t> ReadFrameSize(const FlinkConfiguration& conf,
+                                                     RpcSystem rpc = RpcSystem::kPekko);
+// The same over a configuration text (`ParseFlinkConfiguration`'s errors too).
 [[nodiscard]] absl::StatusOr<uint64_t> ReadFrameSize(
     absl::string_view conf_text, RpcSystem rpc = RpcSystem::kPekko,
     FlinkConfFormat format = FlinkConfFormat::kYaml);
 
-// `blob.offload.minsize` in a Flink configuration text (an integer number of
-// bytes, flat or nested under `blob:`). Return values: `NotFound` when the
-// key is absent, `InvalidArgument` for a value that is no integer.
-[[nodiscard]] absl::StatusOr<uint64_t> ReadBlobOffloadMinSize(absl::string_view conf_text);
+// `blob.offload.minsize` (an int number of bytes, flat or nested under
+// `blob:`). Return values: `NotFound` when the key is absent,
+// `InvalidArgument` for a value that is no int.
+[[nodiscard]] absl::StatusOr<uint64_t> ReadBlobOffloadMinSize(const FlinkConfiguration& conf);
+// The same over a configuration text (`ParseFlinkConfiguration`'s errors too).
+[[nodiscard]] absl::StatusOr<uint64_t> ReadBlobOffloadMinSize(
+    absl::string_view conf_text, FlinkConfFormat format = FlinkConfFormat::kYaml);
 
 // 0 for exit "nothing would fail", 1 when a task exceeds the frame size now
 // or at the next restore, the parallelism is above an operator's max

@@ -562,6 +562,98 @@ TEST(DoctorTest, FrameSizeFromFlinkConfiguration) {
   EXPECT_TRUE(absl::StrContains(dir.message(), "names a directory")) << dir;
 }
 
+// One parse per file, as Flink's GlobalConfiguration loads it: config.yaml
+// as standard YAML (nested keys joined with ".", quotes removed, duplicate
+// keys refused by SnakeYAML), flink-conf.yaml line by line with values kept
+// as written; the frame size then goes through the RPC system's HOCON, where
+// only double quotes quote.
+TEST(DoctorTest, FlinkConfigurationIsReadOnceAsFlinkLoadsIt) {
+  const auto yaml = FlinkConfFormat::kYaml;
+  const auto legacy = FlinkConfFormat::kLegacyFlinkConf;
+  absl::StatusOr<FlinkConfiguration> c = ParseFlinkConfiguration(
+      "# Flink 1.19+ config.yaml\n"
+      "jobmanager:\n"
+      "  rpc:\n"
+      "    address: localhost\n"
+      "    port: 6123\n"
+      "env:\n"
+      "  java:\n"
+      "    opts:\n"
+      "      - -Xmx1g\n"
+      "      - \"-Dsharp=a # b\"\n"
+      "blob:\n"
+      "  offload:\n"
+      "    minsize: 4096   # bytes\n"
+      "pekko:\n"
+      "  ask.timeout: 10 s\n"
+      "  framesize: '20 MiB'\n"
+      "state.checkpoints.dir: \"file:///ckpt # not a comment\"\n",
+      yaml);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(*c->Find("jobmanager.rpc.address"), "localhost");
+  EXPECT_EQ(*c->Find("jobmanager.rpc.port"), "6123");
+  EXPECT_EQ(*c->Find("blob.offload.minsize"), "4096");
+  EXPECT_EQ(*c->Find("pekko.ask.timeout"), "10 s");
+  EXPECT_EQ(*c->Find("pekko.framesize"), "20 MiB");
+  EXPECT_EQ(*c->Find("state.checkpoints.dir"), "file:///ckpt # not a comment");
+  EXPECT_EQ(c->Find("jobmanager.rpc"), nullptr);
+  EXPECT_TRUE(c->HasKeyUnder("pekko."));
+  EXPECT_FALSE(c->HasKeyUnder("akka."));
+  EXPECT_EQ(*ReadFrameSize(*c, RpcSystem::kPekko), 20u << 20);
+  EXPECT_TRUE(absl::IsNotFound(ReadFrameSize(*c, RpcSystem::kAkka).status()));
+  EXPECT_EQ(*ReadBlobOffloadMinSize(*c), 4096u);
+  // YAML quotes of both kinds and escapes; "a.b" flat and nested are two
+  // keys of different mappings that flatten alike: the later one wins.
+  c = ParseFlinkConfiguration(
+      "akka.framesize: \"1\\x30m\"\npekko.framesize: '2''0m'\npekko:\n  framesize: \"30m\"\n",
+      yaml);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(*c->Find("akka.framesize"), "10m");
+  EXPECT_EQ(*c->Find("pekko.framesize"), "30m");
+  // flink-conf.yaml: Flink keeps the quotes; HOCON reads "20m" as 20m but
+  // '20m' as an unquoted string that is no size (Flink would not start).
+  c = ParseFlinkConfiguration("akka.framesize: \"20m\"\nblob.offload.minsize: '2048'\n", legacy);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(*c->Find("akka.framesize"), "\"20m\"");
+  EXPECT_EQ(*ReadFrameSize(*c, RpcSystem::kAkka), 20u << 20);
+  EXPECT_TRUE(absl::IsInvalidArgument(ReadBlobOffloadMinSize(*c).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      ReadFrameSize("akka.framesize: '20m'\n", RpcSystem::kAkka, legacy).status()));
+  // What Flink's YAML loader refuses, refused with the line.
+  for (const char* bad : {"pekko:\n  framesize: 1m\npekko:\n  ask.timeout: 1 s\n",
+                          "a:\n    b: 1\n  c: 2\n", "a:\n\tb: 1\n", "a: \"open\n",
+                          "just a line\n", "a: \"\\q\"\n"}) {
+    absl::StatusOr<FlinkConfiguration> r = ParseFlinkConfiguration(bad, yaml);
+    EXPECT_TRUE(absl::IsInvalidArgument(r.status())) << bad;
+    EXPECT_TRUE(absl::StrContains(r.status().message(), "line ")) << r.status();
+  }
+  // Through doctor: a nested config.yaml; and a flink-conf.yaml whose comment
+  // names a pekko key is still an Akka cluster's (only its keys count).
+  const std::string dir = ::testing::TempDir() + "/doctor-conf";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/config.yaml") << "pekko:\n  framesize: \"30000b\"\nblob:\n  offload:\n"
+                                         "    minsize: 16384\n";
+  DoctorOptions o;
+  o.flink_conf = dir + "/config.yaml";
+  report::DoctorReport r = RunDoctor({kData + "/flink-1.15.2/incident-gen3-checkpoint"}, o);
+  EXPECT_EQ(r.restore().frame_size(), 30000u);
+  EXPECT_EQ(r.restore().blob_offload_min_size(), 16384u);
+  EXPECT_EQ(r.restore().descriptor_overhead_bytes(), kPekkoDescriptorOverheadBytes);
+  std::ofstream(dir + "/flink-conf.yaml") << "# pekko.framesize: 1m (for 1.18)\n"
+                                             "akka.framesize: 30000b\n";
+  o.flink_conf = dir + "/flink-conf.yaml";
+  r = RunDoctor({kData + "/flink-1.15.2/incident-gen3-checkpoint"}, o);
+  EXPECT_EQ(r.restore().frame_size(), 30000u);
+  EXPECT_EQ(r.restore().descriptor_overhead_bytes(), kAkkaDescriptorOverheadBytes);
+  // A config.yaml Flink refuses is an error naming the file.
+  std::ofstream(dir + "/config.yaml") << "pekko.framesize: 1m\npekko.framesize: 2m\n";
+  o.flink_conf = dir + "/config.yaml";
+  const absl::Status st = Doctor({kData + "/flink-1.15.2/incident-gen3-checkpoint"}, o).status();
+  EXPECT_TRUE(absl::IsInvalidArgument(st)) << st;
+  EXPECT_TRUE(absl::StrContains(st.message(), o.flink_conf)) << st;
+  EXPECT_TRUE(absl::StrContains(st.message(), "line 2: duplicate key")) << st;
+}
+
 TEST(DoctorTest, ParallelismAboveMaxParallelismWouldNotRestore) {
   // Every all-kinds operator has max parallelism 128 (tests/testdata/README.md).
   DoctorOptions o;
@@ -658,6 +750,84 @@ TEST(DoctorTest, CheckpointFlinkCannotLoadIsAFinding) {
   }
   // Flink's own file loads: no such finding.
   EXPECT_EQ(CountWarnings(RunDoctor({src}), "CHECKPOINT_NOT_LOADABLE"), 0);
+}
+
+// Attack run D9: a bit-flipped copy of the incident checkpoint whose first
+// operator claims parallelism 32767 (max parallelism 128). Flink's loader
+// refuses it (CheckpointFlinkCannotLoadIsAFinding: "Parallelism ... is not
+// smaller or equal to max parallelism"), so no restore is forecast, and the
+// report says why instead of listing 32767 subtasks.
+TEST(DoctorTest, CheckpointFlinkCannotLoadIsNotForecast) {
+  const std::string src = kData + "/flink-1.15.2/incident-gen3-checkpoint/_metadata";
+  absl::StatusOr<LoadedFile> f = Open(src);
+  ASSERT_TRUE(f.ok()) << f.status();
+  ASSERT_LT(f->model.metadata.version, 5u);  // the operator starts with its id
+  const OperatorState& op = f->model.metadata.operators[0];
+  ASSERT_EQ(op.max_parallelism, 128);
+  const uint64_t at = op.range.offset + 16;  // parallelism, then max parallelism
+  std::ifstream in(src, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto patched = [&](const char* name, uint32_t parallelism, uint32_t max_parallelism) {
+    std::string b = bytes;
+    for (int k = 0; k < 4; ++k) {
+      b[at + k] = static_cast<char>(parallelism >> (24 - 8 * k));
+      b[at + 4 + k] = static_cast<char>(max_parallelism >> (24 - 8 * k));
+    }
+    const std::string dir = ::testing::TempDir() + "/doctor-d9-" + name;
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir + "/_metadata", std::ios::binary) << b;
+    return dir;
+  };
+  const std::string refused = patched("refused", 32767, 128);
+  report::DoctorReport r = RunDoctor({refused});
+  EXPECT_EQ(CountWarnings(r, "CHECKPOINT_NOT_LOADABLE"), 1);
+  ASSERT_EQ(CountWarnings(r, "FORECAST_SKIPPED"), 1);
+  EXPECT_TRUE(absl::StrContains(r.restore().forecast_skipped(),
+                                "parallelism 32767 exceeds the max parallelism 128"))
+      << r.restore().forecast_skipped();
+  EXPECT_EQ(r.restore().tasks_size(), 0);
+  EXPECT_EQ(r.restore().chains_size(), 0);
+  EXPECT_EQ(r.restore().other_parallelisms_size(), 0);
+  EXPECT_EQ(CountWarnings(r, "NO_PLAN"), 0);
+  EXPECT_EQ(r.heap().restore_bytes(), 0u);
+  EXPECT_EQ(r.history().restores_until_frame_exceeded(), -1);
+  EXPECT_EQ(DoctorExitCode(r), 1);
+  EXPECT_TRUE(absl::StrContains(RenderDoctorText(r), "forecast skipped: Flink cannot load"));
+  // A plan is still read for its errors.
+  DoctorOptions o;
+  o.plan_file = kData + "/README.md";
+  EXPECT_TRUE(absl::IsInvalidArgument(Doctor({refused}, o).status()));
+  // In a history beside a loadable checkpoint, it is left unforecast there too.
+  r = RunDoctor({refused, kData + "/flink-1.20.5/incident-gen3-checkpoint"});
+  EXPECT_EQ(CountWarnings(r, "FORECAST_SKIPPED"), 1);
+  EXPECT_GT(r.restore().tasks_size(), 0);
+  // The same parallelism with a max parallelism that allows it loads: every
+  // one of its 32767 subtasks is forecast. The 32763 that hold no state of
+  // their own receive the same union entries (every old subtask's, as
+  // RoundRobinOperatorStateRepartitioner hands them out), so their payloads
+  // are equal.
+  r = RunDoctor({patched("loadable", 32767, 32767)});
+  EXPECT_EQ(CountWarnings(r, "CHECKPOINT_NOT_LOADABLE"), 0);
+  EXPECT_TRUE(r.restore().forecast_skipped().empty());
+  std::map<int, report::TaskPayload> first_op;
+  for (const auto& t : r.restore().tasks()) {
+    if (t.operator_id() == op.IdHex()) first_op[t.subtask_index()] = t;
+  }
+  ASSERT_EQ(first_op.size(), 32767u);
+  EXPECT_EQ(first_op.begin()->first, 0);
+  EXPECT_EQ(first_op.rbegin()->first, 32766);
+  std::set<int> with_state;
+  for (const OperatorSubtaskState& s : op.subtasks) {
+    if (!s.managed_operator_state.empty()) with_state.insert(s.subtask_index);
+  }
+  ASSERT_FALSE(with_state.empty());
+  const report::TaskPayload& plain = first_op.at(32766);
+  EXPECT_GT(plain.union_bytes(), 0u);
+  for (const auto& [i, t] : first_op) {
+    if (with_state.count(i)) continue;
+    EXPECT_EQ(t.payload_bytes(), plain.payload_bytes()) << i;
+    EXPECT_EQ(t.handles(), plain.handles()) << i;
+  }
 }
 
 TEST(DoctorTest, FlinkReleasesAndWhichOffloadTheTaskRestore) {

@@ -39,6 +39,8 @@ std::vector<InspectOptions> OptionSets() {
   sets[0].file_name = "x/_metadata";
   sets[1].subtasks = false;
   sets[1].top = 1;
+  sets[1].print_on_second_thread = false;
+  sets[2].print_on_second_thread = false;
   sets[2].top = 0;
   sets[3].top = 1000;
   sets[3].frame_size = 64;  // every file is "over the frame size"

@@ -3,11 +3,16 @@
 #include "flinkstate/inspect.h"
 
 #include <algorithm>
+#include <condition_variable>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <string_view>
-#include <unordered_set>
+#include <thread>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -19,7 +24,10 @@
 #include "flinkstate/serde/data_input.h"
 #include "flinkstate/serde/modified_utf8.h"
 #include "flinkstate/serde/status_macros.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/util/json_util.h"
+#include "google/protobuf/util/type_resolver.h"
+#include "google/protobuf/util/type_resolver_util.h"
 
 namespace flinkstate {
 namespace {
@@ -35,7 +43,7 @@ constexpr int kPathScanLimit = 16;
 
 struct PathIndex {
   const report::Handle* handle = nullptr;
-  std::unordered_set<std::string_view> seen;
+  absl::flat_hash_set<std::string_view> seen;
 };
 
 PathIndex& ThePathIndex() {
@@ -48,7 +56,7 @@ void AddPath(absl::string_view path, report::Handle* out) {
     for (const std::string& p : out->paths()) {
       if (p == path) return;
     }
-    out->add_paths(std::string(path));
+    out->add_paths()->assign(path.data(), path.size());
     return;
   }
   PathIndex& index = ThePathIndex();
@@ -61,7 +69,7 @@ void AddPath(absl::string_view path, report::Handle* out) {
     for (const std::string& p : out->paths()) index.seen.insert(p);
   }
   if (index.seen.count(std::string_view(path.data(), path.size())) > 0) return;
-  out->add_paths(std::string(path));
+  out->add_paths()->assign(path.data(), path.size());
   index.seen.insert(out->paths(out->paths_size() - 1));
 }
 
@@ -164,6 +172,25 @@ struct StateAgg {
   uint64_t max = 0;
 };
 
+// The key of a state name of an operator, looked up without a string copy.
+struct StateKeyView {
+  int operator_index;
+  absl::string_view name;
+};
+
+struct StateKeyLess {
+  using is_transparent = void;
+  static StateKeyView View(const std::pair<int, std::string>& k) { return {k.first, k.second}; }
+  static StateKeyView View(const StateKeyView& k) { return k; }
+  template <typename A, typename B>
+  bool operator()(const A& a, const B& b) const {
+    const StateKeyView x = View(a);
+    const StateKeyView y = View(b);
+    return x.operator_index != y.operator_index ? x.operator_index < y.operator_index
+                                                : x.name < y.name;
+  }
+};
+
 class ReportBuilder : public HandleVisitor {
  public:
   ReportBuilder(report::Report* r, const InspectOptions& options,
@@ -187,11 +214,16 @@ class ReportBuilder : public HandleVisitor {
     hp->set_inline_bytes(inline_bytes);
     report::Operator* op = CurrentOperator(c);
     for (const StateNameEntry& e : h.states) {
-      const std::string name(text_(e.name));
-      StateAgg& agg = states_[{c.operator_index, name}];
+      const absl::string_view name = text_(e.name);
+      auto it = states_.find(StateKeyView{c.operator_index, name});
+      if (it == states_.end()) {
+        it = states_.emplace(std::make_pair(c.operator_index, std::string(name)), StateAgg())
+                 .first;
+      }
+      StateAgg& agg = it->second;
       if (agg.proto == nullptr) {
         agg.proto = op->add_operator_states();
-        agg.proto->set_name(name);
+        agg.proto->set_name(name.data(), name.size());
         agg.proto->set_distribution_mode(DistributionModeName(e.mode));
       }
       agg.proto->set_entry_count(agg.proto->entry_count() + e.offsets.count);
@@ -401,9 +433,9 @@ class ReportBuilder : public HandleVisitor {
   report::Report* r_;
   const InspectOptions& options_;
   std::map<int, report::Operator*> ops_;
-  std::map<std::pair<int, std::string>, StateAgg> states_;
+  std::map<std::pair<int, std::string>, StateAgg, StateKeyLess> states_;
   std::vector<report::Item> items_;
-  std::map<const OperatorSubtaskState*, report::Subtask*> subtasks_;
+  absl::flat_hash_map<const OperatorSubtaskState*, report::Subtask*> subtasks_;
   report::Handle scratch_;
   TextSource text_;
   uint64_t breakdown_offsets_ = 0;
@@ -625,6 +657,197 @@ void ReportStreamedOperator(const OperatorState& src, int index, TextSource& tex
   scratch->clear_warnings();
 }
 
+// Protobuf's JSON of many messages, one after the other, as `RenderJson`
+// prints each (the same `JsonPrintOptions` and type resolver as
+// `MessageToJsonString`), without what that call redoes each time: the
+// resolver is looked up once and the binary and text buffers are reused.
+// Not thread-safe; one per thread.
+class JsonPieces {
+ public:
+  JsonPieces()
+      : resolver_(google::protobuf::util::NewTypeResolverForDescriptorPool(
+            "type.googleapis.com", google::protobuf::DescriptorPool::generated_pool())) {
+    print_.add_whitespace = true;
+    print_.always_print_primitive_fields = true;
+  }
+
+  // Appends `message`'s JSON to `*out`, without its final newline, every line
+  // after the first indented by `indent` (protobuf indents by one space a
+  // level). Return values: `Internal` if protobuf cannot render it.
+  absl::Status Append(const google::protobuf::Message& message, absl::string_view indent,
+                      std::string* out) {
+    const google::protobuf::Descriptor* d = message.GetDescriptor();
+    if (d != type_) {
+      type_ = d;
+      type_url_ = absl::StrCat("type.googleapis.com/", d->full_name());
+    }
+    binary_.clear();
+    message.AppendToString(&binary_);
+    json_.clear();
+    google::protobuf::util::Status status;
+    {
+      google::protobuf::io::ArrayInputStream in(binary_.data(), static_cast<int>(binary_.size()));
+      google::protobuf::io::StringOutputStream sink(&json_);
+      status = google::protobuf::util::BinaryToJsonStream(resolver_.get(), type_url_, &in,
+                                                          &sink, print_);
+    }
+    if (!status.ok()) {
+      return absl::InternalError(
+          absl::StrCat("inspect: JSON rendering failed: ", status.ToString()));
+    }
+    absl::string_view rest(json_);
+    while (!rest.empty() && rest.back() == '\n') rest.remove_suffix(1);
+    for (size_t nl; (nl = rest.find('\n')) != absl::string_view::npos;) {
+      out->append(rest.data(), nl + 1);
+      out->append(indent.data(), indent.size());
+      rest.remove_prefix(nl + 1);
+    }
+    out->append(rest.data(), rest.size());
+    return absl::OkStatus();
+  }
+
+ private:
+  std::unique_ptr<google::protobuf::util::TypeResolver> resolver_;
+  google::protobuf::util::JsonPrintOptions print_;
+  const google::protobuf::Descriptor* type_ = nullptr;
+  std::string type_url_;
+  std::string binary_;
+  std::string json_;
+};
+
+// Renders the operators of a streaming report into JSON and writes them, in
+// order, on a thread of its own, so that the caller decodes and reports
+// operator i+1 while operator i is printed (protobuf's printer is about half
+// of the work). Two operator reports take turns: `Next` returns the one to
+// fill, `Submit` hands it over once it is complete; both are kept and cleared
+// for reuse. Without a second core (or when told), everything runs inline
+// in `Submit`.
+// `write` is called from the printing thread, never concurrently.
+class OperatorJsonPrinter {
+ public:
+  OperatorJsonPrinter(const std::function<void(absl::string_view)>& write, bool thread)
+      : write_(write) {
+    if (thread && std::thread::hardware_concurrency() > 1) {
+      thread_ = std::thread([this] { Run(); });
+    }
+  }
+
+  ~OperatorJsonPrinter() { Stop(); }
+
+  // The operator report to fill next (cleared).
+  report::Operator* Next() {
+    report::Operator* op = &ops_[next_];
+    op->Clear();
+    return op;
+  }
+
+  // Prints the operator `Next` returned, filled; it must not be touched after
+  // this. Return values: the first printing error (`Internal`), also of an
+  // earlier operator.
+  absl::Status Submit() {
+    report::Operator* op = &ops_[next_];
+    next_ ^= 1;
+    if (!thread_.joinable()) {
+      FLINKSTATE_RETURN_IF_ERROR(status_);
+      status_ = Print(op);
+      return status_;
+    }
+    std::unique_lock<std::mutex> lock(mu_);
+    // The other report (filled next) may still be printing.
+    idle_.wait(lock, [this] { return pending_ == nullptr; });
+    FLINKSTATE_RETURN_IF_ERROR(status_);
+    pending_ = op;
+    work_.notify_one();
+    return absl::OkStatus();
+  }
+
+  // Waits until every submitted operator is written; the number written and
+  // the first printing error.
+  absl::Status Finish(int* count) {
+    Stop();
+    *count = count_;
+    return status_;
+  }
+
+ private:
+  void Stop() {
+    if (!thread_.joinable()) return;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    work_.notify_one();
+    thread_.join();
+  }
+
+  void Run() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (true) {
+      work_.wait(lock, [this] { return pending_ != nullptr || stop_; });
+      if (pending_ == nullptr) return;  // stopped, nothing left
+      report::Operator* op = pending_;
+      const bool failed = !status_.ok();
+      lock.unlock();
+      absl::Status s = failed ? absl::OkStatus() : Print(op);
+      lock.lock();
+      if (!s.ok() && status_.ok()) status_ = s;
+      pending_ = nullptr;
+      idle_.notify_one();
+    }
+  }
+
+  // The operator's JSON, standalone at depth 0, inside the report at depth 2:
+  // printed without its subtasks (protobuf's printer builds a tree of the
+  // whole message first), each subtask printed on its own and spliced in.
+  absl::Status Print(report::Operator* op) {
+    out_.clear();
+    out_.append(count_ == 0 ? "[\n  " : ",\n  ");
+    if (op->subtasks().empty()) {
+      FLINKSTATE_RETURN_IF_ERROR(json_.Append(*op, "  ", &out_));
+    } else {
+      // `subtasks` is the operator's last field: `"subtasks": []` ends it.
+      subtasks_.Swap(op->mutable_subtasks());
+      absl::Status s = json_.Append(*op, "  ", &out_);
+      subtasks_.Swap(op->mutable_subtasks());
+      FLINKSTATE_RETURN_IF_ERROR(s);
+      static constexpr absl::string_view kEmpty = "\"subtasks\": []";
+      const size_t at = absl::string_view(out_).rfind(kEmpty);
+      if (at == std::string::npos) {
+        return absl::InternalError("inspect: no subtasks field in the operator JSON");
+      }
+      const size_t tail_at = at + kEmpty.size() - 1;  // "]\n  }"
+      tail_.assign(out_, tail_at, std::string::npos);
+      out_.resize(tail_at);
+      for (int i = 0; i < op->subtasks_size(); ++i) {
+        out_.append(i == 0 ? "\n    " : ",\n    ");
+        FLINKSTATE_RETURN_IF_ERROR(json_.Append(op->subtasks(i), "    ", &out_));
+      }
+      out_.append("\n   ");
+      out_.append(tail_);
+    }
+    write_(out_);
+    ++count_;
+    return absl::OkStatus();
+  }
+
+  const std::function<void(absl::string_view)>& write_;
+  report::Operator ops_[2];
+  int next_ = 0;
+  // The printing side (the thread's, or the caller's without one).
+  JsonPieces json_;
+  google::protobuf::RepeatedPtrField<report::Subtask> subtasks_;
+  std::string out_;
+  std::string tail_;
+  int count_ = 0;
+  std::mutex mu_;
+  std::condition_variable work_;
+  std::condition_variable idle_;
+  report::Operator* pending_ = nullptr;
+  bool stop_ = false;
+  absl::Status status_;
+  std::thread thread_;
+};
+
 }  // namespace
 
 report::Report BuildReport(const StateFile& file, serde::ByteView input,
@@ -711,78 +934,32 @@ absl::Status StreamMetadataReportJson(serde::ByteView input,
   write(head);
   head = std::string();
 
-  // Pass 2: one operator at a time, rendered as soon as it is complete. The
-  // strings are not copied out of the input (`TextSource`), and the JSON is
-  // made one subtask at a time (protobuf's printer builds a tree of the whole
-  // message first: per operator that is megabytes of nodes), spliced into the
-  // operator's own JSON at the indentation the whole report would give them,
-  // and written once per operator.
+  // Pass 2: one operator at a time, reported as soon as it is decoded and
+  // printed while the next one is decoded (`OperatorJsonPrinter`). The
+  // strings are not copied out of the input (`TextSource`). The report
+  // messages and buffers are kept from one operator to the next (a cleared
+  // repeated field keeps its elements and their strings' capacity), so that
+  // a wide operator allocates nothing once the first ones were reported.
   std::vector<report::Warning> union_warnings;
   report::Report scratch;  // collects the union warnings of one operator
   ReportBuilder warner(&scratch, options);
-  int count = 0;
-  std::string json;
-  std::string out;
-  google::protobuf::util::JsonPrintOptions print;
-  print.add_whitespace = true;
-  print.always_print_primitive_fields = true;
-  // Appends `message`'s JSON to `out`, every line after the first indented by
-  // `indent` spaces (protobuf indents by one space a level).
-  auto append_json = [&](const google::protobuf::Message& message,
-                         absl::string_view indent) -> absl::Status {
-    json.clear();
-    auto status = google::protobuf::util::MessageToJsonString(message, &json, print);
-    if (!status.ok()) {
-      return absl::InternalError(absl::StrCat("inspect: JSON rendering failed: ",
-                                              status.ToString()));
-    }
-    absl::string_view rest(json);
-    while (!rest.empty() && rest.back() == '\n') rest.remove_suffix(1);
-    for (size_t nl; (nl = rest.find('\n')) != absl::string_view::npos;) {
-      out.append(rest.data(), nl + 1);
-      out.append(indent.data(), indent.size());
-      rest.remove_prefix(nl + 1);
-    }
-    out.append(rest.data(), rest.size());
-    return absl::OkStatus();
-  };
+  OperatorJsonPrinter printer(write, options.print_on_second_thread);
   MetadataReadOptions read;
   read.decode_strings = false;
   read.release_consumed_input = options.release_consumed_input;
   absl::StatusOr<CheckpointMetadata> again = ReadCheckpointMetadataStreaming(
       input, [&](int index, OperatorState&& src) -> absl::Status {
-        report::Operator op;
+        report::Operator* op = printer.Next();
         TextSource text(input);
         ReportStreamedOperator(src, index, text, &builder, &warner, &scratch, &union_warnings,
-                               &op);
-        google::protobuf::RepeatedPtrField<report::Subtask> subtasks;
-        subtasks.Swap(op.mutable_subtasks());
-        out.clear();
-        out.append(count == 0 ? "[\n  " : ",\n  ");
-        // Standalone at depth 0; inside the report at depth 2.
-        FLINKSTATE_RETURN_IF_ERROR(append_json(op, "  "));
-        if (!subtasks.empty()) {
-          // `subtasks` is the operator's last field: `"subtasks": []` ends it.
-          static constexpr absl::string_view kEmpty = "\"subtasks\": []";
-          const size_t at = absl::string_view(out).rfind(kEmpty);
-          if (at == std::string::npos) {
-            return absl::InternalError("inspect: no subtasks field in the operator JSON");
-          }
-          std::string tail = out.substr(at + kEmpty.size() - 1);  // "]\n  }"
-          out.resize(at + kEmpty.size() - 1);
-          for (int i = 0; i < subtasks.size(); ++i) {
-            out.append(i == 0 ? "\n    " : ",\n    ");
-            FLINKSTATE_RETURN_IF_ERROR(append_json(subtasks.Get(i), "    "));
-          }
-          out.append("\n   ");
-          out.append(tail);
-        }
-        write(out);
-        ++count;
-        return absl::OkStatus();
+                               op);
+        return printer.Submit();
       },
       read);
+  int count = 0;
+  const absl::Status printed = printer.Finish(&count);
   FLINKSTATE_RETURN_IF_ERROR(again.status());
+  FLINKSTATE_RETURN_IF_ERROR(printed);
   write(count == 0 ? "[]" : "\n ]");
 
   builder.Finish();

@@ -45,6 +45,10 @@ struct InspectOptions {
   // `madvise(MADV_DONTNEED)`, so that resident memory does not grow with the
   // file. Must stay false for any other memory (the call would discard it).
   bool release_consumed_input = false;
+  // `StreamMetadataReportJson` only: print operator i on a second thread
+  // while operator i+1 is decoded, when the machine has more than one core.
+  // False: everything on the calling thread (the same bytes).
+  bool print_on_second_thread = true;
 };
 
 // A byte count as every flinkstate output shows it: "512 B", "12.3 KiB",
@@ -68,6 +72,11 @@ report::Report BuildReport(const StateFile& file, serde::ByteView input,
 // `ResourceExhausted` as for `ReadCheckpointMetadata`); `Internal` if the
 // JSON cannot be rendered. Only for metadata files (not operator snapshots
 // or completedCheckpoint files).
+// Threads: with more than one core (and `print_on_second_thread`), the
+// operators are printed on a second thread while the next one is decoded,
+// and `write` is called from that thread for them (never two calls at once;
+// every call has returned when this function returns). The input is read on
+// the calling thread only.
 [[nodiscard]] absl::Status StreamMetadataReportJson(
     serde::ByteView input, const InspectOptions& options,
     const std::function<void(absl::string_view)>& write);

@@ -4,7 +4,10 @@
 // built from a whole model (`RenderReportJson(BuildReport(...))`): the same
 // bytes on every metadata file of tests/testdata and of the shared corpus, on
 // generated incident and wide-job files, for several option sets; and nothing
-// written for a malformed file.
+// written for a malformed file. The referee for the JSON itself is protobuf:
+// the streamed text parsed back with `JsonStringToMessage` is the whole-model
+// report message, and protobuf's own printer prints that message to the same
+// bytes.
 
 #include <unistd.h>
 
@@ -17,6 +20,8 @@
 #include "flinkstate/metadata_reader.h"
 #include "flinkstate/serde/byte_view.h"
 #include "flinkstate/verify.h"
+#include "google/protobuf/util/json_util.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "tests/flinkstate/corpus.h"
 
@@ -34,6 +39,8 @@ std::vector<InspectOptions> OptionSets() {
   sets[0].file_name = "x/_metadata";
   sets[1].subtasks = false;
   sets[1].top = 1;
+  sets[1].print_on_second_thread = false;
+  sets[2].print_on_second_thread = false;
   sets[2].top = 0;
   sets[3].top = 1000;
   sets[3].frame_size = 64;  // every file is "over the frame size"
@@ -155,6 +162,59 @@ TEST(InspectStreamTest, SameJsonForNonAsciiPaths) {
                 streamed.append(p.data(), p.size());
               }).ok());
   EXPECT_NE(streamed.find(wide.path_prefix + "/shared/"), std::string::npos);
+}
+
+// `bytes`' streamed JSON, parsed back by protobuf, against the report built
+// from the whole model, and printed again by protobuf's `MessageToJsonString`
+// (the options report.proto states) against the streamed bytes.
+void ExpectJsonRoundTrip(const std::string& bytes, const std::string& what) {
+  absl::StatusOr<StateFile> file = ReadStateFile(Bytes(bytes));
+  ASSERT_TRUE(file.ok()) << what << ": " << file.status();
+  InspectOptions options;
+  options.file_name = what;
+  std::string streamed;
+  ASSERT_TRUE(StreamMetadataReportJson(Bytes(bytes), options, [&](absl::string_view p) {
+                streamed.append(p.data(), p.size());
+              }).ok())
+      << what;
+  report::Report parsed;
+  google::protobuf::util::JsonParseOptions parse;
+  parse.ignore_unknown_fields = false;
+  auto status = google::protobuf::util::JsonStringToMessage(streamed, &parsed, parse);
+  ASSERT_TRUE(status.ok()) << what << ": " << status.ToString();
+  const report::Report whole = BuildReport(*file, Bytes(bytes), options);
+  std::string difference;
+  google::protobuf::util::MessageDifferencer differencer;
+  differencer.ReportDifferencesToString(&difference);
+  EXPECT_TRUE(differencer.Compare(whole, parsed)) << what << ": " << difference;
+  google::protobuf::util::JsonPrintOptions print;
+  print.add_whitespace = true;
+  print.always_print_primitive_fields = true;
+  std::string printed;
+  ASSERT_TRUE(google::protobuf::util::MessageToJsonString(parsed, &printed, print).ok());
+  EXPECT_EQ(printed, streamed) << what;
+}
+
+TEST(InspectStreamTest, JsonParsesBackToTheReportAndPrintsTheSame) {
+  int compared = 0;
+  for (const testing::CorpusFile& f : testing::CorpusFiles()) {
+    if (!f.is_metadata) continue;
+    ExpectJsonRoundTrip(ReadFileOrDie(f.path), f.path);
+    ++compared;
+  }
+  EXPECT_GT(compared, 50);
+  // Handles past the path index's scan limit, and non-ASCII paths.
+  WideJobShape wide;
+  wide.operators = 3;
+  wide.parallelism = 4;
+  wide.shared_files = 40;
+  wide.private_files = 5;
+  wide.path_prefix = "s3://b\xC3\xBC" "cket/\"q\"\\x";  // u-umlaut, quotes, a backslash
+  const std::string path = TempPath("inspect_stream_roundtrip");
+  ASSERT_TRUE(WriteWideJobMetadata(wide, path).ok());
+  const std::string bytes = ReadFileOrDie(path);
+  std::filesystem::remove(path);
+  ExpectJsonRoundTrip(bytes, "wide");
 }
 
 TEST(InspectStreamTest, WritesNothingForAMalformedFile) {

@@ -74,6 +74,8 @@ struct CommandArgs {
   bool apply = false;
   // writing commands
   bool in_place = false;
+  // strip-state, drop-operator, relocate, convert: plan the write, write nothing
+  bool dry_run = false;
   std::string backup_suffix = ".bak";
   bool fsync = true;
   // -1 --noprogress, 0 (default) a progress line when stderr is a terminal,
@@ -178,6 +180,7 @@ struct OutputTarget {
   std::string backup;  // non-empty with --in-place
   bool fsync = true;     // fsync before the rename (--nofsync: false)
   int progress = 0;  // CommandArgs::progress
+  bool dry_run = false;  // --dry-run: `PlanWrite`, never `WriteVerified`
 };
 // A progress line on stderr ("label 42%", or "phase ..." for a phase without
 // a percentage), drawn from the library's progress sinks (phase, done, total):
@@ -212,7 +215,8 @@ class ProgressLine {
 // is resolved (serde::RecoverInterruptedWrite: originals restored from their
 // backups, temporary files and journals removed), so that rerunning a killed
 // command just works; the actions are printed on stderr.
-// A directory IN stands for its `_metadata`.
+// A directory IN stands for its `_metadata`. With --dry-run nothing is
+// resolved (that would write): `PlanWrite` lists the leftovers instead.
 [[nodiscard]] absl::StatusOr<OutputTarget> ResolveOutput(const CommandArgs& args);
 // Exit for a `ResolveOutput` error: a usage error (exit 2) for a wrong
 // IN OUT / --in-place shape (messages "usage: ..."); otherwise, e.g. another
@@ -227,6 +231,19 @@ int OutputProblem(const absl::Status& s);
                                          const serde::EditPlan& plan,
                                          const serde::OutputVerifier& verify,
                                          serde::SpliceStats* stats = nullptr);
+
+// --dry-run: what `WriteVerified(t, in, plan, ...)` would do, found without
+// writing. An s3:// output: objstore::PlanObjectWrite (HEAD and LIST only);
+// a local one: the transaction's files, checked for a taken backup name and
+// for an interrupted run's leftovers. Return values: the store's errors.
+[[nodiscard]] absl::StatusOr<report::WritePlan> PlanWrite(const OutputTarget& t, const Input& in,
+                                                          const serde::EditPlan& plan);
+// Ends an edit command's --dry-run: `rep` (its facts, from `EditReportOf`
+// and the command's additions) gets `dry_run`, `verified` false and the
+// `PlanWrite`; printed as JSON with --json, else as text ending "dry run,
+// nothing written". Returns the exit code.
+int FinishDryRun(const CommandArgs& a, const OutputTarget& t, const Input& in,
+                 const serde::EditPlan& plan, report::EditReport rep);
 
 // A verifier that decodes the output as a state file, checks that it
 // re-encodes byte for byte, then runs `check` on the model.

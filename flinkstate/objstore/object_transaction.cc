@@ -145,6 +145,26 @@ absl::StatusOr<std::string> UploadVerified(S3Client& s3, const ObjectUrl& temp,
   return *temp_etag;
 }
 
+// The single-object journals beside `target` that name `target_url`.
+absl::StatusOr<std::vector<std::pair<ObjectUrl, Journal>>> JournalsOf(
+    S3Client& s3, const ObjectUrl& target, const std::string& target_url) {
+  ObjectUrl prefix{target.bucket, DirKey(target.key) + kJournalPrefix, target.scheme};
+  absl::StatusOr<S3Client::Listing> l = s3.List(prefix, "/");
+  if (!l.ok()) return l.status();
+  std::vector<std::pair<ObjectUrl, Journal>> out;
+  for (const auto& [key, size] : l->objects) {
+    if (!absl::EndsWith(key, ".journal")) continue;
+    ObjectUrl ju{target.bucket, key, target.scheme};
+    absl::StatusOr<std::string> text = s3.GetSmall(ju, 1 << 20);
+    if (!text.ok()) return text.status();
+    absl::StatusOr<Journal> j = Journal::Parse(ju.ToString(), *text);
+    if (!j.ok()) return j.status();
+    if (j->target != target_url) continue;
+    out.emplace_back(std::move(ju), *std::move(j));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string OpenedEtag(const serde::MappedFile& file) {
@@ -294,18 +314,12 @@ absl::StatusOr<std::vector<std::string>> RecoverObjectWrite(const std::string& t
   absl::StatusOr<S3Config> config = CurrentS3Config();
   if (!config.ok()) return config.status();
   S3Client s3(*std::move(config));
-  ObjectUrl prefix{target->bucket, DirKey(target->key) + kJournalPrefix, target->scheme};
-  absl::StatusOr<S3Client::Listing> l = s3.List(prefix, "/");
-  if (!l.ok()) return l.status();
+  absl::StatusOr<std::vector<std::pair<ObjectUrl, Journal>>> journals =
+      JournalsOf(s3, *target, target_url);
+  if (!journals.ok()) return journals.status();
   std::vector<std::string> actions;
-  for (const auto& [key, size] : l->objects) {
-    if (!absl::EndsWith(key, ".journal")) continue;
-    ObjectUrl ju{target->bucket, key, target->scheme};
-    absl::StatusOr<std::string> text = s3.GetSmall(ju, 1 << 20);
-    if (!text.ok()) return text.status();
-    absl::StatusOr<Journal> j = Journal::Parse(ju.ToString(), *text);
-    if (!j.ok()) return j.status();
-    if (j->target != target_url) continue;
+  for (auto& [ju, jv] : *journals) {
+    const Journal* j = &jv;
     ObjectUrl temp = *ParseObjectUrl(j->temp);
     absl::StatusOr<ObjectInfo> now = s3.Head(*target);
     const bool ours = now.ok() && now->txn_tag == j->token;
@@ -344,6 +358,97 @@ absl::StatusOr<std::vector<std::string>> RecoverObjectWrite(const std::string& t
     actions.push_back(absl::StrCat("rolled back ", ju.ToString(), " (", j->state, ")"));
   }
   return actions;
+}
+
+absl::StatusOr<ObjectWritePlan> PlanObjectWrite(const ObjectWrite& w,
+                                                const serde::MappedFile& input,
+                                                const serde::EditPlan& plan) {
+  absl::StatusOr<ObjectUrl> target = ParseObjectUrl(w.target);
+  if (!target.ok()) return target.status();
+  std::optional<ObjectUrl> backup;
+  if (!w.backup.empty()) {
+    absl::StatusOr<ObjectUrl> b = ParseObjectUrl(w.backup);
+    if (!b.ok()) return b.status();
+    backup = *b;
+  }
+  absl::StatusOr<S3Config> config = CurrentS3Config();
+  if (!config.ok()) return config.status();
+  S3Client s3(*std::move(config));
+  ObjectWritePlan p;
+  absl::StatusOr<std::vector<std::pair<ObjectUrl, Journal>>> journals =
+      JournalsOf(s3, *target, w.target);
+  if (!journals.ok()) return journals.status();
+  for (const auto& [ju, j] : *journals) p.interrupted.push_back(ju.ToString());
+
+  // The journal as step 1 writes it; the token's length is fixed, so its
+  // size is exact whatever the token.
+  constexpr char kToken[] = "<token>";
+  Journal j;
+  j.state = "prepare";
+  j.token = std::string(Token().size(), 'x');
+  j.target = w.target;
+  j.temp = absl::StrCat(w.target, ".flinkstate-tmp-", j.token);
+  j.backup = w.backup;
+  j.etag = w.expected_etag;
+  if (j.etag.empty() && input.path() == w.target) j.etag = OpenedEtag(input);
+  uint64_t original_size = input.path() == w.target ? input.size() : 0;
+  absl::StatusOr<ObjectInfo> now = s3.Head(*target);
+  if (now.ok()) {
+    original_size = now->size;
+    if (!w.backup.empty() && j.etag.empty()) j.etag = now->etag;
+    if (!j.etag.empty() && now->etag != j.etag) {
+      p.problems.push_back(absl::StrCat(w.target, " changed since it was read (ETag ", j.etag,
+                                        ", now ", now->etag, "): the write would be refused"));
+    }
+  } else if (!absl::IsNotFound(now.status())) {
+    return now.status();
+  } else if (backup) {
+    p.problems.push_back(absl::StrCat(w.target, " does not exist, so there is nothing to back "
+                                      "up: the write would fail"));
+  }
+  if (backup) {
+    absl::StatusOr<ObjectInfo> there = s3.Head(*backup);
+    if (there.ok()) {
+      p.problems.push_back(absl::StrCat(w.backup, " exists already (an earlier backup): the "
+                                        "write would be refused; move it away first"));
+    } else if (!absl::IsNotFound(there.status())) {
+      return there.status();
+    }
+  }
+  const uint64_t journal_bytes = j.Render().size();
+  j.state = "commit";
+  const uint64_t commit_bytes = j.Render().size();
+
+  const std::string journal = ObjectUrl{target->bucket,
+                                        absl::StrCat(DirKey(target->key), kJournalPrefix, kToken,
+                                                     ".journal"),
+                                        target->scheme}
+                                  .ToString();
+  const std::string temp = absl::StrCat(w.target, ".flinkstate-tmp-", kToken);
+  const uint64_t out = plan.output_size();
+  p.output_bytes = out;
+  p.input_bytes_kept = plan.copied_bytes();
+  const auto step = [&p](const char* action, std::string object, uint64_t bytes,
+                         std::string source = "") {
+    p.steps.push_back(PlannedObjectStep{action, std::move(object), std::move(source), bytes});
+  };
+  step("create journal", journal, journal_bytes);
+  step("upload", temp, out);
+  p.upload_bytes += out;
+  step("read back", temp, out);
+  p.read_back_bytes += out;
+  if (backup) {
+    step("server-side copy", w.backup, original_size, w.target);
+    p.server_side_copy_bytes += original_size;
+  }
+  if (!j.etag.empty()) step("check", w.target, 0);
+  step("probe If-Match", temp + ".probe", 0);
+  step("rewrite journal", journal, commit_bytes);
+  step("server-side copy", w.target, out, temp);
+  p.server_side_copy_bytes += out;
+  step("delete", temp, 0);
+  step("delete", journal, 0);
+  return p;
 }
 
 namespace {

@@ -97,6 +97,43 @@ struct ObjectWriteStats {
 // The ETag of the object `file` was opened from ("" for a local file).
 std::string OpenedEtag(const serde::MappedFile& file);
 
+// What `WriteObjectVerified(w, input, plan, ...)` would do, found with
+// read-only requests (HEAD and LIST; nothing is written): a dry run's plan.
+// The run's token is not known yet and is shown as "<token>".
+struct PlannedObjectStep {
+  // "create journal", "upload", "read back", "server-side copy", "check",
+  // "probe If-Match", "rewrite journal", "delete"
+  std::string action;
+  std::string object;  // s3:// URL written, read, checked or deleted
+  std::string source;  // server-side copies: the object copied from
+  uint64_t bytes = 0;  // bytes moved (copies: the object's size)
+};
+struct ObjectWritePlan {
+  std::vector<PlannedObjectStep> steps;  // in protocol order (1.-7. above)
+  uint64_t output_bytes = 0;
+  // As ObjectWriteStats and repair.proto's Transfer: the output uploaded to
+  // the temporary key, read back, and the server-side copies (backup,
+  // temporary key over the target); the journals' few hundred bytes are in
+  // `steps` only.
+  uint64_t upload_bytes = 0;
+  uint64_t read_back_bytes = 0;
+  uint64_t server_side_copy_bytes = 0;
+  // The input bytes the plan copies into the output: at most this much of a
+  // remote input is downloaded to write it.
+  uint64_t input_bytes_kept = 0;
+  // Why the write would be refused as things stand (the backup exists, the
+  // target is missing), one sentence each; empty if nothing is in the way.
+  std::vector<std::string> problems;
+  // Journals of interrupted writes of `w.target` (URLs): a real run rolls
+  // them back first (`RecoverObjectWrite`).
+  std::vector<std::string> interrupted;
+};
+// Return values: `InvalidArgument` for a malformed URL; S3 errors other
+// than a missing target or backup (those are `problems`).
+[[nodiscard]] absl::StatusOr<ObjectWritePlan> PlanObjectWrite(const ObjectWrite& w,
+                                                              const serde::MappedFile& input,
+                                                              const serde::EditPlan& plan);
+
 
 // ---------------------------------------------------------------------------
 // Several objects replaced as one transaction: `repair` over s3:// (the

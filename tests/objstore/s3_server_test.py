@@ -546,6 +546,138 @@ class S3WriteTest(unittest.TestCase):
                           % key, err)
 
 
+    # --- --dry-run of the single-file edits -------------------------------
+
+    EDITS = [["strip-state", "--state", STATE],
+             ["drop-operator", "--operator", "61252f73469d3ffba207c548d29a0267"],
+             ["relocate", "--from", "file:/tmp/fsc2", "--to", "s3://flink/moved"],
+             ["convert", "--to-version", "5"]]
+
+    def source_of(self, edit):
+        """The real-Flink _metadata an edit applies to: the incident
+        checkpoint, for relocate one whose handles name files."""
+        if edit[0] != "relocate":
+            return self.local
+        return sorted(glob.glob(os.path.join(TESTDATA, "flink-*", "rocksdb-incremental-checkpoint",
+                                             "_metadata")))[-1]
+
+    def listing(self):
+        """Every object of the test's prefixes with its ETag, size and time."""
+        r = self.s3.list_objects_v2(Bucket="flink", Prefix=self.prefix.split("/")[0] + "/")
+        return sorted((o["Key"], o["ETag"], o["Size"], str(o["LastModified"]))
+                      for o in r.get("Contents", []))
+
+    def local_edit(self, i, edit):
+        """The bytes the local command writes: the referee for sizes."""
+        out = os.path.join(self.tmp.name, "dry-%d" % i)
+        subprocess.run([FLINKSTATE] + edit + [self.source_of(edit), out], check=True,
+                       capture_output=True)
+        with open(out, "rb") as f:
+            return f.read()
+
+    def writes_seen(self):
+        """Records every request that could change the store (at the proxy)."""
+        seen = []
+
+        def record(method, path, headers, when):
+            if when == "before" and method in ("PUT", "POST", "DELETE"):
+                seen.append((method, path))
+        self.proxy.hook = record
+        return seen
+
+    def test_dry_run_writes_nothing_and_plans_the_objects(self):
+        for i, edit in enumerate(self.EDITS):
+            want = self.local_edit(i, edit)
+            with open(self.source_of(edit), "rb") as f:
+                original = f.read()
+            prefix = "%s/edit-%d" % (self.prefix, i)
+            self.s3.put_object(Bucket="flink", Key=prefix + "/_metadata", Body=original)
+            target = "s3://flink/%s/_metadata" % prefix
+            for in_place in (True, False):
+                out_url = "s3://flink/%s/out/_metadata" % prefix
+                args = (edit + ["--dry-run", "--in-place", "s3://flink/" + prefix]
+                        if in_place else edit + ["--dry-run", "s3://flink/" + prefix, out_url])
+                written = target if in_place else out_url
+                before = self.listing()
+                seen = self.writes_seen()
+                rc, out, err = run(args + ["--json"], self.env)
+                rc2, text, err2 = run(args, self.env)
+                self.proxy.hook = None
+                with self.subTest(edit=edit[0], in_place=in_place):
+                    self.assertEqual((rc, rc2), (0, 0), err + err2)
+                    self.assertEqual(seen, [])
+                    self.assertEqual(self.listing(), before)
+                    rep = json.loads(out)
+                    self.assertTrue(rep["dryRun"])
+                    self.assertFalse(rep["verified"])
+                    p = rep["writePlan"]
+                    self.assertEqual(int(p["outputBytes"]), len(want))
+                    self.assertEqual(int(p["uploadBytes"]), len(want))
+                    self.assertEqual(int(p["readBackBytes"]), len(want))
+                    # The backup copy of the original (in place), the output
+                    # copied over the target: both server-side.
+                    self.assertEqual(int(p["serverSideCopyBytes"]),
+                                     len(want) + (len(original) if in_place else 0))
+                    self.assertEqual(p["problems"], [])
+                    steps = [(s["action"], s["object"], s["source"], int(s["bytes"]))
+                             for s in p["steps"]]
+                    temp = written + ".flinkstate-tmp-<token>"
+                    self.assertIn(("upload", temp, "", len(want)), steps)
+                    self.assertIn(("server-side copy", written, temp, len(want)), steps)
+                    backup = ("server-side copy", target + ".bak", target, len(original))
+                    self.assertEqual(backup in steps, in_place)
+                    self.assertIn("upload %s (%d B)" % (temp, len(want)), text)
+                    self.assertIn("dry run, nothing written", text)
+                    if in_place:
+                        self.assertIn("%s.bak <- %s (%d B)" % (target, target, len(original)),
+                                      text)
+
+    def test_dry_run_names_what_would_refuse_the_write(self):
+        self.s3.put_object(Bucket="flink", Key=self.prefix + "/_metadata.bak", Body=b"older")
+        before = self.listing()
+        rc, out, err = run(self.EDITS[0] + ["--dry-run", "--in-place",
+                                            "s3://flink/" + self.prefix], self.env)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("warning: s3://flink/%s/_metadata.bak exists already" % self.prefix, out)
+        self.assertEqual(self.listing(), before)
+        # As the real run says.
+        rc, _, err = self.strip()
+        self.assertEqual(rc, 1)
+        self.assertIn("_metadata.bak exists already", err)
+
+    def test_dry_run_transfer_equals_what_the_write_moved(self):
+        rc, out, err = run(self.EDITS[0] + ["--dry-run", "--json", "--in-place",
+                                            "s3://flink/" + self.prefix], self.env)
+        self.assertEqual(rc, 0, err)
+        p = json.loads(out)["writePlan"]
+        moved = {"upload": 0, "read_back": 0, "copy": 0}
+        sizes = {self.prefix + "/_metadata": len(self.original)}
+
+        def count(method, path, headers, when):
+            if when != "before":
+                return
+            h = {k.lower(): v for k, v in headers.items()}
+            key = path.split("?")[0][len("/flink/"):]
+            if method == "PUT" and "x-amz-copy-source" in h:
+                src = h["x-amz-copy-source"][len("/flink/"):]
+                moved["copy"] += (len(self.stripped) if ".flinkstate-tmp-" in src
+                                  else sizes[src])
+            elif method == "PUT" and ".flinkstate-tmp-" in key and not key.endswith(".probe"):
+                moved["upload"] += int(h.get("content-length", 0))
+            elif method == "GET" and ".flinkstate-tmp-" in key:
+                a, b = h["range"][len("bytes="):].split("-")
+                moved["read_back"] += int(b) - int(a) + 1
+        self.proxy.hook = count
+        rc, _, err = self.strip()
+        self.proxy.hook = None
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(self.get("_metadata"), self.stripped)
+        self.assertEqual(int(p["uploadBytes"]), moved["upload"])
+        self.assertEqual(int(p["readBackBytes"]), moved["read_back"])
+        self.assertEqual(int(p["serverSideCopyBytes"]), moved["copy"])
+        self.assertEqual(moved["upload"], len(self.stripped))
+
+
 class S3AuthTest(unittest.TestCase):
     """moto with IAM authentication: signatures are checked."""
 

@@ -25,6 +25,7 @@ import json
 import os
 import re
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -676,6 +677,99 @@ class S3WriteTest(unittest.TestCase):
         self.assertEqual(int(p["readBackBytes"]), moved["read_back"])
         self.assertEqual(int(p["serverSideCopyBytes"]), moved["copy"])
         self.assertEqual(moved["upload"], len(self.stripped))
+
+
+class S3RelocateTest(unittest.TestCase):
+    """`relocate` of a checkpoint's _metadata in the store: the expected paths
+    are computed from what real Flink read from the input (the case's
+    facts.json, harness.sh verify), never from our output."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.moto = Moto()
+        cls.s3 = s3_client(cls.moto.url)
+        cls.s3.create_bucket(Bucket="flink")
+        cls.env = base_env(cls.moto.url)
+        cls.case = os.path.dirname(sorted(glob.glob(os.path.join(
+            TESTDATA, "flink-*", "rocksdb-incremental-checkpoint", "_metadata")))[-1])
+        with open(os.path.join(cls.case, "_metadata"), "rb") as f:
+            cls.original = f.read()
+        with open(os.path.join(cls.case, "facts.json")) as f:
+            cls.facts = json.load(f)
+        cls.tmp = tempfile.TemporaryDirectory()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.moto.stop()
+        cls.tmp.cleanup()
+
+    @staticmethod
+    def handle_paths(report):
+        """(operator, subtask, handle position) -> sorted paths."""
+        out = {}
+        for op in report["operators"]:
+            for st in op["subtasks"]:
+                for i, h in enumerate(st["handles"]):
+                    out[(op["operatorId"], st["index"], i)] = sorted(h["paths"])
+        return out
+
+    @staticmethod
+    def java_utf(text):
+        """DataOutputStream.writeUTF of an ASCII path: u2 length, bytes."""
+        b = text.encode("ascii")
+        return struct.pack(">H", len(b)) + b
+
+    def check_relocated(self, url, old_root, new_root, want):
+        """Downloads `url`, checks its handles' paths are `want` and that no
+        path under `old_root` is left in its bytes."""
+        bucket, key = url[len("s3://"):].split("/", 1)
+        data = self.s3.get_object(Bucket=bucket, Key=key)["Body"].read()
+        local = os.path.join(self.tmp.name, key.replace("/", "_"))
+        with open(local, "wb") as f:
+            f.write(data)
+        rc, out, err = run(["inspect", "--json", local], self.env)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(self.handle_paths(json.loads(out)), want)
+        for paths in want.values():
+            for p in paths:
+                self.assertIn(self.java_utf(p), data, p)
+                if p.startswith(new_root + "/"):
+                    self.assertNotIn(self.java_utf(old_root + p[len(new_root):]), data)
+        rc, out, err = run(["verify", url], self.env)
+        self.assertEqual(rc, 0, err + out)
+
+    def test_relocate_of_a_remote_metadata_rewrites_every_path(self):
+        before = self.handle_paths(self.facts)
+        absolute = [p for ps in before.values() for p in ps if p.startswith("file:/")]
+        self.assertGreater(len(absolute), 3)
+        # The job's checkpoint directory as Flink named it,
+        # file:/.../checkpoints/<job id> (the files are below it, in shared/).
+        job_root = re.match(r"(file:/.*/checkpoints/[0-9a-f]{32})/",
+                            os.path.commonprefix(absolute)).group(1)
+
+        def moved(paths, old, new):
+            return {k: sorted(new + p[len(old):] if p.startswith(old + "/") else p for p in ps)
+                    for k, ps in paths.items()}
+        key = "rocks/job/chk-6/_metadata"
+        self.s3.put_object(Bucket="flink", Key=key, Body=self.original)
+        # 1. From the local disk into the bucket, in place.
+        a, b = "s3://flink/a/job", "s3://flink/b/job"
+        rc, out, err = run(["relocate", "--from", job_root, "--to", a, "--in-place",
+                            "s3://flink/rocks/job/chk-6"], self.env)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("%d paths relocated" % len(absolute), out)
+        in_a = moved(before, job_root, a)
+        self.check_relocated("s3://flink/" + key, job_root, a, in_a)
+        self.assertEqual(self.s3.get_object(Bucket="flink", Key=key + ".bak")["Body"].read(),
+                         self.original)
+        # 2. Bucket prefix to bucket prefix, to a new key.
+        out_url = "s3://flink/rocks-b/job/chk-6/_metadata"
+        rc, out, err = run(["relocate", "--from", a, "--to", b, "s3://flink/" + key, out_url],
+                           self.env)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("%d paths relocated" % len(absolute), out)
+        self.check_relocated(out_url, a, b, moved(in_a, a, b))
+        self.assertEqual(moved(in_a, a, b), moved(before, job_root, b))
 
 
 class S3AuthTest(unittest.TestCase):

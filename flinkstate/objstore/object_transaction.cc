@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <random>
 
@@ -15,6 +16,7 @@
 #include "flinkstate/objstore/object_store.h"
 #include "flinkstate/objstore/s3_client.h"
 #include "flinkstate/serde/sparse_mapping.h"
+#include "flinkstate/serde/status_macros.h"
 
 namespace flinkstate::objstore {
 namespace {
@@ -85,21 +87,23 @@ absl::Status NothingReplaced(const absl::Status& s) {
 
 // Whether the server refuses a PUT whose If-Match cannot hold (S3 since
 // 2024; some S3-compatible servers ignore the header and write anyway).
-bool ProbeIfMatch(S3Client& s3, const ObjectUrl& probe) {
+absl::StatusOr<bool> ProbeIfMatch(ObjectClient& s3, const ObjectUrl& probe) {
   WriteConditions w;
   w.if_match = "\"flinkstate-probe-never-an-etag\"";
   absl::StatusOr<std::string> r = s3.Put(probe, serde::ByteView(), w);
-  if (r.ok()) {
-    s3.Delete(probe).IgnoreError();  // it was written: the header is ignored
-    return false;
+  if (!r.ok() && (absl::IsFailedPrecondition(r.status()) || absl::IsNotFound(r.status()))) {
+    return true;
   }
-  return absl::IsFailedPrecondition(r.status()) || absl::IsNotFound(r.status());
+  // Written (the header is ignored), or unknown (the answer was lost): not
+  // relied on, and the probe removed.
+  if (absl::Status d = s3.Delete(probe); !d.ok() && !absl::IsNotFound(d)) return d;
+  return false;
 }
 
 // Step 2 of both protocols: `plan` over `input` into a local temporary file,
 // verified, uploaded to `temp` (tagged `token`, `If-None-Match: *`), read back,
 // compared and verified again. Returns the temporary key's ETag.
-absl::StatusOr<std::string> UploadVerified(S3Client& s3, const ObjectUrl& temp,
+absl::StatusOr<std::string> UploadVerified(ObjectClient& s3, const ObjectUrl& temp,
                                            const std::string& token,
                                            const serde::MappedFile& input,
                                            const serde::EditPlan& plan,
@@ -147,9 +151,9 @@ absl::StatusOr<std::string> UploadVerified(S3Client& s3, const ObjectUrl& temp,
 
 // The single-object journals beside `target` that name `target_url`.
 absl::StatusOr<std::vector<std::pair<ObjectUrl, Journal>>> JournalsOf(
-    S3Client& s3, const ObjectUrl& target, const std::string& target_url) {
+    ObjectClient& s3, const ObjectUrl& target, const std::string& target_url) {
   ObjectUrl prefix{target.bucket, DirKey(target.key) + kJournalPrefix, target.scheme};
-  absl::StatusOr<S3Client::Listing> l = s3.List(prefix, "/");
+  absl::StatusOr<ObjectClient::Listing> l = s3.List(prefix, "/");
   if (!l.ok()) return l.status();
   std::vector<std::pair<ObjectUrl, Journal>> out;
   for (const auto& [key, size] : l->objects) {
@@ -264,8 +268,10 @@ absl::Status WriteObjectVerified(const ObjectWrite& w, const serde::MappedFile& 
           j.etag, ", now ", now->etag, "); is Flink still writing it? refused")));
     }
   }
-  st.if_match_honoured = ProbeIfMatch(s3, ObjectUrl{temp.bucket, temp.key + ".probe",
-                                                    temp.scheme});
+  absl::StatusOr<bool> honoured =
+      ProbeIfMatch(s3, ObjectUrl{temp.bucket, temp.key + ".probe", temp.scheme});
+  if (!honoured.ok()) return undo(honoured.status());
+  st.if_match_honoured = *honoured;
 
   // 5. Commit point.
   j.state = "commit";
@@ -514,13 +520,24 @@ absl::StatusOr<ObjectUrl> JournalPrefix(const std::string& dir) {
   return u;
 }
 
-absl::StatusOr<std::vector<ObjectUrl>> JournalsIn(S3Client& s3,
+// Deletes a file's temporary key and the If-Match probe beside it (an
+// interrupted run may have left either; neither may exist).
+absl::Status DeleteTemporaries(ObjectClient& s3, const std::string& temp_url) {
+  absl::StatusOr<ObjectUrl> temp = ParseObjectUrl(temp_url);
+  if (!temp.ok()) return temp.status();
+  for (const ObjectUrl& u : {*temp, ObjectUrl{temp->bucket, temp->key + ".probe", temp->scheme}}) {
+    if (absl::Status d = s3.Delete(u); !d.ok() && !absl::IsNotFound(d)) return d;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<ObjectUrl>> JournalsIn(ObjectClient& s3,
                                                   const std::vector<std::string>& dirs) {
   std::vector<ObjectUrl> out;
   for (const std::string& d : dirs) {
     absl::StatusOr<ObjectUrl> prefix = JournalPrefix(d);
     if (!prefix.ok()) return prefix.status();
-    absl::StatusOr<S3Client::Listing> l = s3.List(*prefix, "/");
+    absl::StatusOr<ObjectClient::Listing> l = s3.List(*prefix, "/");
     if (!l.ok()) return l.status();
     for (const auto& [key, size] : l->objects) {
       if (!absl::EndsWith(key, ".journal")) continue;
@@ -538,9 +555,13 @@ absl::StatusOr<std::vector<ObjectUrl>> JournalsIn(S3Client& s3,
 absl::Status CommitObjects(const std::vector<ObjectChange>& changes,
                            const ObjectTransactionOptions& options, ObjectWriteStats* stats) {
   if (changes.empty()) return absl::OkStatus();
-  absl::StatusOr<S3Config> config = CurrentS3Config();
-  if (!config.ok()) return config.status();
-  S3Client s3(*std::move(config));
+  std::unique_ptr<S3Client> own;
+  if (options.client == nullptr) {
+    absl::StatusOr<S3Config> config = CurrentS3Config();
+    if (!config.ok()) return config.status();
+    own = std::make_unique<S3Client>(*std::move(config));
+  }
+  ObjectClient& s3 = options.client != nullptr ? *options.client : *own;
   ObjectWriteStats st;
   MultiJournal j;
   j.state = "prepare";
@@ -574,16 +595,48 @@ absl::Status CommitObjects(const std::vector<ObjectChange>& changes,
   ObjectUrl journal{jprefix->bucket, absl::StrCat(jprefix->key, j.token, ".journal"),
                     jprefix->scheme};
 
-  // 1. The journal.
+  // What this run may have made, for a failure before the commit point: each
+  // deleted, in reverse order, the journal last and only once all the others
+  // are gone (else it stays, and a rerun's recovery finishes the rollback).
+  // A backup's key may hold someone else's object (If-None-Match refused
+  // the copy): deleted only if it carries this run's token.
+  struct Made {
+    ObjectUrl url;
+    bool only_if_tagged;
+  };
+  std::vector<Made> made = {{journal, false}};
+  auto undo = [&](absl::Status s) {
+    std::string failed;
+    for (auto it = made.rbegin(); it + 1 != made.rend(); ++it) {
+      if (it->only_if_tagged) {
+        absl::StatusOr<ObjectInfo> o = s3.Head(it->url);
+        if (absl::IsNotFound(o.status()) || (o.ok() && o->txn_tag != j.token)) continue;
+        if (!o.ok()) {
+          failed = it->url.ToString();
+          continue;
+        }
+      }
+      if (absl::Status d = s3.Delete(it->url); !d.ok() && !absl::IsNotFound(d)) {
+        failed = it->url.ToString();
+      }
+    }
+    if (failed.empty()) {
+      absl::Status d = s3.Delete(journal);
+      if (d.ok() || absl::IsNotFound(d)) return NothingReplaced(s);
+      failed = journal.ToString();
+    }
+    return absl::Status(
+        s.code(), absl::StrCat(s.message(), " (nothing was replaced; removing ", failed,
+                               " failed too: rerun the same command, which finishes the "
+                               "rollback from the journal ", journal.ToString(), ")"));
+  };
+
+  // 1. The journal (its key is this run's own: a failed PUT may still have
+  // written it).
   WriteConditions create;
   create.if_none_match = true;
   absl::StatusOr<std::string> jetag = s3.Put(journal, View(j.Render()), create);
-  if (!jetag.ok()) return NothingReplaced(jetag.status());
-  std::vector<ObjectUrl> made = {journal};
-  auto undo = [&](absl::Status s) {
-    for (auto it = made.rbegin(); it != made.rend(); ++it) s3.Delete(*it).IgnoreError();
-    return NothingReplaced(s);
-  };
+  if (!jetag.ok()) return undo(jetag.status());
   auto progress = [&](absl::string_view phase, uint64_t done, uint64_t total) {
     if (options.progress) options.progress(phase, done, total);
   };
@@ -594,7 +647,7 @@ absl::Status CommitObjects(const std::vector<ObjectChange>& changes,
   std::vector<uint64_t> sizes;
   for (size_t i = 0; i < changes.size(); ++i) {
     progress("uploading", done, total);
-    made.push_back(temps[i]);
+    made.push_back({temps[i], false});
     const uint64_t before = st.output_bytes;
     absl::StatusOr<std::string> e = UploadVerified(s3, temps[i], j.token, *changes[i].input,
                                                    *changes[i].plan, changes[i].verify, &st);
@@ -627,6 +680,7 @@ absl::Status CommitObjects(const std::vector<ObjectChange>& changes,
     bc.if_none_match = true;
     bc.source_if_match = f.etag;
     bc.txn_tag = j.token;
+    made.push_back({*backup, true});  // (a failed copy may have made it)
     absl::StatusOr<std::string> b = s3.Copy(targets[i], *backup, bc);
     if (!b.ok()) {
       if (absl::IsFailedPrecondition(b.status())) {
@@ -641,7 +695,6 @@ absl::Status CommitObjects(const std::vector<ObjectChange>& changes,
       }
       return undo(b.status());
     }
-    made.push_back(*backup);
     absl::StatusOr<ObjectInfo> bi = s3.Head(*backup);
     if (!bi.ok()) return undo(bi.status());
     if (changes[i].input->path() == f.target && bi->size != changes[i].input->size()) {
@@ -664,8 +717,11 @@ absl::Status CommitObjects(const std::vector<ObjectChange>& changes,
           f.etag, ", now ", now->etag, "); is Flink still writing it? refused")));
     }
   }
-  st.if_match_honoured =
-      ProbeIfMatch(s3, ObjectUrl{temps[0].bucket, temps[0].key + ".probe", temps[0].scheme});
+  const ObjectUrl probe{temps[0].bucket, temps[0].key + ".probe", temps[0].scheme};
+  made.push_back({probe, false});
+  absl::StatusOr<bool> honoured = ProbeIfMatch(s3, probe);
+  if (!honoured.ok()) return undo(honoured.status());
+  st.if_match_honoured = *honoured;
 
   // 5. Commit point.
   j.state = "commit";
@@ -674,6 +730,15 @@ absl::Status CommitObjects(const std::vector<ObjectChange>& changes,
   if (absl::StatusOr<std::string> c = s3.Put(
           journal, View(j.Render()), st.if_match_honoured ? replace_journal : WriteConditions{});
       !c.ok()) {
+    if (absl::IsUnavailable(c.status())) {
+      // The record may have been written (an answer lost): undoing now could
+      // leave a committed journal without its outputs. The journal decides.
+      return absl::Status(
+          c.status().code(),
+          absl::StrCat(c.status().message(), " (nothing was replaced yet; whether the commit "
+                       "record ", journal.ToString(), " was written is unknown: rerun the same "
+                       "command, which completes or rolls back the transaction by it)"));
+    }
     return undo(c.status());
   }
 
@@ -705,17 +770,38 @@ absl::Status CommitObjects(const std::vector<ObjectChange>& changes,
   }
   progress("committing", changes.size(), changes.size());
 
-  // 7. Clean up.
-  for (const ObjectUrl& t : temps) s3.Delete(t).IgnoreError();
-  if (absl::Status d = s3.Delete(journal); !d.ok()) return d;
+  // 7. Clean up: the journal goes last, only once no temporary key is left.
+  for (const ObjectUrl& t : temps) {
+    if (absl::Status d = s3.Delete(t); !d.ok() && !absl::IsNotFound(d)) {
+      return absl::Status(d.code(), absl::StrCat("objstore: every object is replaced, but ",
+                                                 d.message(), rerun));
+    }
+  }
+  if (absl::Status d = s3.Delete(journal); !d.ok() && !absl::IsNotFound(d)) {
+    return absl::Status(d.code(), absl::StrCat("objstore: every object is replaced, but ",
+                                               d.message(), rerun));
+  }
   if (stats != nullptr) *stats = st;
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<std::string>> ListObjectJournals(const std::vector<std::string>& dirs) {
+namespace {
+// `client`, or a new S3Client (kept in `own`) of the current configuration.
+absl::StatusOr<ObjectClient*> ClientOr(ObjectClient* client, std::unique_ptr<S3Client>* own) {
+  if (client != nullptr) return client;
   absl::StatusOr<S3Config> config = CurrentS3Config();
   if (!config.ok()) return config.status();
-  S3Client s3(*std::move(config));
+  *own = std::make_unique<S3Client>(*std::move(config));
+  return own->get();
+}
+}  // namespace
+
+absl::StatusOr<std::vector<std::string>> ListObjectJournals(const std::vector<std::string>& dirs,
+                                                            ObjectClient* client) {
+  std::unique_ptr<S3Client> own;
+  absl::StatusOr<ObjectClient*> c = ClientOr(client, &own);
+  if (!c.ok()) return c.status();
+  ObjectClient& s3 = **c;
   absl::StatusOr<std::vector<ObjectUrl>> js = JournalsIn(s3, dirs);
   if (!js.ok()) return js.status();
   std::vector<std::string> out;
@@ -724,10 +810,11 @@ absl::StatusOr<std::vector<std::string>> ListObjectJournals(const std::vector<st
 }
 
 absl::StatusOr<ObjectRecoveryReport> RecoverObjectTransactions(
-    const std::vector<std::string>& dirs) {
-  absl::StatusOr<S3Config> config = CurrentS3Config();
-  if (!config.ok()) return config.status();
-  S3Client s3(*std::move(config));
+    const std::vector<std::string>& dirs, ObjectClient* client) {
+  std::unique_ptr<S3Client> own;
+  absl::StatusOr<ObjectClient*> c = ClientOr(client, &own);
+  if (!c.ok()) return c.status();
+  ObjectClient& s3 = **c;
   absl::StatusOr<std::vector<ObjectUrl>> js = JournalsIn(s3, dirs);
   if (!js.ok()) return js.status();
   ObjectRecoveryReport report;
@@ -760,7 +847,10 @@ absl::StatusOr<ObjectRecoveryReport> RecoverObjectTransactions(
               t.status().message(), ")", where));
         }
         if (!honoured) {
-          honoured = ProbeIfMatch(s3, ObjectUrl{temp.bucket, temp.key + ".probe", temp.scheme});
+          absl::StatusOr<bool> h =
+              ProbeIfMatch(s3, ObjectUrl{temp.bucket, temp.key + ".probe", temp.scheme});
+          if (!h.ok()) return h.status();
+          honoured = *h;
         }
         WriteConditions over;
         if (*honoured && now.ok()) over.if_match = now->etag;
@@ -777,19 +867,16 @@ absl::StatusOr<ObjectRecoveryReport> RecoverObjectTransactions(
         report.actions.push_back(absl::StrCat("completed ", f.target, " from ", f.temp));
       }
       for (const MultiJournal::File& f : j->files) {
-        if (absl::Status d = s3.Delete(*ParseObjectUrl(f.temp)); !d.ok() && !absl::IsNotFound(d)) {
-          return d;
-        }
+        FLINKSTATE_RETURN_IF_ERROR(DeleteTemporaries(s3, f.temp));
       }
       ++report.completed;
     } else {
       for (const MultiJournal::File& f : j->files) {
-        if (absl::Status d = s3.Delete(*ParseObjectUrl(f.temp)); !d.ok() && !absl::IsNotFound(d)) {
-          return d;
-        }
+        FLINKSTATE_RETURN_IF_ERROR(DeleteTemporaries(s3, f.temp));
         if (f.backup.empty()) continue;
         ObjectUrl backup = *ParseObjectUrl(f.backup);
         absl::StatusOr<ObjectInfo> b = s3.Head(backup);
+        if (!b.ok() && !absl::IsNotFound(b.status())) return b.status();
         if (b.ok() && b->txn_tag == j->token) {  // made by this run, nobody else's
           if (absl::Status d = s3.Delete(backup); !d.ok()) return d;
           report.actions.push_back(absl::StrCat("removed ", f.backup));

@@ -54,6 +54,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "flinkstate/objstore/s3_client.h"
 #include "flinkstate/serde/edit_plan.h"
 #include "flinkstate/serde/mapped_file.h"
 #include "flinkstate/serde/splice_writer.h"
@@ -154,7 +155,12 @@ struct ObjectWritePlan {
 //   5. the journal rewritten to state `commit`: the transaction is decided;
 //   6. every temporary key copied over its target (`If-Match` the planned
 //      ETag where the server honours it), each checked to carry the token;
-//   7. the temporary keys and the journal deleted; backups kept.
+//   7. the temporary keys and the journal deleted (the journal last, and
+//      kept if a temporary key could not be deleted); backups kept.
+// A failure before 5 deletes what the run made (backups only if they carry
+// its token), the journal last: if any of that fails, or the answer to the
+// commit record's PUT is lost (it may or may not be written), the journal
+// stays and the error says to rerun, whose recovery resolves it.
 // `RecoverObjectTransactions` resolves an interrupted run as the local
 // repair does: `prepare` rolled back (temporary keys and its own backups
 // deleted), `commit` completed (the remaining copies made, over targets that
@@ -182,6 +188,9 @@ struct ObjectTransactionOptions {
   // (phase, done, total): "uploading"/"verifying" (bytes), "committing"
   // (objects).
   std::function<void(absl::string_view phase, uint64_t done, uint64_t total)> progress;
+  // The store's requests (not owned; must outlive the call); null: a new
+  // S3Client of `CurrentS3Config()`. Tests inject failures through it.
+  ObjectClient* client = nullptr;
 };
 
 // Runs the protocol above. Return values: as `WriteObjectVerified`; errors
@@ -202,13 +211,14 @@ struct ObjectRecoveryReport {
 // `RecoverObjectWrite`. Return values: `FailedPrecondition` when a target
 // changed since the interrupted run read it (journal kept); `DataLoss` for a
 // journal that cannot be parsed or a committed output that is gone; S3 errors.
+// `client` as in `ObjectTransactionOptions`.
 [[nodiscard]] absl::StatusOr<ObjectRecoveryReport> RecoverObjectTransactions(
-    const std::vector<std::string>& dirs);
+    const std::vector<std::string>& dirs, ObjectClient* client = nullptr);
 
 // The journals of interrupted runs (either kind) in the s3:// directories
 // `dirs`, as URLs (for a dry run's warning).
 [[nodiscard]] absl::StatusOr<std::vector<std::string>> ListObjectJournals(
-    const std::vector<std::string>& dirs);
+    const std::vector<std::string>& dirs, ObjectClient* client = nullptr);
 
 }  // namespace flinkstate::objstore
 

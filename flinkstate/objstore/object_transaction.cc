@@ -169,6 +169,145 @@ absl::StatusOr<std::vector<std::pair<ObjectUrl, Journal>>> JournalsOf(
   return out;
 }
 
+// Deletes a file's temporary key and the If-Match probe beside it (an
+// interrupted run may have left either; neither may exist).
+absl::Status DeleteTemporaries(ObjectClient& s3, const std::string& temp_url) {
+  absl::StatusOr<ObjectUrl> temp = ParseObjectUrl(temp_url);
+  if (!temp.ok()) return temp.status();
+  for (const ObjectUrl& u : {*temp, ObjectUrl{temp->bucket, temp->key + ".probe", temp->scheme}}) {
+    if (absl::Status d = s3.Delete(u); !d.ok() && !absl::IsNotFound(d)) return d;
+  }
+  return absl::OkStatus();
+}
+
+// `client`, or a new S3Client (kept in `own`) of the current configuration.
+absl::StatusOr<ObjectClient*> ClientOr(ObjectClient* client, std::unique_ptr<S3Client>* own) {
+  if (client != nullptr) return client;
+  absl::StatusOr<S3Config> config = CurrentS3Config();
+  if (!config.ok()) return config.status();
+  *own = std::make_unique<S3Client>(*std::move(config));
+  return own->get();
+}
+
+// The ETag the edit of `target` was planned from (both protocols' journal
+// field): `expected`; else the opened object's, when `input` was opened from
+// `target`; else, when a backup is to be made, the target's now (HEAD); else
+// "" (a target replaced whatever it holds).
+absl::StatusOr<std::string> PlannedEtag(ObjectClient& s3, const ObjectUrl& target,
+                                        const std::string& target_url,
+                                        const std::string& backup, const std::string& expected,
+                                        const serde::MappedFile& input) {
+  if (!expected.empty()) return expected;
+  if (input.path() == target_url) {
+    std::string opened = OpenedEtag(input);
+    if (!opened.empty()) return opened;
+  }
+  if (backup.empty()) return std::string();
+  absl::StatusOr<ObjectInfo> now = s3.Head(target);
+  if (!now.ok()) return now.status();
+  return now->etag;
+}
+
+absl::Status BackupExists(const std::string& backup, const std::string& target) {
+  return absl::FailedPreconditionError(absl::StrCat(
+      "objstore: ", backup, " exists already (an earlier backup, or another run replacing ",
+      target, " now): move it away first"));
+}
+
+absl::Status ChangedSinceRead(const std::string& target, const std::string& planned,
+                              const std::string& now) {
+  return absl::FailedPreconditionError(absl::StrCat(
+      "objstore: ", target, " was changed by someone else since it was read (ETag ", planned,
+      ", now ", now, "); is Flink still writing it? refused"));
+}
+
+// What both protocols share up to their commit point: the journal created
+// with `If-None-Match: *` (step 1), the keys the run makes after it, deleted
+// again by `Undo` on a failure before the commit point, and the commit record
+// (step 5).
+class JournaledRun {
+ public:
+  JournaledRun(ObjectClient& s3, ObjectUrl journal, std::string token)
+      : s3_(s3), journal_(std::move(journal)), token_(std::move(token)) {}
+
+  // Step 1. The journal's key is this run's own, so a failed PUT (which may
+  // still have written it) is undone too. Returns the undone error.
+  absl::Status Begin(const std::string& text) {
+    WriteConditions create;
+    create.if_none_match = true;
+    absl::StatusOr<std::string> e = s3_.Put(journal_, View(text), create);
+    if (!e.ok()) return Undo(e.status());
+    etag_ = *e;
+    return absl::OkStatus();
+  }
+
+  // A key the run may make next (before making it, since a failed request may
+  // still have made it). `only_if_tagged`: the key may hold someone else's
+  // object (a backup whose If-None-Match copy was refused): deleted only if
+  // it carries the run's token.
+  void Made(ObjectUrl url, bool only_if_tagged = false) {
+    made_.push_back({std::move(url), only_if_tagged});
+  }
+
+  // Deletes what was made, in reverse order, then the journal, which is kept
+  // if anything else could not be deleted (a rerun's recovery then finishes
+  // the rollback). Returns `s` saying nothing was replaced (and what is left).
+  absl::Status Undo(const absl::Status& s) {
+    std::string failed;
+    for (auto it = made_.rbegin(); it != made_.rend(); ++it) {
+      if (it->only_if_tagged) {
+        absl::StatusOr<ObjectInfo> o = s3_.Head(it->url);
+        if (absl::IsNotFound(o.status()) || (o.ok() && o->txn_tag != token_)) continue;
+        if (!o.ok()) {
+          failed = it->url.ToString();
+          continue;
+        }
+      }
+      if (absl::Status d = s3_.Delete(it->url); !d.ok() && !absl::IsNotFound(d)) {
+        failed = it->url.ToString();
+      }
+    }
+    if (failed.empty()) {
+      absl::Status d = s3_.Delete(journal_);
+      if (d.ok() || absl::IsNotFound(d)) return NothingReplaced(s);
+      failed = journal_.ToString();
+    }
+    return absl::Status(
+        s.code(), absl::StrCat(s.message(), " (nothing was replaced; removing ", failed,
+                               " failed too: rerun the same command, which finishes the "
+                               "rollback from the journal ", journal_.ToString(), ")"));
+  }
+
+  // Step 5: the journal rewritten to `text` (state commit), `If-Match` its
+  // ETag where the server honours it. A lost answer (the record may be
+  // written) is not undone: the journal decides, and the error says to rerun.
+  absl::Status Commit(const std::string& text, bool if_match_honoured) {
+    WriteConditions replace;
+    if (if_match_honoured) replace.if_match = etag_;
+    absl::StatusOr<std::string> c = s3_.Put(journal_, View(text), replace);
+    if (c.ok()) return absl::OkStatus();
+    if (!absl::IsUnavailable(c.status())) return Undo(c.status());
+    return absl::Status(
+        c.status().code(),
+        absl::StrCat(c.status().message(), " (nothing was replaced yet; whether the commit "
+                     "record ", journal_.ToString(), " was written is unknown: rerun the same "
+                     "command, which completes or rolls back the write by it)"));
+  }
+
+  const ObjectUrl& journal() const { return journal_; }
+
+ private:
+  struct Key {
+    ObjectUrl url;
+    bool only_if_tagged;
+  };
+  ObjectClient& s3_;
+  ObjectUrl journal_;
+  std::string token_;
+  std::string etag_;
+  std::vector<Key> made_;
+};
+
 }  // namespace
 
 std::string OpenedEtag(const serde::MappedFile& file) {
@@ -183,9 +322,10 @@ absl::Status WriteObjectVerified(const ObjectWrite& w, const serde::MappedFile& 
                                  const serde::OutputVerifier& verify, ObjectWriteStats* stats) {
   absl::StatusOr<ObjectUrl> target = ParseObjectUrl(w.target);
   if (!target.ok()) return target.status();
-  absl::StatusOr<S3Config> config = CurrentS3Config();
-  if (!config.ok()) return config.status();
-  S3Client s3(*std::move(config));
+  std::unique_ptr<S3Client> own;
+  absl::StatusOr<ObjectClient*> client = ClientOr(nullptr, &own);
+  if (!client.ok()) return client.status();
+  ObjectClient& s3 = **client;
   ObjectWriteStats st;
 
   Journal j;
@@ -194,31 +334,25 @@ absl::Status WriteObjectVerified(const ObjectWrite& w, const serde::MappedFile& 
   j.target = w.target;
   j.temp = absl::StrCat(w.target, ".flinkstate-tmp-", j.token);
   j.backup = w.backup;
-  j.etag = w.expected_etag;
-  if (j.etag.empty() && input.path() == w.target) j.etag = OpenedEtag(input);
-  if (!w.backup.empty() && j.etag.empty()) {
-    absl::StatusOr<ObjectInfo> now = s3.Head(*target);
-    if (!now.ok()) return NothingReplaced(now.status());
-    j.etag = now->etag;
-  }
-  ObjectUrl journal{target->bucket, absl::StrCat(DirKey(target->key), kJournalPrefix, j.token,
-                                                 ".journal"),
-                    target->scheme};
+  absl::StatusOr<std::string> etag =
+      PlannedEtag(s3, *target, w.target, w.backup, w.expected_etag, input);
+  if (!etag.ok()) return NothingReplaced(etag.status());
+  j.etag = *etag;
   ObjectUrl temp = *ParseObjectUrl(j.temp);
+  JournaledRun run(s3,
+                   ObjectUrl{target->bucket,
+                             absl::StrCat(DirKey(target->key), kJournalPrefix, j.token,
+                                          ".journal"),
+                             target->scheme},
+                   j.token);
+  const ObjectUrl& journal = run.journal();
+  auto undo = [&run](const absl::Status& s) { return run.Undo(s); };
 
   // 1. The journal.
-  WriteConditions create;
-  create.if_none_match = true;
-  absl::StatusOr<std::string> jetag = s3.Put(journal, View(j.Render()), create);
-  if (!jetag.ok()) return NothingReplaced(jetag.status());
-  std::vector<ObjectUrl> made = {journal};
-  auto undo = [&](absl::Status s) {
-    for (auto it = made.rbegin(); it != made.rend(); ++it) s3.Delete(*it).IgnoreError();
-    return NothingReplaced(s);
-  };
+  if (absl::Status b = run.Begin(j.Render()); !b.ok()) return b;
 
   // 2. The output: a local temporary file, verified, uploaded, read back.
-  made.push_back(temp);  // (deleting a key never made is harmless)
+  run.Made(temp);
   absl::StatusOr<std::string> temp_etag =
       UploadVerified(s3, temp, j.token, input, plan, verify, &st);
   if (!temp_etag.ok()) return undo(temp_etag.status());
@@ -230,9 +364,7 @@ absl::Status WriteObjectVerified(const ObjectWrite& w, const serde::MappedFile& 
     if (!backup.ok()) return undo(backup.status());
     // Checked by HEAD too: not every server honours If-None-Match on a copy.
     if (absl::StatusOr<ObjectInfo> there = s3.Head(*backup); there.ok()) {
-      return undo(absl::FailedPreconditionError(absl::StrCat(
-          "objstore: ", w.backup, " exists already (an earlier backup, or another run "
-          "replacing ", w.target, " now): move it away first")));
+      return undo(BackupExists(w.backup, w.target));
     } else if (!absl::IsNotFound(there.status())) {
       return undo(there.status());
     }
@@ -241,14 +373,12 @@ absl::Status WriteObjectVerified(const ObjectWrite& w, const serde::MappedFile& 
     bc.source_if_match = j.etag;
     absl::StatusOr<std::string> b = s3.Copy(*target, *backup, bc);
     if (!b.ok()) {
-      if (absl::IsFailedPrecondition(b.status())) {
-        return undo(absl::FailedPreconditionError(absl::StrCat(
-            "objstore: ", w.backup, " exists already (an earlier backup, or another run "
-            "replacing ", w.target, " now): move it away first")));
-      }
+      if (absl::IsFailedPrecondition(b.status())) return undo(BackupExists(w.backup, w.target));
       return undo(b.status());
     }
-    made.push_back(*backup);
+    // (Untagged, unlike CommitObjects' backups: made only once the copy
+    // answered, and left alone by a failed one.)
+    run.Made(*backup);
     absl::StatusOr<ObjectInfo> bi = s3.Head(*backup);
     if (!bi.ok()) return undo(bi.status());
     if (bi->size != input.size() && input.path() == w.target) {
@@ -262,27 +392,17 @@ absl::Status WriteObjectVerified(const ObjectWrite& w, const serde::MappedFile& 
   if (!j.etag.empty()) {
     absl::StatusOr<ObjectInfo> now = s3.Head(*target);
     if (!now.ok()) return undo(now.status());
-    if (now->etag != j.etag) {
-      return undo(absl::FailedPreconditionError(absl::StrCat(
-          "objstore: ", w.target, " was changed by someone else since it was read (ETag ",
-          j.etag, ", now ", now->etag, "); is Flink still writing it? refused")));
-    }
+    if (now->etag != j.etag) return undo(ChangedSinceRead(w.target, j.etag, now->etag));
   }
-  absl::StatusOr<bool> honoured =
-      ProbeIfMatch(s3, ObjectUrl{temp.bucket, temp.key + ".probe", temp.scheme});
+  const ObjectUrl probe{temp.bucket, temp.key + ".probe", temp.scheme};
+  run.Made(probe);
+  absl::StatusOr<bool> honoured = ProbeIfMatch(s3, probe);
   if (!honoured.ok()) return undo(honoured.status());
   st.if_match_honoured = *honoured;
 
   // 5. Commit point.
   j.state = "commit";
-  WriteConditions replace_journal;
-  replace_journal.if_match = *jetag;
-  if (absl::StatusOr<std::string> c = s3.Put(journal, View(j.Render()),
-                                             st.if_match_honoured ? replace_journal
-                                                                  : WriteConditions{});
-      !c.ok()) {
-    return undo(c.status());
-  }
+  if (absl::Status c = run.Commit(j.Render(), st.if_match_honoured); !c.ok()) return c;
 
   // 6. The copy over the target.
   WriteConditions over;
@@ -326,7 +446,6 @@ absl::StatusOr<std::vector<std::string>> RecoverObjectWrite(const std::string& t
   std::vector<std::string> actions;
   for (auto& [ju, jv] : *journals) {
     const Journal* j = &jv;
-    ObjectUrl temp = *ParseObjectUrl(j->temp);
     absl::StatusOr<ObjectInfo> now = s3.Head(*target);
     const bool ours = now.ok() && now->txn_tag == j->token;
     if (ours) {
@@ -359,7 +478,7 @@ absl::StatusOr<std::vector<std::string>> RecoverObjectWrite(const std::string& t
         actions.push_back(absl::StrCat("removed ", j->backup));
       }
     }
-    if (absl::Status d = s3.Delete(temp); !d.ok() && !absl::IsNotFound(d)) return d;
+    FLINKSTATE_RETURN_IF_ERROR(DeleteTemporaries(s3, j->temp));
     if (absl::Status d = s3.Delete(ju); !d.ok()) return d;
     actions.push_back(absl::StrCat("rolled back ", ju.ToString(), " (", j->state, ")"));
   }
@@ -520,17 +639,6 @@ absl::StatusOr<ObjectUrl> JournalPrefix(const std::string& dir) {
   return u;
 }
 
-// Deletes a file's temporary key and the If-Match probe beside it (an
-// interrupted run may have left either; neither may exist).
-absl::Status DeleteTemporaries(ObjectClient& s3, const std::string& temp_url) {
-  absl::StatusOr<ObjectUrl> temp = ParseObjectUrl(temp_url);
-  if (!temp.ok()) return temp.status();
-  for (const ObjectUrl& u : {*temp, ObjectUrl{temp->bucket, temp->key + ".probe", temp->scheme}}) {
-    if (absl::Status d = s3.Delete(u); !d.ok() && !absl::IsNotFound(d)) return d;
-  }
-  return absl::OkStatus();
-}
-
 absl::StatusOr<std::vector<ObjectUrl>> JournalsIn(ObjectClient& s3,
                                                   const std::vector<std::string>& dirs) {
   std::vector<ObjectUrl> out;
@@ -556,12 +664,9 @@ absl::Status CommitObjects(const std::vector<ObjectChange>& changes,
                            const ObjectTransactionOptions& options, ObjectWriteStats* stats) {
   if (changes.empty()) return absl::OkStatus();
   std::unique_ptr<S3Client> own;
-  if (options.client == nullptr) {
-    absl::StatusOr<S3Config> config = CurrentS3Config();
-    if (!config.ok()) return config.status();
-    own = std::make_unique<S3Client>(*std::move(config));
-  }
-  ObjectClient& s3 = options.client != nullptr ? *options.client : *own;
+  absl::StatusOr<ObjectClient*> client = ClientOr(options.client, &own);
+  if (!client.ok()) return client.status();
+  ObjectClient& s3 = **client;
   ObjectWriteStats st;
   MultiJournal j;
   j.state = "prepare";
@@ -577,13 +682,10 @@ absl::Status CommitObjects(const std::vector<ObjectChange>& changes,
     f.target = c.target;
     f.temp = absl::StrCat(c.target, ".flinkstate-tmp-", j.token);
     f.backup = c.backup;
-    f.etag = c.expected_etag.empty() && c.input->path() == c.target ? OpenedEtag(*c.input)
-                                                                    : c.expected_etag;
-    if (!c.backup.empty() && f.etag.empty()) {
-      absl::StatusOr<ObjectInfo> now = s3.Head(*t);
-      if (!now.ok()) return NothingReplaced(now.status());
-      f.etag = now->etag;
-    }
+    absl::StatusOr<std::string> etag =
+        PlannedEtag(s3, *t, c.target, c.backup, c.expected_etag, *c.input);
+    if (!etag.ok()) return NothingReplaced(etag.status());
+    f.etag = *etag;
     targets.push_back(*t);
     temps.push_back(*ParseObjectUrl(f.temp));
     j.files.push_back(std::move(f));
@@ -592,51 +694,15 @@ absl::Status CommitObjects(const std::vector<ObjectChange>& changes,
                                                         ? DirKey(changes[0].target)
                                                         : options.journal_dir);
   if (!jprefix.ok()) return jprefix.status();
-  ObjectUrl journal{jprefix->bucket, absl::StrCat(jprefix->key, j.token, ".journal"),
-                    jprefix->scheme};
+  JournaledRun run(s3,
+                   ObjectUrl{jprefix->bucket, absl::StrCat(jprefix->key, j.token, ".journal"),
+                             jprefix->scheme},
+                   j.token);
+  const ObjectUrl& journal = run.journal();
+  auto undo = [&run](const absl::Status& s) { return run.Undo(s); };
 
-  // What this run may have made, for a failure before the commit point: each
-  // deleted, in reverse order, the journal last and only once all the others
-  // are gone (else it stays, and a rerun's recovery finishes the rollback).
-  // A backup's key may hold someone else's object (If-None-Match refused
-  // the copy): deleted only if it carries this run's token.
-  struct Made {
-    ObjectUrl url;
-    bool only_if_tagged;
-  };
-  std::vector<Made> made = {{journal, false}};
-  auto undo = [&](absl::Status s) {
-    std::string failed;
-    for (auto it = made.rbegin(); it + 1 != made.rend(); ++it) {
-      if (it->only_if_tagged) {
-        absl::StatusOr<ObjectInfo> o = s3.Head(it->url);
-        if (absl::IsNotFound(o.status()) || (o.ok() && o->txn_tag != j.token)) continue;
-        if (!o.ok()) {
-          failed = it->url.ToString();
-          continue;
-        }
-      }
-      if (absl::Status d = s3.Delete(it->url); !d.ok() && !absl::IsNotFound(d)) {
-        failed = it->url.ToString();
-      }
-    }
-    if (failed.empty()) {
-      absl::Status d = s3.Delete(journal);
-      if (d.ok() || absl::IsNotFound(d)) return NothingReplaced(s);
-      failed = journal.ToString();
-    }
-    return absl::Status(
-        s.code(), absl::StrCat(s.message(), " (nothing was replaced; removing ", failed,
-                               " failed too: rerun the same command, which finishes the "
-                               "rollback from the journal ", journal.ToString(), ")"));
-  };
-
-  // 1. The journal (its key is this run's own: a failed PUT may still have
-  // written it).
-  WriteConditions create;
-  create.if_none_match = true;
-  absl::StatusOr<std::string> jetag = s3.Put(journal, View(j.Render()), create);
-  if (!jetag.ok()) return undo(jetag.status());
+  // 1. The journal.
+  if (absl::Status b = run.Begin(j.Render()); !b.ok()) return b;
   auto progress = [&](absl::string_view phase, uint64_t done, uint64_t total) {
     if (options.progress) options.progress(phase, done, total);
   };
@@ -647,7 +713,7 @@ absl::Status CommitObjects(const std::vector<ObjectChange>& changes,
   std::vector<uint64_t> sizes;
   for (size_t i = 0; i < changes.size(); ++i) {
     progress("uploading", done, total);
-    made.push_back({temps[i], false});
+    run.Made(temps[i]);
     const uint64_t before = st.output_bytes;
     absl::StatusOr<std::string> e = UploadVerified(s3, temps[i], j.token, *changes[i].input,
                                                    *changes[i].plan, changes[i].verify, &st);
@@ -666,11 +732,7 @@ absl::Status CommitObjects(const std::vector<ObjectChange>& changes,
     if (f.backup.empty()) continue;
     absl::StatusOr<ObjectUrl> backup = ParseObjectUrl(f.backup);
     if (!backup.ok()) return undo(backup.status());
-    const auto exists = [&] {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "objstore: ", f.backup, " exists already (an earlier backup, or another run "
-          "replacing ", f.target, " now): move it away first"));
-    };
+    const auto exists = [&f] { return BackupExists(f.backup, f.target); };
     if (absl::StatusOr<ObjectInfo> there = s3.Head(*backup); there.ok()) {
       return undo(exists());
     } else if (!absl::IsNotFound(there.status())) {
@@ -680,16 +742,14 @@ absl::Status CommitObjects(const std::vector<ObjectChange>& changes,
     bc.if_none_match = true;
     bc.source_if_match = f.etag;
     bc.txn_tag = j.token;
-    made.push_back({*backup, true});  // (a failed copy may have made it)
+    run.Made(*backup, /*only_if_tagged=*/true);  // (a failed copy may have made it)
     absl::StatusOr<std::string> b = s3.Copy(targets[i], *backup, bc);
     if (!b.ok()) {
       if (absl::IsFailedPrecondition(b.status())) {
         // Either the backup appeared or the original changed: say which.
         absl::StatusOr<ObjectInfo> now = s3.Head(targets[i]);
         if (now.ok() && now->etag != f.etag) {
-          return undo(absl::FailedPreconditionError(absl::StrCat(
-              "objstore: ", f.target, " was changed by someone else since it was read (ETag ",
-              f.etag, ", now ", now->etag, "); is Flink still writing it? refused")));
+          return undo(ChangedSinceRead(f.target, f.etag, now->etag));
         }
         return undo(exists());
       }
@@ -711,36 +771,17 @@ absl::Status CommitObjects(const std::vector<ObjectChange>& changes,
     if (f.etag.empty()) continue;
     absl::StatusOr<ObjectInfo> now = s3.Head(targets[i]);
     if (!now.ok()) return undo(now.status());
-    if (now->etag != f.etag) {
-      return undo(absl::FailedPreconditionError(absl::StrCat(
-          "objstore: ", f.target, " was changed by someone else since it was read (ETag ",
-          f.etag, ", now ", now->etag, "); is Flink still writing it? refused")));
-    }
+    if (now->etag != f.etag) return undo(ChangedSinceRead(f.target, f.etag, now->etag));
   }
   const ObjectUrl probe{temps[0].bucket, temps[0].key + ".probe", temps[0].scheme};
-  made.push_back({probe, false});
+  run.Made(probe);
   absl::StatusOr<bool> honoured = ProbeIfMatch(s3, probe);
   if (!honoured.ok()) return undo(honoured.status());
   st.if_match_honoured = *honoured;
 
   // 5. Commit point.
   j.state = "commit";
-  WriteConditions replace_journal;
-  replace_journal.if_match = *jetag;
-  if (absl::StatusOr<std::string> c = s3.Put(
-          journal, View(j.Render()), st.if_match_honoured ? replace_journal : WriteConditions{});
-      !c.ok()) {
-    if (absl::IsUnavailable(c.status())) {
-      // The record may have been written (an answer lost): undoing now could
-      // leave a committed journal without its outputs. The journal decides.
-      return absl::Status(
-          c.status().code(),
-          absl::StrCat(c.status().message(), " (nothing was replaced yet; whether the commit "
-                       "record ", journal.ToString(), " was written is unknown: rerun the same "
-                       "command, which completes or rolls back the transaction by it)"));
-    }
-    return undo(c.status());
-  }
+  if (absl::Status cr = run.Commit(j.Render(), st.if_match_honoured); !cr.ok()) return cr;
 
   // 6. The copies over the targets.
   const std::string rerun =
@@ -784,17 +825,6 @@ absl::Status CommitObjects(const std::vector<ObjectChange>& changes,
   if (stats != nullptr) *stats = st;
   return absl::OkStatus();
 }
-
-namespace {
-// `client`, or a new S3Client (kept in `own`) of the current configuration.
-absl::StatusOr<ObjectClient*> ClientOr(ObjectClient* client, std::unique_ptr<S3Client>* own) {
-  if (client != nullptr) return client;
-  absl::StatusOr<S3Config> config = CurrentS3Config();
-  if (!config.ok()) return config.status();
-  *own = std::make_unique<S3Client>(*std::move(config));
-  return own->get();
-}
-}  // namespace
 
 absl::StatusOr<std::vector<std::string>> ListObjectJournals(const std::vector<std::string>& dirs,
                                                             ObjectClient* client) {

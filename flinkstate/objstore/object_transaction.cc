@@ -242,11 +242,11 @@ class JournaledRun {
   }
 
   // A key the run may make next (before making it, since a failed request may
-  // still have made it). `only_if_tagged`: the key may hold someone else's
-  // object (a backup whose If-None-Match copy was refused): deleted only if
-  // it carries the run's token.
-  void Made(ObjectUrl url, bool only_if_tagged = false) {
-    made_.push_back({std::move(url), only_if_tagged});
+  // still have made it). For a key that may hold someone else's object (a
+  // backup whose If-None-Match copy was refused), `if_tag` / `if_etag`: it is
+  // deleted only if it carries that token / has that ETag.
+  void Made(ObjectUrl url, std::string if_tag = "", std::string if_etag = "") {
+    made_.push_back({std::move(url), std::move(if_tag), std::move(if_etag)});
   }
 
   // Deletes what was made, in reverse order, then the journal, which is kept
@@ -255,9 +255,13 @@ class JournaledRun {
   absl::Status Undo(const absl::Status& s) {
     std::string failed;
     for (auto it = made_.rbegin(); it != made_.rend(); ++it) {
-      if (it->only_if_tagged) {
+      if (!it->if_tag.empty() || !it->if_etag.empty()) {
         absl::StatusOr<ObjectInfo> o = s3_.Head(it->url);
-        if (absl::IsNotFound(o.status()) || (o.ok() && o->txn_tag != token_)) continue;
+        if (absl::IsNotFound(o.status())) continue;
+        if (o.ok() && ((!it->if_tag.empty() && o->txn_tag != it->if_tag) ||
+                       (!it->if_etag.empty() && o->etag != it->if_etag))) {
+          continue;
+        }
         if (!o.ok()) {
           failed = it->url.ToString();
           continue;
@@ -299,7 +303,7 @@ class JournaledRun {
  private:
   struct Key {
     ObjectUrl url;
-    bool only_if_tagged;
+    std::string if_tag, if_etag;
   };
   ObjectClient& s3_;
   ObjectUrl journal_;
@@ -323,7 +327,7 @@ absl::Status WriteObjectVerified(const ObjectWrite& w, const serde::MappedFile& 
   absl::StatusOr<ObjectUrl> target = ParseObjectUrl(w.target);
   if (!target.ok()) return target.status();
   std::unique_ptr<S3Client> own;
-  absl::StatusOr<ObjectClient*> client = ClientOr(nullptr, &own);
+  absl::StatusOr<ObjectClient*> client = ClientOr(w.client, &own);
   if (!client.ok()) return client.status();
   ObjectClient& s3 = **client;
   ObjectWriteStats st;
@@ -374,10 +378,12 @@ absl::Status WriteObjectVerified(const ObjectWrite& w, const serde::MappedFile& 
     absl::StatusOr<std::string> b = s3.Copy(*target, *backup, bc);
     if (!b.ok()) {
       if (absl::IsFailedPrecondition(b.status())) return undo(BackupExists(w.backup, w.target));
+      // Perhaps made, the answer lost: the backup is this run's if it holds
+      // the original (there was none a request ago). Untagged, unlike
+      // CommitObjects' backups: restoring it must not tag the original.
+      run.Made(*backup, "", j.etag);
       return undo(b.status());
     }
-    // (Untagged, unlike CommitObjects' backups: made only once the copy
-    // answered, and left alone by a failed one.)
     run.Made(*backup);
     absl::StatusOr<ObjectInfo> bi = s3.Head(*backup);
     if (!bi.ok()) return undo(bi.status());
@@ -427,19 +433,27 @@ absl::Status WriteObjectVerified(const ObjectWrite& w, const serde::MappedFile& 
         after.ok() ? "" : absl::StrCat(" (", after.status().message(), ")"),
         "; rerun to roll back (journal ", journal.ToString(), ")"));
   }
-  // 7. Clean up.
-  s3.Delete(temp).IgnoreError();
-  if (absl::Status d = s3.Delete(journal); !d.ok()) return d;
+  // 7. Clean up: the journal last, kept while the temporary key is there.
+  for (const ObjectUrl& u : {temp, journal}) {
+    if (absl::Status d = s3.Delete(u); !d.ok() && !absl::IsNotFound(d)) {
+      return absl::Status(
+          d.code(), absl::StrCat("objstore: ", w.target, " is replaced, but ", d.message(),
+                                 "; rerun to roll back and repeat the write (journal ",
+                                 journal.ToString(), ")"));
+    }
+  }
   if (stats != nullptr) *stats = st;
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<std::string>> RecoverObjectWrite(const std::string& target_url) {
+absl::StatusOr<std::vector<std::string>> RecoverObjectWrite(const std::string& target_url,
+                                                            ObjectClient* client) {
   absl::StatusOr<ObjectUrl> target = ParseObjectUrl(target_url);
   if (!target.ok()) return target.status();
-  absl::StatusOr<S3Config> config = CurrentS3Config();
-  if (!config.ok()) return config.status();
-  S3Client s3(*std::move(config));
+  std::unique_ptr<S3Client> own;
+  absl::StatusOr<ObjectClient*> c = ClientOr(client, &own);
+  if (!c.ok()) return c.status();
+  ObjectClient& s3 = **c;
   absl::StatusOr<std::vector<std::pair<ObjectUrl, Journal>>> journals =
       JournalsOf(s3, *target, target_url);
   if (!journals.ok()) return journals.status();
@@ -742,7 +756,7 @@ absl::Status CommitObjects(const std::vector<ObjectChange>& changes,
     bc.if_none_match = true;
     bc.source_if_match = f.etag;
     bc.txn_tag = j.token;
-    run.Made(*backup, /*only_if_tagged=*/true);  // (a failed copy may have made it)
+    run.Made(*backup, j.token);  // (a failed copy may have made it)
     absl::StatusOr<std::string> b = s3.Copy(targets[i], *backup, bc);
     if (!b.ok()) {
       if (absl::IsFailedPrecondition(b.status())) {

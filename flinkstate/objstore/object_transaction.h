@@ -33,7 +33,10 @@
 //      per run; else step 4's check is all there is, a window of one
 //      request), then a HEAD that the target carries the token;
 //   7. the temporary key and the journal deleted.
-// A failure before 6 deletes what was made. A rerun after a kill
+// A failure before 6 deletes what was made, the journal last (kept, for a
+// rerun, if a delete fails or the commit record's answer was lost); a
+// temporary key that cannot be deleted after 6 keeps the journal too. A rerun
+// after a kill
 // (`RecoverObjectWrite`) rolls an interrupted write back: `prepare` deletes
 // the temporary key and the backup it made; `commit` copies the backup back
 // over a target that carries the token (a target changed by someone else is
@@ -68,6 +71,9 @@ struct ObjectWrite {
   // `input` when `input` is that object (an in-place edit), or for a target
   // replaced whatever it holds (no backup).
   std::string expected_etag;
+  // The store's requests (not owned; must outlive the call); null: a new
+  // S3Client of `CurrentS3Config()`. Tests inject failures through it.
+  ObjectClient* client = nullptr;
 };
 
 // What a write transferred, for dry runs and reports.
@@ -92,8 +98,9 @@ struct ObjectWriteStats {
 
 // Rolls back every interrupted write of `target` (journals beside it that
 // name it). Returns what it did, one line each.
+// `client` as `ObjectWrite::client`.
 [[nodiscard]] absl::StatusOr<std::vector<std::string>> RecoverObjectWrite(
-    const std::string& target);
+    const std::string& target, ObjectClient* client = nullptr);
 
 // The ETag of the object `file` was opened from ("" for a local file).
 std::string OpenedEtag(const serde::MappedFile& file);

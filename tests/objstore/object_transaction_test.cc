@@ -223,6 +223,80 @@ class CommitObjectsFaultTest : public ::testing::Test {
   std::vector<ObjectChange> changes_;
 };
 
+// WriteObjectVerified (one object, the single-file edits' protocol) under the
+// same failures: its rerun's RecoverObjectWrite rolls an interrupted write
+// back (even a committed one: the rerun repeats the edit), so after it the
+// store holds the old state, or the new one if the run had finished its
+// copy and clean-up but for the last answer.
+class WriteObjectFaultTest : public CommitObjectsFaultTest {
+ protected:
+  absl::Status Write(ObjectClient* client) const {
+    ObjectWrite w;
+    w.target = changes_[0].target;
+    w.backup = changes_[0].backup;
+    w.client = client;
+    return WriteObjectVerified(w, inputs_[0], plans_[0], changes_[0].verify);
+  }
+  std::map<std::string, std::string> NewMetaState() const {
+    std::map<std::string, std::string> m = OldState();
+    m[kMeta] = outputs_.at(kMeta);
+    m[std::string(kMeta) + ".bak"] = originals_.at(kMeta);
+    return m;
+  }
+  int Calls(bool honour) const {
+    MemoryObjectStore store;
+    store.honour_if_match = honour;
+    Reset(&store);
+    FaultObjectClient counting(&store, 0, FaultObjectClient::kError);
+    EXPECT_THAT(Write(&counting), IsOk());
+    EXPECT_EQ(Contents(store), NewMetaState());
+    return counting.calls();
+  }
+  void FailAtThenRecover(bool honour, int n, FaultObjectClient::Mode mode) const {
+    MemoryObjectStore store;
+    store.honour_if_match = honour;
+    Reset(&store);
+    FaultObjectClient faulty(&store, n, mode);
+    const absl::Status s = Write(&faulty);
+    SCOPED_TRACE(absl::StrCat("failure at call ", n, " (", faulty.failed_call(), "), ",
+                              kModeNames[mode], ", If-Match ", honour ? "honoured" : "ignored",
+                              ": ", s.ToString()));
+    ASSERT_FALSE(faulty.failed_call().empty());
+    const bool written = CommitRecordWritten(store);
+    if (!written) {
+      EXPECT_THAT(s, StatusIs(absl::StatusCode::kUnavailable, "nothing was replaced"));
+      EXPECT_EQ(store.objects[kMeta].data, originals_.at(kMeta));
+    }
+    FaultObjectClient healthy(&store, 0, FaultObjectClient::kError);
+    ASSERT_THAT(RecoverObjectWrite(changes_[0].target, &healthy).status(), IsOk());
+    const std::map<std::string, std::string> now = Contents(store);
+    if (s.ok()) {
+      EXPECT_EQ(now, NewMetaState());
+    } else if (!written) {
+      EXPECT_EQ(now, OldState());
+    } else {
+      EXPECT_TRUE(now == OldState() || now == NewMetaState());
+    }
+    if (now == OldState()) {
+      FaultObjectClient rerun(&store, 0, FaultObjectClient::kError);
+      EXPECT_THAT(Write(&rerun), IsOk());
+      EXPECT_EQ(Contents(store), NewMetaState());
+    }
+  }
+};
+
+TEST_F(WriteObjectFaultTest, EveryFailureAtEveryRequestIsOldOrNewStateAfterRecovery) {
+  for (bool honour : {true, false}) {
+    const int calls = Calls(honour);
+    EXPECT_GT(calls, 8);
+    for (FaultObjectClient::Mode mode :
+         {FaultObjectClient::kCrashBefore, FaultObjectClient::kCrashAfter,
+          FaultObjectClient::kError, FaultObjectClient::kLostAnswer}) {
+      for (int n = 1; n <= calls; ++n) FailAtThenRecover(honour, n, mode);
+    }
+  }
+}
+
 TEST_F(CommitObjectsFaultTest, CleanRunReplacesBothAndKeepsTheBackups) {
   const int calls = CleanRunCalls(true);
   // Journal, 2 x (upload, read back, backup HEAD + copy + HEAD, check), ...

@@ -10,6 +10,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 
 #include "absl/strings/ascii.h"
@@ -502,7 +503,10 @@ absl::StatusOr<OutputTarget> ResolveOutput(const CommandArgs& a) {
     t.output = real.empty() ? t.input : real;
     t.backup = t.output + a.backup_suffix;
     t.intent = a.command_line;
-    FLINKSTATE_ASSIGN_OR_RETURN(t.finished_by_recovery, RecoverBeside(t.output, t.intent));
+    t.dry_run = a.dry_run;
+    if (!t.dry_run) {
+      FLINKSTATE_ASSIGN_OR_RETURN(t.finished_by_recovery, RecoverBeside(t.output, t.intent));
+    }
     return t;
   }
   if (args.size() != 2) {
@@ -515,7 +519,10 @@ absl::StatusOr<OutputTarget> ResolveOutput(const CommandArgs& a) {
         "usage: OUT is the input file; use --in-place to rewrite it (a backup is kept)");
   }
   t.intent = a.command_line;
-  FLINKSTATE_ASSIGN_OR_RETURN(t.finished_by_recovery, RecoverBeside(t.output, t.intent));
+  t.dry_run = a.dry_run;
+  if (!t.dry_run) {
+    FLINKSTATE_ASSIGN_OR_RETURN(t.finished_by_recovery, RecoverBeside(t.output, t.intent));
+  }
   return t;
 }
 
@@ -536,6 +543,102 @@ int FinishedByRecovery(const CommandArgs& a, const OutputTarget& t) {
   return PrintJson(r);
 }
 
+absl::StatusOr<report::WritePlan> PlanWrite(const OutputTarget& t, const Input& in,
+                                            const serde::EditPlan& plan) {
+  if (in.decoded) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        in.path, ": decoded from its on-disk form; rewrite the raw bytes instead"));
+  }
+  report::WritePlan p;
+  const auto step = [&p](const char* action, const std::string& object, uint64_t bytes,
+                         const std::string& source = "") {
+    report::WritePlan::Step* s = p.add_steps();
+    s->set_action(action);
+    s->set_object(ValidUtf8(object));
+    s->set_source(ValidUtf8(source));
+    s->set_bytes(bytes);
+  };
+  if (serde::IsUrl(t.output)) {
+    objstore::ObjectWrite w;
+    w.target = t.output;
+    w.backup = t.backup;
+    FLINKSTATE_ASSIGN_OR_RETURN(objstore::ObjectWritePlan o,
+                                objstore::PlanObjectWrite(w, in.file, plan));
+    for (const objstore::PlannedObjectStep& s : o.steps) {
+      step(s.action.c_str(), s.object, s.bytes, s.source);
+    }
+    p.set_output_bytes(o.output_bytes);
+    p.set_upload_bytes(o.upload_bytes);
+    p.set_read_back_bytes(o.read_back_bytes);
+    p.set_server_side_copy_bytes(o.server_side_copy_bytes);
+    p.set_input_bytes_kept(o.input_bytes_kept);
+    for (const std::string& s : o.problems) p.add_problems(ValidUtf8(s));
+    for (const std::string& s : o.interrupted) p.add_interrupted(ValidUtf8(s));
+    return p;
+  }
+  // serde::WriteFileTransaction's files (file_transaction.h; its journal
+  // beside them is left out): the temporary file, the backup (a hard link:
+  // no bytes copied), the rename.
+  const std::string dir = serde::DirName(t.output);
+  const std::string temp = absl::StrCat(t.output, ".flinkstate-tmp-<token>");
+  step("write", temp, plan.output_size());
+  step("read back", temp, plan.output_size());
+  if (!t.backup.empty()) {
+    step("backup", t.backup, 0, t.output);
+    if (::access(t.backup.c_str(), F_OK) == 0) {
+      p.add_problems(ValidUtf8(absl::StrCat(t.backup, " exists already (an earlier backup): "
+                                            "the write would be refused; move it away first")));
+    }
+  }
+  step("rename", t.output, plan.output_size(), temp);
+  p.set_output_bytes(plan.output_size());
+  p.set_input_bytes_kept(plan.copied_bytes());
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    const std::string n = it->path().filename().string();
+    if (absl::StartsWith(n, ".flinkstate-txn-")) p.add_interrupted(ValidUtf8(it->path().string()));
+  }
+  return p;
+}
+
+int FinishDryRun(const CommandArgs& a, const OutputTarget& t, const Input& in,
+                 const serde::EditPlan& plan, report::EditReport rep) {
+  absl::StatusOr<report::WritePlan> p = PlanWrite(t, in, plan);
+  if (!p.ok()) return Fail(p.status());
+  rep.set_dry_run(true);
+  rep.set_verified(false);
+  *rep.mutable_write_plan() = *p;
+  if (a.json) return PrintJson(rep);
+  const auto n = [](uint64_t b) { return absl::StrCat(Human(b), " (", b, " B)"); };
+  std::string out = absl::StrCat("would write ", t.output, " (", plan.output_size(), " B)");
+  if (!t.backup.empty()) absl::StrAppend(&out, "; backup ", t.backup);
+  absl::StrAppend(&out, "\n");
+  int i = 0;
+  for (const report::WritePlan::Step& s : p->steps()) {
+    absl::StrAppend(&out, "  ", ++i, ". ", s.action(), " ", s.object());
+    if (!s.source().empty()) absl::StrAppend(&out, " <- ", s.source());
+    if (s.bytes() > 0 || s.action() == "upload" || s.action() == "write") {
+      absl::StrAppend(&out, " (", s.bytes(), " B)");
+    }
+    absl::StrAppend(&out, "\n");
+  }
+  if (serde::IsUrl(t.output)) {
+    absl::StrAppend(&out, "transfer: upload ", n(p->upload_bytes()), ", read back ",
+                    n(p->read_back_bytes()), ", server-side copy ",
+                    n(p->server_side_copy_bytes()), ", input kept ", n(p->input_bytes_kept()),
+                    "\n");
+  }
+  for (const std::string& j : p->interrupted()) {
+    absl::StrAppend(&out, "warning: an interrupted run left ", j,
+                    "; writing first resolves it (a committed run completed, any other rolled back)\n");
+  }
+  for (const std::string& w : p->problems()) absl::StrAppend(&out, "warning: ", w, "\n");
+  absl::StrAppend(&out, "dry run, nothing written (drop --dry-run to write)\n");
+  std::cout << Printable(out);
+  return kExitOk;
+}
+
 absl::Status WriteVerified(const OutputTarget& t, const Input& in,
                            const serde::EditPlan& plan,
                            const serde::OutputVerifier& verify,
@@ -544,6 +647,7 @@ absl::Status WriteVerified(const OutputTarget& t, const Input& in,
     return absl::InvalidArgumentError(absl::StrCat(
         in.path, ": decoded from its on-disk form; rewrite the raw bytes instead"));
   }
+  if (t.dry_run) return absl::InternalError("cli: WriteVerified under --dry-run (a bug)");
   if (serde::IsUrl(t.output)) {
     objstore::ObjectWrite w;
     w.target = t.output;

@@ -79,6 +79,8 @@ struct CommandArgs {
   bool apply = false;
   // writing commands
   bool in_place = false;
+  // strip-state, drop-operator, relocate, convert: plan the write, write nothing
+  bool dry_run = false;
   std::string backup_suffix = ".bak";
   bool fsync = true;
   // -1 --noprogress, 0 (default) a progress line when stderr is a terminal,
@@ -201,6 +203,7 @@ struct OutputTarget {
   // `output`, and the recovery in ResolveOutput completed it: the edit is
   // done (call `FinishedByRecovery` instead of writing again).
   bool finished_by_recovery = false;
+  bool dry_run = false;  // --dry-run: `PlanWrite`, never `WriteVerified`
 };
 // A progress line on stderr ("label 42%", or "phase ..." for a phase without
 // a percentage), drawn from the library's progress sinks (phase, done, total):
@@ -239,7 +242,8 @@ class ProgressLine {
 // completed run was this same command line writing this output,
 // `finished_by_recovery` is set, so that rerunning a killed command just
 // works.
-// A directory IN stands for its `_metadata`.
+// A directory IN stands for its `_metadata`. With --dry-run nothing is
+// resolved (that would write): `PlanWrite` lists the leftovers instead.
 [[nodiscard]] absl::StatusOr<OutputTarget> ResolveOutput(const CommandArgs& args);
 // Exit for a `ResolveOutput` error: a usage error (exit 2) for a wrong
 // IN OUT / --in-place shape (messages "usage: ..."); otherwise, e.g. another
@@ -257,6 +261,19 @@ int FinishedByRecovery(const CommandArgs& a, const OutputTarget& t);
                                          const serde::EditPlan& plan,
                                          const serde::OutputVerifier& verify,
                                          serde::SpliceStats* stats = nullptr);
+
+// --dry-run: what `WriteVerified(t, in, plan, ...)` would do, found without
+// writing. An s3:// output: objstore::PlanObjectWrite (HEAD and LIST only);
+// a local one: the transaction's files, checked for a taken backup name and
+// for an interrupted run's leftovers. Return values: the store's errors.
+[[nodiscard]] absl::StatusOr<report::WritePlan> PlanWrite(const OutputTarget& t, const Input& in,
+                                                          const serde::EditPlan& plan);
+// Ends an edit command's --dry-run: `rep` (its facts, from `EditReportOf`
+// and the command's additions) gets `dry_run`, `verified` false and the
+// `PlanWrite`; printed as JSON with --json, else as text ending "dry run,
+// nothing written". Returns the exit code.
+int FinishDryRun(const CommandArgs& a, const OutputTarget& t, const Input& in,
+                 const serde::EditPlan& plan, report::EditReport rep);
 
 // A verifier that decodes the output as a state file, checks that it
 // re-encodes byte for byte, then runs `check` on the model.

@@ -131,6 +131,14 @@ void AddEditOutput(CLI::App& app, CommandArgs& a) {
   AddJson(app, a, "the result as JSON (report.proto EditReport)");
 }
 
+// --dry-run of the single-file edits: the write planned and printed, nothing
+// written (cli_common.h FinishDryRun).
+void AddDryRun(CLI::App& app, CommandArgs& a) {
+  app.add_flag("--dry-run", a.dry_run,
+               "show what would be written (objects or files, sizes, bytes to transfer, "
+               "server-side copies and uploads) and write nothing");
+}
+
 void AddOperators(CLI::App& app, CommandArgs& a, const char* what) {
   app.add_option("--operator", a.operators, what)
       ->type_name("ID")
@@ -189,6 +197,7 @@ const Command kCommands[] = {
        AddStateName(app, a);
        AddOperators(app, a, "only in these operators: ID (32 hex digits) or uid (repeatable)");
        AddEditOutput(app, a);
+       AddDryRun(app, a);
        app.add_flag("--deep", a.deep,
                     "also remove the state's meta info and element bytes from the inline "
                     "operator-state streams (_metadata, operator snapshot), fixing the other "
@@ -202,6 +211,7 @@ const Command kCommands[] = {
      [](CLI::App& app, CommandArgs& a) {
        AddOperators(app, a, "operator ID (32 hex digits) or uid (repeatable)");
        AddEditOutput(app, a);
+       AddDryRun(app, a);
      },
      RunDropOperator},
     {"relocate",
@@ -229,6 +239,7 @@ const Command kCommands[] = {
                     "under DIR (the way back)")
            ->excludes(rel);
        AddEditOutput(app, a);
+       AddDryRun(app, a);
      },
      RunRelocate},
     {"convert",
@@ -242,6 +253,7 @@ const Command kCommands[] = {
        app.add_flag("--allow-loss", a.allow_loss,
                     "convert although the target version cannot hold everything");
        AddEditOutput(app, a);
+       AddDryRun(app, a);
      },
      RunConvert},
     {"verify",

@@ -247,6 +247,7 @@ int VerifyMetadataFile(const std::string& path, const serde::MappedFile& file,
 }
 
 int RunStripState(const CommandArgs& a) {
+  if (a.deep && a.dry_run) return Usage("--dry-run is not available with --deep");
   if (a.deep) return RunDeepStripState(a);
   StripOptions options;
   options.state_name = a.state;
@@ -279,6 +280,12 @@ int RunStripState(const CommandArgs& a) {
   for (const auto& [op, agg] : per_op) {
     out << "  operator " << op << ": " << agg.first << " entries, " << Human(agg.second)
         << "\n";
+  }
+  if (target->dry_run) {
+    report::EditReport rep =
+        EditReportOf("strip-state", *target, *in, result->plan.output_size());
+    AddStripped(result->removed, &rep);
+    return FinishDryRun(a, *target, *in, result->plan, std::move(rep));
   }
   serde::SpliceStats stats;
   absl::Status s = WriteVerified(
@@ -321,10 +328,21 @@ int RunConvert(const CommandArgs& a) {
   const serde::OutputVerifier verify = [&](serde::ByteView output) {
     return VerifyConverted(*in, output, *result);
   };
-  absl::Status s = WriteVerified(*target, *in, result->plan, verify, nullptr);
-  if (!s.ok()) return Fail(s);
+  if (!target->dry_run) {
+    if (absl::Status s = WriteVerified(*target, *in, result->plan, verify, nullptr); !s.ok()) {
+      return Fail(s);
+    }
+  }
   std::ostream& out = Text(a);
   for (const std::string& l : result->lost) out << "  lost (--allow-loss): " << l << "\n";
+  if (target->dry_run) {
+    report::EditReport rep = EditReportOf("convert", *target, *in, result->plan.output_size());
+    rep.set_from_version(result->from_version);
+    rep.set_to_version(result->to_version);
+    for (const std::string& l : result->lost) rep.add_lost(l);
+    out << "metadata v" << result->from_version << " -> v" << result->to_version << "\n";
+    return FinishDryRun(a, *target, *in, result->plan, std::move(rep));
+  }
   out << "wrote " << target->output << ": metadata v" << result->from_version << " -> v"
       << result->to_version << ", " << Human(result->plan.output_size()) << ", verified\n";
   if (!a.json) return kExitOk;
@@ -348,6 +366,15 @@ int RunDropOperator(const CommandArgs& a) {
   const serde::OutputVerifier verify = [&](serde::ByteView output) {
     return VerifyDropped(*in, output, result->dropped_ids, &*result);
   };
+  if (target->dry_run) {
+    std::ostream& out = Text(a);
+    for (const std::string& id : result->dropped_ids) out << "dropping operator " << id << "\n";
+    out << Human(result->bytes_removed) << " to remove\n";
+    report::EditReport rep =
+        EditReportOf("drop-operator", *target, *in, result->plan.output_size());
+    for (const std::string& id : result->dropped_ids) rep.add_dropped_operator_ids(id);
+    return FinishDryRun(a, *target, *in, result->plan, std::move(rep));
+  }
   absl::Status s = WriteVerified(*target, *in, result->plan, verify, nullptr);
   if (!s.ok()) return Fail(s);
   std::ostream& out = Text(a);
@@ -381,10 +408,14 @@ int RunRelocate(const CommandArgs& a) {
   if (!in.ok()) return Fail(in.status());
   absl::StatusOr<RelocateResult> result = PlanRelocate(*in, options);
   if (!result.ok()) return Fail(result.status());
-  absl::Status s = WriteVerified(
-      *target, *in, result->plan,
-      [&](serde::ByteView output) { return VerifyRelocated(*in, output, options, &*result); },
-      nullptr);
+  absl::Status s =
+      target->dry_run
+          ? absl::OkStatus()
+          : WriteVerified(*target, *in, result->plan,
+                          [&](serde::ByteView output) {
+                            return VerifyRelocated(*in, output, options, &*result);
+                          },
+                          nullptr);
   if (!s.ok()) return Fail(s);
   std::ostream& out = Text(a);
   constexpr size_t kShown = 20;
@@ -405,6 +436,12 @@ int RunRelocate(const CommandArgs& a) {
                      : in->kind == FileKind::kMetadata || in->kind == FileKind::kOperatorSnapshot
                          ? " paths relocated"
                          : " strings relocated";
+  if (target->dry_run) {
+    out << changed << what << " (when written)\n";
+    report::EditReport rep = EditReportOf("relocate", *target, *in, result->plan.output_size());
+    if (absl::Status added = AddRelocated(*result, &rep); !added.ok()) return Fail(added);
+    return FinishDryRun(a, *target, *in, result->plan, std::move(rep));
+  }
   out << "wrote " << target->output << ": " << changed << what << ", verified\n";
   if (!a.json) return kExitOk;
   report::EditReport rep = EditReportOf("relocate", *target, *in, result->plan.output_size());

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <random>
 
@@ -90,21 +91,23 @@ absl::Status NothingReplaced(const absl::Status& s) {
 
 // Whether the server refuses a PUT whose If-Match cannot hold (S3 since
 // 2024; some S3-compatible servers ignore the header and write anyway).
-bool ProbeIfMatch(S3Client& s3, const ObjectUrl& probe) {
+absl::StatusOr<bool> ProbeIfMatch(ObjectClient& s3, const ObjectUrl& probe) {
   WriteConditions w;
   w.if_match = "\"flinkstate-probe-never-an-etag\"";
   absl::StatusOr<std::string> r = s3.Put(probe, serde::ByteView(), w);
-  if (r.ok()) {
-    s3.Delete(probe).IgnoreError();  // it was written: the header is ignored
-    return false;
+  if (!r.ok() && (absl::IsFailedPrecondition(r.status()) || absl::IsNotFound(r.status()))) {
+    return true;
   }
-  return absl::IsFailedPrecondition(r.status()) || absl::IsNotFound(r.status());
+  // Written (the header is ignored), or unknown (the answer was lost): not
+  // relied on, and the probe removed.
+  if (absl::Status d = s3.Delete(probe); !d.ok() && !absl::IsNotFound(d)) return d;
+  return false;
 }
 
 // Step 2 of both protocols: `plan` over `input` into a local temporary file,
 // verified, uploaded to `temp` (tagged `token`, `If-None-Match: *`), read back,
 // compared and verified again. Returns the temporary key's ETag.
-absl::StatusOr<std::string> UploadVerified(S3Client& s3, const ObjectUrl& temp,
+absl::StatusOr<std::string> UploadVerified(ObjectClient& s3, const ObjectUrl& temp,
                                            const std::string& token,
                                            const serde::MappedFile& input,
                                            const serde::EditPlan& plan,
@@ -150,6 +153,169 @@ absl::StatusOr<std::string> UploadVerified(S3Client& s3, const ObjectUrl& temp,
   return *temp_etag;
 }
 
+// The single-object journals beside `target` that name `target_url`.
+absl::StatusOr<std::vector<std::pair<ObjectUrl, Journal>>> JournalsOf(
+    ObjectClient& s3, const ObjectUrl& target, const std::string& target_url) {
+  ObjectUrl prefix{target.bucket, DirKey(target.key) + kJournalPrefix, target.scheme};
+  absl::StatusOr<ObjectClient::Listing> l = s3.List(prefix, "/");
+  if (!l.ok()) return l.status();
+  std::vector<std::pair<ObjectUrl, Journal>> out;
+  for (const auto& [key, size] : l->objects) {
+    if (!absl::EndsWith(key, ".journal")) continue;
+    ObjectUrl ju{target.bucket, key, target.scheme};
+    absl::StatusOr<std::string> text = s3.GetSmall(ju, 1 << 20);
+    if (!text.ok()) return text.status();
+    absl::StatusOr<Journal> j = Journal::Parse(ju.ToString(), *text);
+    if (!j.ok()) return j.status();
+    if (j->target != target_url) continue;
+    out.emplace_back(std::move(ju), *std::move(j));
+  }
+  return out;
+}
+
+// Deletes a file's temporary key and the If-Match probe beside it (an
+// interrupted run may have left either; neither may exist).
+absl::Status DeleteTemporaries(ObjectClient& s3, const std::string& temp_url) {
+  absl::StatusOr<ObjectUrl> temp = ParseObjectUrl(temp_url);
+  if (!temp.ok()) return temp.status();
+  for (const ObjectUrl& u : {*temp, ObjectUrl{temp->bucket, temp->key + ".probe", temp->scheme}}) {
+    if (absl::Status d = s3.Delete(u); !d.ok() && !absl::IsNotFound(d)) return d;
+  }
+  return absl::OkStatus();
+}
+
+// `client`, or a new S3Client (kept in `own`) of the current configuration.
+absl::StatusOr<ObjectClient*> ClientOr(ObjectClient* client, std::unique_ptr<S3Client>* own) {
+  if (client != nullptr) return client;
+  absl::StatusOr<S3Config> config = CurrentS3Config();
+  if (!config.ok()) return config.status();
+  *own = std::make_unique<S3Client>(*std::move(config));
+  return own->get();
+}
+
+// The ETag the edit of `target` was planned from (both protocols' journal
+// field): `expected`; else the opened object's, when `input` was opened from
+// `target`; else, when a backup is to be made, the target's now (HEAD); else
+// "" (a target replaced whatever it holds).
+absl::StatusOr<std::string> PlannedEtag(ObjectClient& s3, const ObjectUrl& target,
+                                        const std::string& target_url,
+                                        const std::string& backup, const std::string& expected,
+                                        const serde::MappedFile& input) {
+  if (!expected.empty()) return expected;
+  if (input.path() == target_url) {
+    std::string opened = OpenedEtag(input);
+    if (!opened.empty()) return opened;
+  }
+  if (backup.empty()) return std::string();
+  absl::StatusOr<ObjectInfo> now = s3.Head(target);
+  if (!now.ok()) return now.status();
+  return now->etag;
+}
+
+absl::Status BackupExists(const std::string& backup, const std::string& target) {
+  return absl::FailedPreconditionError(absl::StrCat(
+      "objstore: ", backup, " exists already (an earlier backup, or another run replacing ",
+      target, " now): move it away first"));
+}
+
+absl::Status ChangedSinceRead(const std::string& target, const std::string& planned,
+                              const std::string& now) {
+  return absl::FailedPreconditionError(absl::StrCat(
+      "objstore: ", target, " was changed by someone else since it was read (ETag ", planned,
+      ", now ", now, "); is Flink still writing it? refused"));
+}
+
+// What both protocols share up to their commit point: the journal created
+// with `If-None-Match: *` (step 1), the keys the run makes after it, deleted
+// again by `Undo` on a failure before the commit point, and the commit record
+// (step 5).
+class JournaledRun {
+ public:
+  JournaledRun(ObjectClient& s3, ObjectUrl journal, std::string token)
+      : s3_(s3), journal_(std::move(journal)), token_(std::move(token)) {}
+
+  // Step 1. The journal's key is this run's own, so a failed PUT (which may
+  // still have written it) is undone too. Returns the undone error.
+  absl::Status Begin(const std::string& text) {
+    WriteConditions create;
+    create.if_none_match = true;
+    absl::StatusOr<std::string> e = s3_.Put(journal_, View(text), create);
+    if (!e.ok()) return Undo(e.status());
+    etag_ = *e;
+    return absl::OkStatus();
+  }
+
+  // A key the run may make next (before making it, since a failed request may
+  // still have made it). For a key that may hold someone else's object (a
+  // backup whose If-None-Match copy was refused), `if_tag` / `if_etag`: it is
+  // deleted only if it carries that token / has that ETag.
+  void Made(ObjectUrl url, std::string if_tag = "", std::string if_etag = "") {
+    made_.push_back({std::move(url), std::move(if_tag), std::move(if_etag)});
+  }
+
+  // Deletes what was made, in reverse order, then the journal, which is kept
+  // if anything else could not be deleted (a rerun's recovery then finishes
+  // the rollback). Returns `s` saying nothing was replaced (and what is left).
+  absl::Status Undo(const absl::Status& s) {
+    std::string failed;
+    for (auto it = made_.rbegin(); it != made_.rend(); ++it) {
+      if (!it->if_tag.empty() || !it->if_etag.empty()) {
+        absl::StatusOr<ObjectInfo> o = s3_.Head(it->url);
+        if (absl::IsNotFound(o.status())) continue;
+        if (o.ok() && ((!it->if_tag.empty() && o->txn_tag != it->if_tag) ||
+                       (!it->if_etag.empty() && o->etag != it->if_etag))) {
+          continue;
+        }
+        if (!o.ok()) {
+          failed = it->url.ToString();
+          continue;
+        }
+      }
+      if (absl::Status d = s3_.Delete(it->url); !d.ok() && !absl::IsNotFound(d)) {
+        failed = it->url.ToString();
+      }
+    }
+    if (failed.empty()) {
+      absl::Status d = s3_.Delete(journal_);
+      if (d.ok() || absl::IsNotFound(d)) return NothingReplaced(s);
+      failed = journal_.ToString();
+    }
+    return absl::Status(
+        s.code(), absl::StrCat(s.message(), " (nothing was replaced; removing ", failed,
+                               " failed too: rerun the same command, which finishes the "
+                               "rollback from the journal ", journal_.ToString(), ")"));
+  }
+
+  // Step 5: the journal rewritten to `text` (state commit), `If-Match` its
+  // ETag where the server honours it. A lost answer (the record may be
+  // written) is not undone: the journal decides, and the error says to rerun.
+  absl::Status Commit(const std::string& text, bool if_match_honoured) {
+    WriteConditions replace;
+    if (if_match_honoured) replace.if_match = etag_;
+    absl::StatusOr<std::string> c = s3_.Put(journal_, View(text), replace);
+    if (c.ok()) return absl::OkStatus();
+    if (!absl::IsUnavailable(c.status())) return Undo(c.status());
+    return absl::Status(
+        c.status().code(),
+        absl::StrCat(c.status().message(), " (nothing was replaced yet; whether the commit "
+                     "record ", journal_.ToString(), " was written is unknown: rerun the same "
+                     "command, which completes or rolls back the write by it)"));
+  }
+
+  const ObjectUrl& journal() const { return journal_; }
+
+ private:
+  struct Key {
+    ObjectUrl url;
+    std::string if_tag, if_etag;
+  };
+  ObjectClient& s3_;
+  ObjectUrl journal_;
+  std::string token_;
+  std::string etag_;
+  std::vector<Key> made_;
+};
+
 }  // namespace
 
 std::string OpenedEtag(const serde::MappedFile& file) {
@@ -164,9 +330,10 @@ absl::Status WriteObjectVerified(const ObjectWrite& w, const serde::MappedFile& 
                                  const serde::OutputVerifier& verify, ObjectWriteStats* stats) {
   absl::StatusOr<ObjectUrl> target = ParseObjectUrl(w.target);
   if (!target.ok()) return target.status();
-  absl::StatusOr<S3Config> config = CurrentS3Config();
-  if (!config.ok()) return config.status();
-  S3Client s3(*std::move(config));
+  std::unique_ptr<S3Client> own;
+  absl::StatusOr<ObjectClient*> client = ClientOr(w.client, &own);
+  if (!client.ok()) return client.status();
+  ObjectClient& s3 = **client;
   ObjectWriteStats st;
 
   Journal j;
@@ -175,32 +342,26 @@ absl::Status WriteObjectVerified(const ObjectWrite& w, const serde::MappedFile& 
   j.target = w.target;
   j.temp = absl::StrCat(w.target, ".flinkstate-tmp-", j.token);
   j.backup = w.backup;
-  j.etag = w.expected_etag;
+  absl::StatusOr<std::string> etag =
+      PlannedEtag(s3, *target, w.target, w.backup, w.expected_etag, input);
+  if (!etag.ok()) return NothingReplaced(etag.status());
+  j.etag = *etag;
   j.intent = w.intent;
-  if (j.etag.empty() && input.path() == w.target) j.etag = OpenedEtag(input);
-  if (!w.backup.empty() && j.etag.empty()) {
-    absl::StatusOr<ObjectInfo> now = s3.Head(*target);
-    if (!now.ok()) return NothingReplaced(now.status());
-    j.etag = now->etag;
-  }
-  ObjectUrl journal{target->bucket, absl::StrCat(DirKey(target->key), kJournalPrefix, j.token,
-                                                 ".journal"),
-                    target->scheme};
   ObjectUrl temp = *ParseObjectUrl(j.temp);
+  JournaledRun run(s3,
+                   ObjectUrl{target->bucket,
+                             absl::StrCat(DirKey(target->key), kJournalPrefix, j.token,
+                                          ".journal"),
+                             target->scheme},
+                   j.token);
+  const ObjectUrl& journal = run.journal();
+  auto undo = [&run](const absl::Status& s) { return run.Undo(s); };
 
   // 1. The journal.
-  WriteConditions create;
-  create.if_none_match = true;
-  absl::StatusOr<std::string> jetag = s3.Put(journal, View(j.Render()), create);
-  if (!jetag.ok()) return NothingReplaced(jetag.status());
-  std::vector<ObjectUrl> made = {journal};
-  auto undo = [&](absl::Status s) {
-    for (auto it = made.rbegin(); it != made.rend(); ++it) s3.Delete(*it).IgnoreError();
-    return NothingReplaced(s);
-  };
+  if (absl::Status b = run.Begin(j.Render()); !b.ok()) return b;
 
   // 2. The output: a local temporary file, verified, uploaded, read back.
-  made.push_back(temp);  // (deleting a key never made is harmless)
+  run.Made(temp);
   absl::StatusOr<std::string> temp_etag =
       UploadVerified(s3, temp, j.token, input, plan, verify, &st);
   if (!temp_etag.ok()) return undo(temp_etag.status());
@@ -212,9 +373,7 @@ absl::Status WriteObjectVerified(const ObjectWrite& w, const serde::MappedFile& 
     if (!backup.ok()) return undo(backup.status());
     // Checked by HEAD too: not every server honours If-None-Match on a copy.
     if (absl::StatusOr<ObjectInfo> there = s3.Head(*backup); there.ok()) {
-      return undo(absl::FailedPreconditionError(absl::StrCat(
-          "objstore: ", w.backup, " exists already (an earlier backup, or another run "
-          "replacing ", w.target, " now): move it away first")));
+      return undo(BackupExists(w.backup, w.target));
     } else if (!absl::IsNotFound(there.status())) {
       return undo(there.status());
     }
@@ -224,14 +383,14 @@ absl::Status WriteObjectVerified(const ObjectWrite& w, const serde::MappedFile& 
     bc.txn_tag = j.token;  // so that a rollback deletes only the backup this run made
     absl::StatusOr<std::string> b = s3.Copy(*target, *backup, bc);
     if (!b.ok()) {
-      if (absl::IsFailedPrecondition(b.status())) {
-        return undo(absl::FailedPreconditionError(absl::StrCat(
-            "objstore: ", w.backup, " exists already (an earlier backup, or another run "
-            "replacing ", w.target, " now): move it away first")));
-      }
+      if (absl::IsFailedPrecondition(b.status())) return undo(BackupExists(w.backup, w.target));
+      // Perhaps made, the answer lost: the backup is this run's if it holds
+      // the original (there was none a request ago). Untagged, unlike
+      // CommitObjects' backups: restoring it must not tag the original.
+      run.Made(*backup, "", j.etag);
       return undo(b.status());
     }
-    made.push_back(*backup);
+    run.Made(*backup);
     absl::StatusOr<ObjectInfo> bi = s3.Head(*backup);
     if (!bi.ok()) return undo(bi.status());
     if (bi->size != input.size() && input.path() == w.target) {
@@ -245,25 +404,17 @@ absl::Status WriteObjectVerified(const ObjectWrite& w, const serde::MappedFile& 
   if (!j.etag.empty()) {
     absl::StatusOr<ObjectInfo> now = s3.Head(*target);
     if (!now.ok()) return undo(now.status());
-    if (now->etag != j.etag) {
-      return undo(absl::FailedPreconditionError(absl::StrCat(
-          "objstore: ", w.target, " was changed by someone else since it was read (ETag ",
-          j.etag, ", now ", now->etag, "); is Flink still writing it? refused")));
-    }
+    if (now->etag != j.etag) return undo(ChangedSinceRead(w.target, j.etag, now->etag));
   }
-  st.if_match_honoured = ProbeIfMatch(s3, ObjectUrl{temp.bucket, temp.key + ".probe",
-                                                    temp.scheme});
+  const ObjectUrl probe{temp.bucket, temp.key + ".probe", temp.scheme};
+  run.Made(probe);
+  absl::StatusOr<bool> honoured = ProbeIfMatch(s3, probe);
+  if (!honoured.ok()) return undo(honoured.status());
+  st.if_match_honoured = *honoured;
 
   // 5. Commit point.
   j.state = "commit";
-  WriteConditions replace_journal;
-  replace_journal.if_match = *jetag;
-  if (absl::StatusOr<std::string> c = s3.Put(journal, View(j.Render()),
-                                             st.if_match_honoured ? replace_journal
-                                                                  : WriteConditions{});
-      !c.ok()) {
-    return undo(c.status());
-  }
+  if (absl::Status c = run.Commit(j.Render(), st.if_match_honoured); !c.ok()) return c;
 
   // 6. The copy over the target.
   WriteConditions over;
@@ -288,11 +439,109 @@ absl::Status WriteObjectVerified(const ObjectWrite& w, const serde::MappedFile& 
         after.ok() ? "" : absl::StrCat(" (", after.status().message(), ")"),
         "; rerun to complete it (journal ", journal.ToString(), ")"));
   }
-  // 7. Clean up.
-  s3.Delete(temp).IgnoreError();
-  if (absl::Status d = s3.Delete(journal); !d.ok()) return d;
+  // 7. Clean up: the journal last, kept while the temporary key is there.
+  for (const ObjectUrl& u : {temp, journal}) {
+    if (absl::Status d = s3.Delete(u); !d.ok() && !absl::IsNotFound(d)) {
+      return absl::Status(
+          d.code(), absl::StrCat("objstore: ", w.target, " is replaced, but ", d.message(),
+                                 "; rerun to finish the clean-up (journal ",
+                                 journal.ToString(), ")"));
+    }
+  }
   if (stats != nullptr) *stats = st;
   return absl::OkStatus();
+}
+
+absl::StatusOr<ObjectWritePlan> PlanObjectWrite(const ObjectWrite& w,
+                                                const serde::MappedFile& input,
+                                                const serde::EditPlan& plan) {
+  absl::StatusOr<ObjectUrl> target = ParseObjectUrl(w.target);
+  if (!target.ok()) return target.status();
+  std::optional<ObjectUrl> backup;
+  if (!w.backup.empty()) {
+    absl::StatusOr<ObjectUrl> b = ParseObjectUrl(w.backup);
+    if (!b.ok()) return b.status();
+    backup = *b;
+  }
+  absl::StatusOr<S3Config> config = CurrentS3Config();
+  if (!config.ok()) return config.status();
+  S3Client s3(*std::move(config));
+  ObjectWritePlan p;
+  absl::StatusOr<std::vector<std::pair<ObjectUrl, Journal>>> journals =
+      JournalsOf(s3, *target, w.target);
+  if (!journals.ok()) return journals.status();
+  for (const auto& [ju, j] : *journals) p.interrupted.push_back(ju.ToString());
+
+  // The journal as step 1 writes it; the token's length is fixed, so its
+  // size is exact whatever the token.
+  constexpr char kToken[] = "<token>";
+  Journal j;
+  j.state = "prepare";
+  j.token = std::string(Token().size(), 'x');
+  j.target = w.target;
+  j.temp = absl::StrCat(w.target, ".flinkstate-tmp-", j.token);
+  j.backup = w.backup;
+  j.intent = w.intent;
+  j.etag = w.expected_etag;
+  if (j.etag.empty() && input.path() == w.target) j.etag = OpenedEtag(input);
+  uint64_t original_size = input.path() == w.target ? input.size() : 0;
+  absl::StatusOr<ObjectInfo> now = s3.Head(*target);
+  if (now.ok()) {
+    original_size = now->size;
+    if (!w.backup.empty() && j.etag.empty()) j.etag = now->etag;
+    if (!j.etag.empty() && now->etag != j.etag) {
+      p.problems.push_back(absl::StrCat(w.target, " changed since it was read (ETag ", j.etag,
+                                        ", now ", now->etag, "): the write would be refused"));
+    }
+  } else if (!absl::IsNotFound(now.status())) {
+    return now.status();
+  } else if (backup) {
+    p.problems.push_back(absl::StrCat(w.target, " does not exist, so there is nothing to back "
+                                      "up: the write would fail"));
+  }
+  if (backup) {
+    absl::StatusOr<ObjectInfo> there = s3.Head(*backup);
+    if (there.ok()) {
+      p.problems.push_back(absl::StrCat(w.backup, " exists already (an earlier backup): the "
+                                        "write would be refused; move it away first"));
+    } else if (!absl::IsNotFound(there.status())) {
+      return there.status();
+    }
+  }
+  const uint64_t journal_bytes = j.Render().size();
+  j.state = "commit";
+  const uint64_t commit_bytes = j.Render().size();
+
+  const std::string journal = ObjectUrl{target->bucket,
+                                        absl::StrCat(DirKey(target->key), kJournalPrefix, kToken,
+                                                     ".journal"),
+                                        target->scheme}
+                                  .ToString();
+  const std::string temp = absl::StrCat(w.target, ".flinkstate-tmp-", kToken);
+  const uint64_t out = plan.output_size();
+  p.output_bytes = out;
+  p.input_bytes_kept = plan.copied_bytes();
+  const auto step = [&p](const char* action, std::string object, uint64_t bytes,
+                         std::string source = "") {
+    p.steps.push_back(PlannedObjectStep{action, std::move(object), std::move(source), bytes});
+  };
+  step("create journal", journal, journal_bytes);
+  step("upload", temp, out);
+  p.upload_bytes += out;
+  step("read back", temp, out);
+  p.read_back_bytes += out;
+  if (backup) {
+    step("server-side copy", w.backup, original_size, w.target);
+    p.server_side_copy_bytes += original_size;
+  }
+  if (!j.etag.empty()) step("check", w.target, 0);
+  step("probe If-Match", temp + ".probe", 0);
+  step("rewrite journal", journal, commit_bytes);
+  step("server-side copy", w.target, out, temp);
+  p.server_side_copy_bytes += out;
+  step("delete", temp, 0);
+  step("delete", journal, 0);
+  return p;
 }
 
 namespace {
@@ -360,13 +609,13 @@ absl::StatusOr<ObjectUrl> JournalPrefix(const std::string& dir) {
   return u;
 }
 
-absl::StatusOr<std::vector<ObjectUrl>> JournalsIn(S3Client& s3,
+absl::StatusOr<std::vector<ObjectUrl>> JournalsIn(ObjectClient& s3,
                                                   const std::vector<std::string>& dirs) {
   std::vector<ObjectUrl> out;
   for (const std::string& d : dirs) {
     absl::StatusOr<ObjectUrl> prefix = JournalPrefix(d);
     if (!prefix.ok()) return prefix.status();
-    absl::StatusOr<S3Client::Listing> l = s3.List(*prefix, "/");
+    absl::StatusOr<ObjectClient::Listing> l = s3.List(*prefix, "/");
     if (!l.ok()) return l.status();
     for (const auto& [key, size] : l->objects) {
       if (!absl::EndsWith(key, ".journal")) continue;
@@ -384,9 +633,10 @@ absl::StatusOr<std::vector<ObjectUrl>> JournalsIn(S3Client& s3,
 absl::Status CommitObjects(const std::vector<ObjectChange>& changes,
                            const ObjectTransactionOptions& options, ObjectWriteStats* stats) {
   if (changes.empty()) return absl::OkStatus();
-  absl::StatusOr<S3Config> config = CurrentS3Config();
-  if (!config.ok()) return config.status();
-  S3Client s3(*std::move(config));
+  std::unique_ptr<S3Client> own;
+  absl::StatusOr<ObjectClient*> client = ClientOr(options.client, &own);
+  if (!client.ok()) return client.status();
+  ObjectClient& s3 = **client;
   ObjectWriteStats st;
   MultiJournal j;
   j.state = "prepare";
@@ -402,13 +652,10 @@ absl::Status CommitObjects(const std::vector<ObjectChange>& changes,
     f.target = c.target;
     f.temp = absl::StrCat(c.target, ".flinkstate-tmp-", j.token);
     f.backup = c.backup;
-    f.etag = c.expected_etag.empty() && c.input->path() == c.target ? OpenedEtag(*c.input)
-                                                                    : c.expected_etag;
-    if (!c.backup.empty() && f.etag.empty()) {
-      absl::StatusOr<ObjectInfo> now = s3.Head(*t);
-      if (!now.ok()) return NothingReplaced(now.status());
-      f.etag = now->etag;
-    }
+    absl::StatusOr<std::string> etag =
+        PlannedEtag(s3, *t, c.target, c.backup, c.expected_etag, *c.input);
+    if (!etag.ok()) return NothingReplaced(etag.status());
+    f.etag = *etag;
     targets.push_back(*t);
     temps.push_back(*ParseObjectUrl(f.temp));
     j.files.push_back(std::move(f));
@@ -417,19 +664,15 @@ absl::Status CommitObjects(const std::vector<ObjectChange>& changes,
                                                         ? DirKey(changes[0].target)
                                                         : options.journal_dir);
   if (!jprefix.ok()) return jprefix.status();
-  ObjectUrl journal{jprefix->bucket, absl::StrCat(jprefix->key, j.token, ".journal"),
-                    jprefix->scheme};
+  JournaledRun run(s3,
+                   ObjectUrl{jprefix->bucket, absl::StrCat(jprefix->key, j.token, ".journal"),
+                             jprefix->scheme},
+                   j.token);
+  const ObjectUrl& journal = run.journal();
+  auto undo = [&run](const absl::Status& s) { return run.Undo(s); };
 
   // 1. The journal.
-  WriteConditions create;
-  create.if_none_match = true;
-  absl::StatusOr<std::string> jetag = s3.Put(journal, View(j.Render()), create);
-  if (!jetag.ok()) return NothingReplaced(jetag.status());
-  std::vector<ObjectUrl> made = {journal};
-  auto undo = [&](absl::Status s) {
-    for (auto it = made.rbegin(); it != made.rend(); ++it) s3.Delete(*it).IgnoreError();
-    return NothingReplaced(s);
-  };
+  if (absl::Status b = run.Begin(j.Render()); !b.ok()) return b;
   auto progress = [&](absl::string_view phase, uint64_t done, uint64_t total) {
     if (options.progress) options.progress(phase, done, total);
   };
@@ -440,7 +683,7 @@ absl::Status CommitObjects(const std::vector<ObjectChange>& changes,
   std::vector<uint64_t> sizes;
   for (size_t i = 0; i < changes.size(); ++i) {
     progress("uploading", done, total);
-    made.push_back(temps[i]);
+    run.Made(temps[i]);
     const uint64_t before = st.output_bytes;
     absl::StatusOr<std::string> e = UploadVerified(s3, temps[i], j.token, *changes[i].input,
                                                    *changes[i].plan, changes[i].verify, &st);
@@ -459,11 +702,7 @@ absl::Status CommitObjects(const std::vector<ObjectChange>& changes,
     if (f.backup.empty()) continue;
     absl::StatusOr<ObjectUrl> backup = ParseObjectUrl(f.backup);
     if (!backup.ok()) return undo(backup.status());
-    const auto exists = [&] {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "objstore: ", f.backup, " exists already (an earlier backup, or another run "
-          "replacing ", f.target, " now): move it away first"));
-    };
+    const auto exists = [&f] { return BackupExists(f.backup, f.target); };
     if (absl::StatusOr<ObjectInfo> there = s3.Head(*backup); there.ok()) {
       return undo(exists());
     } else if (!absl::IsNotFound(there.status())) {
@@ -473,21 +712,19 @@ absl::Status CommitObjects(const std::vector<ObjectChange>& changes,
     bc.if_none_match = true;
     bc.source_if_match = f.etag;
     bc.txn_tag = j.token;
+    run.Made(*backup, j.token);  // (a failed copy may have made it)
     absl::StatusOr<std::string> b = s3.Copy(targets[i], *backup, bc);
     if (!b.ok()) {
       if (absl::IsFailedPrecondition(b.status())) {
         // Either the backup appeared or the original changed: say which.
         absl::StatusOr<ObjectInfo> now = s3.Head(targets[i]);
         if (now.ok() && now->etag != f.etag) {
-          return undo(absl::FailedPreconditionError(absl::StrCat(
-              "objstore: ", f.target, " was changed by someone else since it was read (ETag ",
-              f.etag, ", now ", now->etag, "); is Flink still writing it? refused")));
+          return undo(ChangedSinceRead(f.target, f.etag, now->etag));
         }
         return undo(exists());
       }
       return undo(b.status());
     }
-    made.push_back(*backup);
     absl::StatusOr<ObjectInfo> bi = s3.Head(*backup);
     if (!bi.ok()) return undo(bi.status());
     if (changes[i].input->path() == f.target && bi->size != changes[i].input->size()) {
@@ -504,24 +741,17 @@ absl::Status CommitObjects(const std::vector<ObjectChange>& changes,
     if (f.etag.empty()) continue;
     absl::StatusOr<ObjectInfo> now = s3.Head(targets[i]);
     if (!now.ok()) return undo(now.status());
-    if (now->etag != f.etag) {
-      return undo(absl::FailedPreconditionError(absl::StrCat(
-          "objstore: ", f.target, " was changed by someone else since it was read (ETag ",
-          f.etag, ", now ", now->etag, "); is Flink still writing it? refused")));
-    }
+    if (now->etag != f.etag) return undo(ChangedSinceRead(f.target, f.etag, now->etag));
   }
-  st.if_match_honoured =
-      ProbeIfMatch(s3, ObjectUrl{temps[0].bucket, temps[0].key + ".probe", temps[0].scheme});
+  const ObjectUrl probe{temps[0].bucket, temps[0].key + ".probe", temps[0].scheme};
+  run.Made(probe);
+  absl::StatusOr<bool> honoured = ProbeIfMatch(s3, probe);
+  if (!honoured.ok()) return undo(honoured.status());
+  st.if_match_honoured = *honoured;
 
   // 5. Commit point.
   j.state = "commit";
-  WriteConditions replace_journal;
-  replace_journal.if_match = *jetag;
-  if (absl::StatusOr<std::string> c = s3.Put(
-          journal, View(j.Render()), st.if_match_honoured ? replace_journal : WriteConditions{});
-      !c.ok()) {
-    return undo(c.status());
-  }
+  if (absl::Status cr = run.Commit(j.Render(), st.if_match_honoured); !cr.ok()) return cr;
 
   // 6. The copies over the targets.
   const std::string rerun =
@@ -551,17 +781,27 @@ absl::Status CommitObjects(const std::vector<ObjectChange>& changes,
   }
   progress("committing", changes.size(), changes.size());
 
-  // 7. Clean up.
-  for (const ObjectUrl& t : temps) s3.Delete(t).IgnoreError();
-  if (absl::Status d = s3.Delete(journal); !d.ok()) return d;
+  // 7. Clean up: the journal goes last, only once no temporary key is left.
+  for (const ObjectUrl& t : temps) {
+    if (absl::Status d = s3.Delete(t); !d.ok() && !absl::IsNotFound(d)) {
+      return absl::Status(d.code(), absl::StrCat("objstore: every object is replaced, but ",
+                                                 d.message(), rerun));
+    }
+  }
+  if (absl::Status d = s3.Delete(journal); !d.ok() && !absl::IsNotFound(d)) {
+    return absl::Status(d.code(), absl::StrCat("objstore: every object is replaced, but ",
+                                               d.message(), rerun));
+  }
   if (stats != nullptr) *stats = st;
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<std::string>> ListObjectJournals(const std::vector<std::string>& dirs) {
-  absl::StatusOr<S3Config> config = CurrentS3Config();
-  if (!config.ok()) return config.status();
-  S3Client s3(*std::move(config));
+absl::StatusOr<std::vector<std::string>> ListObjectJournals(const std::vector<std::string>& dirs,
+                                                            ObjectClient* client) {
+  std::unique_ptr<S3Client> own;
+  absl::StatusOr<ObjectClient*> c = ClientOr(client, &own);
+  if (!c.ok()) return c.status();
+  ObjectClient& s3 = **c;
   absl::StatusOr<std::vector<ObjectUrl>> js = JournalsIn(s3, dirs);
   if (!js.ok()) return js.status();
   std::vector<std::string> out;
@@ -575,7 +815,7 @@ namespace {
 // `commit` completed (the remaining copies made, over targets that still hold
 // the planned ETag), `prepare` rolled back (temporary keys and the backups
 // this run made deleted), then the journal deleted.
-absl::Status ResolveObjectJournal(S3Client& s3, const ObjectUrl& ju, const MultiJournal& j,
+absl::Status ResolveObjectJournal(ObjectClient& s3, const ObjectUrl& ju, const MultiJournal& j,
                                   ObjectRecoveryReport* report) {
   const std::string where = absl::StrCat(" (journal ", ju.ToString(), " left in place)");
   serde::RecoveredTransaction done;
@@ -604,7 +844,10 @@ absl::Status ResolveObjectJournal(S3Client& s3, const ObjectUrl& ju, const Multi
             t.status().message(), ")", where));
       }
       if (!honoured) {
-        honoured = ProbeIfMatch(s3, ObjectUrl{temp.bucket, temp.key + ".probe", temp.scheme});
+        absl::StatusOr<bool> h =
+            ProbeIfMatch(s3, ObjectUrl{temp.bucket, temp.key + ".probe", temp.scheme});
+        if (!h.ok()) return h.status();
+        honoured = *h;
       }
       WriteConditions over;
       if (*honoured && now.ok()) over.if_match = now->etag;
@@ -621,19 +864,16 @@ absl::Status ResolveObjectJournal(S3Client& s3, const ObjectUrl& ju, const Multi
       report->actions.push_back(absl::StrCat("completed ", f.target, " from ", f.temp));
     }
     for (const MultiJournal::File& f : j.files) {
-      if (absl::Status d = s3.Delete(*ParseObjectUrl(f.temp)); !d.ok() && !absl::IsNotFound(d)) {
-        return d;
-      }
+      FLINKSTATE_RETURN_IF_ERROR(DeleteTemporaries(s3, f.temp));
     }
     ++report->completed;
   } else {
     for (const MultiJournal::File& f : j.files) {
-      if (absl::Status d = s3.Delete(*ParseObjectUrl(f.temp)); !d.ok() && !absl::IsNotFound(d)) {
-        return d;
-      }
+      FLINKSTATE_RETURN_IF_ERROR(DeleteTemporaries(s3, f.temp));
       if (f.backup.empty()) continue;
       ObjectUrl backup = *ParseObjectUrl(f.backup);
       absl::StatusOr<ObjectInfo> b = s3.Head(backup);
+      if (!b.ok() && !absl::IsNotFound(b.status())) return b.status();
       // Made by this run, nobody else's: tagged with its token (single-object
       // writes of earlier releases did not tag it: the original's ETag).
       if (b.ok() && (b->txn_tag == j.token || (j.single && !f.etag.empty() && b->etag == f.etag))) {
@@ -653,10 +893,11 @@ absl::Status ResolveObjectJournal(S3Client& s3, const ObjectUrl& ju, const Multi
 }  // namespace
 
 absl::StatusOr<ObjectRecoveryReport> RecoverObjectTransactions(
-    const std::vector<std::string>& dirs) {
-  absl::StatusOr<S3Config> config = CurrentS3Config();
-  if (!config.ok()) return config.status();
-  S3Client s3(*std::move(config));
+    const std::vector<std::string>& dirs, ObjectClient* client) {
+  std::unique_ptr<S3Client> own;
+  absl::StatusOr<ObjectClient*> c = ClientOr(client, &own);
+  if (!c.ok()) return c.status();
+  ObjectClient& s3 = **c;
   absl::StatusOr<std::vector<ObjectUrl>> js = JournalsIn(s3, dirs);
   if (!js.ok()) return js.status();
   ObjectRecoveryReport report;
@@ -683,11 +924,12 @@ absl::StatusOr<ObjectRecoveryReport> RecoverObjectTransactions(
   return report;
 }
 
-absl::StatusOr<ObjectRecoveryReport> RecoverObjectWrite(const std::string& target_url) {
+absl::StatusOr<ObjectRecoveryReport> RecoverObjectWrite(const std::string& target_url,
+                                                        ObjectClient* client) {
   absl::StatusOr<ObjectUrl> target = ParseObjectUrl(target_url);
   if (!target.ok()) return target.status();
   return RecoverObjectTransactions(
-      {ObjectUrl{target->bucket, DirKey(target->key), target->scheme}.ToString()});
+      {ObjectUrl{target->bucket, DirKey(target->key), target->scheme}.ToString()}, client);
 }
 
 }  // namespace flinkstate::objstore

@@ -33,7 +33,9 @@
 //      per run; else step 4's check is all there is, a window of one
 //      request), then a HEAD that the target carries the token;
 //   7. the temporary key and the journal deleted.
-// A failure before 6 deletes what was made. After a kill, the next write
+// A failure before 6 deletes what was made, the journal last (kept, for a
+// rerun, if a delete fails or the commit record's answer was lost); a
+// temporary key that cannot be deleted after 6 keeps the journal too. After a kill, the next write
 // beside the target (`RecoverObjectWrite`, the same resolution as
 // `RecoverObjectTransactions` below, whichever command runs it) resolves the
 // journal by its state, as for local files: `prepare` deletes the temporary
@@ -56,6 +58,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "flinkstate/objstore/s3_client.h"
 #include "flinkstate/serde/edit_plan.h"
 #include "flinkstate/serde/file_transaction.h"
 #include "flinkstate/serde/mapped_file.h"
@@ -73,6 +76,9 @@ struct ObjectWrite {
   // What the write does (e.g. the command line), kept in its journal and
   // handed back by recovery (serde::RecoveredTransaction::intent).
   std::string intent;
+  // The store's requests (not owned; must outlive the call); null: a new
+  // S3Client of `CurrentS3Config()`. Tests inject failures through it.
+  ObjectClient* client = nullptr;
 };
 
 // What a write transferred, for dry runs and reports.
@@ -98,6 +104,43 @@ struct ObjectWriteStats {
 // The ETag of the object `file` was opened from ("" for a local file).
 std::string OpenedEtag(const serde::MappedFile& file);
 
+// What `WriteObjectVerified(w, input, plan, ...)` would do, found with
+// read-only requests (HEAD and LIST; nothing is written): a dry run's plan.
+// The run's token is not known yet and is shown as "<token>".
+struct PlannedObjectStep {
+  // "create journal", "upload", "read back", "server-side copy", "check",
+  // "probe If-Match", "rewrite journal", "delete"
+  std::string action;
+  std::string object;  // s3:// URL written, read, checked or deleted
+  std::string source;  // server-side copies: the object copied from
+  uint64_t bytes = 0;  // bytes moved (copies: the object's size)
+};
+struct ObjectWritePlan {
+  std::vector<PlannedObjectStep> steps;  // in protocol order (1.-7. above)
+  uint64_t output_bytes = 0;
+  // As ObjectWriteStats and repair.proto's Transfer: the output uploaded to
+  // the temporary key, read back, and the server-side copies (backup,
+  // temporary key over the target); the journals' few hundred bytes are in
+  // `steps` only.
+  uint64_t upload_bytes = 0;
+  uint64_t read_back_bytes = 0;
+  uint64_t server_side_copy_bytes = 0;
+  // The input bytes the plan copies into the output: at most this much of a
+  // remote input is downloaded to write it.
+  uint64_t input_bytes_kept = 0;
+  // Why the write would be refused as things stand (the backup exists, the
+  // target is missing), one sentence each; empty if nothing is in the way.
+  std::vector<std::string> problems;
+  // Journals of interrupted writes of `w.target` (URLs): a real run rolls
+  // them back first (`RecoverObjectWrite`).
+  std::vector<std::string> interrupted;
+};
+// Return values: `InvalidArgument` for a malformed URL; S3 errors other
+// than a missing target or backup (those are `problems`).
+[[nodiscard]] absl::StatusOr<ObjectWritePlan> PlanObjectWrite(const ObjectWrite& w,
+                                                              const serde::MappedFile& input,
+                                                              const serde::EditPlan& plan);
+
 
 // ---------------------------------------------------------------------------
 // Several objects replaced as one transaction: `repair` over s3:// (the
@@ -118,7 +161,12 @@ std::string OpenedEtag(const serde::MappedFile& file);
 //   5. the journal rewritten to state `commit`: the transaction is decided;
 //   6. every temporary key copied over its target (`If-Match` the planned
 //      ETag where the server honours it), each checked to carry the token;
-//   7. the temporary keys and the journal deleted; backups kept.
+//   7. the temporary keys and the journal deleted (the journal last, and
+//      kept if a temporary key could not be deleted); backups kept.
+// A failure before 5 deletes what the run made (backups only if they carry
+// its token), the journal last: if any of that fails, or the answer to the
+// commit record's PUT is lost (it may or may not be written), the journal
+// stays and the error says to rerun, whose recovery resolves it.
 // `RecoverObjectTransactions` resolves an interrupted run as the local
 // repair does: `prepare` rolled back (temporary keys and its own backups
 // deleted), `commit` completed (the remaining copies made, over targets that
@@ -146,6 +194,9 @@ struct ObjectTransactionOptions {
   // (phase, done, total): "uploading"/"verifying" (bytes), "committing"
   // (objects).
   std::function<void(absl::string_view phase, uint64_t done, uint64_t total)> progress;
+  // The store's requests (not owned; must outlive the call); null: a new
+  // S3Client of `CurrentS3Config()`. Tests inject failures through it.
+  ObjectClient* client = nullptr;
 };
 
 // Runs the protocol above. Return values: as `WriteObjectVerified`; errors
@@ -167,17 +218,19 @@ struct ObjectRecoveryReport {
 // its state (see above). Return values: `FailedPrecondition` when a target
 // changed since the interrupted run read it (journal kept); `DataLoss` for a
 // journal that cannot be parsed or a committed output that is gone; S3 errors.
+// `client` as in `ObjectTransactionOptions`.
 [[nodiscard]] absl::StatusOr<ObjectRecoveryReport> RecoverObjectTransactions(
-    const std::vector<std::string>& dirs);
+    const std::vector<std::string>& dirs, ObjectClient* client = nullptr);
 
 // Before a write of `target`: `RecoverObjectTransactions` on its directory.
+// `client` as in `ObjectTransactionOptions`.
 [[nodiscard]] absl::StatusOr<ObjectRecoveryReport> RecoverObjectWrite(
-    const std::string& target);
+    const std::string& target, ObjectClient* client = nullptr);
 
 // The journals of interrupted runs (either kind) in the s3:// directories
 // `dirs`, as URLs (for a dry run's warning).
 [[nodiscard]] absl::StatusOr<std::vector<std::string>> ListObjectJournals(
-    const std::vector<std::string>& dirs);
+    const std::vector<std::string>& dirs, ObjectClient* client = nullptr);
 
 }  // namespace flinkstate::objstore
 

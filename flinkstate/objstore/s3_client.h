@@ -160,35 +160,74 @@ struct TransferStats {
 // transferred in all, for its figures and the tests' byte counts.
 TransferStats ProcessTransferStats();
 
-class S3Client {
+// The requests the object-store write protocols make (object_transaction.h),
+// one virtual method each: `S3Client` is the real one; tests put an
+// in-memory store with injected failures behind it
+// (tests/testing/fault_object_client.h). Errors as `S3Client`'s below.
+class ObjectClient {
  public:
-  explicit S3Client(S3Config config);
-  ~S3Client();
-  S3Client(const S3Client&) = delete;
-  S3Client& operator=(const S3Client&) = delete;
+  virtual ~ObjectClient() = default;
 
-  [[nodiscard]] absl::StatusOr<ObjectInfo> Head(const ObjectUrl& url);
+  [[nodiscard]] virtual absl::StatusOr<ObjectInfo> Head(const ObjectUrl& url) = 0;
   // Reads [offset, offset + out.size()) of the object, which must still have
   // ETag `etag` if it is non-empty (`FailedPrecondition` if it changed).
-  [[nodiscard]] absl::Status GetRange(const ObjectUrl& url, uint64_t offset,
-                                      absl::Span<uint8_t> out, const std::string& etag);
+  [[nodiscard]] virtual absl::Status GetRange(const ObjectUrl& url, uint64_t offset,
+                                              absl::Span<uint8_t> out,
+                                              const std::string& etag) = 0;
   // The whole (small) object; `OutOfRange` above `max_bytes`.
-  [[nodiscard]] absl::StatusOr<std::string> GetSmall(const ObjectUrl& url, uint64_t max_bytes);
-  // Writes `data` (multipart above `multipart_threshold`); returns the new ETag.
-  [[nodiscard]] absl::StatusOr<std::string> Put(const ObjectUrl& url, serde::ByteView data,
-                                                const WriteConditions& when = {});
+  [[nodiscard]] virtual absl::StatusOr<std::string> GetSmall(const ObjectUrl& url,
+                                                             uint64_t max_bytes) = 0;
+  // Writes `data` (S3Client: multipart above `multipart_threshold`); returns
+  // the new ETag.
+  [[nodiscard]] virtual absl::StatusOr<std::string> Put(const ObjectUrl& url,
+                                                        serde::ByteView data,
+                                                        const WriteConditions& when) = 0;
   // Server-side copy of `from` over `to`; returns `to`'s new ETag.
-  [[nodiscard]] absl::StatusOr<std::string> Copy(const ObjectUrl& from, const ObjectUrl& to,
-                                                 const WriteConditions& when = {});
-  [[nodiscard]] absl::Status Delete(const ObjectUrl& url);
+  [[nodiscard]] virtual absl::StatusOr<std::string> Copy(const ObjectUrl& from,
+                                                         const ObjectUrl& to,
+                                                         const WriteConditions& when) = 0;
+  [[nodiscard]] virtual absl::Status Delete(const ObjectUrl& url) = 0;
   // Every object under `prefix` (all pages). With `delimiter` "/", keys
   // below the next '/' are folded into `common_prefixes`.
   struct Listing {
     std::vector<std::pair<std::string, uint64_t>> objects;  // key, size
     std::vector<std::string> common_prefixes;
   };
+  [[nodiscard]] virtual absl::StatusOr<Listing> List(const ObjectUrl& prefix,
+                                                     absl::string_view delimiter) = 0;
+
+  // Without conditions / delimiter.
+  [[nodiscard]] absl::StatusOr<std::string> Put(const ObjectUrl& url, serde::ByteView data) {
+    return Put(url, data, WriteConditions{});
+  }
+  [[nodiscard]] absl::StatusOr<std::string> Copy(const ObjectUrl& from, const ObjectUrl& to) {
+    return Copy(from, to, WriteConditions{});
+  }
+  [[nodiscard]] absl::StatusOr<Listing> List(const ObjectUrl& prefix) { return List(prefix, ""); }
+};
+
+class S3Client : public ObjectClient {
+ public:
+  explicit S3Client(S3Config config);
+  ~S3Client() override;
+  S3Client(const S3Client&) = delete;
+  S3Client& operator=(const S3Client&) = delete;
+
+  using ObjectClient::Copy;
+  using ObjectClient::List;
+  using ObjectClient::Put;
+  [[nodiscard]] absl::StatusOr<ObjectInfo> Head(const ObjectUrl& url) override;
+  [[nodiscard]] absl::Status GetRange(const ObjectUrl& url, uint64_t offset,
+                                      absl::Span<uint8_t> out, const std::string& etag) override;
+  [[nodiscard]] absl::StatusOr<std::string> GetSmall(const ObjectUrl& url,
+                                                     uint64_t max_bytes) override;
+  [[nodiscard]] absl::StatusOr<std::string> Put(const ObjectUrl& url, serde::ByteView data,
+                                                const WriteConditions& when) override;
+  [[nodiscard]] absl::StatusOr<std::string> Copy(const ObjectUrl& from, const ObjectUrl& to,
+                                                 const WriteConditions& when) override;
+  [[nodiscard]] absl::Status Delete(const ObjectUrl& url) override;
   [[nodiscard]] absl::StatusOr<Listing> List(const ObjectUrl& prefix,
-                                             absl::string_view delimiter = "");
+                                             absl::string_view delimiter) override;
 
   const TransferStats& stats() const { return stats_; }
   const S3Config& config() const { return config_; }

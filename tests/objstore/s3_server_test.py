@@ -25,6 +25,7 @@ import json
 import os
 import re
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -549,6 +550,231 @@ class S3WriteTest(unittest.TestCase):
             self.assertEqual(rc, 1)
             self.assertIn("s3://flink/%s: GET: HTTP 412: the object changed since it was opened"
                           % key, err)
+
+
+    # --- --dry-run of the single-file edits -------------------------------
+
+    EDITS = [["strip-state", "--state", STATE],
+             ["drop-operator", "--operator", "61252f73469d3ffba207c548d29a0267"],
+             ["relocate", "--from", "file:/tmp/fsc2", "--to", "s3://flink/moved"],
+             ["convert", "--to-version", "5"]]
+
+    def source_of(self, edit):
+        """The real-Flink _metadata an edit applies to: the incident
+        checkpoint, for relocate one whose handles name files."""
+        if edit[0] != "relocate":
+            return self.local
+        return sorted(glob.glob(os.path.join(TESTDATA, "flink-*", "rocksdb-incremental-checkpoint",
+                                             "_metadata")))[-1]
+
+    def listing(self):
+        """Every object of the test's prefixes with its ETag, size and time."""
+        r = self.s3.list_objects_v2(Bucket="flink", Prefix=self.prefix.split("/")[0] + "/")
+        return sorted((o["Key"], o["ETag"], o["Size"], str(o["LastModified"]))
+                      for o in r.get("Contents", []))
+
+    def local_edit(self, i, edit):
+        """The bytes the local command writes: the referee for sizes."""
+        out = os.path.join(self.tmp.name, "dry-%d" % i)
+        subprocess.run([FLINKSTATE] + edit + [self.source_of(edit), out], check=True,
+                       capture_output=True)
+        with open(out, "rb") as f:
+            return f.read()
+
+    def writes_seen(self):
+        """Records every request that could change the store (at the proxy)."""
+        seen = []
+
+        def record(method, path, headers, when):
+            if when == "before" and method in ("PUT", "POST", "DELETE"):
+                seen.append((method, path))
+        self.proxy.hook = record
+        return seen
+
+    def test_dry_run_writes_nothing_and_plans_the_objects(self):
+        for i, edit in enumerate(self.EDITS):
+            want = self.local_edit(i, edit)
+            with open(self.source_of(edit), "rb") as f:
+                original = f.read()
+            prefix = "%s/edit-%d" % (self.prefix, i)
+            self.s3.put_object(Bucket="flink", Key=prefix + "/_metadata", Body=original)
+            target = "s3://flink/%s/_metadata" % prefix
+            for in_place in (True, False):
+                out_url = "s3://flink/%s/out/_metadata" % prefix
+                args = (edit + ["--dry-run", "--in-place", "s3://flink/" + prefix]
+                        if in_place else edit + ["--dry-run", "s3://flink/" + prefix, out_url])
+                written = target if in_place else out_url
+                before = self.listing()
+                seen = self.writes_seen()
+                rc, out, err = run(args + ["--json"], self.env)
+                rc2, text, err2 = run(args, self.env)
+                self.proxy.hook = None
+                with self.subTest(edit=edit[0], in_place=in_place):
+                    self.assertEqual((rc, rc2), (0, 0), err + err2)
+                    self.assertEqual(seen, [])
+                    self.assertEqual(self.listing(), before)
+                    rep = json.loads(out)
+                    self.assertTrue(rep["dryRun"])
+                    self.assertFalse(rep["verified"])
+                    p = rep["writePlan"]
+                    self.assertEqual(int(p["outputBytes"]), len(want))
+                    self.assertEqual(int(p["uploadBytes"]), len(want))
+                    self.assertEqual(int(p["readBackBytes"]), len(want))
+                    # The backup copy of the original (in place), the output
+                    # copied over the target: both server-side.
+                    self.assertEqual(int(p["serverSideCopyBytes"]),
+                                     len(want) + (len(original) if in_place else 0))
+                    self.assertEqual(p["problems"], [])
+                    steps = [(s["action"], s["object"], s["source"], int(s["bytes"]))
+                             for s in p["steps"]]
+                    temp = written + ".flinkstate-tmp-<token>"
+                    self.assertIn(("upload", temp, "", len(want)), steps)
+                    self.assertIn(("server-side copy", written, temp, len(want)), steps)
+                    backup = ("server-side copy", target + ".bak", target, len(original))
+                    self.assertEqual(backup in steps, in_place)
+                    self.assertIn("upload %s (%d B)" % (temp, len(want)), text)
+                    self.assertIn("dry run, nothing written", text)
+                    if in_place:
+                        self.assertIn("%s.bak <- %s (%d B)" % (target, target, len(original)),
+                                      text)
+
+    def test_dry_run_names_what_would_refuse_the_write(self):
+        self.s3.put_object(Bucket="flink", Key=self.prefix + "/_metadata.bak", Body=b"older")
+        before = self.listing()
+        rc, out, err = run(self.EDITS[0] + ["--dry-run", "--in-place",
+                                            "s3://flink/" + self.prefix], self.env)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("warning: s3://flink/%s/_metadata.bak exists already" % self.prefix, out)
+        self.assertEqual(self.listing(), before)
+        # As the real run says.
+        rc, _, err = self.strip()
+        self.assertEqual(rc, 1)
+        self.assertIn("_metadata.bak exists already", err)
+
+    def test_dry_run_transfer_equals_what_the_write_moved(self):
+        rc, out, err = run(self.EDITS[0] + ["--dry-run", "--json", "--in-place",
+                                            "s3://flink/" + self.prefix], self.env)
+        self.assertEqual(rc, 0, err)
+        p = json.loads(out)["writePlan"]
+        moved = {"upload": 0, "read_back": 0, "copy": 0}
+        sizes = {self.prefix + "/_metadata": len(self.original)}
+
+        def count(method, path, headers, when):
+            if when != "before":
+                return
+            h = {k.lower(): v for k, v in headers.items()}
+            key = path.split("?")[0][len("/flink/"):]
+            if method == "PUT" and "x-amz-copy-source" in h:
+                src = h["x-amz-copy-source"][len("/flink/"):]
+                moved["copy"] += (len(self.stripped) if ".flinkstate-tmp-" in src
+                                  else sizes[src])
+            elif method == "PUT" and ".flinkstate-tmp-" in key and not key.endswith(".probe"):
+                moved["upload"] += int(h.get("content-length", 0))
+            elif method == "GET" and ".flinkstate-tmp-" in key:
+                a, b = h["range"][len("bytes="):].split("-")
+                moved["read_back"] += int(b) - int(a) + 1
+        self.proxy.hook = count
+        rc, _, err = self.strip()
+        self.proxy.hook = None
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(self.get("_metadata"), self.stripped)
+        self.assertEqual(int(p["uploadBytes"]), moved["upload"])
+        self.assertEqual(int(p["readBackBytes"]), moved["read_back"])
+        self.assertEqual(int(p["serverSideCopyBytes"]), moved["copy"])
+        self.assertEqual(moved["upload"], len(self.stripped))
+
+
+class S3RelocateTest(unittest.TestCase):
+    """`relocate` of a checkpoint's _metadata in the store: the expected paths
+    are computed from what real Flink read from the input (the case's
+    facts.json, harness.sh verify), never from our output."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.moto = Moto()
+        cls.s3 = s3_client(cls.moto.url)
+        cls.s3.create_bucket(Bucket="flink")
+        cls.env = base_env(cls.moto.url)
+        cls.case = os.path.dirname(sorted(glob.glob(os.path.join(
+            TESTDATA, "flink-*", "rocksdb-incremental-checkpoint", "_metadata")))[-1])
+        with open(os.path.join(cls.case, "_metadata"), "rb") as f:
+            cls.original = f.read()
+        with open(os.path.join(cls.case, "facts.json")) as f:
+            cls.facts = json.load(f)
+        cls.tmp = tempfile.TemporaryDirectory()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.moto.stop()
+        cls.tmp.cleanup()
+
+    @staticmethod
+    def handle_paths(report):
+        """(operator, subtask, handle position) -> sorted paths."""
+        out = {}
+        for op in report["operators"]:
+            for st in op["subtasks"]:
+                for i, h in enumerate(st["handles"]):
+                    out[(op["operatorId"], st["index"], i)] = sorted(h["paths"])
+        return out
+
+    @staticmethod
+    def java_utf(text):
+        """DataOutputStream.writeUTF of an ASCII path: u2 length, bytes."""
+        b = text.encode("ascii")
+        return struct.pack(">H", len(b)) + b
+
+    def check_relocated(self, url, old_root, new_root, want):
+        """Downloads `url`, checks its handles' paths are `want` and that no
+        path under `old_root` is left in its bytes."""
+        bucket, key = url[len("s3://"):].split("/", 1)
+        data = self.s3.get_object(Bucket=bucket, Key=key)["Body"].read()
+        local = os.path.join(self.tmp.name, key.replace("/", "_"))
+        with open(local, "wb") as f:
+            f.write(data)
+        rc, out, err = run(["inspect", "--json", local], self.env)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(self.handle_paths(json.loads(out)), want)
+        for paths in want.values():
+            for p in paths:
+                self.assertIn(self.java_utf(p), data, p)
+                if p.startswith(new_root + "/"):
+                    self.assertNotIn(self.java_utf(old_root + p[len(new_root):]), data)
+        rc, out, err = run(["verify", url], self.env)
+        self.assertEqual(rc, 0, err + out)
+
+    def test_relocate_of_a_remote_metadata_rewrites_every_path(self):
+        before = self.handle_paths(self.facts)
+        absolute = [p for ps in before.values() for p in ps if p.startswith("file:/")]
+        self.assertGreater(len(absolute), 3)
+        # The job's checkpoint directory as Flink named it,
+        # file:/.../checkpoints/<job id> (the files are below it, in shared/).
+        job_root = re.match(r"(file:/.*/checkpoints/[0-9a-f]{32})/",
+                            os.path.commonprefix(absolute)).group(1)
+
+        def moved(paths, old, new):
+            return {k: sorted(new + p[len(old):] if p.startswith(old + "/") else p for p in ps)
+                    for k, ps in paths.items()}
+        key = "rocks/job/chk-6/_metadata"
+        self.s3.put_object(Bucket="flink", Key=key, Body=self.original)
+        # 1. From the local disk into the bucket, in place.
+        a, b = "s3://flink/a/job", "s3://flink/b/job"
+        rc, out, err = run(["relocate", "--from", job_root, "--to", a, "--in-place",
+                            "s3://flink/rocks/job/chk-6"], self.env)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("%d paths relocated" % len(absolute), out)
+        in_a = moved(before, job_root, a)
+        self.check_relocated("s3://flink/" + key, job_root, a, in_a)
+        self.assertEqual(self.s3.get_object(Bucket="flink", Key=key + ".bak")["Body"].read(),
+                         self.original)
+        # 2. Bucket prefix to bucket prefix, to a new key.
+        out_url = "s3://flink/rocks-b/job/chk-6/_metadata"
+        rc, out, err = run(["relocate", "--from", a, "--to", b, "s3://flink/" + key, out_url],
+                           self.env)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("%d paths relocated" % len(absolute), out)
+        self.check_relocated(out_url, a, b, moved(in_a, a, b))
+        self.assertEqual(moved(in_a, a, b), moved(before, job_root, b))
 
 
 class S3AuthTest(unittest.TestCase):

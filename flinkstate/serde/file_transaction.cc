@@ -215,7 +215,6 @@ absl::StatusOr<int> CreateLike(const std::string& path, const Attributes& attrs,
   return fd;
 }
 
-// Writes, fsyncs and verifies one temporary file.
 // Re-reads the temporary file of `c` and runs its verifier on it.
 absl::Status VerifyTemp(const FileChange& c, const TransactionOptions& o) {
   absl::StatusOr<MappedFile> written = MappedFile::Open(c.temp);
@@ -236,6 +235,7 @@ absl::Status VerifyTemp(const FileChange& c, const TransactionOptions& o) {
   return absl::OkStatus();
 }
 
+// Writes, verifies and fsyncs one temporary file.
 absl::Status WriteTemp(const FileChange& c, const Attributes& attrs,
                        const TransactionOptions& o, FileOps* ops) {
   FLINKSTATE_ASSIGN_OR_RETURN(int fd, CreateLike(c.temp, attrs, ops));

@@ -175,10 +175,11 @@ class MetadataDecoder {
     const uint64_t start = in_.position();
     std::string* text = options_.decode_strings ? &u->value : &scratch_;
     ByteView body;
-    absl::Status s = in_.ReadModifiedUtf8Raw(&body, nullptr);
+    bool ascii = false;
+    absl::Status s = in_.ReadModifiedUtf8Raw(&body, nullptr, &ascii);
     u->range = {start, in_.position() - start};
     if (!s.ok()) return Wrap(s);
-    if (serde::IsPlainAscii(body)) {
+    if (ascii) {
       if (options_.decode_strings) {
         text->assign(reinterpret_cast<const char*>(body.data()), body.size());
       }

@@ -25,15 +25,80 @@ namespace {
 using serde::ByteView;
 using serde::EditPlan;
 
-// Accumulates encoded fields and copy pieces into an edit plan.
+// One piece of a round trip check of `input` up to `end`, at `*pos`: an
+// insert of `bytes`, or (`bytes` null) a copy of `copy`. Advances `*pos`;
+// `DataLoss` naming the first differing byte (see CheckReproducesRange).
+absl::Status CheckPiece(ByteView input, uint64_t range_offset, uint64_t range_size,
+                        uint64_t end, const uint8_t* bytes, uint64_t n, SourceRange copy,
+                        uint64_t* pos) {
+  if (n > end - *pos) {
+    return absl::DataLossError(absl::StrCat(
+        "round trip: the encoding is longer than the ", range_size,
+        "-byte input (piece at output byte ", *pos - range_offset, ")"));
+  }
+  const uint8_t* expected = input.data() + *pos;
+  const uint8_t* actual = bytes;
+  if (bytes == nullptr) {
+    if (copy.offset > input.size() || n > input.size() - copy.offset) {
+      return absl::DataLossError("round trip: a copy piece lies outside the input");
+    }
+    if (copy.offset != *pos) actual = input.data() + copy.offset;
+  }
+  if (actual != nullptr && std::memcmp(actual, expected, n) != 0) {
+    uint64_t i = 0;
+    while (actual[i] == expected[i]) ++i;
+    return absl::DataLossError(absl::StrCat(
+        "round trip: re-encoding differs from the input at byte ", *pos + i,
+        " (input 0x", absl::Hex(expected[i], absl::kZeroPad2), ", encoded 0x",
+        absl::Hex(actual[i], absl::kZeroPad2), ")"));
+  }
+  *pos += n;
+  return absl::OkStatus();
+}
+
+absl::Status CheckEnd(uint64_t range_offset, uint64_t range_size, uint64_t pos) {
+  if (pos != range_offset + range_size) {
+    return absl::DataLossError(absl::StrCat("round trip: the encoding has ",
+                                            pos - range_offset, " bytes, the input ",
+                                            range_size));
+  }
+  return absl::OkStatus();
+}
+
+// Accumulates encoded fields and copy pieces into an edit plan, or, after
+// `CheckAgainst`, compares each piece with the bytes it must reproduce as it
+// is made (a round trip check without a plan: no piece is kept).
 class PlanBuilder {
  public:
   PlanBuilder() : out_(&pending_) {}
 
   serde::DataOutput& out() { return out_; }
 
+  // From here on, pieces are checked against `range` of `input` instead of
+  // kept; the first failure is kept for `CheckStatus`.
+  void CheckAgainst(ByteView input, SourceRange range) {
+    check_ = true;
+    check_input_ = input;
+    check_range_ = range;
+    check_pos_ = range.offset;
+  }
+
+  // The check's verdict (after `Flush`-ing what is pending).
+  absl::Status CheckStatus() {
+    Flush();
+    if (!check_status_.ok()) return check_status_;
+    return CheckEnd(check_range_.offset, check_range_.size, check_pos_);
+  }
+
   void Copy(SourceRange r) {
     Flush();
+    if (check_) {
+      if (check_status_.ok() && r.size > 0) {
+        check_status_ = CheckPiece(check_input_, check_range_.offset, check_range_.size,
+                                   check_range_.end(), nullptr, r.size, r, &check_pos_);
+      }
+      return;
+    }
     plan_.AddCopy(r);
   }
 
@@ -68,7 +133,15 @@ class PlanBuilder {
 
  private:
   void Flush() {
-    if (!pending_.empty()) {
+    if (check_ && !pending_.empty()) {
+      if (check_status_.ok()) {
+        check_status_ = CheckPiece(check_input_, check_range_.offset, check_range_.size,
+                                   check_range_.end(),
+                                   reinterpret_cast<const uint8_t*>(pending_.data()),
+                                   pending_.size(), {}, &check_pos_);
+      }
+      pending_.clear();  // keeps its capacity
+    } else if (!pending_.empty()) {
       plan_.AddInsert(std::move(pending_));
       pending_.clear();
     }
@@ -77,6 +150,11 @@ class PlanBuilder {
   std::string pending_;
   serde::DataOutput out_;
   EditPlan plan_;
+  bool check_ = false;
+  ByteView check_input_;
+  SourceRange check_range_;
+  uint64_t check_pos_ = 0;
+  absl::Status check_status_;
 };
 
 class MetadataEncoder {
@@ -91,6 +169,9 @@ class MetadataEncoder {
   }
   absl::Status Snapshot(const OperatorSnapshot& s);
   EditPlan Finish() { return b_.Finish(); }
+  // See PlanBuilder.
+  void CheckAgainst(ByteView input, SourceRange range) { b_.CheckAgainst(input, range); }
+  absl::Status CheckStatus() { return b_.CheckStatus(); }
 
  private:
   absl::Status Operator(const OperatorState& op);
@@ -589,6 +670,21 @@ absl::StatusOr<EditPlan> EncodeOperatorState(const OperatorState& op, uint32_t v
   return e.Finish();
 }
 
+absl::Status CheckOperatorStateReproduces(const OperatorState& op, uint32_t version,
+                                          ByteView input) {
+  if (version < 1 || version > 7) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("metadata writer: unknown target version ", version));
+  }
+  if (op.range.offset > input.size() || op.range.size > input.size() - op.range.offset) {
+    return absl::InvalidArgumentError("round trip: range outside the input");
+  }
+  MetadataEncoder e(version);
+  e.CheckAgainst(input, op.range);
+  FLINKSTATE_RETURN_IF_ERROR(e.OneOperator(op, version));
+  return e.CheckStatus();
+}
+
 absl::Status CheckReproducesInput(const EditPlan& plan, ByteView input) {
   return CheckReproducesRange(plan, input, {0, input.size()});
 }
@@ -601,37 +697,13 @@ absl::Status CheckReproducesRange(const EditPlan& plan, ByteView input,
   const uint64_t end = range.offset + range.size;
   uint64_t pos = range.offset;
   for (const serde::EditPiece& p : plan.pieces()) {
-    const uint64_t n = p.output_size();
-    if (n > end - pos) {
-      return absl::DataLossError(absl::StrCat(
-          "round trip: the encoding is longer than the ", range.size,
-          "-byte input (piece at output byte ", pos - range.offset, ")"));
-    }
-    const uint8_t* expected = input.data() + pos;
-    const uint8_t* actual = nullptr;
-    if (p.kind == serde::EditPiece::Kind::kInsert) {
-      actual = reinterpret_cast<const uint8_t*>(p.bytes.data());
-    } else if (p.range.offset > input.size() || n > input.size() - p.range.offset) {
-      return absl::DataLossError("round trip: a copy piece lies outside the input");
-    } else if (p.range.offset != pos) {
-      actual = input.data() + p.range.offset;
-    }
-    if (actual != nullptr && std::memcmp(actual, expected, n) != 0) {
-      uint64_t i = 0;
-      while (actual[i] == expected[i]) ++i;
-      return absl::DataLossError(absl::StrCat(
-          "round trip: re-encoding differs from the input at byte ", pos + i,
-          " (input 0x", absl::Hex(expected[i], absl::kZeroPad2), ", encoded 0x",
-          absl::Hex(actual[i], absl::kZeroPad2), ")"));
-    }
-    pos += n;
+    const bool insert = p.kind == serde::EditPiece::Kind::kInsert;
+    FLINKSTATE_RETURN_IF_ERROR(CheckPiece(
+        input, range.offset, range.size, end,
+        insert ? reinterpret_cast<const uint8_t*>(p.bytes.data()) : nullptr, p.output_size(),
+        p.range, &pos));
   }
-  if (pos != end) {
-    return absl::DataLossError(absl::StrCat("round trip: the encoding has ",
-                                            pos - range.offset, " bytes, the input ",
-                                            range.size));
-  }
-  return absl::OkStatus();
+  return CheckEnd(range.offset, range.size, pos);
 }
 
 absl::StatusOr<StateFile> ReadStateFileRoundTrip(serde::ByteView output) {
@@ -676,8 +748,7 @@ absl::StatusOr<CheckpointMetadata> ReadMetadataRoundTripStreaming(
       output,
       [&](int index, OperatorState&& op) -> absl::Status {
         ops_end = op.range.end();
-        FLINKSTATE_ASSIGN_OR_RETURN(serde::EditPlan plan, EncodeOperatorState(op, version));
-        if (absl::Status s = CheckReproducesRange(plan, output, op.range); !s.ok()) {
+        if (absl::Status s = CheckOperatorStateReproduces(op, version, output); !s.ok()) {
           return absl::DataLossError(
               absl::StrCat("operators[", index, "]: ", s.message()));
         }

@@ -87,6 +87,15 @@ std::vector<std::string> ConversionLosses(const StateFile& file, uint32_t target
 [[nodiscard]] absl::StatusOr<serde::EditPlan> EncodeOperatorState(
     const OperatorState& op, uint32_t version);
 
+// `EncodeOperatorState(op, version)` followed by `CheckReproducesRange` of
+// `op.range` of `input` (the bytes `op` was read from), without the plan: each
+// piece is compared as the encoder makes it. Same verdicts; after a
+// difference the encoder runs on without checking. Return values: as those
+// two calls.
+[[nodiscard]] absl::Status CheckOperatorStateReproduces(const OperatorState& op,
+                                                        uint32_t version,
+                                                        serde::ByteView input);
+
 // As `CheckReproducesInput` for the part `range` of `input`: `DataLoss`
 // unless the plan's output equals those bytes (offsets in messages are input
 // offsets for a difference, range-relative for lengths); `InvalidArgument` if

@@ -319,7 +319,22 @@ absl::StatusOr<RelocateResult> PlanRelativeMode(const StateFile& file,
 }  // namespace
 
 absl::Status CheckSafePath(absl::string_view path) {
-  for (size_t i = 0; i < path.size(); ++i) {
+  // Eight bytes at a time (relocate checks every new path of a wide job): a
+  // word holds no byte below 0x20 and no 0x7F unless the bytes with their
+  // high bit clear say so (bytes of 0x80 and above are never control
+  // characters here).
+  constexpr uint64_t kOnes = 0x0101010101010101ULL;
+  constexpr uint64_t kHighs = 0x8080808080808080ULL;
+  size_t clean = 0;
+  for (; clean + 8 <= path.size(); clean += 8) {
+    uint64_t w;
+    std::memcpy(&w, path.data() + clean, 8);
+    const uint64_t below_space = (w - 0x20 * kOnes) & ~w & kHighs;
+    const uint64_t x = w ^ (0x7F * kOnes);
+    const uint64_t del = (x - kOnes) & ~x & kHighs;
+    if ((below_space | del) != 0) break;
+  }
+  for (size_t i = clean; i < path.size(); ++i) {
     if (IsControl(path[i])) {
       return absl::InvalidArgumentError(absl::StrCat(
           "holds the control character 0x", absl::Hex(static_cast<uint8_t>(path[i]),
@@ -341,16 +356,17 @@ absl::Status CheckSafePath(absl::string_view path) {
   // `rest` is "" or "/seg/seg...[/]"; only the last segment may be empty.
   // (Walked in place: relocate checks every new path of a wide job.)
   if (!rest.empty()) {
-    absl::string_view tail = rest.substr(1);
-    while (true) {
-      const size_t slash = tail.find('/');
-      const absl::string_view segment = tail.substr(0, slash);
+    size_t start = 1;  // of the current segment
+    for (size_t i = 1; i <= rest.size(); ++i) {
+      if (i < rest.size() && rest[i] != '/') continue;
+      const absl::string_view segment = rest.substr(start, i - start);
       if (segment == "." || segment == "..") {
         return absl::InvalidArgumentError(absl::StrCat("has a '", segment, "' segment"));
       }
-      if (slash == absl::string_view::npos) break;
-      if (segment.empty()) return absl::InvalidArgumentError("has an empty segment ('//')");
-      tail.remove_prefix(slash + 1);
+      if (i < rest.size() && segment.empty()) {
+        return absl::InvalidArgumentError("has an empty segment ('//')");
+      }
+      start = i + 1;
     }
   }
   return absl::OkStatus();

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "absl/hash/hash.h"
 #include "absl/strings/string_view.h"
-#include "flinkstate/operator_id.h"
 #include "flinkstate/serde/modified_utf8.h"
 
 namespace flinkstate {
@@ -28,8 +28,13 @@ void EditDigest::Append(const void* data, size_t n) {
 }
 
 void EditDigest::Fold() {
-  block_.append(reinterpret_cast<const char*>(state_.data()), state_.size());
-  state_ = MurmurHash3X64_128(block_, 0);
+  // Two 64-bit lanes, each the hash of the block and its lane so far.
+  uint64_t lane[2];
+  std::memcpy(lane, state_.data(), sizeof(lane));
+  const absl::string_view block(block_);
+  lane[0] = absl::HashOf(block, lane[0]);
+  lane[1] = absl::HashOf(lane[1], uint8_t{1}, block);
+  std::memcpy(state_.data(), lane, sizeof(lane));
   block_.clear();
 }
 

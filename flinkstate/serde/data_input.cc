@@ -105,7 +105,7 @@ absl::Status DataInput::SkipArray(uint64_t count, uint64_t width) {
 }
 
 absl::Status DataInput::ReadModifiedUtf8Raw(ByteView* body,
-                                            SourceRange* range) {
+                                            SourceRange* range, bool* plain_ascii) {
   const uint64_t start = position();
   const size_t saved = pos_;
   uint16_t len;
@@ -115,7 +115,9 @@ absl::Status DataInput::ReadModifiedUtf8Raw(ByteView* body,
     return s;
   }
   ByteView b = data_.subspan(pos_, len);
-  if (!IsPlainAscii(b)) {
+  const bool ascii = IsPlainAscii(b);
+  if (plain_ascii != nullptr) *plain_ascii = ascii;
+  if (!ascii) {
     absl::Status s = ModifiedUtf8ToUtf8(b).status();
     if (!s.ok()) {
       pos_ = saved;
@@ -132,8 +134,9 @@ absl::Status DataInput::ReadModifiedUtf8(std::string* out) {
   // One reader of the `u2 length + bytes` form: ReadModifiedUtf8Raw checks the
   // bounds and the encoding (and rewinds on failure); here only the text is made.
   ByteView body;
-  if (absl::Status s = ReadModifiedUtf8Raw(&body, nullptr); !s.ok()) return s;
-  if (IsPlainAscii(body)) {
+  bool ascii = false;
+  if (absl::Status s = ReadModifiedUtf8Raw(&body, nullptr, &ascii); !s.ok()) return s;
+  if (ascii) {
     out->assign(reinterpret_cast<const char*>(body.data()), body.size());
     return absl::OkStatus();
   }

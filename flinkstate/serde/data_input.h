@@ -91,9 +91,12 @@ class DataInput {
   [[nodiscard]] absl::Status ReadModifiedUtf8(std::string* out);
   // Like `ReadModifiedUtf8`, but returns the raw body (without the length
   // prefix) and validates it without converting. `range`, if not null,
-  // receives the absolute range of the whole item including the prefix.
+  // receives the absolute range of the whole item including the prefix;
+  // `plain_ascii`, if not null, whether the body is `IsPlainAscii` (so that
+  // callers need not scan it again).
   [[nodiscard]] absl::Status ReadModifiedUtf8Raw(ByteView* body,
-                                                 SourceRange* range = nullptr);
+                                                 SourceRange* range = nullptr,
+                                                 bool* plain_ascii = nullptr);
 
   // Moves to absolute offset `offset` (must lie within the view).
   [[nodiscard]] absl::Status Seek(uint64_t offset);

@@ -222,21 +222,8 @@ absl::StatusOr<int> CreateLike(const std::string& path, const Attributes& attrs,
   return fd;
 }
 
-// Writes, fsyncs and verifies one temporary file.
-absl::Status WriteTemp(const FileChange& c, const Attributes& attrs,
-                       const TransactionOptions& o, FileOps* ops) {
-  FLINKSTATE_ASSIGN_OR_RETURN(int fd, CreateLike(c.temp, attrs, ops));
-  SpliceOptions so = o.splice;
-  so.sync = o.sync;
-  if (o.progress) {
-    so.progress = [&o](uint64_t done, uint64_t total) { o.progress("writing", done, total); };
-  }
-  absl::Status s = ops->WritePlan(fd, c.temp, *c.plan, *c.input, so, o.stats);
-  if (s.ok() && o.sync) s = ops->Fsync(fd, c.temp);
-  absl::Status closed = ops->Close(fd, c.temp);
-  if (s.ok()) s = closed;
-  FLINKSTATE_RETURN_IF_ERROR(s);
-  FLINKSTATE_RETURN_IF_ERROR(c.input->CheckIntact());
+// Re-reads the temporary file of `c` and runs its verifier on it.
+absl::Status VerifyTemp(const FileChange& c, const TransactionOptions& o) {
   absl::StatusOr<MappedFile> written = MappedFile::Open(c.temp);
   if (!written.ok()) return written.status();
   if (written->size() != c.plan->output_size()) {
@@ -253,6 +240,29 @@ absl::Status WriteTemp(const FileChange& c, const Attributes& attrs,
     }
   }
   return absl::OkStatus();
+}
+
+// Writes, verifies and fsyncs one temporary file.
+absl::Status WriteTemp(const FileChange& c, const Attributes& attrs,
+                       const TransactionOptions& o, FileOps* ops) {
+  FLINKSTATE_ASSIGN_OR_RETURN(int fd, CreateLike(c.temp, attrs, ops));
+  SpliceOptions so = o.splice;
+  so.sync = o.sync;
+  if (o.progress) {
+    so.progress = [&o](uint64_t done, uint64_t total) { o.progress("writing", done, total); };
+  }
+  // Written, re-read and verified, then fsynced: the verify reads the page
+  // cache either way, and the disk writes back what was written while it
+  // runs (started here, a hint whose errors the fsync reports), so that the
+  // fsync at the end waits for little instead of for the whole file.
+  absl::Status s = ops->WritePlan(fd, c.temp, *c.plan, *c.input, so, o.stats);
+  if (s.ok() && o.sync) ::sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+  if (s.ok()) s = c.input->CheckIntact();
+  if (s.ok()) s = VerifyTemp(c, o);
+  if (s.ok() && o.sync) s = ops->Fsync(fd, c.temp);
+  absl::Status closed = ops->Close(fd, c.temp);
+  if (s.ok()) s = closed;
+  return s;
 }
 
 // Keeps the original: a hard link, else a verified copy via `backup_temp`.

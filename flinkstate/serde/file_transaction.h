@@ -27,8 +27,9 @@
 //      temporary name, fsynced, renamed, directory fsynced. Nothing else is
 //      created before the journal names it;
 //   3. every output written to its temporary file (created `O_EXCL`, mode and
-//      owner of the target set with fchmod/fchown before any byte), fsynced,
-//      re-read and verified; the input mapping checked intact;
+//      owner of the target set with fchmod/fchown before any byte), re-read
+//      and verified, the input mapping checked intact, then fsynced (its
+//      writeback started before the verify, so that the two overlap);
 //   4. backups: a hard link to the original (or, where the file system has no
 //      links, a verified copy with the original's mode and owner); directories
 //      fsynced;

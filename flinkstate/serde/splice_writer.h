@@ -17,9 +17,10 @@
 // page size go through `copy_file_range(2)` (in-kernel, reflinks where the
 // file system can); large pieces that an edit shifted by a non-multiple of the
 // page size are copied with `pread`/`write` through one reused 1 MiB buffer,
-// which measured faster than the kernel's unaligned copy; small pieces and
-// inserts are gathered into `writev(2)` batches straight from the input
-// mapping. When the kernel or file system refuses `copy_file_range` (EXDEV,
+// which measured faster than the kernel's unaligned copy; other pieces and
+// inserts are gathered into `writev(2)` batches, those under 4 KiB copied back
+// to back into a 1 MiB buffer (one entry for many), larger ones straight from
+// the input mapping. When the kernel or file system refuses `copy_file_range` (EXDEV,
 // ENOSYS, EINVAL, EOPNOTSUPP) the writer falls back to the buffered copy.
 //
 // Safety: output goes to a temporary file `<target>.flinkstate-tmp-XXXXXX` in

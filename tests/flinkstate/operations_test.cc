@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "flinkstate/drop_operator.h"
 #include "flinkstate/handle_walker.h"
 #include "flinkstate/inspect.h"
@@ -475,6 +476,38 @@ TEST(RelocateTest, MatchesOnlyAtPathBoundaries) {
   EXPECT_THAT(CheckSafePath("/tmp/a"), IsOk());
   EXPECT_THAT(CheckSafePath("s3://bucket/a/../b"),
               StatusIs(absl::StatusCode::kInvalidArgument, "'..'"));
+}
+
+// Every byte value at every position of a path longer than a few words (the
+// check reads eight bytes at a time): only C0 controls and DEL are refused,
+// at their position; bytes of 0x80 and above (UTF-8) are not controls.
+TEST(RelocateTest, CheckSafePathFindsEveryControlCharacter) {
+  const std::string base = "s3://bucket/job/shared/0123456789abcdef0123456789/tail";
+  for (size_t at = 12; at < base.size(); ++at) {
+    if (base[at] == '/') continue;
+    for (int c = 1; c < 256; ++c) {
+      if (c == '/' || c == '.') continue;
+      std::string p = base;
+      p[at] = static_cast<char>(c);
+      const absl::Status s = CheckSafePath(p);
+      if (c < 0x20 || c == 0x7F) {
+        EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument,
+                                absl::StrCat("at position ", at)))
+            << at << " " << c;
+      } else {
+        EXPECT_THAT(s, IsOk()) << at << " " << c;
+      }
+    }
+    std::string nul = base;
+    nul[at] = '\0';
+    EXPECT_THAT(CheckSafePath(nul), StatusIs(absl::StatusCode::kInvalidArgument, "0x00"));
+  }
+  EXPECT_THAT(CheckSafePath("s3://b/a//c"), StatusIs(absl::StatusCode::kInvalidArgument, "empty"));
+  EXPECT_THAT(CheckSafePath("s3://b/a/./c"), StatusIs(absl::StatusCode::kInvalidArgument, "'.'"));
+  EXPECT_THAT(CheckSafePath("/a/.."), StatusIs(absl::StatusCode::kInvalidArgument, "'..'"));
+  EXPECT_THAT(CheckSafePath("/a/..b/.c/"), IsOk());
+  EXPECT_THAT(CheckSafePath("/"), IsOk());
+  EXPECT_THAT(CheckSafePath("s3://bucket"), IsOk());
 }
 
 TEST(InspectTest, JsonCarriesTheRequiredFields) {

@@ -44,6 +44,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// Flink's own configuration files are a few KiB; a larger --flink-conf is
+// refused rather than read.
+constexpr uintmax_t kMaxFlinkConfBytes = uintmax_t{16} << 20;
+
 // ---------------------------------------------------------------------------
 // Java serialization sizes (Java Object Serialization Specification ch. 6,
 // constants in javaobj/stream_constants.h).
@@ -1952,6 +1956,18 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
           options.flink_conf, ": doctor: --flink-conf names a directory; give its "
           "flink-conf.yaml or config.yaml"));
     }
+    // A configuration is a small text file; /dev/zero or a FIFO would be read
+    // without end (attack run 6, item 11).
+    if (fs::exists(options.flink_conf, ec) && !fs::is_regular_file(options.flink_conf, ec)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          options.flink_conf, ": doctor: --flink-conf is not a regular file"));
+    }
+    if (const uintmax_t size = fs::file_size(options.flink_conf, ec);
+        !ec && size > kMaxFlinkConfBytes) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          options.flink_conf, ": doctor: --flink-conf has ", size, " bytes, more than the ",
+          kMaxFlinkConfBytes, " a Flink configuration file is read with here"));
+    }
     std::ifstream in(options.flink_conf, std::ios::binary);
     if (!in) {
       return absl::NotFoundError(absl::StrCat(options.flink_conf, ": doctor: cannot read"));
@@ -1965,10 +1981,15 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
           absl::StrCat(options.flink_conf, ": ", parsed.status().message()));
     }
     conf = *std::move(parsed);
-    if (conf->HasKeyUnder("pekko.")) {
-      conf_overhead = kPekkoDescriptorOverheadBytes;
-    } else if (conf->HasKeyUnder("akka.")) {
-      conf_overhead = kAkkaDescriptorOverheadBytes;
+    // --flink-version, when given, decides the RPC system whatever keys the
+    // file also carries (attack run 6, item 5b: a 1.15 configuration with
+    // both pekko.* and akka.* keys was given Pekko's descriptor overhead).
+    if (options.flink_version.empty()) {
+      if (conf->HasKeyUnder("pekko.")) {
+        conf_overhead = kPekkoDescriptorOverheadBytes;
+      } else if (conf->HasKeyUnder("akka.")) {
+        conf_overhead = kAkkaDescriptorOverheadBytes;
+      }
     }
     absl::StatusOr<uint64_t> bms = ReadBlobOffloadMinSize(*conf);
     if (bms.ok()) {
@@ -2039,7 +2060,7 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
   // The cluster that restores may run another release than the one that
   // wrote the file: its configuration's akka./pekko. keys decide when given.
   // --flink-version names it as well: Akka up to 1.17, Pekko from 1.18 on.
-  if (conf_overhead == 0 && !options.flink_version.empty()) {
+  if (!options.flink_version.empty()) {
     if (absl::StatusOr<FlinkRelease> fr = ParseFlinkRelease(options.flink_version); fr.ok()) {
       conf_overhead = fr->major == 1 && fr->minor <= 17 ? kAkkaDescriptorOverheadBytes
                                                         : kPekkoDescriptorOverheadBytes;

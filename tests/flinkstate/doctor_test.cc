@@ -554,7 +554,24 @@ TEST(DoctorTest, FrameSizeFromFlinkConfiguration) {
   o.flink_version = "1.15";
   r = RunDoctor({kData + "/flink-1.15.2/incident-gen3-checkpoint"}, o);
   EXPECT_EQ(r.restore().frame_size(), kDefaultFrameSize);
+  // ... and the release named decides the overhead too, whatever keys the
+  // file carries (attack run 6, item 5b: pekko.* beside akka.* gave a 1.15
+  // restore Pekko's overhead).
+  EXPECT_EQ(r.restore().descriptor_overhead_bytes(), kAkkaDescriptorOverheadBytes);
+  std::ofstream(conf) << "pekko.framesize: 40000b\nakka.framesize: 50000b\n";
+  r = RunDoctor({kData + "/flink-1.15.2/incident-gen3-checkpoint"}, o);
+  EXPECT_EQ(r.restore().frame_size(), 50000u);
+  EXPECT_EQ(r.restore().descriptor_overhead_bytes(), kAkkaDescriptorOverheadBytes);
+  o.flink_version = "1.18";
+  r = RunDoctor({kData + "/flink-1.15.2/incident-gen3-checkpoint"}, o);
+  EXPECT_EQ(r.restore().frame_size(), 40000u);
+  EXPECT_EQ(r.restore().descriptor_overhead_bytes(), kPekkoDescriptorOverheadBytes);
   o.flink_version.clear();
+  // A device or FIFO is refused, not read without end (item 11).
+  o.flink_conf = "/dev/zero";
+  const absl::Status dev = Doctor({kData + "/flink-1.15.2/incident-gen3-checkpoint"}, o).status();
+  EXPECT_TRUE(absl::IsInvalidArgument(dev)) << dev;
+  EXPECT_TRUE(absl::StrContains(dev.message(), "not a regular file")) << dev;
   // A directory is refused, not read as "no framesize".
   o.flink_conf = ::testing::TempDir();
   const absl::Status dir = Doctor({kData + "/flink-1.15.2/incident-gen3-checkpoint"}, o).status();

@@ -4,6 +4,10 @@
 
 #include <zlib.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <string>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -39,7 +43,7 @@ bool IsText(absl::string_view t) {
   return true;
 }
 
-absl::StatusOr<std::string> Gunzip(ByteView in, const InputFormatLimits& limits) {
+absl::StatusOr<std::string> Gunzip(ByteView in, uint64_t max_decoded_bytes) {
   z_stream z{};
   if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) {
     return absl::InternalError("gzip: inflateInit2 failed");
@@ -50,12 +54,14 @@ absl::StatusOr<std::string> Gunzip(ByteView in, const InputFormatLimits& limits)
   size_t fed = z.avail_in;
   int rc = Z_OK;
   while (rc != Z_STREAM_END) {
-    if (out.size() >= limits.max_decoded_bytes) {
+    if (out.size() >= max_decoded_bytes) {
       inflateEnd(&z);
       return absl::ResourceExhaustedError(absl::StrCat(
-          "gzip: the data inflates to more than ", limits.max_decoded_bytes, " bytes"));
+          "gzip: the data inflates to more than ", max_decoded_bytes,
+          " bytes, the bound for an input of ", in.size(),
+          " bytes; decompress it first (gunzip -k) and pass the raw file"));
     }
-    const size_t chunk = std::min<uint64_t>(1 << 20, limits.max_decoded_bytes - out.size());
+    const size_t chunk = std::min<uint64_t>(1 << 20, max_decoded_bytes - out.size());
     const size_t old = out.size();
     out.resize(old + chunk);
     z.next_out = reinterpret_cast<Bytef*>(&out[old]);
@@ -178,8 +184,20 @@ std::string DecodedInput::Description() const {
   return s;
 }
 
+uint64_t InputFormatLimits::MaxDecodedBytes(uint64_t input_size) const {
+  if (max_decoded_bytes != 0) return max_decoded_bytes;
+  const uint64_t cap = std::numeric_limits<uint64_t>::max();
+  const uint64_t scaled = max_decoded_multiple != 0 && input_size > cap / max_decoded_multiple
+                              ? cap
+                              : input_size * max_decoded_multiple;
+  return scaled > cap - max_decoded_floor ? cap : scaled + max_decoded_floor;
+}
+
 absl::StatusOr<DecodedInput> DecodeInputFormat(ByteView input, InputFormat format,
                                                const InputFormatLimits& limits) {
+  // Every layer is bounded relative to what was handed in, not to the layer
+  // above it: Base64 of gzip of gzip inflates no further than gzip alone.
+  const uint64_t max_decoded_bytes = limits.MaxDecodedBytes(input.size());
   DecodedInput d;
   if (Trimmed(input).empty() && (input.empty() || IsText(AsStringView(input)))) return Empty();
   ByteView cur = input;
@@ -221,7 +239,7 @@ absl::StatusOr<DecodedInput> DecodeInputFormat(ByteView input, InputFormat forma
       case InputFormat::kAuto:
         return d;
       case InputFormat::kGzip:
-        next = Gunzip(cur, limits);
+        next = Gunzip(cur, max_decoded_bytes);
         break;
       case InputFormat::kHex:
         next = Unhex(text, base);
@@ -236,9 +254,10 @@ absl::StatusOr<DecodedInput> DecodeInputFormat(ByteView input, InputFormat forma
       }
     }
     if (!next.ok()) return next.status();
-    if (next->size() > limits.max_decoded_bytes) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          InputFormatName(f), ": decoded data larger than ", limits.max_decoded_bytes, " bytes"));
+    if (next->size() > max_decoded_bytes) {
+      return absl::ResourceExhaustedError(absl::StrCat(InputFormatName(f),
+                                                       ": decoded data larger than ",
+                                                       max_decoded_bytes, " bytes"));
     }
     if (next->empty()) {
       return absl::InvalidArgumentError(

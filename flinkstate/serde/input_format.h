@@ -76,14 +76,25 @@ struct DecodedInput {
 };
 
 struct InputFormatLimits {
-  // Bytes one decoded layer may produce (a gzip bomb stops here).
-  uint64_t max_decoded_bytes = uint64_t{1} << 34;
+  // Bytes one decoded layer may produce: `max_decoded_multiple` times the
+  // size of the input handed in plus `max_decoded_floor`, so that decoding
+  // costs a small multiple of the input (a gzip bomb inflates ~1032x and
+  // stops here). A larger file is decompressed by the caller (`gunzip -k`):
+  // raw files are mapped, never decoded into memory.
+  uint64_t max_decoded_multiple = 64;
+  uint64_t max_decoded_floor = uint64_t{64} << 20;
+  // When not 0, the bound in bytes instead of the two above.
+  uint64_t max_decoded_bytes = 0;
+
+  // The bound for an input of `input_size` bytes (saturating).
+  uint64_t MaxDecodedBytes(uint64_t input_size) const;
 };
 
 // Decodes `input` as `format` (kAuto: detect, see the file comment).
 // Return values: `InvalidArgument` "empty file", or naming the format and the
 // byte offset of the first bad character / the zlib error;
-// `ResourceExhausted` if a layer would exceed `limits.max_decoded_bytes`.
+// `ResourceExhausted` if a layer would exceed
+// `limits.MaxDecodedBytes(input.size())`, naming the bound.
 [[nodiscard]] absl::StatusOr<DecodedInput> DecodeInputFormat(
     ByteView input, InputFormat format = InputFormat::kAuto,
     const InputFormatLimits& limits = {});

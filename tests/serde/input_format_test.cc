@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <string>
 
@@ -127,6 +128,31 @@ TEST(InputFormatTest, GzipBombIsBounded) {
   limits.max_decoded_bytes = 1 << 20;
   EXPECT_THAT(DecodeInputFormat(AsBytes(Gzip(zeros)), InputFormat::kAuto, limits).status(),
               StatusIs(absl::StatusCode::kResourceExhausted, "more than 1048576 bytes"));
+}
+
+// The default bound follows the input: 64x its size plus 64 MiB (attack run
+// 6, item 8: a 16 MiB gzip bomb inflated to 16 GiB before it stopped).
+TEST(InputFormatTest, GzipBombIsBoundedByAMultipleOfTheInputByDefault) {
+  const std::string bomb = Gzip(std::string(size_t{96} << 20, '\0'));
+  const uint64_t bound = InputFormatLimits{}.MaxDecodedBytes(bomb.size());
+  EXPECT_EQ(bound, 64 * bomb.size() + (uint64_t{64} << 20));
+  ASSERT_LT(bound, uint64_t{96} << 20);
+  EXPECT_THAT(DecodeInputFormat(AsBytes(bomb)).status(),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       absl::StrCat("gzip: the data inflates to more than ", bound,
+                                    " bytes, the bound for an input of ", bomb.size(),
+                                    " bytes; decompress it first (gunzip -k)")));
+  // ... also beneath a Base64 layer: the bound is the outer input's.
+  EXPECT_THAT(DecodeInputFormat(AsBytes(absl::Base64Escape(bomb))).status(),
+              StatusIs(absl::StatusCode::kResourceExhausted, "gzip: the data inflates to more"));
+  // A file that compresses well but within the bound decodes whole.
+  const std::string zeros(size_t{8} << 20, '\0');
+  absl::StatusOr<DecodedInput> d = DecodeInputFormat(AsBytes(Gzip(zeros)));
+  ASSERT_THAT(d.status(), IsOk());
+  EXPECT_EQ(d->decoded, zeros);
+  // The bound saturates instead of wrapping.
+  EXPECT_EQ(InputFormatLimits{}.MaxDecodedBytes(std::numeric_limits<uint64_t>::max() / 2),
+            std::numeric_limits<uint64_t>::max());
 }
 
 TEST(InputFormatTest, BinaryOtherThanGzipIsRaw) {

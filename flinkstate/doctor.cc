@@ -1490,14 +1490,28 @@ absl::StatusOr<std::vector<PlanVertex>> ReadPlan(const std::string& path) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": doctor: plan: no \"nodes\" list"));
   }
   std::vector<PlanVertex> out;
+  int index = -1;
   for (const auto& n : nodes->second.list_value().values()) {
+    ++index;
     if (!n.has_struct_value()) continue;
     const auto& f = n.struct_value().fields();
     PlanVertex v;
     if (auto it = f.find("id"); it != f.end()) v.id = absl::AsciiStrToLower(it->second.string_value());
     if (auto it = f.find("description"); it != f.end()) v.description = it->second.string_value();
     if (auto it = f.find("parallelism"); it != f.end()) {
-      v.parallelism = static_cast<int>(it->second.number_value());
+      // A job vertex runs 1 .. kMaxFlinkParallelism subtasks; anything else
+      // is not a plan Flink wrote (attack run 6, item 9: 0, -5 and 10^9 were
+      // taken and matched operators by accident).
+      const double p = it->second.number_value();
+      if (!it->second.has_number_value() || !(p >= 1 && p <= kMaxFlinkParallelism) ||
+          p != static_cast<double>(static_cast<int>(p))) {
+        std::string shown;
+        if (!google::protobuf::util::MessageToJsonString(it->second, &shown).ok()) shown = "?";
+        return absl::InvalidArgumentError(absl::StrCat(
+            path, ": doctor: plan: nodes[", index, "] (id \"", v.id, "\"): parallelism ", shown,
+            " is not a whole number from 1 to ", kMaxFlinkParallelism));
+      }
+      v.parallelism = static_cast<int>(p);
     }
     // An explicit list of chained operator ids, if the plan carries one.
     if (auto it = f.find("operatorIds"); it != f.end() && it->second.has_list_value()) {
@@ -2224,6 +2238,24 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
                          options.plan_file, " ..."));
         w->set_operator_id(unplaced.front());
       }
+    }
+    // A plan that holds none of the checkpoint's operators is another job's
+    // (or another version of it, with new operator ids and names): every
+    // chain below is then an operator of its own, which the plan was given
+    // to avoid (attack run 6, item 9).
+    size_t held = 0;
+    for (const OperatorState& op : f.metadata.operators) held += placed.count(op.IdHex());
+    if (held == 0 && !f.metadata.operators.empty() &&
+        !absl::c_any_of(r.warnings(), [](const report::DoctorWarning& w) {
+          return w.code() == "PLAN_PARALLELISM_DIFFERS";
+        })) {
+      AddWarning(&r, "PLAN_MATCHES_NO_OPERATOR",
+                 absl::StrCat("none of the plan's ", plan.size(), " vertices holds any of the ",
+                              f.metadata.operators.size(),
+                              " operators of the checkpoint (by id, operatorIds or the operator "
+                              "names in the description): is it the plan of another job? Every "
+                              "operator is counted as a chain of its own"),
+                 "take the plan of the job that wrote this checkpoint (REST /jobs/<id>/plan)");
     }
     // Operators of the checkpoint no plan vertex holds are chains of their own.
     for (const OperatorState& op : f.metadata.operators) {

@@ -186,6 +186,30 @@ TEST(DoctorTest, RestPlanWithoutOperatorIdsChainsByTheNamesItDescribes) {
   o.parallelism = 8;
   r = RunDoctor({kData + "/flink-2.3.0/incident-gen3-checkpoint"}, o);
   EXPECT_EQ(CountWarnings(r, "PLAN_PARALLELISM_DIFFERS"), 0);
+  EXPECT_EQ(CountWarnings(r, "PLAN_MATCHES_NO_OPERATOR"), 0);
+}
+
+// Attack run 6, item 9: a plan of another job was taken silently, and a
+// vertex parallelism of 0, -5 or 10^9 was accepted.
+TEST(DoctorTest, APlanOfAnotherJobOrWithImpossibleParallelismIsCalledOut) {
+  const std::string ckpt = kData + "/flink-2.3.0/incident-gen3-checkpoint";
+  const std::string other = ::testing::TempDir() + "/plan-other-job.json";
+  std::ofstream(other) << R"({"jid":"x","name":"other","nodes":[)"
+                          R"({"id":"00000000000000000000000000000001","parallelism":4,)"
+                          R"("description":"Source: Elsewhere -&gt; Sink: Nowhere"}]})";
+  DoctorOptions o;
+  o.plan_file = other;
+  report::DoctorReport r = RunDoctor({ckpt}, o);
+  EXPECT_EQ(CountWarnings(r, "PLAN_MATCHES_NO_OPERATOR"), 1);
+  EXPECT_EQ(CountWarnings(r, "PLAN_PARALLELISM_DIFFERS"), 0);
+  for (const char* p : {"0", "-5", "1000000000", "2.5", "\"4\""}) {
+    std::ofstream(other) << R"({"nodes":[{"id":"00000000000000000000000000000001","parallelism":)"
+                         << p << "}]}";
+    const absl::Status s = Doctor({ckpt}, o).status();
+    EXPECT_TRUE(absl::IsInvalidArgument(s)) << p << ": " << s;
+    EXPECT_TRUE(absl::StrContains(s.message(), "nodes[0]")) << s;
+    EXPECT_TRUE(absl::StrContains(s.message(), "is not a whole number from 1 to 32768")) << s;
+  }
 }
 
 class DoctorDeployTest : public ::testing::TestWithParam<std::pair<const char*, const char*>> {};

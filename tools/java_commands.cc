@@ -99,6 +99,66 @@ int RunDump(const CommandArgs& a) {
 
 namespace {
 
+// A Java stream (an HA pointer among them): decodable, re-encodes byte for
+// byte, and what the JDK's ObjectInputStream would make of it. Text or, with
+// --json, one VerifyReport whatever the outcome (attack run 6, item 10).
+int VerifyJavaStream(const Input& in, const CommandArgs& a) {
+  report::VerifyReport rep;
+  rep.set_file(ValidUtf8(in.path));
+  rep.set_kind(KindName(in.kind));
+  std::ostream& out = Text(a);
+  auto finding = [&](std::string path, std::string problem, uint64_t offset) {
+    out << in.path << ": " << problem << "\n";
+    report::VerifyReport::Finding* f = rep.add_findings();
+    f->set_path(ValidUtf8(path));
+    f->set_problem(ValidUtf8(problem));
+    f->set_offset(offset);
+  };
+  // One decode serves the round trip and the checks after it.
+  absl::StatusOr<javaobj::Stream> stream = javaobj::DecodeStream(in.java_bytes());
+  absl::Status s = stream.ok() ? javaobj::VerifyRoundTrip(*stream) : stream.status();
+  if (!s.ok()) {
+    const report::ErrorReport e = ErrorReportOf(s, "verify", kExitInput);
+    finding(e.item_path(), std::string(s.message()), e.offset());
+  } else {
+    if (stream->trailing().size != 0) {
+      finding("", absl::StrCat(javaobj::TrailingDataMessage(*stream),
+                               " (ObjectInputStream reads the objects before them and never "
+                               "these bytes)"),
+              stream->trailing().offset);
+    }
+    if (stream->aborted()) {
+      uint64_t at = 0;  // the first TC_EXCEPTION
+      for (javaobj::ItemId id = 0; id < stream->num_items(); ++id) {
+        if (stream->kind(id) == javaobj::ItemKind::kException) {
+          at = stream->range(id).offset;
+          break;
+        }
+      }
+      finding("", absl::StrCat("the writer aborted an object (TC_EXCEPTION at byte ", at,
+                               "): ObjectInputStream.readObject throws "
+                               "java.io.WriteAbortedException for it"),
+              at);
+    }
+    for (const javaobj::LayoutFinding& f : javaobj::CheckLayouts(*stream)) {
+      finding(f.class_name, absl::StrCat(f.class_name, " at byte ", f.offset, ": ", f.problem,
+                                         "; ", f.jdk),
+              f.offset);
+    }
+  }
+  const int rc = rep.findings_size() == 0 ? kExitOk : kExitInput;
+  rep.set_ok(rc == kExitOk);
+  if (rc != kExitOk) {
+    out << rep.findings_size() << " finding(s)\n";
+  } else {
+    rep.set_summary(absl::StrCat("Java serialization stream, ", in.java_bytes().size(),
+                                 " bytes, re-encodes byte for byte"));
+    out << in.path << ": OK (Java serialization stream, " << Human(in.java_bytes().size())
+        << ", re-encodes byte for byte)\n";
+  }
+  return a.json ? PrintJson(rep, rc) : rc;
+}
+
 int VerifyOne(const CommandArgs& a, const std::string& arg) {
   // A `_metadata` file is verified in one streaming pass, without a whole
   // model (constant memory as files grow); its text report is the same.
@@ -138,41 +198,8 @@ int VerifyOne(const CommandArgs& a, const std::string& arg) {
       case FileKind::kCompletedCheckpoint:
         return VerifyStateFileInput(*in, a);
       case FileKind::kHaPointer:
-      case FileKind::kJavaStream: {
-        // One decode serves the round trip and the checks after it.
-        absl::StatusOr<javaobj::Stream> stream = javaobj::DecodeStream(in->java_bytes());
-        absl::Status s = stream.ok() ? javaobj::VerifyRoundTrip(*stream) : stream.status();
-        if (!s.ok()) {
-          std::cout << in->path << ": " << s.message() << "\n1 finding(s)\n";
-          return kExitInput;
-        }
-        // Decodable and lossless; now what the JDK would make of it.
-        int findings = 0;
-        if (stream->trailing().size != 0) {
-          ++findings;
-          std::cout << in->path << ": " << javaobj::TrailingDataMessage(*stream)
-                    << " (ObjectInputStream reads the objects before them and never these "
-                       "bytes)\n";
-        }
-        if (stream->aborted()) {
-          ++findings;
-          std::cout << in->path << ": the writer aborted an object (TC_EXCEPTION): "
-                    << "ObjectInputStream.readObject throws java.io.WriteAbortedException "
-                       "for it\n";
-        }
-        for (const javaobj::LayoutFinding& f : javaobj::CheckLayouts(*stream)) {
-          ++findings;
-          std::cout << in->path << ": " << f.class_name << " at byte " << f.offset << ": "
-                    << f.problem << "; " << f.jdk << "\n";
-        }
-        if (findings != 0) {
-          std::cout << findings << " finding(s)\n";
-          return kExitInput;
-        }
-        std::cout << in->path << ": OK (Java serialization stream, "
-                  << Human(in->java_bytes().size()) << ", re-encodes byte for byte)\n";
-        return kExitOk;
-      }
+      case FileKind::kJavaStream:
+        return VerifyJavaStream(*in, a);
       default:
         return Fail(LoadStateFile(arg).status());
     }

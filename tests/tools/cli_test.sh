@@ -106,6 +106,7 @@ check "v4 -> v5 -> v4 is the identity" 0 cmp "$meta" "$tmp/v4"
 check "convert to v1 is refused" 2 "$bin" convert --to-version 1 "$meta" "$tmp/v1"
 
 synth="$corpus/../spec/samples/flink-synth/1.20"
+samples="$corpus/../spec/samples"
 check "dump a Java stream" 0 "$bin" dump "$synth/zk-node.bin"
 expect_grep "dump shows classes and handles" "TC_OBJECT org.apache.flink.runtime.state.RetrievableStreamStateHandle \[handle 0x7e0002\]" "$tmp/out"
 check "dump --json" 0 "$bin" dump --json "$synth/completedCheckpoint.bin"
@@ -494,6 +495,29 @@ check "verify --json: the finding as JSON" 0 python3 -c "
 import json,sys
 r=json.load(open(sys.argv[1]))
 assert r['ok'] is False and len(r['findings'])==1 and r['findings'][0]['problem'], r" "$tmp/jout"
+# Every Java stream verified with --json is a VerifyReport, OK or not (attack run 6, item 10).
+check "verify --json of an HA pointer" 0 "$bin" verify --json "$synth/zk-node.bin"
+cp "$tmp/out" "$tmp/jout"
+check "verify --json of an HA pointer: a VerifyReport" 0 python3 -c "
+import json,sys
+r=json.load(open(sys.argv[1]))
+assert r['ok'] is True and r['kind']=='haPointer' and not r.get('findings'), r
+assert r['summary']=='Java serialization stream, 494 bytes, re-encodes byte for byte', r" "$tmp/jout"
+base64 "$samples/jdk/arraylist.bin" >"$tmp/arraylist.b64"
+check "verify --json of a Base64 Java stream" 0 "$bin" verify --json "$tmp/arraylist.b64"
+cp "$tmp/out" "$tmp/jout"
+check "verify --json of a Base64 Java stream: a VerifyReport" 0 python3 -c "
+import json,sys
+r=json.load(open(sys.argv[1])); assert r['ok'] is True and r['kind']=='javaStream', r" "$tmp/jout"
+# Two bytes after the JDK's stream: found where the JDK's file ended.
+{ cat "$samples/jdk/arraylist.bin"; printf '\000\000'; } >"$tmp/arraylist-trailing"
+check "verify --json of a Java stream with trailing bytes" 1 "$bin" verify --json "$tmp/arraylist-trailing"
+cp "$tmp/out" "$tmp/jout"
+check "verify --json trailing bytes: the finding at the JDK stream's end" 0 python3 -c "
+import json,os,sys
+r=json.load(open(sys.argv[1])); f=r['findings']
+assert r['ok'] is False and len(f)==1 and f[0]['offset']==str(os.path.getsize(sys.argv[2])), r" \
+  "$tmp/jout" "$samples/jdk/arraylist.bin"
 # The offset in the document is the one of the message (the referee: the stderr text).
 check "inspect --json truncated: offset and item path" 1 "$bin" inspect --json "$tmp/truncated"
 cp "$tmp/out" "$tmp/jout"; cp "$tmp/err" "$tmp/jerr"

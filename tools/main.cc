@@ -17,6 +17,7 @@
 
 #include <limits.h>
 #include <malloc.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -27,11 +28,14 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "absl/algorithm/container.h"
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "flinkstate/doctor.h"
 #include "flinkstate/objstore/object_store.h"
+#include "flinkstate/serde/file_transaction.h"
 #include "flinkstate/version.h"
 #include "tools/cli_common.h"
 #include "tools/commands.h"
@@ -498,6 +502,60 @@ std::string CommandLine(int argc, char** argv) {
   return out;
 }
 
+// Read-only commands look at files another flinkstate run may be writing or
+// may have left half-written: each local directory they read (a file's, a
+// checkpoint directory, --ha-dir) holding the journal or temporaries of an
+// interrupted transaction gets one warning on stderr, with what resolves it
+// (attack run 6, item 3). Nothing is changed: reading resolves nothing.
+void WarnAboutInterruptedRuns(const CommandArgs& a) {
+  std::vector<std::string> dirs;
+  auto add = [&](const std::string& p) {
+    if (p.empty() || absl::StrContains(p, "://")) return;
+    struct stat st;
+    if (::stat(p.c_str(), &st) != 0) return;
+    const std::string d = serde::AbsolutePath(S_ISDIR(st.st_mode) ? p + "/." : p);
+    if (d.empty()) return;
+    const std::string dir = serde::DirName(d);
+    if (absl::c_find(dirs, dir) == dirs.end()) dirs.push_back(dir);
+  };
+  for (const std::string& p : a.positional) add(p);
+  add(a.ha_dir);
+  for (const std::string& dir : dirs) {
+    absl::StatusOr<std::vector<serde::InterruptedRun>> runs = serde::FindInterruptedRuns(dir);
+    if (!runs.ok()) {
+      std::cerr << "flinkstate: warning: " << runs.status().message() << "\n";
+      continue;
+    }
+    for (const serde::InterruptedRun& r : *runs) {
+      std::cerr << "flinkstate: warning: ";
+      if (r.journal.empty()) {
+        std::cerr << absl::StrJoin(r.temporaries, ", ")
+                  << " belong(s) to an interrupted flinkstate run whose journal is in another "
+                     "directory (a repair keeps it in its first checkpoint directory); rerun "
+                     "that command to finish or undo it\n";
+        continue;
+      }
+      std::cerr << dir << " holds the journal of an interrupted flinkstate write ("
+                << r.journal.substr(r.journal.rfind('/') + 1);
+      if (!r.intent.empty()) std::cerr << ", command: " << r.intent;
+      std::cerr << ")";
+      if (r.state == "commit") {
+        std::cerr << ": it had committed, so some of " << absl::StrJoin(r.targets, ", ")
+                  << " may still hold the original; what this shows may be from before the "
+                     "write. Rerun that command, or any flinkstate write in "
+                  << dir << ", to finish it\n";
+      } else if (r.state == "prepare") {
+        std::cerr << ": it had not committed, so " << absl::StrJoin(r.targets, ", ")
+                  << " still hold(s) the original; rerun that command to do it, or any "
+                     "flinkstate write in "
+                  << dir << " to remove its temporary files\n";
+      } else {
+        std::cerr << ": the journal does not parse; resolve it by hand\n";
+      }
+    }
+  }
+}
+
 int Main(int argc, char** argv) {
   objstore::InstallObjectStore();
   argc = TakeObjectStoreFlags(argc, argv);
@@ -542,6 +600,11 @@ int Run(int argc, char** argv) {
   args.command = c->name;
   args.command_line = CommandLine(argc, argv);
   SetJsonErrors(c->name, args.json);
+  const std::string& cmd = args.command;
+  if (cmd == "inspect" || cmd == "verify" || cmd == "state" || cmd == "diff" || cmd == "dump" ||
+      cmd == "doctor" || (cmd == "repair" && !args.apply)) {
+    WarnAboutInterruptedRuns(args);
+  }
   return c->run(args);
 }
 

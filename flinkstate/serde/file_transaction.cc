@@ -587,6 +587,53 @@ absl::StatusOr<RecoveryReport> RecoverInterruptedWrite(const std::string& output
 
 // --- Recovery -----------------------------------------------------------------------
 
+absl::StatusOr<std::vector<InterruptedRun>> FindInterruptedRuns(const std::string& dir) {
+  std::vector<InterruptedRun> runs;
+  std::map<std::string, std::vector<std::string>> temps;  // by run token
+  std::set<std::string> journals;
+  DIR* dp = ::opendir(dir.c_str());
+  if (dp == nullptr) return runs;
+  while (dirent* e = ::readdir(dp)) {
+    const absl::string_view n = e->d_name;
+    if (const size_t t = n.rfind(kTempMarker);
+        t != absl::string_view::npos && !absl::StartsWith(n, kJournalPrefix)) {
+      temps[std::string(n.substr(t + std::strlen(kTempMarker)))].push_back(
+          AbsolutePath(absl::StrCat(dir, "/", n)));
+    } else if (absl::StartsWith(n, kJournalPrefix) && absl::EndsWith(n, kJournalSuffix)) {
+      journals.insert(AbsolutePath(absl::StrCat(dir, "/", n)));
+    }
+  }
+  ::closedir(dp);
+  for (const std::string& path : journals) {
+    InterruptedRun run;
+    run.journal = path;
+    const absl::string_view name = absl::string_view(path).substr(path.rfind('/') + 1);
+    temps.erase(std::string(
+        absl::StripSuffix(absl::StripPrefix(name, kJournalPrefix), kJournalSuffix)));
+    absl::StatusOr<std::string> text = ReadSmallFile(path, uint64_t{64} << 20);
+    if (!text.ok()) {
+      if (absl::IsNotFound(text.status())) continue;  // resolved meanwhile
+      return text.status();
+    }
+    absl::StatusOr<Journal> j = ParseJournal(path, *text);
+    if (!j.ok()) {
+      run.state = "unreadable";
+    } else {
+      run.state = j->state;
+      run.intent = j->intent;
+      for (const JournalEntry& e : j->entries) run.targets.push_back(e.target);
+    }
+    runs.push_back(std::move(run));
+  }
+  for (auto& [token, files] : temps) {
+    InterruptedRun run;
+    std::sort(files.begin(), files.end());
+    run.temporaries = std::move(files);
+    runs.push_back(std::move(run));
+  }
+  return runs;
+}
+
 absl::StatusOr<RecoveryReport> RecoverTransactions(const std::vector<std::string>& dirs,
                                                    DirectoryLocks* locks, FileOps* ops) {
   if (ops == nullptr) ops = PosixFileOps();

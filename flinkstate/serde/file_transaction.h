@@ -207,6 +207,30 @@ struct RecoveryReport {
 [[nodiscard]] absl::StatusOr<RecoveryReport> RecoverTransactions(
     const std::vector<std::string>& dirs, DirectoryLocks* locks, FileOps* ops = nullptr);
 
+// An interrupted transaction seen without resolving it (read-only commands
+// warn that what they show may predate or postdate it).
+struct InterruptedRun {
+  // The journal; "" when only temporaries of a run whose journal lives in
+  // another directory were found (a repair keeps one journal in its first
+  // checkpoint directory).
+  std::string journal;
+  // "commit" (its outputs were verified; the targets may be replaced in
+  // part), "prepare" (no target replaced), "unreadable" (a journal that
+  // does not parse), or "" (no journal here).
+  std::string state;
+  std::string intent;                    // TransactionOptions::intent
+  std::vector<std::string> targets;      // from the journal
+  std::vector<std::string> temporaries;  // "*.flinkstate-tmp-*" without a journal here
+};
+
+// The interrupted transactions whose journals or temporary files lie in
+// `dir`, without locking or changing anything. Lifetime/thread safety: a
+// snapshot; a concurrent write may resolve them at any moment. Return values:
+// an empty list for a directory that cannot be listed; I/O errors reading a
+// journal.
+[[nodiscard]] absl::StatusOr<std::vector<InterruptedRun>> FindInterruptedRuns(
+    const std::string& dir);
+
 // One file written by the protocol above: `plan` over `input` to `output`
 // (made absolute here; a symlink is NOT followed, callers resolve it), the
 // original kept as `backup` unless "". Locks `output`'s directory for the

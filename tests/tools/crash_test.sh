@@ -170,6 +170,37 @@ strip >"$tmp/out" 2>&1 && grep -q "nothing more to do" "$tmp/out" && ok ||
 cmp -s "$file" "$tmp/want_strip" && cmp -s "$file.bak" "$pristine/chk-1742/_metadata" && ok ||
   bad "strip-state rerun past its commit: files"
 
+# --- read-only commands warn about an interrupted write and change nothing ---------------------
+# (attack run 6, item 3: inspect/verify/doctor showed a half-done repair without a word.)
+fresh "$job"
+FLINKSTATE_TEST_KILL_AT=$((scommit + 1)) strip >/dev/null 2>&1
+before=$(leftovers "$job" | sort)
+for cmd in inspect verify doctor; do
+  "$bin" "$cmd" "$file" >/dev/null 2>"$tmp/err"
+  grep -q "holds the journal of an interrupted flinkstate write (.flinkstate-txn-[0-9a-f]*.journal, command: .*strip-state.*): it had committed" "$tmp/err" &&
+    ok || { bad "$cmd after a kill past the commit: no warning"; sed 's/^/  | /' "$tmp/err"; }
+done
+[[ $(leftovers "$job" | sort) == "$before" ]] && ok || bad "a read-only command resolved the journal"
+"$bin" inspect "$pristine/chk-1742/_metadata" >/dev/null 2>"$tmp/err"
+[[ ! -s $tmp/err ]] && ok || bad "inspect of an untouched job warns: $(cat "$tmp/err")"
+sprepare=$(grep -n ' rename .*/\.flinkstate-txn-[0-9a-f]*\.journal$' "$tmp/strip.ops" | sed -n 1p | cut -d: -f1)
+fresh "$job"
+FLINKSTATE_TEST_KILL_AT=$((sprepare + 2)) strip >/dev/null 2>&1
+"$bin" verify "$file" >/dev/null 2>"$tmp/err"
+grep -q "it had not committed, so $job/chk-1742/_metadata still hold(s) the original" "$tmp/err" && ok ||
+  { bad "verify after a kill before the commit: no warning"; sed 's/^/  | /' "$tmp/err"; }
+# A repair killed after writing its HA temporary: the HA directory has no journal.
+fresh "$job"
+htemp=$(grep -n ' create .*/ha/completedCheckpoint0a1b2c3d4e5f\.flinkstate-tmp-' "$tmp/repair.ops" | head -1 | cut -d: -f1)
+if [[ -n $htemp ]]; then
+  FLINKSTATE_TEST_KILL_AT=$((htemp + 1)) repair >/dev/null 2>&1
+  "$bin" inspect "$job/ha/completedCheckpoint0a1b2c3d4e5f" >/dev/null 2>"$tmp/err"
+  grep -q "belong(s) to an interrupted flinkstate run whose journal is in another directory" "$tmp/err" && ok ||
+    { bad "inspect of the HA file after a killed repair: no warning"; sed 's/^/  | /' "$tmp/err"; }
+else
+  bad "no HA temporary creation step in the repair's log"; sed 's/^/  | /' "$tmp/repair.ops"
+fi
+
 # --- concurrency: a held lock refuses at once; two racing runs stay consistent ----------------
 fresh "$job"
 flock -o -x "$job/ha" "$bin" repair --state "$state" --ha-dir "$job/ha" --apply "$job/chk-1742" >"$tmp/out" 2>&1

@@ -2065,6 +2065,21 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
                                         " sets no framesize the release reads: default 10485760b");
   }
 
+  // Akka's and Pekko's Netty transport read `maximum-frame-size` as a 32-bit
+  // int (`getBytes(...).toInt`, which keeps the low 32 bits) and refuse one
+  // below 32000: the ActorSystem, and so the cluster, would not start with
+  // such a value, and a larger one would run at its truncation (attack run
+  // 6, item 13).
+  if (frame < kMinRpcFrameSize || frame > kMaxRpcFrameSize) {
+    const int32_t transport = static_cast<int32_t>(static_cast<uint32_t>(frame));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "doctor: frame size ", frame, " bytes (", frame_source, ") is outside ",
+        kMinRpcFrameSize, "..", kMaxRpcFrameSize,
+        ": Akka/Pekko read maximum-frame-size as a 32-bit int",
+        frame > kMaxRpcFrameSize ? absl::StrCat(" (this one as ", transport, ")") : "",
+        " and refuse one below ", kMinRpcFrameSize, " bytes; Flink would not start"));
+  }
+
   // 1. Restore forecast.
   report::RestoreForecast* rf = r.mutable_restore();
   rf->set_file(cur.path);

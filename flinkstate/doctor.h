@@ -84,6 +84,8 @@ inline constexpr uint64_t kPekkoDescriptorOverheadBytes = 25500;  // Flink >= 1.
 // `maximum-frame-size` below 32000 bytes): `restore.min_frame_size` is never
 // below it.
 inline constexpr uint64_t kMinRpcFrameSize = 32000;
+// The largest: their transport reads the value as a Java int.
+inline constexpr uint64_t kMaxRpcFrameSize = 2147483647;
 
 // Flink's default `blob.offload.minsize` (BlobServerOptions.OFFLOAD_MINSIZE).
 inline constexpr uint64_t kDefaultBlobOffloadMinSize = 1048576;
@@ -164,7 +166,8 @@ struct DoctorOptions {
 //
 // Return values: `InvalidArgument` for no paths or a path of no known kind,
 // with the path; the errors of `Open` (with the path); `InvalidArgument` for
-// a malformed plan or configuration (naming the file).
+// a malformed plan or configuration (naming the file), and for a frame size
+// outside kMinRpcFrameSize..kMaxRpcFrameSize (Flink would not start).
 [[nodiscard]] absl::StatusOr<report::DoctorReport> Doctor(
     const std::vector<std::string>& paths, const DoctorOptions& options);
 

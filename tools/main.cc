@@ -384,7 +384,7 @@ const Command kCommands[] = {
        auto* fs = app.add_option("--frame-size", a.frame_size,
                                  "RPC frame size in bytes (default 10485760)")
                       ->type_name("BYTES")
-                      ->check(CLI::Range(uint64_t{1}, std::numeric_limits<uint64_t>::max()));
+                      ->check(CLI::Range(kMinRpcFrameSize, kMaxRpcFrameSize));
        app.add_option("--flink-conf", a.flink_conf,
                       "flink-conf.yaml / config.yaml to read pekko.framesize or "
                       "akka.framesize from")

@@ -270,11 +270,37 @@ TEST(DoctorTest, FlinksOwnPlanJsonChainsOperatorsTheCheckpointDoesNotName) {
   }
 }
 
+// Akka's and Pekko's Netty transport: `getBytes("maximum-frame-size").toInt`
+// required to be >= 32000 (NettyTransportSettings), so a cluster with a frame
+// size outside 32000 .. Int.MaxValue does not start (attack run 6, item 13).
+TEST(DoctorTest, AFrameSizeAkkaRefusesIsAnError) {
+  const std::string ckpt = kData + "/flink-1.15.2/incident-gen3-checkpoint";
+  DoctorOptions o;
+  for (uint64_t bad : {uint64_t{1}, uint64_t{31999}, uint64_t{2147483648}, uint64_t{4294967296} + 40000}) {
+    o.frame_size = bad;
+    const absl::Status s = Doctor({ckpt}, o).status();
+    EXPECT_TRUE(absl::IsInvalidArgument(s)) << bad << ": " << s;
+    EXPECT_TRUE(absl::StrContains(s.message(), "outside 32000..2147483647")) << s;
+  }
+  // 2^32 + 40000 is what the transport would truncate to 40000.
+  EXPECT_TRUE(absl::StrContains(Doctor({ckpt}, o).status().message(), "(this one as 40000)"));
+  const std::string conf = ::testing::TempDir() + "/doctor-frame-bounds.yaml";
+  std::ofstream(conf) << "akka.framesize: 31999b\n";
+  o.frame_size = 0;
+  o.flink_conf = conf;
+  EXPECT_TRUE(absl::IsInvalidArgument(Doctor({ckpt}, o).status()));
+  for (uint64_t good : {uint64_t{32000}, uint64_t{2147483647}}) {
+    o.flink_conf.clear();
+    o.frame_size = good;
+    EXPECT_EQ(RunDoctor({ckpt}, o).restore().frame_size(), good);
+  }
+}
+
 TEST(DoctorTest, TaskOverFrameSizeNamesTheOperatorAndExits1) {
   // From the referee: only operator 61252f73...'s subtasks carry more than
-  // 30000 - overhead bytes.
+  // 32000 - overhead bytes.
   const Referee ref = ReadReferee("payload-1.15.2-incident-gen3.json");
-  const uint64_t frame = 30000;
+  const uint64_t frame = 32000;
   std::set<std::pair<std::string, int>> expected;
   double max_ref = 0;
   for (const auto& [k, v] : ref.tasks) {
@@ -561,19 +587,19 @@ TEST(DoctorTest, FrameSizeFromFlinkConfiguration) {
   EXPECT_EQ(FlinkConfFormatOf("/etc/flink/config.yaml"), FlinkConfFormat::kYaml);
   EXPECT_EQ(FlinkConfFormatOf("/etc/flink/flink-conf.yaml"), legacy);
   const std::string conf = ::testing::TempDir() + "/doctor-flink-conf.yaml";
-  std::ofstream(conf) << "akka.framesize: 30000b\n";
+  std::ofstream(conf) << "akka.framesize: 32000b\n";
   DoctorOptions o;
   o.flink_conf = conf;
   report::DoctorReport r = RunDoctor({kData + "/flink-1.15.2/incident-gen3-checkpoint"}, o);
-  EXPECT_EQ(r.restore().frame_size(), 30000u);
+  EXPECT_EQ(r.restore().frame_size(), 32000u);
   EXPECT_EQ(r.restore().tasks_over_frame_size(), 4u);
   EXPECT_EQ(r.restore().descriptor_overhead_bytes(), kAkkaDescriptorOverheadBytes);
   // A 1.15 file restored by a Pekko cluster (Flink 1.18+): its configuration
   // has pekko.* keys, which decide the overhead and which key is read.
-  std::ofstream(conf) << "pekko.framesize: 30000b\n";
+  std::ofstream(conf) << "pekko.framesize: 32000b\n";
   r = RunDoctor({kData + "/flink-1.15.2/incident-gen3-checkpoint"}, o);
   EXPECT_EQ(r.restore().descriptor_overhead_bytes(), kPekkoDescriptorOverheadBytes);
-  EXPECT_EQ(r.restore().frame_size(), 30000u);
+  EXPECT_EQ(r.restore().frame_size(), 32000u);
   // Named as 1.15 (Akka), the same configuration sets no frame size it reads.
   o.flink_version = "1.15";
   r = RunDoctor({kData + "/flink-1.15.2/incident-gen3-checkpoint"}, o);
@@ -672,19 +698,19 @@ TEST(DoctorTest, FlinkConfigurationIsReadOnceAsFlinkLoadsIt) {
   // names a pekko key is still an Akka cluster's (only its keys count).
   const std::string dir = ::testing::TempDir() + "/doctor-conf";
   std::filesystem::create_directories(dir);
-  std::ofstream(dir + "/config.yaml") << "pekko:\n  framesize: \"30000b\"\nblob:\n  offload:\n"
+  std::ofstream(dir + "/config.yaml") << "pekko:\n  framesize: \"32000b\"\nblob:\n  offload:\n"
                                          "    minsize: 16384\n";
   DoctorOptions o;
   o.flink_conf = dir + "/config.yaml";
   report::DoctorReport r = RunDoctor({kData + "/flink-1.15.2/incident-gen3-checkpoint"}, o);
-  EXPECT_EQ(r.restore().frame_size(), 30000u);
+  EXPECT_EQ(r.restore().frame_size(), 32000u);
   EXPECT_EQ(r.restore().blob_offload_min_size(), 16384u);
   EXPECT_EQ(r.restore().descriptor_overhead_bytes(), kPekkoDescriptorOverheadBytes);
   std::ofstream(dir + "/flink-conf.yaml") << "# pekko.framesize: 1m (for 1.18)\n"
-                                             "akka.framesize: 30000b\n";
+                                             "akka.framesize: 32000b\n";
   o.flink_conf = dir + "/flink-conf.yaml";
   r = RunDoctor({kData + "/flink-1.15.2/incident-gen3-checkpoint"}, o);
-  EXPECT_EQ(r.restore().frame_size(), 30000u);
+  EXPECT_EQ(r.restore().frame_size(), 32000u);
   EXPECT_EQ(r.restore().descriptor_overhead_bytes(), kAkkaDescriptorOverheadBytes);
   // A config.yaml Flink refuses is an error naming the file.
   std::ofstream(dir + "/config.yaml") << "pekko.framesize: 1m\npekko.framesize: 2m\n";

@@ -132,6 +132,14 @@ struct OperatorAcc {
   std::vector<std::string> order;
   std::map<KafkaKey, KafkaRow> kafka;
   std::vector<std::string> kafka_errors;
+  // --kafka-source: SourceReaderState elements that decoded as a
+  // KafkaPartitionSplit and those that did not (with their errors).
+  uint64_t kafka_splits = 0;
+  std::vector<std::string> kafka_split_errors;
+  // Splits were found and none is a KafkaPartitionSplit: another source
+  // (attack run 6, item 14: NumberSequenceSource was shown as a KafkaSource
+  // with 0 partitions).
+  bool NotKafkaSource() const { return kafka_splits == 0 && !kafka_split_errors.empty(); }
 };
 
 void FillMetaInfo(const StateMetaInfo& m, report::OperatorStateStreamReport::MetaInfo* out) {
@@ -267,11 +275,12 @@ void ReportHandle(const OperatorStateHandle& h, int32_t subtask, const char* slo
         absl::StatusOr<KafkaPartitionOffset> k =
             legacy ? DecodeLegacyKafkaOffsetElement(el) : DecodeKafkaSplitElement(el);
         if (!k.ok()) {
-          acc->kafka_errors.push_back(absl::StrCat("subtask ", subtask, " ", se.name,
-                                                   " element ", i, " (stream byte ", r.offset,
-                                                   "): ", k.status().message()));
+          (legacy ? acc->kafka_errors : acc->kafka_split_errors)
+              .push_back(absl::StrCat("subtask ", subtask, " ", se.name, " element ", i,
+                                      " (stream byte ", r.offset, "): ", k.status().message()));
           continue;
         }
+        if (!legacy) ++acc->kafka_splits;
         KafkaRow& row = acc->kafka[KafkaKey(se.name, k->topic, k->partition, k->offset,
                                             k->stopping_offset)];
         ++row.entries;
@@ -371,6 +380,14 @@ void Finish(OperatorAcc* acc, report::OperatorStateStreamReport::Operator* op) {
     k->set_form(row.form);
   }
   for (const std::string& e : acc->kafka_errors) op->add_kafka_errors(e);
+  if (acc->NotKafkaSource()) {
+    op->set_not_kafka_source(absl::StrCat(
+        "none of its ", acc->kafka_split_errors.size(),
+        " SourceReaderState splits decodes as a KafkaPartitionSplit (",
+        acc->kafka_split_errors.front(), ")"));
+  } else {
+    for (const std::string& e : acc->kafka_split_errors) op->add_kafka_errors(e);
+  }
 }
 
 }  // namespace
@@ -397,7 +414,9 @@ report::OperatorStateStreamReport BuildOperatorStateStreamReport(
     for (const OperatorSubtaskState& s : o.subtasks) {
       ReportSubtask(s, input, sources, options, &rep, &op, &acc);
     }
-    if (options.kafka_source_splits &&
+    // The enumerator of a source whose splits are not Kafka's is not read as
+    // Kafka's: its bytes may parse as one by accident.
+    if (options.kafka_source_splits && !acc.NotKafkaSource() &&
         o.coordinator_state.tag == static_cast<uint8_t>(HandleTag::kByteStream)) {
       ReportKafkaEnumerator(o.coordinator_state, input, &op);
     }
@@ -475,6 +494,10 @@ std::string RenderOperatorStateStreamText(const report::OperatorStateStreamRepor
       }
     }
     for (const auto& e : op.kafka_errors()) absl::StrAppend(&out, "  kafka: not decoded: ", e, "\n");
+    if (!op.not_kafka_source().empty()) {
+      absl::StrAppend(&out, "  kafka: not a KafkaSource: ", op.not_kafka_source(),
+                      "; its enumerator state is not decoded\n");
+    }
     for (const auto& s : op.subtasks()) {
       absl::StrAppend(&out, "  subtask ", s.subtask_index(), " ", s.slot(), ": ");
       if (!s.error().empty() && s.source().empty()) {

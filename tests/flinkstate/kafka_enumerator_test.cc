@@ -16,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "flinkstate/kafka_state.h"
 #include "flinkstate/open.h"
+#include "flinkstate/operator_state_report.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/flinkstate/corpus.h"
@@ -140,6 +141,52 @@ TEST(KafkaEnumeratorTest, CorpusSavepointV1) {
     ++decoded;
   }
   EXPECT_EQ(decoded, 1);
+}
+
+// `state --kafka-source` on a job whose sources are not KafkaSources: the
+// conformance job's sources are NumberSequenceSources (tests/conformance/flink
+// Jobs.java), whose coordinator state parsed as a Kafka enumerator of 0
+// partitions by accident (attack run 6, item 14). The real KafkaSource
+// savepoint keeps its enumerator.
+TEST(KafkaEnumeratorTest, OnlyKafkaSourcesAreShownAsKafka) {
+  StateReportOptions options;
+  options.kafka_source_splits = true;
+  {
+    const std::string dir = FLINKSTATE_SOURCE_DIR "/tests/testdata/flink-1.15.2/hashmap-checkpoint";
+    FLINKSTATE_ASSERT_OK_AND_ASSIGN(LoadedFile f, Open(dir + "/_metadata"));
+    StateStreamSources src;
+    src.base_dir = dir;
+    const report::OperatorStateStreamReport r =
+        BuildOperatorStateStreamReport(f.model, f.bytes(), src, options);
+    int sequence_sources = 0;
+    for (const auto& op : r.operators()) {
+      EXPECT_FALSE(op.has_kafka_enumerator()) << op.operator_id();
+      if (op.not_kafka_source().empty()) continue;
+      ++sequence_sources;
+      EXPECT_THAT(op.not_kafka_source(),
+                  ::testing::HasSubstr("SourceReaderState splits decodes as a KafkaPartitionSplit"));
+      for (const std::string& e : op.kafka_errors()) {
+        EXPECT_THAT(e, ::testing::Not(::testing::HasSubstr("SourceReaderState"))) << e;
+      }
+    }
+    EXPECT_GE(sequence_sources, 1);
+    EXPECT_THAT(RenderOperatorStateStreamText(r),
+                ::testing::HasSubstr("kafka: not a KafkaSource: none of its"));
+  }
+  const std::string kafka = CorpusRoot() +
+      "/apache__flink-connector-kafka/flink-connector-kafka/src/test/resources/"
+      "kafka-source-savepoint/enum1-split0/savepoint-3c7c0a-07c49f841952";
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(LoadedFile f, Open(kafka + "/_metadata"));
+  StateStreamSources src;
+  src.base_dir = kafka;
+  const report::OperatorStateStreamReport r =
+      BuildOperatorStateStreamReport(f.model, f.bytes(), src, options);
+  int enumerators = 0;
+  for (const auto& op : r.operators()) {
+    enumerators += op.has_kafka_enumerator();
+    EXPECT_EQ(op.not_kafka_source(), "") << op.operator_id();
+  }
+  EXPECT_EQ(enumerators, 1);
 }
 
 TEST(KafkaEnumeratorTest, RefusesWhatItDoesNotKnow) {

@@ -60,6 +60,13 @@ absl::StatusOr<Input> LoadStateFile(const std::string& path) {
   return ::flinkstate::OpenStateFile(path);
 }
 
+absl::StatusOr<Input> LoadStateFileToRead(const std::string& path) {
+  FLINKSTATE_ASSIGN_OR_RETURN(Input in, Load(path));
+  if (in.is_state_file()) return in;
+  // Not a state file: OpenStateFile's message says what to do with it.
+  return ::flinkstate::OpenStateFile(path).status();
+}
+
 absl::StatusOr<Input> LoadForEdit(const std::string& path) {
   OpenOptions options;
   FLINKSTATE_ASSIGN_OR_RETURN(options.input_format,
@@ -522,6 +529,23 @@ absl::StatusOr<OutputTarget> ResolveOutput(const CommandArgs& a) {
   t.dry_run = a.dry_run;
   if (!t.dry_run) {
     FLINKSTATE_ASSIGN_OR_RETURN(t.finished_by_recovery, RecoverBeside(t.output, t.intent));
+  }
+  // An existing OUT is replaced as `cp` replaces it, but not one made
+  // read-only (attack run 6, item 17: a 0444 OUT was replaced, by root too),
+  // nor a directory or device.
+  struct stat st;
+  if (!t.finished_by_recovery && !serde::IsUrl(t.output) &&
+      ::stat(t.output.c_str(), &st) == 0) {
+    if (!S_ISREG(st.st_mode)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          Printable(t.output), ": OUT exists and is not a regular file; give a file name"));
+    }
+    if ((st.st_mode & 0222) == 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          Printable(t.output), ": OUT exists and is read-only (mode ",
+          absl::StrFormat("%04o", st.st_mode & 07777),
+          "); remove it or give another name (nothing was written)"));
+    }
   }
   return t;
 }

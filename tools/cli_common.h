@@ -159,6 +159,9 @@ void SetInputFormat(const std::string& format);
 
 // flinkstate::OpenStateFile: metadata, operator-snapshot or completedCheckpoint.
 [[nodiscard]] absl::StatusOr<Input> LoadStateFile(const std::string& path);
+// For the read-only commands: a state file in any form `Load` unwraps (gzip,
+// Base64, ...); `Input::bytes()` are the decoded bytes its model describes.
+[[nodiscard]] absl::StatusOr<Input> LoadStateFileToRead(const std::string& path);
 // As `LoadStateFile`, a `_metadata` file left undecoded for the streaming
 // edits (`OpenOptions::defer_metadata_model`).
 [[nodiscard]] absl::StatusOr<Input> LoadStateFileForEdit(const std::string& path);

@@ -57,7 +57,7 @@ int VerifyCompletedInput(const Input& in, const CommandArgs& a) {
     f->set_problem(ValidUtf8(problem));
     f->set_offset(offset);
   };
-  if (absl::Status s = javaobj::VerifyRoundTrip(in.file.bytes()); !s.ok()) {
+  if (absl::Status s = javaobj::VerifyRoundTrip(in.bytes()); !s.ok()) {
     out << in.path << ": " << s.message() << "\n1 finding(s)\n";
     finding("", std::string(s.message()), 0);
     return a.json ? PrintJson(rep, kExitInput) : kExitInput;

@@ -66,7 +66,7 @@ void PrintWritten(std::ostream& out, const StreamEdit& e, uint64_t output_size,
 
 int StateOne(const CommandArgs& a, const std::string& path,
              const StateStreamSources& base_sources) {
-  absl::StatusOr<Input> in = LoadStateFile(path);
+  absl::StatusOr<Input> in = LoadStateFileToRead(path);
   if (!in.ok()) return Fail(in.status());
   StateStreamSources sources = base_sources;
   sources.base_dir = DirOf(in->path);

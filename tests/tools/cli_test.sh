@@ -495,6 +495,29 @@ check "verify --json: the finding as JSON" 0 python3 -c "
 import json,sys
 r=json.load(open(sys.argv[1]))
 assert r['ok'] is False and len(r['findings'])==1 and r['findings'][0]['problem'], r" "$tmp/jout"
+# An existing OUT is replaced (as cp does), but not a read-only one nor a directory.
+cp "$real_meta" "$tmp/ro-out"; chmod 0444 "$tmp/ro-out"
+check "strip-state onto a read-only OUT is refused" 1 "$bin" strip-state --state topic-partition-offset-states "$real_meta" "$tmp/ro-out"
+expect_grep "strip-state onto a read-only OUT: says why" "OUT exists and is read-only (mode 0444)" "$tmp/err"
+check "the read-only OUT is untouched" 0 cmp "$real_meta" "$tmp/ro-out"
+mkdir -p "$tmp/dir-out"
+check "convert onto a directory OUT is refused" 1 "$bin" convert --to-version 3 "$real_meta" "$tmp/dir-out"
+expect_grep "convert onto a directory OUT: says why" "OUT exists and is not a regular file" "$tmp/err"
+# A state file as gzip or Base64 (gzip(1), base64(1) are the referees): the read-only commands
+# read the decoded bytes (attack run 7: verify died of SIGBUS on gzip and reported 17 false
+# findings on Base64; inspect, state and diff refused both).
+for f in "$real_meta" "$real_ha"; do
+  gzip -c "$f" >"$tmp/wrapped.gz"
+  base64 "$f" >"$tmp/wrapped.b64"
+  for w in "$tmp/wrapped.gz" "$tmp/wrapped.b64"; do
+    check "verify ${w##*.} of $(basename "$f")" 0 "$bin" verify --nocheck-files "$w"
+    check "verify --json ${w##*.} of $(basename "$f")" 0 "$bin" verify --json --nocheck-files "$w"
+    check "inspect ${w##*.} of $(basename "$f")" 0 "$bin" inspect "$w"
+    check "state ${w##*.} of $(basename "$f")" 0 "$bin" state "$w"
+    check "diff ${w##*.} of $(basename "$f") with the raw file" 0 "$bin" diff "$w" "$f"
+    expect_grep "diff ${w##*.} of $(basename "$f"): nothing differs" "no differences" "$tmp/out"
+  done
+done
 # Every Java stream verified with --json is a VerifyReport, OK or not (attack run 6, item 10).
 check "verify --json of an HA pointer" 0 "$bin" verify --json "$synth/zk-node.bin"
 cp "$tmp/out" "$tmp/jout"

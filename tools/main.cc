@@ -529,28 +529,34 @@ void WarnAboutInterruptedRuns(const CommandArgs& a) {
     for (const serde::InterruptedRun& r : *runs) {
       std::cerr << "flinkstate: warning: ";
       if (r.journal.empty()) {
-        std::cerr << absl::StrJoin(r.temporaries, ", ")
+        std::cerr << Printable(absl::StrJoin(r.temporaries, ", "))
                   << " belong(s) to an interrupted flinkstate run whose journal is in another "
                      "directory (a repair keeps it in its first checkpoint directory); rerun "
                      "that command to finish or undo it\n";
         continue;
       }
-      std::cerr << dir << " holds the journal of an interrupted flinkstate write ("
-                << r.journal.substr(r.journal.rfind('/') + 1);
-      if (!r.intent.empty()) std::cerr << ", command: " << r.intent;
+      std::cerr << Printable(dir) << " holds the journal of an interrupted flinkstate write ("
+                << Printable(r.journal.substr(r.journal.rfind('/') + 1));
+      // The intent is "CWD ARG..." (CommandLine, arguments C-escaped); shown
+      // escaped whatever a journal holds (a planted one could carry
+      // terminal escapes).
+      if (const size_t sp = r.intent.find(' '); sp != std::string::npos) {
+        std::cerr << ", run in " << Printable(r.intent.substr(0, sp))
+                  << " as: flinkstate " << Printable(r.intent.substr(sp + 1));
+      }
       std::cerr << ")";
       if (r.state == "commit") {
-        std::cerr << ": it had committed, so some of " << absl::StrJoin(r.targets, ", ")
+        std::cerr << ": it had committed, so some of " << Printable(absl::StrJoin(r.targets, ", "))
                   << " may still hold the original; what this shows may be from before the "
                      "write. Rerun that command, or any flinkstate write in "
                   << dir << ", to finish it\n";
       } else if (r.state == "prepare") {
-        std::cerr << ": it had not committed, so " << absl::StrJoin(r.targets, ", ")
+        std::cerr << ": it had not committed, so " << Printable(absl::StrJoin(r.targets, ", "))
                   << " still hold(s) the original; rerun that command to do it, or any "
                      "flinkstate write in "
                   << dir << " to remove its temporary files\n";
       } else {
-        std::cerr << ": the journal does not parse; resolve it by hand\n";
+        std::cerr << ": not read (" << Printable(r.problem) << ")\n";
       }
     }
   }

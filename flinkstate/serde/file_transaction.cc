@@ -587,6 +587,29 @@ absl::StatusOr<RecoveryReport> RecoverInterruptedWrite(const std::string& output
 
 // --- Recovery -----------------------------------------------------------------------
 
+// A journal recovery may act on: a regular file (not a symlink, which could
+// point anywhere) owned by the user running (a journal planted by another
+// user, e.g. in a shared directory, could otherwise make root rename that
+// user's temporary file over one of root's). Returns the reason otherwise.
+absl::Status CheckJournalOwnership(const std::string& path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) {
+    return absl::NotFoundError(absl::StrCat("serde: transaction journal ", path, " is gone"));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "serde: transaction journal ", path,
+        " is not a regular file (a symlink?); flinkstate never writes one: remove it by hand"));
+  }
+  if (st.st_uid != ::geteuid()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "serde: transaction journal ", path, " belongs to uid ", st.st_uid, ", not to uid ",
+        ::geteuid(), " running now; flinkstate resolves only its own user's interrupted runs: "
+        "rerun the interrupted command as that user, or remove the journal by hand"));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::vector<InterruptedRun>> FindInterruptedRuns(const std::string& dir) {
   std::vector<InterruptedRun> runs;
   std::map<std::string, std::vector<std::string>> temps;  // by run token
@@ -610,14 +633,25 @@ absl::StatusOr<std::vector<InterruptedRun>> FindInterruptedRuns(const std::strin
     const absl::string_view name = absl::string_view(path).substr(path.rfind('/') + 1);
     temps.erase(std::string(
         absl::StripSuffix(absl::StripPrefix(name, kJournalPrefix), kJournalSuffix)));
+    if (absl::Status own = CheckJournalOwnership(path); !own.ok()) {
+      if (absl::IsNotFound(own)) continue;  // resolved meanwhile
+      run.state = "unreadable";
+      run.problem = std::string(own.message());
+      runs.push_back(std::move(run));
+      continue;
+    }
     absl::StatusOr<std::string> text = ReadSmallFile(path, uint64_t{64} << 20);
     if (!text.ok()) {
       if (absl::IsNotFound(text.status())) continue;  // resolved meanwhile
-      return text.status();
+      run.state = "unreadable";
+      run.problem = std::string(text.status().message());
+      runs.push_back(std::move(run));
+      continue;
     }
     absl::StatusOr<Journal> j = ParseJournal(path, *text);
     if (!j.ok()) {
       run.state = "unreadable";
+      run.problem = std::string(j.status().message());
     } else {
       run.state = j->state;
       run.intent = j->intent;
@@ -667,6 +701,7 @@ absl::StatusOr<RecoveryReport> RecoverTransactions(const std::vector<std::string
   }
   std::vector<Journal> parsed;
   for (const std::string& path : journals) {
+    FLINKSTATE_RETURN_IF_ERROR(CheckJournalOwnership(path));
     FLINKSTATE_ASSIGN_OR_RETURN(std::string text, ReadSmallFile(path, uint64_t{64} << 20));
     FLINKSTATE_ASSIGN_OR_RETURN(Journal j, ParseJournal(path, text));
     const absl::string_view name = absl::string_view(path).substr(path.rfind('/') + 1);

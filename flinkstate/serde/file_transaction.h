@@ -202,8 +202,10 @@ struct RecoveryReport {
 // Return values: `FailedPrecondition` when a lock is held elsewhere, or when
 // a temporary file of an interrupted run lies in `dirs` without its journal
 // (a repair keeps one journal in its first checkpoint directory: a write in
-// the HA directory is refused until that repair is rerun); `DataLoss` for a
-// journal that cannot be parsed (it is left in place and named); I/O errors.
+// the HA directory is refused until that repair is rerun), or for a journal
+// that is not a regular file or not owned by the effective user (it is not
+// acted on); `DataLoss` for a journal that cannot be parsed (it is left in
+// place and named); I/O errors.
 [[nodiscard]] absl::StatusOr<RecoveryReport> RecoverTransactions(
     const std::vector<std::string>& dirs, DirectoryLocks* locks, FileOps* ops = nullptr);
 
@@ -221,6 +223,7 @@ struct InterruptedRun {
   std::string intent;                    // TransactionOptions::intent
   std::vector<std::string> targets;      // from the journal
   std::vector<std::string> temporaries;  // "*.flinkstate-tmp-*" without a journal here
+  std::string problem;                   // why an "unreadable" journal is not read
 };
 
 // The interrupted transactions whose journals or temporary files lie in

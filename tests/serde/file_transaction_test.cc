@@ -306,6 +306,51 @@ TEST(FileTransactionTest, AFileOfARunWhoseJournalIsElsewhereIsRefused) {
   EXPECT_GT(refused, 0);
 }
 
+// Attack run 7: a journal planted in a directory made a later write there
+// rename a file in another directory; a symlinked journal was followed.
+// Recovery acts only on regular-file journals of the effective user.
+TEST(FileTransactionTest, APlantedJournalIsNotActedOn) {
+  TempDir here, there;
+  const std::string victim = there.path() + "/x";
+  const std::string planted = victim + ".flinkstate-tmp-aaaa";
+  std::ofstream(victim) << "original";
+  std::ofstream(planted) << "planted";
+  const std::string journal = here.path() + "/.flinkstate-txn-aaaa.journal";
+  std::ofstream(journal) << "flinkstate-txn 1\nstate\tcommit\nfile\t" << victim << "\t"
+                         << planted << "\t-\t-\nend\n";
+  auto victim_holds = [&](const std::string& want) {
+    std::ifstream in(victim);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str() == want;
+  };
+  DirectoryLocks locks;
+  if (::geteuid() == 0) {
+    // Root recovering a journal another user wrote.
+    ASSERT_EQ(::chown(journal.c_str(), 4321, 4321), 0);
+    EXPECT_THAT(RecoverTransactions({here.path()}, &locks).status(),
+                StatusIs(absl::StatusCode::kFailedPrecondition, "belongs to uid 4321"));
+    EXPECT_TRUE(victim_holds("original"));
+    absl::StatusOr<std::vector<InterruptedRun>> runs = FindInterruptedRuns(here.path());
+    ASSERT_THAT(runs.status(), IsOk());
+    ASSERT_EQ(runs->size(), 1u);
+    EXPECT_EQ((*runs)[0].state, "unreadable");
+    EXPECT_THAT((*runs)[0].problem, ::testing::HasSubstr("belongs to uid 4321"));
+  }
+  // A symlink named like a journal, to a journal elsewhere, is not followed.
+  const std::string real = there.path() + "/journal-elsewhere";
+  ASSERT_EQ(::rename(journal.c_str(), real.c_str()), 0);
+  ASSERT_EQ(::chown(real.c_str(), ::geteuid(), ::getegid()), 0);
+  ASSERT_EQ(::symlink(real.c_str(), journal.c_str()), 0);
+  EXPECT_THAT(RecoverTransactions({here.path()}, &locks).status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition, "is not a regular file"));
+  EXPECT_TRUE(victim_holds("original"));
+  absl::StatusOr<std::vector<InterruptedRun>> runs = FindInterruptedRuns(here.path());
+  ASSERT_THAT(runs.status(), IsOk());
+  ASSERT_EQ(runs->size(), 1u);
+  EXPECT_EQ((*runs)[0].state, "unreadable");
+}
+
 TEST(FileTransactionTest, TheJournalKeepsTheIntentForTheRerun) {
   const int steps = CountSteps();
   for (int n = 1; n <= steps; ++n) {

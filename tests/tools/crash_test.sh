@@ -177,7 +177,7 @@ FLINKSTATE_TEST_KILL_AT=$((scommit + 1)) strip >/dev/null 2>&1
 before=$(leftovers "$job" | sort)
 for cmd in inspect verify doctor; do
   "$bin" "$cmd" "$file" >/dev/null 2>"$tmp/err"
-  grep -q "holds the journal of an interrupted flinkstate write (.flinkstate-txn-[0-9a-f]*.journal, command: .*strip-state.*): it had committed" "$tmp/err" &&
+  grep -q "holds the journal of an interrupted flinkstate write (.flinkstate-txn-[0-9a-f]*.journal, run in .* as: flinkstate strip-state .*): it had committed" "$tmp/err" &&
     ok || { bad "$cmd after a kill past the commit: no warning"; sed 's/^/  | /' "$tmp/err"; }
 done
 [[ $(leftovers "$job" | sort) == "$before" ]] && ok || bad "a read-only command resolved the journal"

@@ -9,6 +9,7 @@
 #include <limits>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
@@ -43,52 +44,77 @@ bool IsText(absl::string_view t) {
   return true;
 }
 
-absl::StatusOr<std::string> Gunzip(ByteView in, uint64_t max_decoded_bytes) {
+// Inflates every member of `in` (RFC 1952 2.2: a gzip file is a series of
+// members; gunzip writes their concatenation). Bytes after the last member
+// that start no other member are an error, not ignored. At most
+// `max_decoded_bytes` are produced; `input_size` is the size of what the
+// user handed in (for the message; the bound derives from it). Inflated in
+// 1 MiB chunks joined once at the end: the peak is the output plus one chunk,
+// not the doubling of a growing string.
+absl::StatusOr<std::string> Gunzip(ByteView in, uint64_t max_decoded_bytes,
+                                   uint64_t input_size) {
   z_stream z{};
   if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) {
     return absl::InternalError("gzip: inflateInit2 failed");
   }
-  std::string out;
-  z.next_in = const_cast<Bytef*>(in.data());
-  z.avail_in = static_cast<uInt>(std::min<size_t>(in.size(), 1u << 30));
-  size_t fed = z.avail_in;
-  int rc = Z_OK;
-  while (rc != Z_STREAM_END) {
-    if (out.size() >= max_decoded_bytes) {
-      inflateEnd(&z);
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "gzip: the data inflates to more than ", max_decoded_bytes,
-          " bytes, the bound for an input of ", in.size(),
-          " bytes; decompress it first (gunzip -k) and pass the raw file"));
-    }
-    const size_t chunk = std::min<uint64_t>(1 << 20, max_decoded_bytes - out.size());
-    const size_t old = out.size();
-    out.resize(old + chunk);
-    z.next_out = reinterpret_cast<Bytef*>(&out[old]);
-    z.avail_out = static_cast<uInt>(chunk);
+  constexpr size_t kChunk = size_t{1} << 20;
+  std::vector<std::string> chunks;
+  uint64_t total = 0;
+  size_t fed = 0;  // bytes of `in` handed to zlib so far
+  auto fail = [&](absl::Status s) {
+    inflateEnd(&z);
+    return s;
+  };
+  for (;;) {
     if (z.avail_in == 0 && fed < in.size()) {
       const size_t more = std::min<size_t>(in.size() - fed, 1u << 30);
       z.next_in = const_cast<Bytef*>(in.data() + fed);
       z.avail_in = static_cast<uInt>(more);
       fed += more;
     }
-    rc = inflate(&z, Z_NO_FLUSH);
-    out.resize(old + chunk - z.avail_out);
-    if (rc == Z_BUF_ERROR && z.avail_in == 0 && fed == in.size()) {
-      const uint64_t at = z.total_in;
-      inflateEnd(&z);
-      return absl::InvalidArgumentError(absl::StrCat(
-          "gzip: gzip-compressed data ends early (truncated) at byte ", at));
+    if (chunks.empty() || z.avail_out == 0) {
+      if (total >= max_decoded_bytes) {
+        return fail(absl::ResourceExhaustedError(absl::StrCat(
+            "gzip: the data inflates to more than ", max_decoded_bytes,
+            " bytes, the bound for an input of ", input_size,
+            " bytes; decompress it first (gunzip -k) and pass the raw file")));
+      }
+      chunks.emplace_back(std::min<uint64_t>(kChunk, max_decoded_bytes - total), '\0');
+      z.next_out = reinterpret_cast<Bytef*>(chunks.back().data());
+      z.avail_out = static_cast<uInt>(chunks.back().size());
     }
-    if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) {
-      const uint64_t at = z.total_in;
+    const uInt out_before = z.avail_out;
+    const int rc = inflate(&z, Z_NO_FLUSH);
+    total += out_before - z.avail_out;
+    const uint64_t at = fed - z.avail_in;  // bytes of `in` consumed
+    if (rc == Z_STREAM_END) {
+      if (at == in.size()) break;
+      if (in.size() - at >= 2 && in[at] == 0x1F && in[at + 1] == 0x8B) {
+        inflateReset(&z);  // the next member
+        continue;
+      }
+      return fail(absl::InvalidArgumentError(absl::StrCat(
+          "gzip: ", in.size() - at, " bytes after the gzip data at byte ", at,
+          " start no other gzip member (gunzip would warn 'trailing garbage ignored')")));
+    }
+    if (rc == Z_BUF_ERROR && z.avail_in == 0 && fed == in.size() && z.avail_out != 0) {
+      return fail(absl::InvalidArgumentError(
+          absl::StrCat("gzip: gzip-compressed data ends early (truncated) at byte ", at)));
+    }
+    if (rc != Z_OK && rc != Z_BUF_ERROR) {
       std::string msg = z.msg ? z.msg : zError(rc);
-      inflateEnd(&z);
-      return absl::InvalidArgumentError(
-          absl::StrCat("gzip: gzip-compressed data is corrupt (", msg, ") at byte ", at));
+      return fail(absl::InvalidArgumentError(
+          absl::StrCat("gzip: gzip-compressed data is corrupt (", msg, ") at byte ", at)));
     }
   }
   inflateEnd(&z);
+  chunks.back().resize(chunks.back().size() - z.avail_out);
+  std::string out;
+  out.reserve(total);
+  for (std::string& c : chunks) {
+    out += c;
+    std::string().swap(c);
+  }
   return out;
 }
 
@@ -239,7 +265,7 @@ absl::StatusOr<DecodedInput> DecodeInputFormat(ByteView input, InputFormat forma
       case InputFormat::kAuto:
         return d;
       case InputFormat::kGzip:
-        next = Gunzip(cur, max_decoded_bytes);
+        next = Gunzip(cur, max_decoded_bytes, input.size());
         break;
       case InputFormat::kHex:
         next = Unhex(text, base);

@@ -142,9 +142,13 @@ TEST(InputFormatTest, GzipBombIsBoundedByAMultipleOfTheInputByDefault) {
                        absl::StrCat("gzip: the data inflates to more than ", bound,
                                     " bytes, the bound for an input of ", bomb.size(),
                                     " bytes; decompress it first (gunzip -k)")));
-  // ... also beneath a Base64 layer: the bound is the outer input's.
-  EXPECT_THAT(DecodeInputFormat(AsBytes(absl::Base64Escape(bomb))).status(),
-              StatusIs(absl::StatusCode::kResourceExhausted, "gzip: the data inflates to more"));
+  // ... also beneath a Base64 layer: the bound and the size named are the
+  // outer input's (attack run 7: the message named the gzip layer's size).
+  const std::string b64 = absl::Base64Escape(bomb);
+  EXPECT_THAT(DecodeInputFormat(AsBytes(b64)).status(),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       absl::StrCat("more than ", InputFormatLimits{}.MaxDecodedBytes(b64.size()),
+                                    " bytes, the bound for an input of ", b64.size(), " bytes")));
   // A file that compresses well but within the bound decodes whole.
   const std::string zeros(size_t{8} << 20, '\0');
   absl::StatusOr<DecodedInput> d = DecodeInputFormat(AsBytes(Gzip(zeros)));
@@ -153,6 +157,24 @@ TEST(InputFormatTest, GzipBombIsBoundedByAMultipleOfTheInputByDefault) {
   // The bound saturates instead of wrapping.
   EXPECT_EQ(InputFormatLimits{}.MaxDecodedBytes(std::numeric_limits<uint64_t>::max() / 2),
             std::numeric_limits<uint64_t>::max());
+}
+
+// RFC 1952 2.2: members one after the other inflate to their concatenation
+// (as gunzip writes it); other bytes after the data are an error, not
+// silently ignored (attack run 7: `cat a.gz a.gz` and `a.gz` + "JUNK"
+// verified as the first member alone).
+TEST(InputFormatTest, GzipMembersConcatenateAndTrailingBytesAreAnError) {
+  const std::string raw("\xAC\xED\x00\x05" "t\x00\x03" "abc", 10);
+  const std::string gz = Gzip(raw);
+  absl::StatusOr<DecodedInput> d = DecodeInputFormat(AsBytes(gz + gz), InputFormat::kGzip);
+  ASSERT_THAT(d.status(), IsOk());
+  EXPECT_EQ(d->decoded, raw + raw);
+  EXPECT_THAT(DecodeInputFormat(AsBytes(gz + "JUNK")).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       absl::StrCat("gzip: 4 bytes after the gzip data at byte ", gz.size(),
+                                    " start no other gzip member")));
+  EXPECT_THAT(DecodeInputFormat(AsBytes(gz + gz.substr(0, gz.size() - 3))).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, "ends early (truncated)"));
 }
 
 TEST(InputFormatTest, BinaryOtherThanGzipIsRaw) {

@@ -1544,6 +1544,17 @@ bool DescriptionNames(absl::string_view description, absl::string_view name) {
   return false;
 }
 
+// A plan node's description as text: the REST plan's HTML entities and
+// line breaks ("Source: A -&gt; B", "[1]:A<br/>+- [2]:B<br/>") undone, the
+// lines joined with "; " (attack run 7: `-&gt;` was shown as is).
+std::string DescriptionText(absl::string_view description) {
+  std::string d = absl::StrReplaceAll(description, {{"<br/>", "\n"}, {"<br>", "\n"}});
+  d = absl::StrReplaceAll(d, {{"&gt;", ">"}, {"&lt;", "<"}, {"&quot;", "\""}, {"&#39;", "'"}});
+  d = absl::StrReplaceAll(d, {{"&amp;", "&"}});
+  std::vector<absl::string_view> lines = absl::StrSplit(d, '\n', absl::SkipWhitespace());
+  return absl::StrJoin(lines, "; ");
+}
+
 // Job vertex id = the head operator's id; other operators join the vertex
 // (a vertex's parallelism is the checkpoint's or, for a plan of the job as
 // restored with --parallelism, `restore_parallelism`; 0 when not given)
@@ -2225,10 +2236,32 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
     rf->set_chaining_known(true);
     std::set<std::string> placed;
     for (const PlanVertex& v : plan) placed.insert(v.operator_ids.begin(), v.operator_ids.end());
+    // A plan that names none of the checkpoint's operators, whatever the
+    // parallelism (by vertex id, operatorIds or a name in a description), is
+    // another job's, or another version of it with new ids and names: every
+    // operator is then a chain of its own, which the plan was given to avoid
+    // (attack runs 6 and 7, item 9).
+    bool names_any = false;
+    for (const OperatorState& op : f.metadata.operators) {
+      const std::string id = op.IdHex();
+      for (const PlanVertex& v : plan) {
+        names_any |= v.id == id || absl::c_linear_search(v.operator_ids, id) ||
+                     DescriptionNames(v.description, op.name.value);
+      }
+    }
+    if (!names_any && !f.metadata.operators.empty()) {
+      AddWarning(&r, "PLAN_MATCHES_NO_OPERATOR",
+                 absl::StrCat("none of the plan's ", plan.size(), " vertices names any of the ",
+                              f.metadata.operators.size(),
+                              " operators of the checkpoint (by id, operatorIds or the operator "
+                              "names in the description): is it the plan of another job? Every "
+                              "operator is counted as a chain of its own"),
+                 "take the plan of the job that wrote this checkpoint (REST /jobs/<id>/plan)");
+    }
     // A plan taken at another parallelism than the checkpoint's, without
     // --parallelism: its vertices do not match the operators by parallelism,
     // and those operators become chains of their own (say so, with the fix).
-    if (options.parallelism <= 0) {
+    if (options.parallelism <= 0 && names_any) {
       std::set<int> plan_p, ckpt_p;
       for (const PlanVertex& v : plan) {
         if (v.parallelism > 0) plan_p.insert(v.parallelism);
@@ -2253,24 +2286,6 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
                          options.plan_file, " ..."));
         w->set_operator_id(unplaced.front());
       }
-    }
-    // A plan that holds none of the checkpoint's operators is another job's
-    // (or another version of it, with new operator ids and names): every
-    // chain below is then an operator of its own, which the plan was given
-    // to avoid (attack run 6, item 9).
-    size_t held = 0;
-    for (const OperatorState& op : f.metadata.operators) held += placed.count(op.IdHex());
-    if (held == 0 && !f.metadata.operators.empty() &&
-        !absl::c_any_of(r.warnings(), [](const report::DoctorWarning& w) {
-          return w.code() == "PLAN_PARALLELISM_DIFFERS";
-        })) {
-      AddWarning(&r, "PLAN_MATCHES_NO_OPERATOR",
-                 absl::StrCat("none of the plan's ", plan.size(), " vertices holds any of the ",
-                              f.metadata.operators.size(),
-                              " operators of the checkpoint (by id, operatorIds or the operator "
-                              "names in the description): is it the plan of another job? Every "
-                              "operator is counted as a chain of its own"),
-                 "take the plan of the job that wrote this checkpoint (REST /jobs/<id>/plan)");
     }
     // Operators of the checkpoint no plan vertex holds are chains of their own.
     for (const OperatorState& op : f.metadata.operators) {
@@ -2307,7 +2322,7 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
       for (int i = 0; i < n; ++i) {
         report::ChainPayload* c = rf->add_chains();
         for (const std::string& id : v.operator_ids) c->add_operator_ids(id);
-        c->set_name(v.description);
+        c->set_name(DescriptionText(v.description));
         c->set_subtask_index(i);
         const bool only_union = absl::c_all_of(chain, [i](const OperatorRestore* x) {
           return i < x->new_parallelism() && x->OnlyUnion(i);

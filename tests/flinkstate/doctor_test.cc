@@ -19,6 +19,7 @@
 #include <utility>
 
 #include "absl/strings/match.h"
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
@@ -149,6 +150,10 @@ TEST(DoctorTest, ChainsFromThePlanMatchFlinksJobManagerTaskRestore) {
     EXPECT_NEAR(static_cast<double>(c.payload_bytes()), it->second, it->second * 0.05) << ids;
     EXPECT_EQ(c.deployment_bytes(), c.payload_bytes() + kAkkaDescriptorOverheadBytes);
   }
+  // The plan's description "Source: KafkaSource -&gt; Map" is shown as text.
+  EXPECT_TRUE(absl::c_any_of(r.restore().chains(), [](const auto& c) {
+    return c.name() == "Source: KafkaSource -> Map";
+  }));
 }
 
 TEST(DoctorTest, RestPlanWithoutOperatorIdsChainsByTheNamesItDescribes) {
@@ -200,6 +205,14 @@ TEST(DoctorTest, APlanOfAnotherJobOrWithImpossibleParallelismIsCalledOut) {
   DoctorOptions o;
   o.plan_file = other;
   report::DoctorReport r = RunDoctor({ckpt}, o);
+  EXPECT_EQ(CountWarnings(r, "PLAN_MATCHES_NO_OPERATOR"), 1);
+  EXPECT_EQ(CountWarnings(r, "PLAN_PARALLELISM_DIFFERS"), 0);
+  // ... at a parallelism no operator has (attack run 7: only
+  // PLAN_PARALLELISM_DIFFERS was said, with a --parallelism fix that does
+  // not help).
+  std::ofstream(other) << R"({"nodes":[{"id":"ffffffffffffffffffffffffffffffff","parallelism":3,)"
+                          R"("description":"Source: Elsewhere"}]})";
+  r = RunDoctor({ckpt}, o);
   EXPECT_EQ(CountWarnings(r, "PLAN_MATCHES_NO_OPERATOR"), 1);
   EXPECT_EQ(CountWarnings(r, "PLAN_PARALLELISM_DIFFERS"), 0);
   for (const char* p : {"0", "-5", "1000000000", "2.5", "\"4\""}) {

@@ -49,8 +49,9 @@ bool IsText(absl::string_view t) {
 // that start no other member are an error, not ignored. At most
 // `max_decoded_bytes` are produced; `input_size` is the size of what the
 // user handed in (for the message; the bound derives from it). Inflated in
-// 1 MiB chunks joined once at the end: the peak is the output plus one chunk,
-// not the doubling of a growing string.
+// 1 MiB chunks joined once at the end: a refused bomb peaks at the bound plus
+// one chunk, a decoded result at twice its size while the chunks are joined
+// (a growing string peaked at up to three times).
 absl::StatusOr<std::string> Gunzip(ByteView in, uint64_t max_decoded_bytes,
                                    uint64_t input_size) {
   z_stream z{};

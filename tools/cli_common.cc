@@ -514,6 +514,10 @@ absl::StatusOr<OutputTarget> ResolveOutput(const CommandArgs& a) {
     if (!t.dry_run) {
       FLINKSTATE_ASSIGN_OR_RETURN(t.finished_by_recovery, RecoverBeside(t.output, t.intent));
     }
+    if (!t.finished_by_recovery && !serde::IsUrl(t.output)) {
+      // Before any work: what the transaction would refuse at its start.
+      FLINKSTATE_RETURN_IF_ERROR(serde::CheckReplaceable(t.output, /*keeps_backup=*/true));
+    }
     return t;
   }
   if (args.size() != 2) {
@@ -532,19 +536,12 @@ absl::StatusOr<OutputTarget> ResolveOutput(const CommandArgs& a) {
   }
   // An existing OUT is replaced as `cp` replaces it, but not one made
   // read-only (attack run 6, item 17: a 0444 OUT was replaced, by root too),
-  // nor a directory or device.
-  struct stat st;
-  if (!t.finished_by_recovery && !serde::IsUrl(t.output) &&
-      ::stat(t.output.c_str(), &st) == 0) {
-    if (!S_ISREG(st.st_mode)) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          Printable(t.output), ": OUT exists and is not a regular file; give a file name"));
-    }
-    if ((st.st_mode & 0222) == 0) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          Printable(t.output), ": OUT exists and is read-only (mode ",
-          absl::StrFormat("%04o", st.st_mode & 07777),
-          "); remove it or give another name (nothing was written)"));
+  // nor a directory or device, nor one chattr +i: checked here, before any
+  // work, as the transaction checks it at its start.
+  if (!t.finished_by_recovery && !serde::IsUrl(t.output)) {
+    const std::string abs = serde::AbsolutePath(t.output);
+    if (!abs.empty()) {
+      FLINKSTATE_RETURN_IF_ERROR(serde::CheckReplaceable(abs, /*keeps_backup=*/false));
     }
   }
   return t;

@@ -528,6 +528,13 @@ void WarnAboutInterruptedRuns(const CommandArgs& a) {
     }
     for (const serde::InterruptedRun& r : *runs) {
       std::cerr << "flinkstate: warning: ";
+      if (r.state == "unstarted") {
+        std::cerr << Printable(absl::StrJoin(r.temporaries, ", "))
+                  << " is the unfinished journal of a flinkstate write interrupted before it "
+                     "changed anything; any flinkstate write in "
+                  << Printable(dir) << " removes it\n";
+        continue;
+      }
       if (r.journal.empty()) {
         std::cerr << Printable(absl::StrJoin(r.temporaries, ", "))
                   << " belong(s) to an interrupted flinkstate run whose journal is in another "

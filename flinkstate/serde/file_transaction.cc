@@ -5,6 +5,8 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -12,6 +14,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -50,6 +53,17 @@ bool SameInode(const std::string& a, const std::string& b) {
   struct stat sa, sb;
   return ::lstat(a.c_str(), &sa) == 0 && ::lstat(b.c_str(), &sb) == 0 &&
          sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+// The inode flags of `path` (FS_IOC_GETFLAGS), 0 where the file system has
+// none or the file cannot be opened for it.
+long InodeFlags(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return 0;
+  long flags = 0;
+  if (::ioctl(fd, FS_IOC_GETFLAGS, &flags) != 0) flags = 0;
+  ::close(fd);
+  return flags;
 }
 
 bool Exists(const std::string& p) {
@@ -437,12 +451,9 @@ absl::Status CommitFiles(std::vector<FileChange>& changes, const TransactionOpti
       return absl::FailedPreconditionError(
           "serde: transaction: each change needs an absolute target, an input and a plan");
     }
+    FLINKSTATE_RETURN_IF_ERROR(CheckReplaceable(c.target, !c.backup.empty()));
     struct stat st;
     const bool exists = ::stat(c.target.c_str(), &st) == 0;
-    if (exists && !S_ISREG(st.st_mode)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("serde: ", c.target, " is not a regular file (nothing was replaced)"));
-    }
     if (exists && st.st_nlink > 1 && !c.backup.empty()) {
       return absl::FailedPreconditionError(absl::StrCat(
           "serde: ", c.target, " has ", st.st_nlink,
@@ -544,6 +555,43 @@ absl::Status CommitFiles(std::vector<FileChange>& changes, const TransactionOpti
   return absl::OkStatus();
 }
 
+absl::Status CheckReplaceable(const std::string& target, bool keeps_backup) {
+  const std::string dir = DirName(target);
+  auto refuse = [&](absl::string_view why) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("serde: ", target, why, " (nothing was replaced)"));
+  };
+  const long dir_flags = InodeFlags(dir);
+  if ((dir_flags & (FS_IMMUTABLE_FL | FS_APPEND_FL)) != 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "serde: the directory ", dir, " of ", target, " is ",
+        (dir_flags & FS_IMMUTABLE_FL) != 0 ? "immutable (chattr +i)" : "append-only (chattr +a)",
+        ": no file in it can be replaced (nothing was replaced)"));
+  }
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "serde: cannot create files in the directory ", dir, " of ", target, ": ",
+        std::strerror(errno), " (nothing was replaced)"));
+  }
+  struct stat st;
+  if (::stat(target.c_str(), &st) != 0) return absl::OkStatus();  // a new file
+  if (!S_ISREG(st.st_mode)) return refuse(" is not a regular file");
+  const long flags = InodeFlags(target);
+  if ((flags & FS_IMMUTABLE_FL) != 0) {
+    return refuse(" is immutable (chattr +i): it cannot be replaced; chattr -i it first");
+  }
+  if ((flags & FS_APPEND_FL) != 0) {
+    return refuse(" is append-only (chattr +a): it cannot be replaced; chattr -a it first");
+  }
+  if (!keeps_backup && (st.st_mode & 0222) == 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof(mode), "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    return refuse(absl::StrCat(" exists and is read-only (mode ", mode,
+                               "); remove it or give another name"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckBackupSuffix(absl::string_view suffix) {
   if (suffix.empty() || absl::StrContains(suffix, '/')) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -610,29 +658,63 @@ absl::Status CheckJournalOwnership(const std::string& path) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<InterruptedRun>> FindInterruptedRuns(const std::string& dir) {
-  std::vector<InterruptedRun> runs;
-  std::map<std::string, std::vector<std::string>> temps;  // by run token
+namespace {
+
+// What one directory holds of the protocol: journals, the temporary files of
+// runs by their token, and journal temporaries ("*.journal.tmp", written
+// before the journal is renamed into place). Absolute paths.
+struct DirectoryScan {
   std::set<std::string> journals;
+  std::map<std::string, std::vector<std::string>> temps;  // by run token
+  std::set<std::string> journal_temps;
+};
+
+// The run token of a journal path ".../.flinkstate-txn-<token>.journal".
+std::string JournalToken(absl::string_view journal) {
+  const absl::string_view name = journal.substr(journal.rfind('/') + 1);
+  return std::string(
+      absl::StripSuffix(absl::StripPrefix(name, kJournalPrefix), kJournalSuffix));
+}
+
+// Lists `dir`; a directory that cannot be listed holds nothing of ours.
+DirectoryScan ScanTransactionDirectory(const std::string& dir) {
+  DirectoryScan scan;
   DIR* dp = ::opendir(dir.c_str());
-  if (dp == nullptr) return runs;
+  if (dp == nullptr) return scan;
+  const std::string journal_temp_suffix = absl::StrCat(kJournalSuffix, ".tmp");
   while (dirent* e = ::readdir(dp)) {
     const absl::string_view n = e->d_name;
-    if (const size_t t = n.rfind(kTempMarker);
-        t != absl::string_view::npos && !absl::StartsWith(n, kJournalPrefix)) {
-      temps[std::string(n.substr(t + std::strlen(kTempMarker)))].push_back(
+    if (absl::StartsWith(n, kJournalPrefix)) {
+      if (absl::EndsWith(n, kJournalSuffix)) {
+        scan.journals.insert(AbsolutePath(absl::StrCat(dir, "/", n)));
+      } else if (absl::EndsWith(n, journal_temp_suffix)) {
+        scan.journal_temps.insert(AbsolutePath(absl::StrCat(dir, "/", n)));
+      }
+    } else if (const size_t t = n.rfind(kTempMarker); t != absl::string_view::npos) {
+      scan.temps[std::string(n.substr(t + std::strlen(kTempMarker)))].push_back(
           AbsolutePath(absl::StrCat(dir, "/", n)));
-    } else if (absl::StartsWith(n, kJournalPrefix) && absl::EndsWith(n, kJournalSuffix)) {
-      journals.insert(AbsolutePath(absl::StrCat(dir, "/", n)));
     }
   }
   ::closedir(dp);
-  for (const std::string& path : journals) {
+  for (auto& [token, files] : scan.temps) std::sort(files.begin(), files.end());
+  return scan;
+}
+
+// True for a journal temporary whose journal was never renamed into place:
+// the transaction stopped before it created anything.
+bool IsStrayJournalTemp(const DirectoryScan& scan, const std::string& journal_temp) {
+  return scan.journals.count(journal_temp.substr(0, journal_temp.size() - 4)) == 0;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<InterruptedRun>> FindInterruptedRuns(const std::string& dir) {
+  std::vector<InterruptedRun> runs;
+  DirectoryScan scan = ScanTransactionDirectory(dir);
+  for (const std::string& path : scan.journals) {
     InterruptedRun run;
     run.journal = path;
-    const absl::string_view name = absl::string_view(path).substr(path.rfind('/') + 1);
-    temps.erase(std::string(
-        absl::StripSuffix(absl::StripPrefix(name, kJournalPrefix), kJournalSuffix)));
+    scan.temps.erase(JournalToken(path));
     if (absl::Status own = CheckJournalOwnership(path); !own.ok()) {
       if (absl::IsNotFound(own)) continue;  // resolved meanwhile
       run.state = "unreadable";
@@ -659,10 +741,18 @@ absl::StatusOr<std::vector<InterruptedRun>> FindInterruptedRuns(const std::strin
     }
     runs.push_back(std::move(run));
   }
-  for (auto& [token, files] : temps) {
+  for (auto& [token, files] : scan.temps) {
     InterruptedRun run;
-    std::sort(files.begin(), files.end());
     run.temporaries = std::move(files);
+    runs.push_back(std::move(run));
+  }
+  // A run stopped while writing its journal: it replaced nothing, and the
+  // next write here removes the file.
+  for (const std::string& s : scan.journal_temps) {
+    if (!IsStrayJournalTemp(scan, s)) continue;
+    InterruptedRun run;
+    run.state = "unstarted";
+    run.temporaries.push_back(s);
     runs.push_back(std::move(run));
   }
   return runs;
@@ -672,42 +762,26 @@ absl::StatusOr<RecoveryReport> RecoverTransactions(const std::vector<std::string
                                                    DirectoryLocks* locks, FileOps* ops) {
   if (ops == nullptr) ops = PosixFileOps();
   RecoveryReport report;
-  std::set<std::string> journals, strays;
   // Temporary files by the token of their run: each must belong to a journal
   // found here (the protocol creates none before its journal and removes its
   // journal last).
+  std::set<std::string> journals, strays;
   std::map<std::string, std::string> temps;
   for (const std::string& d : dirs) {
     FLINKSTATE_RETURN_IF_ERROR(locks->Add(d));
-    DIR* dp = ::opendir(d.c_str());
-    if (dp == nullptr) continue;
-    while (dirent* e = ::readdir(dp)) {
-      const absl::string_view n = e->d_name;
-      if (const size_t t = n.rfind(kTempMarker); t != absl::string_view::npos &&
-                                                 !absl::StartsWith(n, kJournalPrefix)) {
-        temps.emplace(std::string(n.substr(t + std::strlen(kTempMarker))),
-                      AbsolutePath(absl::StrCat(d, "/", n)));
-        continue;
-      }
-      if (!absl::StartsWith(n, kJournalPrefix)) continue;
-      const std::string path = AbsolutePath(absl::StrCat(d, "/", n));
-      if (absl::EndsWith(n, kJournalSuffix)) {
-        journals.insert(path);
-      } else if (absl::EndsWith(n, absl::StrCat(kJournalSuffix, ".tmp"))) {
-        strays.insert(path);
-      }
+    const DirectoryScan scan = ScanTransactionDirectory(d);
+    journals.insert(scan.journals.begin(), scan.journals.end());
+    for (const auto& [token, files] : scan.temps) temps.emplace(token, files.front());
+    for (const std::string& s : scan.journal_temps) {
+      if (IsStrayJournalTemp(scan, s)) strays.insert(s);
     }
-    ::closedir(dp);
   }
   std::vector<Journal> parsed;
   for (const std::string& path : journals) {
     FLINKSTATE_RETURN_IF_ERROR(CheckJournalOwnership(path));
     FLINKSTATE_ASSIGN_OR_RETURN(std::string text, ReadSmallFile(path, uint64_t{64} << 20));
     FLINKSTATE_ASSIGN_OR_RETURN(Journal j, ParseJournal(path, text));
-    const absl::string_view name = absl::string_view(path).substr(path.rfind('/') + 1);
-    const absl::string_view token = absl::StripSuffix(
-        absl::StripPrefix(name, kJournalPrefix), kJournalSuffix);
-    temps.erase(std::string(token));
+    temps.erase(JournalToken(path));
     parsed.push_back(std::move(j));
   }
   if (!temps.empty()) {
@@ -724,7 +798,6 @@ absl::StatusOr<RecoveryReport> RecoverTransactions(const std::vector<std::string
   // A journal temporary whose journal is missing was never renamed: the
   // transaction had created nothing yet.
   for (const std::string& s : strays) {
-    if (journals.count(s.substr(0, s.size() - 4)) > 0) continue;  // resolved with its journal
     FLINKSTATE_RETURN_IF_ERROR(RemoveIfPresent(s, ops, &report.actions));
   }
   for (Journal& j : parsed) {

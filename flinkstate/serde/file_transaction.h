@@ -218,7 +218,9 @@ struct InterruptedRun {
   std::string journal;
   // "commit" (its outputs were verified; the targets may be replaced in
   // part), "prepare" (no target replaced), "unreadable" (a journal that
-  // does not parse), or "" (no journal here).
+  // does not parse), "unstarted" (only a journal temporary "*.journal.tmp",
+  // in `temporaries`: the run stopped while writing its journal, before it
+  // created or replaced anything), or "" (no journal here).
   std::string state;
   std::string intent;                    // TransactionOptions::intent
   std::vector<std::string> targets;      // from the journal
@@ -249,6 +251,19 @@ struct InterruptedRun {
 // an uncommitted one rolled back). Locks the directory for the call.
 [[nodiscard]] absl::StatusOr<RecoveryReport> RecoverInterruptedWrite(const std::string& output,
                                                                      FileOps* ops = nullptr);
+
+// Whether a transaction may replace `target` (an absolute path; it need not
+// exist), checked by `CommitFiles` before it creates anything and callable
+// earlier, before costly work. `keeps_backup`: the change keeps the original
+// as a backup (an in-place rewrite) rather than writing a new output.
+// Returns `FailedPrecondition` naming `target` and ending "(nothing was
+// replaced)" when its directory is immutable or append-only (chattr +i/+a),
+// or cannot be written by the caller; when `target` exists and is not a
+// regular file, is immutable or append-only (its final rename would fail
+// after every byte was written), or, without a backup, has no write bit at
+// all (a 0444 file is replaced by no `cp`, root's included). OK otherwise.
+// Thread-safe; reads inode attributes only.
+[[nodiscard]] absl::Status CheckReplaceable(const std::string& target, bool keeps_backup);
 
 // A backup suffix is usable when it is non-empty and has no '/': the backup
 // `<file><suffix>` then stays in the file's directory, beside it on the same

@@ -498,11 +498,21 @@ assert r['ok'] is False and len(r['findings'])==1 and r['findings'][0]['problem'
 # An existing OUT is replaced (as cp does), but not a read-only one nor a directory.
 cp "$real_meta" "$tmp/ro-out"; chmod 0444 "$tmp/ro-out"
 check "strip-state onto a read-only OUT is refused" 1 "$bin" strip-state --state topic-partition-offset-states "$real_meta" "$tmp/ro-out"
-expect_grep "strip-state onto a read-only OUT: says why" "OUT exists and is read-only (mode 0444)" "$tmp/err"
+expect_grep "strip-state onto a read-only OUT: says why" "ro-out exists and is read-only (mode 0444)" "$tmp/err"
 check "the read-only OUT is untouched" 0 cmp "$real_meta" "$tmp/ro-out"
+# chattr +i: refused before any work, nothing created (the rename would fail at the end).
+if [[ $(id -u) == 0 ]] && cp "$real_meta" "$tmp/imm" && chattr +i "$tmp/imm" 2>/dev/null; then
+  check "strip-state --in-place of an immutable file is refused" 1 "$bin" strip-state --in-place --state topic-partition-offset-states "$tmp/imm"
+  expect_grep "strip-state --in-place of an immutable file: says why" "immutable (chattr +i)" "$tmp/err"
+  expect_no_file "strip-state --in-place of an immutable file: no backup" "$tmp/imm.bak"
+  check "strip-state onto an immutable OUT is refused" 1 "$bin" strip-state --state topic-partition-offset-states "$real_meta" "$tmp/imm"
+  expect_grep "strip-state onto an immutable OUT: says why" "immutable (chattr +i)" "$tmp/err"
+  chattr -i "$tmp/imm"
+  check "the immutable file is untouched" 0 cmp "$real_meta" "$tmp/imm"
+fi
 mkdir -p "$tmp/dir-out"
 check "convert onto a directory OUT is refused" 1 "$bin" convert --to-version 3 "$real_meta" "$tmp/dir-out"
-expect_grep "convert onto a directory OUT: says why" "OUT exists and is not a regular file" "$tmp/err"
+expect_grep "convert onto a directory OUT: says why" "is not a regular file" "$tmp/err"
 # A state file as gzip or Base64 (gzip(1), base64(1) are the referees): the read-only commands
 # read the decoded bytes (attack run 7: verify died of SIGBUS on gzip and reported 17 false
 # findings on Base64; inspect, state and diff refused both).

@@ -385,7 +385,18 @@ int Fail(const absl::Status& s) {
 }
 
 int Usage(absl::string_view problem) {
-  std::cerr << "flinkstate: " << problem << "\n(run `flinkstate help` for usage)\n";
+  std::cerr << "flinkstate: " << Printable(problem) << "\n(run `flinkstate help` for usage)\n";
+  if (JsonErrorMode().on) {
+    // With --json a usage error is a report too: a script reading stdout
+    // gets the exit code and the problem, not an empty document.
+    absl::StatusOr<std::string> json = RenderJson(ErrorReportOf(
+        absl::InvalidArgumentError(problem), JsonErrorMode().command, kExitUsage));
+    if (json.ok()) {
+      std::cout << *json;
+      if (!json->empty() && json->back() != '\n') std::cout << "\n";
+      std::cout.flush();
+    }
+  }
   return kExitUsage;
 }
 

@@ -20,7 +20,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <limits>
 #include <memory>
@@ -597,6 +599,12 @@ int Run(int argc, char** argv) {
   if (c == nullptr) return Usage(absl::StrCat("unknown command '", first, "'"));
   CommandArgs args;
   std::unique_ptr<CLI::App> app = MakeParser(*c, args);
+  // A usage error found while parsing is reported as JSON too when --json
+  // was asked for (the flag is not parsed yet: looked for among the words).
+  if (app->get_option_no_throw("--json") != nullptr &&
+      std::any_of(argv + 2, argv + argc, [](const char* w) { return std::strcmp(w, "--json") == 0; })) {
+    SetJsonErrors(c->name, true);
+  }
   try {
     // argv[1] is the command: CLI11 reads the rest.
     app->parse(argc - 1, argv + 1);

@@ -488,6 +488,23 @@ json_error "inspect --json of a missing file" 1 "$bin" inspect --json "$tmp/nope
 head -c 3000 "$synth/completedCheckpoint.bin" >"$tmp/truncated-cc"
 json_error "inspect --json of a truncated completedCheckpoint" 1 "$bin" inspect --json "$tmp/truncated-cc"
 json_error "dump --json of a truncated Java stream" 1 "$bin" dump --json "$tmp/truncated-cc"
+# A usage error with --json is an ErrorReport too (stdout was empty), exit 2 as without --json.
+usage_json() {  # usage_json DESCRIPTION WORD COMMAND...: WORD must appear in the message
+  local what=$1 word=$2
+  shift 2
+  check "$what" 2 "$@"
+  cp "$tmp/out" "$tmp/jout"
+  check "$what: stdout is an ErrorReport" 0 python3 -c "
+import json,sys
+r=json.load(open(sys.argv[1]))
+assert r['exitCode']==2 and r['code']=='INVALID_ARGUMENT' and r['command']==sys.argv[3], r
+assert sys.argv[2] in r['message'], r
+" "$tmp/jout" "$word" "${@:2:1}"
+}
+usage_json "inspect --json with an unknown flag" "--no-such-flag" "$bin" inspect --json --no-such-flag "$real_meta"
+usage_json "strip-state --json without OUT" "IN OUT" "$bin" strip-state --json --state x "$real_meta"
+check "inspect with an unknown flag, no --json: nothing on stdout" 2 "$bin" inspect --no-such-flag "$real_meta"
+check "  ... stdout is empty" 0 test ! -s "$tmp/out"
 # verify reports an undecodable completedCheckpoint as a finding: a VerifyReport, not text.
 check "verify --json of a truncated completedCheckpoint" 1 "$bin" verify --json "$tmp/truncated-cc"
 cp "$tmp/out" "$tmp/jout"
@@ -575,7 +592,12 @@ check "--in-place twice" 2 "$bin" strip-state --state x --in-place --in-place "$
 expect_grep "--in-place twice: says which flag" "strip-state: --in-place given 2 times" "$tmp/err"
 check "--json twice" 2 "$bin" inspect --json --json "$meta"
 expect_grep "--json twice: says which flag" "inspect: --json given 2 times" "$tmp/err"
-[[ ! -s $tmp/out ]] && passes=$((passes + 1)) || { echo "FAIL: --json twice printed on stdout"; failures=$((failures + 1)); }
+cp "$tmp/out" "$tmp/jout"
+check "--json twice: stdout is an ErrorReport of the usage error" 0 python3 -c "
+import json,sys
+r=json.load(open(sys.argv[1]))
+assert r['exitCode']==2 and r['command']=='inspect' and 'given 2 times' in r['message'], r
+" "$tmp/jout"
 check "--nofsync --fsync" 2 "$bin" strip-state --state x --nofsync --fsync "$kafka" "$tmp/x"
 expect_grep "--nofsync --fsync: both forms named" "--fsync/--nofsync given 2 times" "$tmp/err"
 check "--apply twice" 2 "$bin" repair --state x --apply --apply "$tmp"

@@ -3,7 +3,9 @@
 #include "flinkstate/doctor.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -1437,10 +1439,26 @@ uint64_t UnionEntries(const StateFile& f) {
 
 struct PlanVertex {
   std::string id;
-  std::string description;
+  // The node's "description" as text: the REST plan HTML-escapes it
+  // ("A -&gt; B"), breaks lines with "<br/>" and, from 1.15 on, writes a tree
+  // ("[1]:Source: A<br/>+- [2]:B<br/>"); entities are decoded once, line
+  // breaks are '\n'.
+  std::string text;
   int parallelism = 0;
   std::vector<std::string> operator_ids;  // filled by matching
 };
+
+// The REST plan's HTML undone in one pass (so "&amp;gt;" becomes "&gt;", not
+// ">"): the entities Flink's JSON plan generator escapes, and "<br/>".
+std::string PlanDescriptionText(absl::string_view description) {
+  return absl::StrReplaceAll(description, {{"<br/>", "\n"},
+                                           {"<br>", "\n"},
+                                           {"&gt;", ">"},
+                                           {"&lt;", "<"},
+                                           {"&quot;", "\""},
+                                           {"&#39;", "'"},
+                                           {"&amp;", "&"}});
+}
 
 absl::StatusOr<std::vector<PlanVertex>> ReadPlan(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -1497,7 +1515,9 @@ absl::StatusOr<std::vector<PlanVertex>> ReadPlan(const std::string& path) {
     const auto& f = n.struct_value().fields();
     PlanVertex v;
     if (auto it = f.find("id"); it != f.end()) v.id = absl::AsciiStrToLower(it->second.string_value());
-    if (auto it = f.find("description"); it != f.end()) v.description = it->second.string_value();
+    if (auto it = f.find("description"); it != f.end()) {
+      v.text = PlanDescriptionText(it->second.string_value());
+    }
     if (auto it = f.find("parallelism"); it != f.end()) {
       // A job vertex runs 1 .. kMaxFlinkParallelism subtasks; anything else
       // is not a plan Flink wrote (attack run 6, item 9: 0, -5 and 10^9 were
@@ -1524,34 +1544,26 @@ absl::StatusOr<std::vector<PlanVertex>> ReadPlan(const std::string& path) {
   return out;
 }
 
-// True if a plan node's description names the operator `name`: the REST
-// plan HTML-escapes it ("A -&gt; B<br/>") and 1.15+ writes a tree
-// ("[1]:Source: A<br/>+- [2]:B<br/>"); the name must stand between
-// separators, not inside a longer name.
-bool DescriptionNames(absl::string_view description, absl::string_view name) {
+// True if a plan node's text (PlanVertex::text) names the operator `name`:
+// the name must stand between separators, not inside a longer name.
+bool DescriptionNames(absl::string_view text, absl::string_view name) {
   if (name.empty()) return false;
-  const std::string d = absl::StrReplaceAll(
-      description, {{"&gt;", ">"}, {"&lt;", "<"}, {"&amp;", "&"}, {"<br/>", "\n"}, {"<br>", "\n"}});
   auto is_sep = [](char c) { return c == ' ' || c == '\n' || c == '>' || c == ']' || c == ':' ||
                                     c == '\t' || c == '(' || c == ')' || c == ','; };
-  const std::string n(name);
-  for (size_t at = d.find(n); at != std::string::npos; at = d.find(n, at + 1)) {
+  for (size_t at = text.find(name); at != absl::string_view::npos;
+       at = text.find(name, at + 1)) {
     const size_t end = at + name.size();
-    const bool before = at == 0 || is_sep(d[at - 1]);
-    const bool after = end == d.size() || is_sep(d[end]) || d[end] == '-';
+    const bool before = at == 0 || is_sep(text[at - 1]);
+    const bool after = end == text.size() || is_sep(text[end]) || text[end] == '-';
     if (before && after) return true;
   }
   return false;
 }
 
-// A plan node's description as text: the REST plan's HTML entities and
-// line breaks ("Source: A -&gt; B", "[1]:A<br/>+- [2]:B<br/>") undone, the
-// lines joined with "; " (attack run 7: `-&gt;` was shown as is).
-std::string DescriptionText(absl::string_view description) {
-  std::string d = absl::StrReplaceAll(description, {{"<br/>", "\n"}, {"<br>", "\n"}});
-  d = absl::StrReplaceAll(d, {{"&gt;", ">"}, {"&lt;", "<"}, {"&quot;", "\""}, {"&#39;", "'"}});
-  d = absl::StrReplaceAll(d, {{"&amp;", "&"}});
-  std::vector<absl::string_view> lines = absl::StrSplit(d, '\n', absl::SkipWhitespace());
+// A plan node's text on one line, its lines joined with "; " (attack run 7:
+// `-&gt;` was shown as is).
+std::string ChainName(absl::string_view text) {
+  std::vector<absl::string_view> lines = absl::StrSplit(text, '\n', absl::SkipWhitespace());
   return absl::StrJoin(lines, "; ");
 }
 
@@ -1575,7 +1587,7 @@ void MatchPlan(const StateFile& f, int restore_parallelism, std::vector<PlanVert
     const std::string id = op.IdHex();
     if (placed.count(id) || op.name.value.empty()) continue;
     for (PlanVertex& v : *plan) {
-      if (DescriptionNames(v.description, op.name.value) &&
+      if (DescriptionNames(v.text, op.name.value) &&
           (v.parallelism == 0 || v.parallelism == std::max(op.parallelism, 1) ||
            (restore_parallelism > 0 && v.parallelism == restore_parallelism))) {
         v.operator_ids.push_back(id);
@@ -1601,10 +1613,10 @@ void MatchPlan(const StateFile& f, int restore_parallelism, std::vector<PlanVert
       if (v.parallelism != p && !(restore_parallelism > 0 && v.parallelism == restore_parallelism)) {
         continue;
       }
-      std::string d = absl::StrReplaceAll(v.description, {{"&gt;", ">"}, {"<br/>", "\n"}});
       // One operator per line of the tree form, or per " -> " part.
-      const std::vector<std::string> lines = absl::StrSplit(d, '\n', absl::SkipWhitespace());
-      const std::vector<std::string> parts = absl::StrSplit(d, " -> ");
+      const std::vector<absl::string_view> lines =
+          absl::StrSplit(v.text, '\n', absl::SkipWhitespace());
+      const std::vector<absl::string_view> parts = absl::StrSplit(v.text, " -> ");
       const size_t described = std::max<size_t>({lines.size(), parts.size(), 1});
       if (described > v.operator_ids.size()) {
         ++candidates;
@@ -1995,7 +2007,9 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
     }
     std::ifstream in(options.flink_conf, std::ios::binary);
     if (!in) {
-      return absl::NotFoundError(absl::StrCat(options.flink_conf, ": doctor: cannot read"));
+      const int err = errno;
+      return absl::NotFoundError(absl::StrCat(options.flink_conf, ": doctor: cannot read --flink-conf: ",
+                                              std::strerror(err)));
     }
     std::stringstream ss;
     ss << in.rdbuf();
@@ -2246,7 +2260,7 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
       const std::string id = op.IdHex();
       for (const PlanVertex& v : plan) {
         names_any |= v.id == id || absl::c_linear_search(v.operator_ids, id) ||
-                     DescriptionNames(v.description, op.name.value);
+                     DescriptionNames(v.text, op.name.value);
       }
     }
     if (!names_any && !f.metadata.operators.empty()) {
@@ -2292,7 +2306,7 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
       if (!placed.count(op.IdHex())) {
         PlanVertex v;
         v.id = op.IdHex();
-        v.description = absl::StrCat(op.name.value, " (not in the plan)");
+        v.text = absl::StrCat(op.name.value, " (not in the plan)");
         v.operator_ids.push_back(op.IdHex());
         plan.push_back(std::move(v));
       }
@@ -2322,7 +2336,7 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
       for (int i = 0; i < n; ++i) {
         report::ChainPayload* c = rf->add_chains();
         for (const std::string& id : v.operator_ids) c->add_operator_ids(id);
-        c->set_name(DescriptionText(v.description));
+        c->set_name(ChainName(v.text));
         c->set_subtask_index(i);
         const bool only_union = absl::c_all_of(chain, [i](const OperatorRestore* x) {
           return i < x->new_parallelism() && x->OnlyUnion(i);

@@ -35,6 +35,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "flinkstate/doctor.h"
 #include "flinkstate/objstore/object_store.h"
 #include "flinkstate/serde/file_transaction.h"
@@ -383,9 +384,23 @@ const Command kCommands[] = {
        app.add_option("--parallelism", a.parallelism, "parallelism after restore")
            ->type_name("N")
            ->check(CLI::Range(1, kMaxFlinkParallelism));
+       // The size as akka.framesize / pekko.framesize take it ("10485760b",
+       // "10m", "64 MiB"), so a value copied from flink-conf.yaml works.
        auto* fs = app.add_option("--frame-size", a.frame_size,
-                                 "RPC frame size in bytes (default 10485760)")
-                      ->type_name("BYTES")
+                                 "RPC frame size as akka.framesize / pekko.framesize take it: "
+                                 "bytes, or with a unit (10m, 64MiB; default 10485760b)")
+                      ->type_name("SIZE")
+                      ->transform(CLI::Validator(
+                          [](std::string& v) -> std::string {
+                            absl::StatusOr<uint64_t> n = flinkstate::ParseRpcFrameSize(v);
+                            if (!n.ok()) {
+                              return std::string(absl::StripPrefix(
+                                  n.status().message(), "doctor: configuration: framesize "));
+                            }
+                            v = absl::StrCat(*n);
+                            return std::string();
+                          },
+                          "SIZE"))
                       ->check(CLI::Range(kMinRpcFrameSize, kMaxRpcFrameSize));
        app.add_option("--flink-conf", a.flink_conf,
                       "flink-conf.yaml / config.yaml to read pekko.framesize or "
@@ -448,6 +463,17 @@ std::unique_ptr<CLI::App> MakeParser(const Command& c, CommandArgs& args) {
 // given 2 times"), else "".
 std::string RepeatedFlagProblem(CLI::App& app) {
   for (const CLI::Option* o : app.get_options()) {
+    if (o->get_expected_max() == 1 && o->get_multi_option_policy() !=
+                                          CLI::MultiOptionPolicy::TakeAll &&
+        o->count() >= 2) {
+      // A value option given twice ("--state a --state b"): CLI11 says "At
+      // Most 1 required but received 2".
+      std::vector<std::string> values;
+      for (const std::string& v : o->results()) values.push_back(absl::StrCat("'", v, "'"));
+      return absl::StrCat("--", o->get_lnames().empty() ? o->get_name() : o->get_lnames()[0],
+                          " given ", o->count(), " times (", absl::StrJoin(values, ", "),
+                          "); it takes one value: run the command once per value");
+    }
     if (o->get_expected_max() != 0 || o->count() < 2) continue;
     std::vector<std::string> names;
     for (const std::string& n : o->get_lnames()) names.push_back("--" + n);

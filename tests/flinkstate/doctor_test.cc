@@ -21,6 +21,7 @@
 #include "absl/strings/match.h"
 #include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "flinkstate/inspect.h"
@@ -154,6 +155,27 @@ TEST(DoctorTest, ChainsFromThePlanMatchFlinksJobManagerTaskRestore) {
   EXPECT_TRUE(absl::c_any_of(r.restore().chains(), [](const auto& c) {
     return c.name() == "Source: KafkaSource -> Map";
   }));
+}
+
+// Entities are decoded once, as a browser shows the REST plan: an operator
+// named "Map &gt; 1" is escaped by Flink to "Map &amp;gt; 1" and must come
+// back as "Map &gt; 1", not "Map > 1"; "<br/>" breaks a line.
+TEST(DoctorTest, PlanDescriptionsAreUnescapedOnce) {
+  std::ifstream in(kData + "/doctor/plan-incident-v2-p4.json");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string plan = ::testing::TempDir() + "/plan-incident-v2-p4-entities.json";
+  std::ofstream(plan) << absl::StrReplaceAll(
+      ss.str(), {{"Source: KafkaSource -&gt; Map",
+                  "Source: KafkaSource -&gt; Map &amp;gt; 1<br/>&quot;two&quot; &amp;amp; &#39;3&#39;"}});
+  DoctorOptions o;
+  o.plan_file = plan;
+  report::DoctorReport r = RunDoctor({kData + "/flink-1.15.2/incident-gen3-checkpoint"}, o);
+  ASSERT_TRUE(r.restore().chaining_known());
+  std::set<std::string> names;
+  for (const auto& c : r.restore().chains()) names.insert(c.name());
+  EXPECT_EQ(names.count("Source: KafkaSource -> Map &gt; 1; \"two\" &amp; '3'"), 1u)
+      << absl::StrJoin(names, " | ");
 }
 
 TEST(DoctorTest, RestPlanWithoutOperatorIdsChainsByTheNamesItDescribes) {

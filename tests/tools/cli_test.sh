@@ -598,6 +598,8 @@ import json,sys
 r=json.load(open(sys.argv[1]))
 assert r['exitCode']==2 and r['command']=='inspect' and 'given 2 times' in r['message'], r
 " "$tmp/jout"
+check "--state twice" 2 "$bin" strip-state --state a --state b "$kafka" "$tmp/x"
+expect_grep "--state twice: names the flag and both values" "--state given 2 times ('a', 'b')" "$tmp/err"
 check "--nofsync --fsync" 2 "$bin" strip-state --state x --nofsync --fsync "$kafka" "$tmp/x"
 expect_grep "--nofsync --fsync: both forms named" "--fsync/--nofsync given 2 times" "$tmp/err"
 check "--apply twice" 2 "$bin" repair --state x --apply --apply "$tmp"

@@ -22,6 +22,22 @@ for bad in "--flink-version 2.x" "--flink-version 3.0" "--blob-offload-minsize 0
   rc=0; "$bin" doctor $bad "$data/flink-1.20.5/hashmap-checkpoint" > /dev/null 2>&1 || rc=$?
   (( rc == 2 )) || fail "expected exit 2 for $bad, got $rc"
 done
+# --frame-size takes a size as akka.framesize does (Akka/Pekko read it as a HOCON size:
+# "m" is 2^20, "MB" 10^6, "mb" no unit), so a value copied from flink-conf.yaml works.
+ckpt="$data/flink-1.20.5/hashmap-checkpoint"
+for pair in "64m 67108864" "64MiB 67108864" "64MB 64000000" "10485760b 10485760"; do
+  read -r size bytes <<< "$pair"
+  "$bin" doctor --json --frame-size "$size" "$ckpt" > "$work/fs.json" || fail "--frame-size $size refused"
+  python3 -c "import json,sys; r=json.load(open(sys.argv[1])); assert int(r['restore']['frameSize'])==int(sys.argv[2]), r['restore']['frameSize']" \
+    "$work/fs.json" "$bytes" || fail "--frame-size $size is not $bytes bytes"
+done
+rc=0; "$bin" doctor --frame-size 10mb "$ckpt" > /dev/null 2> "$work/fs.err" || rc=$?
+(( rc == 2 )) || fail "expected exit 2 for --frame-size 10mb, got $rc"
+grep -q "unit 'mb'" "$work/fs.err" || fail "--frame-size 10mb: the unit is not named: $(cat "$work/fs.err")"
+rc=0; "$bin" doctor --frame-size 1k "$ckpt" > /dev/null 2> "$work/fs.err" || rc=$?
+(( rc == 2 )) || fail "expected exit 2 for --frame-size 1k (below 32000), got $rc"
+rc=0; "$bin" doctor --flink-conf "$work/no-such-conf.yaml" "$ckpt" > /dev/null 2> "$work/fs.err" || rc=$?
+grep -q "No such file or directory" "$work/fs.err" || fail "a missing --flink-conf does not say why: $(cat "$work/fs.err")"
 # The release decides (tests/testdata/doctor/deploy-2.3.0-incident-gen3-blob.json: Flink 2.3.0
 # deployed this at a 40000-byte frame with blob.offload.minsize 16384; 1.x sends it in the RPC).
 blob=(--frame-size 40000 --blob-offload-minsize 16384 "$data/flink-2.3.0/incident-gen3-checkpoint")

@@ -51,8 +51,8 @@ absl::StatusOr<ConvertResult> PlanConvert(const LoadedFile& file,
                                           const ConvertOptions& options) {
   if (file.kind != FileKind::kMetadata) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "convert: only _metadata files have a metadata version; ", file.path, " is a ",
-        FileKindName(file.kind)));
+        "convert: only _metadata files have a metadata version; ", file.path, " is ",
+        FileKindWithArticle(file.kind)));
   }
   if (options.target_version < kMinWritableMetadataVersion ||
       options.target_version > kMaxMetadataVersion) {

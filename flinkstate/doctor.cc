@@ -1895,7 +1895,7 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
       if (!lf.ok()) return lf.status();
       if (!lf->is_state_file()) {
         return absl::InvalidArgumentError(absl::StrCat(
-            f, ": doctor: a ", FileKindName(lf->kind),
+            f, ": doctor: ", FileKindWithArticle(lf->kind),
             " file; give the checkpoint directory, _metadata or completedCheckpoint file"));
       }
       Input in;

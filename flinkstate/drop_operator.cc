@@ -201,7 +201,7 @@ absl::StatusOr<DropResult> PlanDropOperators(const LoadedFile& file,
                                              const std::vector<std::string>& operator_ids) {
   if (!file.is_state_file() || file.encoding != Encoding::kRaw) {
     return absl::InvalidArgumentError(absl::StrCat(
-        file.path, ": drop-operator: a ", FileKindName(file.kind),
+        file.path, ": drop-operator: ", FileKindWithArticle(file.kind),
         file.encoding != Encoding::kRaw ? " stored wrapped (decode it first)" : "",
         " holds no operators to drop; give a _metadata or completedCheckpoint file"));
   }

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "flinkstate/completed_checkpoint.h"
 #include "flinkstate/metadata_reader.h"
@@ -142,6 +143,12 @@ const char* FileKindName(FileKind kind) {
   return "unknown";
 }
 
+std::string FileKindWithArticle(FileKind kind) {
+  const absl::string_view name = FileKindName(kind);
+  const bool vowel = absl::StrContains("aeiou", name.substr(0, 1));
+  return absl::StrCat(vowel ? "an " : "a ", name);
+}
+
 FileKind SniffFileKind(serde::ByteView b) {
   if (StartsWith(b, kMetadataHead, 4)) return FileKind::kMetadata;
   if (StartsWith(b, kJavaStreamHead, 4)) {
@@ -211,7 +218,7 @@ absl::StatusOr<LoadedFile> OpenStateFile(const std::string& path, const OpenOpti
   if (f.is_state_file() && f.encoding == Encoding::kRaw) return f;
   if (f.encoding == Encoding::kBase64) {
     return absl::InvalidArgumentError(absl::StrCat(
-        f.path, ": Base64 text of a ", FileKindName(f.kind),
+        f.path, ": Base64 text of ", FileKindWithArticle(f.kind),
         " (a Kubernetes HA value?); this command does not rewrite Base64: decode it "
         "(base64 -d), run the command on the raw bytes, and encode the result (base64 -w0)"));
   }
@@ -219,11 +226,11 @@ absl::StatusOr<LoadedFile> OpenStateFile(const std::string& path, const OpenOpti
     serde::DecodedInput d;
     d.layers = f.layers;
     return absl::InvalidArgumentError(absl::StrCat(
-        f.path, ": a ", FileKindName(f.kind), " stored as ", d.Description(),
+        f.path, ": ", FileKindWithArticle(f.kind), " stored as ", d.Description(),
         "; this command rewrites only raw files: decode it first and run it on the raw bytes"));
   }
   return absl::InvalidArgumentError(absl::StrCat(
-      f.path, ": a ", FileKindName(f.kind),
+      f.path, ": ", FileKindWithArticle(f.kind),
       "; this command works on _metadata, operator-snapshot and completedCheckpoint files "
       "(see `flinkstate dump`)"));
 }

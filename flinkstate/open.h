@@ -82,6 +82,9 @@ enum class FileKind : uint8_t {
   kUnknown,              // only from `SniffFileKind`; `Open` fails instead
 };
 const char* FileKindName(FileKind kind);
+// The name with its indefinite article, for messages: "a Flink _metadata",
+// "an operator snapshot".
+std::string FileKindWithArticle(FileKind kind);
 
 // How the bytes were wrapped on disk.
 enum class Encoding : uint8_t {

@@ -876,7 +876,7 @@ absl::StatusOr<RelocateResult> PlanRelocate(const LoadedFile& file,
                                             const RelocateOptions& options) {
   if (file.encoding != Encoding::kRaw) {
     return absl::InvalidArgumentError(absl::StrCat(
-        file.path, ": relocate: a ", FileKindName(file.kind),
+        file.path, ": relocate: ", FileKindWithArticle(file.kind),
         " stored wrapped (e.g. Base64 as a Kubernetes value): decode it (base64 -d), "
         "relocate the raw bytes, and encode the result (base64 -w0)"));
   }
@@ -909,7 +909,7 @@ absl::StatusOr<RelocateResult> PlanRelocate(const LoadedFile& file,
       break;
   }
   return absl::InvalidArgumentError(absl::StrCat(
-      file.path, ": relocate: a ", FileKindName(file.kind), " names no paths Flink opens"));
+      file.path, ": relocate: ", FileKindWithArticle(file.kind), " names no paths Flink opens"));
 }
 
 absl::Status VerifyRelocated(const LoadedFile& before, serde::ByteView output,

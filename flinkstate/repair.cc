@@ -182,8 +182,8 @@ absl::Status Repair::PlanFile(const std::string& path, FileKind want,
                         absl::StrCat(in.status().message(), " (nothing was written)"));
   }
   if (in->kind != want || in->encoding != Encoding::kRaw) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": expected a ", FileKindName(want),
-                                                   ", found a ", FileKindName(in->kind),
+    return absl::InvalidArgumentError(absl::StrCat(path, ": expected ", FileKindWithArticle(want),
+                                                   ", found ", FileKindWithArticle(in->kind),
                                                    " (nothing was written)"));
   }
   out->set_path(path);
@@ -346,7 +346,9 @@ absl::StatusOr<std::unique_ptr<Repair>> Repair::Plan(const RepairOptions& option
       continue;
     }
     total += f.bytes_removed();
-    AddTransfer(f.transfer(), plan.mutable_transfer());
+    // Only object-store files transfer anything (a local plan has no
+    // transfer at all, not one of zeros).
+    if (f.has_transfer()) AddTransfer(f.transfer(), plan.mutable_transfer());
     *plan.add_files() = std::move(f);
   }
 
@@ -393,8 +395,8 @@ absl::StatusOr<std::unique_ptr<Repair>> Repair::Plan(const RepairOptions& option
       }
       if (probe->kind != FileKind::kCompletedCheckpoint) {
         return absl::InvalidArgumentError(absl::StrCat(
-            path, ": named like an HA completedCheckpoint but is a ",
-            FileKindName(probe->kind), " (nothing was written)"));
+            path, ": named like an HA completedCheckpoint but is ",
+            FileKindWithArticle(probe->kind), " (nothing was written)"));
       }
       const CompletedCheckpointInfo& c = *probe->model.completed;
       const int64_t id = probe->model.metadata.checkpoint_id;
@@ -429,7 +431,7 @@ absl::StatusOr<std::unique_ptr<Repair>> Repair::Plan(const RepairOptions& option
       }
       FLINKSTATE_RETURN_IF_ERROR(s);
       total += f.bytes_removed();
-      AddTransfer(f.transfer(), plan.mutable_transfer());
+      if (f.has_transfer()) AddTransfer(f.transfer(), plan.mutable_transfer());
       *plan.add_files() = std::move(f);
     }
     if (matched == 0) {

@@ -540,7 +540,7 @@ absl::Status VerifyStrippedStreamed(const LoadedFile& before, serde::ByteView ou
 absl::StatusOr<StripResult> PlanStripState(const LoadedFile& file, const StripOptions& options) {
   if (!file.is_state_file() || file.encoding != Encoding::kRaw) {
     return absl::InvalidArgumentError(absl::StrCat(
-        file.path, ": strip-state: a ", FileKindName(file.kind),
+        file.path, ": strip-state: ", FileKindWithArticle(file.kind),
         file.encoding != Encoding::kRaw ? " stored wrapped (decode it first)" : "",
         " holds no operator state to strip; give a _metadata, operator-snapshot or "
         "completedCheckpoint file"));

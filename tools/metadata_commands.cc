@@ -305,9 +305,9 @@ int RunStripState(const CommandArgs& a) {
           : "";
   out << absl::StrFormat(
       "wrote %s: %s -> %s (%s removed%s), verified, in %.3f s (plan %.3f s)\n",
-      target->output, Human(in->file.size()), Human(result->plan.output_size()),
+      Printable(target->output), Human(in->file.size()), Human(result->plan.output_size()),
       Human(result->bytes_removed), rewriter, SecondsSince(start), plan_s);
-  if (!target->backup.empty()) out << "original kept as " << target->backup << "\n";
+  if (!target->backup.empty()) out << "original kept as " << Printable(target->backup) << "\n";
   if (!a.json) return kExitOk;
   report::EditReport rep =
       EditReportOf("strip-state", *target, *in, result->plan.output_size());
@@ -348,8 +348,10 @@ int RunConvert(const CommandArgs& a) {
     out << "metadata v" << result->from_version << " -> v" << result->to_version << "\n";
     return FinishDryRun(a, *target, *in, result->plan, std::move(rep));
   }
-  out << "wrote " << target->output << ": metadata v" << result->from_version << " -> v"
-      << result->to_version << ", " << Human(result->plan.output_size()) << ", verified\n";
+  out << "wrote " << Printable(target->output) << ": metadata v" << result->from_version
+      << " -> v" << result->to_version << ", " << Human(result->plan.output_size())
+      << ", verified\n";
+  if (!target->backup.empty()) out << "original kept as " << Printable(target->backup) << "\n";
   if (!a.json) return kExitOk;
   report::EditReport rep = EditReportOf("convert", *target, *in, result->plan.output_size());
   rep.set_from_version(result->from_version);
@@ -384,8 +386,9 @@ int RunDropOperator(const CommandArgs& a) {
   if (!s.ok()) return Fail(s);
   std::ostream& out = Text(a);
   for (const std::string& id : result->dropped_ids) out << "dropped operator " << id << "\n";
-  out << "wrote " << target->output << ": " << Human(result->bytes_removed)
+  out << "wrote " << Printable(target->output) << ": " << Human(result->bytes_removed)
       << " removed, verified\n";
+  if (!target->backup.empty()) out << "original kept as " << Printable(target->backup) << "\n";
   if (!a.json) return kExitOk;
   report::EditReport rep =
       EditReportOf("drop-operator", *target, *in, result->plan.output_size());
@@ -447,7 +450,8 @@ int RunRelocate(const CommandArgs& a) {
     if (absl::Status added = AddRelocated(*result, &rep); !added.ok()) return Fail(added);
     return FinishDryRun(a, *target, *in, result->plan, std::move(rep));
   }
-  out << "wrote " << target->output << ": " << changed << what << ", verified\n";
+  out << "wrote " << Printable(target->output) << ": " << changed << what << ", verified\n";
+  if (!target->backup.empty()) out << "original kept as " << Printable(target->backup) << "\n";
   if (!a.json) return kExitOk;
   report::EditReport rep = EditReportOf("relocate", *target, *in, result->plan.output_size());
   if (absl::Status added = AddRelocated(*result, &rep); !added.ok()) return Fail(added);

@@ -59,9 +59,9 @@ std::optional<int> PrepareStreamEdit(const CommandArgs& a, absl::string_view com
 // The closing lines of a verified stream edit: what was written, and the backup.
 void PrintWritten(std::ostream& out, const StreamEdit& e, uint64_t output_size,
                   uint64_t bytes_removed) {
-  out << absl::StrFormat("wrote %s: %s -> %s (%s removed), verified\n", e.target.output,
+  out << absl::StrFormat("wrote %s: %s -> %s (%s removed), verified\n", Printable(e.target.output),
                          Human(e.in.bytes().size()), Human(output_size), Human(bytes_removed));
-  if (!e.target.backup.empty()) out << "original kept as " << e.target.backup << "\n";
+  if (!e.target.backup.empty()) out << "original kept as " << Printable(e.target.backup) << "\n";
 }
 
 int StateOne(const CommandArgs& a, const std::string& path,

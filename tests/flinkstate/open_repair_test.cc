@@ -40,6 +40,7 @@ using ::flinkstate::testing::IsOk;
 using ::flinkstate::testing::StatusIs;
 using ::testing::EndsWith;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 const std::string kData = std::string(FLINKSTATE_SOURCE_DIR) + "/tests/testdata/flink-1.20.5";
 const std::string kCheckpoint = kData + "/incident-gen3-checkpoint";
@@ -300,6 +301,10 @@ TEST(RepairTest, PlansAndAppliesBothFilesOfARealIncident) {
   FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::string json, r->PlanJson());
   EXPECT_THAT(json, HasSubstr("\"stateName\": \"topic-partition-offset-states\""));
   EXPECT_THAT(r->PlanText(), HasSubstr("completedCheckpoint9bddd89110e7"));
+  // Local files transfer nothing: no object-store transfer is shown (a line
+  // of zeros was printed).
+  EXPECT_FALSE(r->plan().has_transfer());
+  EXPECT_THAT(r->PlanText(), Not(HasSubstr("transfer")));
   ASSERT_THAT(r->Apply(), IsOk());
   EXPECT_THAT(Repair::NextSteps(r->plan()), HasSubstr("restart the JobManager"));
   r.reset();

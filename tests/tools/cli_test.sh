@@ -75,6 +75,7 @@ check "strip with --operator on a snapshot" 1 \
 
 cp "$kafka" "$tmp/inplace"
 check "strip in place" 0 "$bin" strip-state --state topic-partition-offset-states --in-place "$tmp/inplace"
+expect_grep "strip in place: names the backup" "^original kept as $tmp/inplace.bak$" "$tmp/out"
 expect_file "backup kept" "$tmp/inplace.bak"
 check "backup is the original" 0 cmp "$kafka" "$tmp/inplace.bak"
 check "in-place output equals IN OUT output" 0 cmp "$tmp/stripped" "$tmp/inplace"
@@ -129,6 +130,18 @@ check "relocate" 0 "$bin" relocate --from file:/tmp/fsc2/ --to s3://bucket/ckpt/
 expect_grep "relocate lists the paths" "s3://bucket/ckpt/flink-1.15.2/generate/changelog/dstl/" "$tmp/out"
 check "relocated file verifies" 0 "$bin" verify --nocheck-files "$tmp/moved"
 check "relocate back" 0 "$bin" relocate --from s3://bucket/ckpt/ --to file:/tmp/fsc2/ "$tmp/moved" "$tmp/back"
+# Every edit run --in-place says where the original went, as strip-state does (convert,
+# drop-operator and relocate said nothing).
+for edit in "convert --to-version 3 --allow-loss" "drop-operator --operator 1f2b5df5a66154aca61fcb26193792be"; do
+  cp "$meta" "$tmp/ip-meta"; rm -f "$tmp/ip-meta.bak"
+  # shellcheck disable=SC2086
+  check "$edit --in-place" 0 "$bin" $edit --in-place "$tmp/ip-meta"
+  expect_grep "$edit --in-place: names the backup" "^original kept as $tmp/ip-meta.bak$" "$tmp/out"
+  check "$edit --in-place: the backup is the original" 0 cmp "$meta" "$tmp/ip-meta.bak"
+done
+cp "$changelog" "$tmp/ip-cl"; rm -f "$tmp/ip-cl.bak"
+check "relocate --in-place" 0 "$bin" relocate --from file:/tmp/fsc2/ --to s3://bucket/ckpt/ --in-place "$tmp/ip-cl"
+expect_grep "relocate --in-place: names the backup" "^original kept as $tmp/ip-cl.bak$" "$tmp/out"
 check "relocate there and back is the identity" 0 cmp "$changelog" "$tmp/back"
 check "relocate without a match" 1 "$bin" relocate --from hdfs:// --to s3:// "$changelog" "$tmp/none2"
 expect_no_file "nothing written without a match" "$tmp/none2"

@@ -19,6 +19,7 @@
 #include "flinkstate/serde/endian.h"
 #include "flinkstate/serde/modified_utf8.h"
 #include "flinkstate/serde/status_macros.h"
+#include "flinkstate/serde/error_location.h"
 
 namespace flinkstate {
 namespace {
@@ -121,10 +122,7 @@ class MetadataDecoder {
 
   // Prefixes a failed status with the layer and the current item path.
   absl::Status Wrap(const absl::Status& s) const {
-    if (s.ok()) return s;
-    absl::string_view msg = s.message();
-    if (absl::StartsWith(msg, "serde: ")) msg.remove_prefix(7);
-    return absl::Status(s.code(), absl::StrCat("metadata: ", Path(), ": ", msg));
+    return serde::Relabel(s, "metadata", Path());
   }
   absl::Status Error(absl::StatusCode code, absl::string_view what) const {
     return Wrap(in_.Fail(code, what));
@@ -325,10 +323,11 @@ absl::Status MetadataDecoder::ReadMetadata(CheckpointMetadata* m,
   uint32_t magic;
   FLINKSTATE_RETURN_IF_ERROR(Wrap(in_.ReadUint32(&magic)));
   if (magic != kMetadataMagic) {
-    return Wrap(absl::InvalidArgumentError(absl::StrCat(
-        "serde: not a Flink metadata file (magic 0x",
-        absl::Hex(magic, absl::kZeroPad8), ", expected 0x",
-        absl::Hex(kMetadataMagic, absl::kZeroPad8), ") at byte 0")));
+    return Wrap(serde::DecodeError(
+        absl::StatusCode::kInvalidArgument, "serde", "",
+        absl::StrCat("not a Flink metadata file (magic 0x", absl::Hex(magic, absl::kZeroPad8),
+                     ", expected 0x", absl::Hex(kMetadataMagic, absl::kZeroPad8), ")"),
+        0));
   }
   FLINKSTATE_RETURN_IF_ERROR(Wrap(in_.ReadUint32(&m->version)));
   version_ = m->version;
@@ -909,9 +908,10 @@ absl::Status MetadataDecoder::ReadSnapshot(OperatorSnapshot* snap) {
   version_ = 3;  // handles use the v3 encodings (channel serializer V1)
   FLINKSTATE_RETURN_IF_ERROR(I32(&snap->header));
   if (snap->header != 0 && snap->header != 3) {
-    return Wrap(absl::InvalidArgumentError(absl::StrCat(
-        "serde: not an operator snapshot (header ", snap->header,
-        ", expected 0 or 3) at byte 0")));
+    return Wrap(serde::DecodeError(
+        absl::StatusCode::kInvalidArgument, "serde", "",
+        absl::StrCat("not an operator snapshot (header ", snap->header, ", expected 0 or 3)"),
+        0));
   }
   {
     Scope s(this, "legacyOperatorState");
@@ -1020,9 +1020,10 @@ absl::StatusOr<StateFile> ReadStateFile(ByteView input,
     return f;
   }
   if (input.size() >= 4 && serde::DecodeBigEndian16(input.data()) == javaobj::kStreamMagic) {
-    return absl::InvalidArgumentError(
-        "metadata: header: this is a Java serialization stream (AC ED), not a "
-        "Flink metadata or operator-snapshot file at byte 0");
+    return serde::DecodeError(absl::StatusCode::kInvalidArgument, "metadata", "header",
+                              "this is a Java serialization stream (AC ED), not a Flink "
+                              "metadata or operator-snapshot file",
+                              0);
   }
   if (input.size() >= 4 && input[0] == 0 && input[1] == 0 && input[2] == 0 &&
       (input[3] == 0 || input[3] == 3)) {
@@ -1030,9 +1031,10 @@ absl::StatusOr<StateFile> ReadStateFile(ByteView input,
     FLINKSTATE_ASSIGN_OR_RETURN(f.snapshot, ReadOperatorSnapshot(input, options));
     return f;
   }
-  return absl::InvalidArgumentError(
-      "metadata: header: neither a Flink metadata file (magic 49 60 67 2d) nor "
-      "an operator snapshot (header 0 or 3) at byte 0");
+  return serde::DecodeError(absl::StatusCode::kInvalidArgument, "metadata", "header",
+                            "neither a Flink metadata file (magic 49 60 67 2d) nor an "
+                            "operator snapshot (header 0 or 3)",
+                            0);
 }
 
 }  // namespace flinkstate

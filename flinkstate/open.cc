@@ -14,6 +14,7 @@
 #include "flinkstate/objstore/object_store.h"
 #include "flinkstate/serde/endian.h"
 #include "flinkstate/serde/status_macros.h"
+#include "flinkstate/serde/error_location.h"
 
 namespace flinkstate {
 namespace {
@@ -32,7 +33,7 @@ constexpr uint8_t kJavaStreamHead[4] = {
     static_cast<uint8_t>(javaobj::kStreamVersion)};
 
 absl::Status WithPath(const std::string& path, const absl::Status& s) {
-  return absl::Status(s.code(), absl::StrCat(path, ": ", s.message()));
+  return serde::InFile(s, path);
 }
 
 // What bytes of no known kind look like, for the error message.
@@ -117,10 +118,12 @@ absl::Status Decode(LoadedFile& f, const OpenOptions& options) {
     default:
       break;
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "metadata: header: ", Describe(b),
-      "; neither a Flink _metadata file (magic 49 60 67 2d), an operator snapshot "
-      "(header 0 or 3) nor a Java serialization stream (ac ed 00 05) at byte 0"));
+  return serde::DecodeError(
+      absl::StatusCode::kInvalidArgument, "metadata", "header",
+      absl::StrCat(Describe(b),
+                   "; neither a Flink _metadata file (magic 49 60 67 2d), an operator snapshot "
+                   "(header 0 or 3) nor a Java serialization stream (ac ed 00 05)"),
+      0);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "flinkstate/serde/data_input.h"
 #include "flinkstate/serde/endian.h"
 #include "flinkstate/serde/status_macros.h"
+#include "flinkstate/serde/error_location.h"
 
 namespace flinkstate {
 namespace {
@@ -149,14 +150,11 @@ class HeaderReader {
  private:
   absl::Status Fail(absl::StatusCode code, absl::string_view path,
                     absl::string_view what, uint64_t at) const {
-    return absl::Status(code, absl::StrCat(kLayer, ": ", path, ": ", what,
-                                           " at byte ", at));
+    return serde::DecodeError(code, kLayer, path, what, at);
   }
   // Errors of the byte reader, under our item path.
   absl::Status Wrap(absl::Status s, absl::string_view path) const {
-    if (s.ok()) return s;
-    return absl::Status(s.code(), absl::StrCat(kLayer, ": ", path, ": ",
-                                               s.message()));
+    return serde::Relabel(s, kLayer, path);
   }
 
   absl::Status ReadList(int n, bool broadcast, std::vector<StateMetaInfo>* out) {

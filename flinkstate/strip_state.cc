@@ -25,6 +25,7 @@
 #include "flinkstate/serde/modified_utf8.h"
 #include "flinkstate/serde/status_macros.h"
 #include "flinkstate/streamed_edit.h"
+#include "flinkstate/serde/error_location.h"
 
 namespace flinkstate {
 namespace {
@@ -465,7 +466,7 @@ std::shared_ptr<const StreamedExpectation> ExpectStripped(const StripScan& scan,
 
 absl::Status WithFilePath(const LoadedFile& f, const absl::Status& s) {
   if (s.ok()) return s;
-  return absl::Status(s.code(), absl::StrCat(f.path, ": ", s.message()));
+  return serde::InFile(s, f.path);
 }
 
 absl::StatusOr<StripResult> PlanStripStreamed(const LoadedFile& file,

@@ -34,6 +34,7 @@
 #include "flinkstate/serde/modified_utf8.h"
 #include "flinkstate/serde/input_format.h"
 #include "flinkstate/serde/status_macros.h"
+#include "flinkstate/serde/error_location.h"
 
 namespace flinkstate::cli {
 
@@ -300,6 +301,23 @@ bool IsItemPath(absl::string_view segment) {
 
 }  // namespace
 
+namespace {
+
+// The N of the last " at byte N" in a message.
+std::optional<uint64_t> OffsetInMessage(absl::string_view m) {
+  constexpr absl::string_view kAtByte = " at byte ";
+  const size_t at = m.rfind(kAtByte);
+  if (at == absl::string_view::npos) return std::nullopt;
+  absl::string_view digits = m.substr(at + kAtByte.size());
+  size_t n = 0;
+  while (n < digits.size() && absl::ascii_isdigit(static_cast<unsigned char>(digits[n]))) ++n;
+  uint64_t offset = 0;
+  if (n == 0 || !absl::SimpleAtoi(digits.substr(0, n), &offset)) return std::nullopt;
+  return offset;
+}
+
+}  // namespace
+
 report::ErrorReport ErrorReportOf(const absl::Status& s, absl::string_view command,
                                   int exit_code) {
   report::ErrorReport r;
@@ -308,6 +326,30 @@ report::ErrorReport ErrorReportOf(const absl::Status& s, absl::string_view comma
   r.set_message(ValidUtf8(s.message()));
   r.set_exit_code(exit_code);
   const absl::string_view m = s.message();
+  if (std::optional<serde::ErrorLocation> where = serde::LocationOf(s);
+      where.has_value() && !where->layer.empty()) {
+    // The decoder's own fields (error_location.h); the problem is what
+    // follows "LAYER: ITEM_PATH: " in the message.
+    r.set_file(ValidUtf8(where->file));
+    r.set_layer(ValidUtf8(where->layer));
+    r.set_item_path(ValidUtf8(where->item_path));
+    if (where->offset.has_value()) {
+      r.set_offset(*where->offset);
+    } else if (std::optional<uint64_t> at_byte = OffsetInMessage(m)) {
+      r.set_offset(*at_byte);  // a site that writes " at byte N" itself
+    }
+    const std::string head = where->item_path.empty()
+                                 ? absl::StrCat(where->layer, ": ")
+                                 : absl::StrCat(where->layer, ": ", where->item_path, ": ");
+    const size_t at = m.find(head);
+    r.set_problem(ValidUtf8(at == absl::string_view::npos ? m : m.substr(at + head.size())));
+    if (where->file.empty() && at != absl::string_view::npos && at >= 2 &&
+        m.substr(0, at - 2).find(": ") == absl::string_view::npos) {
+      r.set_file(ValidUtf8(m.substr(0, at - 2)));  // "FILE: " put in front without InFile
+    }
+    return r;
+  }
+  // Errors without a location (usage, I/O, edits): "[FILE: ]LAYER: PROBLEM".
   std::vector<absl::string_view> parts = absl::StrSplit(m, ": ");
   size_t layer = parts.size();
   for (size_t i = 0; i < parts.size(); ++i) {
@@ -332,14 +374,7 @@ report::ErrorReport ErrorReportOf(const absl::Status& s, absl::string_view comma
   }
   r.set_problem(ValidUtf8(absl::StrJoin(parts.begin() + std::min(rest, parts.size()),
                                         parts.end(), ": ")));
-  constexpr absl::string_view kAtByte = " at byte ";
-  if (size_t at = m.rfind(kAtByte); at != absl::string_view::npos) {
-    absl::string_view digits = m.substr(at + kAtByte.size());
-    size_t n = 0;
-    while (n < digits.size() && absl::ascii_isdigit(static_cast<unsigned char>(digits[n]))) ++n;
-    uint64_t offset = 0;
-    if (n > 0 && absl::SimpleAtoi(digits.substr(0, n), &offset)) r.set_offset(offset);
-  }
+  if (std::optional<uint64_t> at_byte = OffsetInMessage(m)) r.set_offset(*at_byte);
   return r;
 }
 

@@ -13,6 +13,7 @@
 #include "flinkstate/javaobj/layouts.h"
 #include "flinkstate/javaobj/stream_reader.h"
 #include "flinkstate/javaobj/stream_writer.h"
+#include "flinkstate/serde/error_location.h"
 #include "tools/cli_common.h"
 #include "tools/commands.h"
 
@@ -33,7 +34,7 @@ int RunDump(const CommandArgs& a) {
         options.max_output_bytes = std::numeric_limits<uint64_t>::max();
         absl::Status s = javaobj::DumpStream(raw->bytes(), options, std::cout);
         if (!s.ok()) {
-          return Fail(absl::Status(s.code(), absl::StrCat(a.positional[0], ": ", s.message())));
+          return Fail(serde::InFile(s, a.positional[0]));
         }
         return kExitOk;
       }

@@ -29,6 +29,7 @@
 #include "flinkstate/report_diff.h"
 #include "flinkstate/strip_state.h"
 #include "flinkstate/verify.h"
+#include "flinkstate/serde/error_location.h"
 #include "tools/cli_common.h"
 #include "tools/commands.h"
 
@@ -79,7 +80,7 @@ int InspectCompletedCheckpointFile(const CommandArgs& a, const serde::MappedFile
   auto fail = [&](const absl::Status& s) {
     // A file truncated meanwhile read as zeros (SIGBUS guard): report that.
     if (absl::Status intact = f.CheckIntact(); !intact.ok()) return Fail(intact);
-    return Fail(absl::Status(s.code(), absl::StrCat(f.path(), ": ", s.message())));
+    return Fail(serde::InFile(s, f.path()));
   };
   if (!stream.ok()) return fail(stream.status());
   InspectOptions options;
@@ -144,7 +145,7 @@ int InspectOne(const CommandArgs& a, const std::string& arg) {
       }
       if (!s.ok()) {
         out.Abandon();
-        return Fail(absl::Status(s.code(), absl::StrCat(arg, ": ", s.message())));
+        return Fail(serde::InFile(s, arg));
       }
       out.Flush();
       return kExitOk;

@@ -16,6 +16,7 @@
 #include "flinkstate/serde/endian.h"
 #include "flinkstate/serde/modified_utf8.h"
 #include "flinkstate/serde/status_macros.h"
+#include "flinkstate/serde/error_location.h"
 
 namespace flinkstate::javaobj {
 
@@ -61,16 +62,11 @@ class StreamReader {
   std::string PathString() const;
   absl::Status Fail(absl::StatusCode code, absl::string_view what,
                     uint64_t offset) const {
-    return absl::Status(code, absl::StrCat("javaobj: ", PathString(), ": ",
-                                           what, " at byte ", offset));
+    return serde::DecodeError(code, "javaobj", PathString(), what, offset);
   }
   // Re-labels a serde error with the construct path.
   absl::Status Wrap(const absl::Status& s) const {
-    absl::string_view msg = s.message();
-    if (absl::ConsumePrefix(&msg, "serde: ")) {
-    }
-    return absl::Status(s.code(),
-                        absl::StrCat("javaobj: ", PathString(), ": ", msg));
+    return serde::Relabel(s, "javaobj", PathString());
   }
 
   // --- model helpers -------------------------------------------------------

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "flinkstate/serde/modified_utf8.h"
+#include "flinkstate/serde/error_location.h"
 
 namespace flinkstate::serde {
 
@@ -24,8 +25,7 @@ absl::string_view WithoutLayer(absl::string_view message) {
 
 absl::Status DataInput::Fail(absl::StatusCode code,
                              absl::string_view what) const {
-  return absl::Status(code,
-                      absl::StrCat("serde: ", what, " at byte ", position()));
+  return DecodeError(code, "serde", "", what, position());
 }
 
 absl::Status DataInput::Truncated(uint64_t n, absl::string_view what) const {

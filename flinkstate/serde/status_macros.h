@@ -27,6 +27,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 
 #define FLINKSTATE_RETURN_IF_ERROR(...)                   \
@@ -60,8 +61,12 @@ namespace flinkstate::serde {
 inline absl::Status Annotate(const absl::Status& status,
                              absl::string_view prefix) {
   if (status.ok()) return status;
-  return absl::Status(status.code(),
-                      absl::StrCat(prefix, ": ", status.message()));
+  // Payloads (an ErrorLocation, error_location.h) travel with the error.
+  absl::Status out(status.code(), absl::StrCat(prefix, ": ", status.message()));
+  status.ForEachPayload([&out](absl::string_view url, const absl::Cord& payload) {
+    out.SetPayload(url, payload);
+  });
+  return out;
 }
 
 }  // namespace flinkstate::serde

@@ -23,7 +23,10 @@
 # the per-target counts, for a longer smoke run by hand.
 #
 # Environment: FUZZ_SECONDS, FUZZ_SEED, FUZZ_RUNS, FUZZ_BUILD_DIR, FUZZ_OUT,
-# FUZZ_TARGETS (space separated subset), FUZZ_SKIP_LIBFUZZER=1 (only step 1).
+# FUZZ_TARGETS (space separated subset), FUZZ_SKIP_LIBFUZZER=1 (only step 1),
+# FUZZ_PREBUILT=1 (FUZZ_BUILD_DIR is a configured libFuzzer build, e.g. the
+# one scripts/test.sh makes for the sanitizer suites: only its fuzz targets
+# are brought up to date, its configuration is left as it is).
 set -eu
 # One fuzzing process at a time: libFuzzer's in-process mode (no -jobs or
 # -workers; `-jobs=1 -workers=1` would fork a child logging to ./fuzz-0.log).
@@ -63,9 +66,14 @@ fbuild=${FUZZ_BUILD_DIR:-$build-fuzz}
 out=${FUZZ_OUT:-$fbuild/ci-out}
 t0=$(date +%s)
 echo "== libFuzzer build in $fbuild"
-CC=$cc CXX=$cxx cmake -S "$src" -B "$fbuild" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DFLINKSTATE_FUZZ_ENGINE=libfuzzer -DFLINKSTATE_BUILD_TESTS=OFF \
-  -DFLINKSTATE_BUILD_BENCHMARKS=OFF -DFLINKSTATE_BUILD_CLI=OFF -DFLINKSTATE_INSTALL=OFF >/dev/null
+if [ "${FUZZ_PREBUILT:-0}" != 1 ]; then
+  CC=$cc CXX=$cxx cmake -S "$src" -B "$fbuild" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DFLINKSTATE_FUZZ_ENGINE=libfuzzer -DFLINKSTATE_BUILD_TESTS=OFF \
+    -DFLINKSTATE_BUILD_BENCHMARKS=OFF -DFLINKSTATE_BUILD_CLI=OFF -DFLINKSTATE_INSTALL=OFF >/dev/null
+elif ! grep -q '^FLINKSTATE_FUZZ_ENGINE:STRING=libfuzzer$' "$fbuild/CMakeCache.txt" 2>/dev/null; then
+  echo "== FUZZ_PREBUILT=1 but $fbuild is not a libFuzzer build (FLINKSTATE_FUZZ_ENGINE)" >&2
+  exit 1
+fi
 fuzzers=""
 for t in $targets; do fuzzers="$fuzzers ${t}_fuzzer"; done
 # shellcheck disable=SC2086

@@ -2050,23 +2050,25 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
   // The frame size a --flink-conf sets, read as the restoring release reads
   // it: Akka up to 1.17 (akka.framesize only), Pekko from 1.18 on
   // (pekko.framesize, else akka.framesize). The release: --flink-version; else
-  // Pekko when the configuration has pekko.* keys; else the releases that can
-  // have written the file, and where they straddle 1.18 and the two readings
-  // differ, the smaller frame (the stricter answer).
+  // the releases that can have written the file (and Pekko too when the
+  // configuration has pekko.* keys), and where the readings differ, the
+  // smaller frame (the stricter answer).
   if (conf.has_value()) {
     std::vector<RpcSystem> systems;
     if (!options.flink_version.empty()) {
       FLINKSTATE_ASSIGN_OR_RETURN(FlinkRelease fr, ParseFlinkRelease(options.flink_version));
       systems.push_back(fr.major == 1 && fr.minor <= 17 ? RpcSystem::kAkka : RpcSystem::kPekko);
-    } else if (conf_overhead == kPekkoDescriptorOverheadBytes) {
-      // pekko.* keys: the configuration of a Pekko cluster (as for the
-      // descriptor overhead above).
-      systems.push_back(RpcSystem::kPekko);
     } else {
+      // pekko.* keys suggest a Pekko cluster (1.18+) restores the file, but
+      // an Akka one (<= 1.17) may, where the writers allow it, and reads
+      // only akka.framesize (attack run 8: pekko.framesize was taken for a
+      // file of 1.11-1.15): both readings, and the smaller frame decides.
       const auto [lo, hi] = WriterReleases(f);
       auto akka = [](const FlinkRelease& x) { return x.major == 1 && x.minor <= 17; };
       if (akka(lo)) systems.push_back(RpcSystem::kAkka);
-      if (!akka(hi)) systems.push_back(RpcSystem::kPekko);
+      if (!akka(hi) || conf_overhead == kPekkoDescriptorOverheadBytes) {
+        systems.push_back(RpcSystem::kPekko);
+      }
     }
     bool found = false;
     std::string keys;

@@ -41,8 +41,10 @@ int RunDoctor(const CommandArgs& args) {
     if (!json.ok()) return Fail(json.status());
     std::cout << *json;
   } else {
-    std::cout << RenderDoctorText(*r);
-    if (!args.html.empty()) std::cout << "html report: " << args.html << "\n";
+    // Names from the files and the plan may hold control characters: shown
+    // escaped, as every command's text is (attack run 8).
+    std::cout << Printable(RenderDoctorText(*r));
+    if (!args.html.empty()) std::cout << "html report: " << Printable(args.html) << "\n";
   }
   return DoctorExitCode(*r);
 }

@@ -39,6 +39,7 @@
 #include "flinkstate/doctor.h"
 #include "flinkstate/objstore/object_store.h"
 #include "flinkstate/serde/file_transaction.h"
+#include "flinkstate/serde/input_format.h"
 #include "flinkstate/version.h"
 #include "tools/cli_common.h"
 #include "tools/commands.h"
@@ -159,7 +160,13 @@ void AddInputFormat(CLI::App& app, CommandArgs& a) {
   app.add_option("--input-format", a.input_format,
                  "how FILE is encoded: auto, raw, base64, hex or gzip (Java streams)")
       ->type_name("F")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            absl::StatusOr<serde::InputFormat> f = serde::ParseInputFormat(v);
+            return f.ok() ? std::string() : std::string(f.status().message());
+          },
+          "FORMAT"));
 }
 
 void AddStateName(CLI::App& app, CommandArgs& a) {

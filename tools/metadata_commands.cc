@@ -126,9 +126,11 @@ int InspectOne(const CommandArgs& a, const std::string& arg) {
       SniffFileKind(f->bytes()) == FileKind::kCompletedCheckpoint) {
     return InspectCompletedCheckpointFile(a, *f, start);
   }
-  if (a.json && f.ok()) {
+  if (a.json && f.ok() && (a.input_format == "auto" || a.input_format == "raw")) {
     // A `_metadata` file is reported in one streaming pass set, without a
-    // whole model (constant memory as files grow).
+    // whole model (constant memory as files grow). A forced --input-format
+    // other than raw goes through Load, which decodes it (attack run 8:
+    // --input-format hex was ignored here).
     if (SniffFileKind(f->bytes()) == FileKind::kMetadata) {
       f->AdviseSequential();
       InspectOptions options;

@@ -132,6 +132,27 @@ absl::StatusOr<Journal> ParseJournal(const std::string& path, absl::string_view 
   }
   // Journals are renamed into place whole, so a torn one is not ours.
   if (!ended || (j.state != "prepare" && j.state != "commit")) return bad("incomplete");
+  // Recovery removes and renames only files of this run: each target's
+  // temporary is "<target>.flinkstate-tmp-<token of this journal>", its
+  // backup lies beside it, the backup's temporary is named the same way. A
+  // journal naming anything else was not written by flinkstate (attack run
+  // 8: a planted one made the next write remove a file elsewhere).
+  const absl::string_view name = absl::string_view(path).substr(path.rfind('/') + 1);
+  const std::string suffix = absl::StrCat(
+      kTempMarker, absl::StripSuffix(absl::StripPrefix(name, kJournalPrefix), kJournalSuffix));
+  for (const JournalEntry& e : j.entries) {
+    const bool ours =
+        e.target[0] == '/' && e.temp == e.target + suffix &&
+        (e.backup.empty()
+             ? e.backup_temp.empty()
+             : e.backup[0] == '/' && DirName(e.backup) == DirName(e.target) &&
+                   e.backup != e.target && e.backup_temp == e.backup + suffix);
+    if (!ours) {
+      return bad(absl::StrCat("its record for ", e.target,
+                              " names files that are not that run's own (", e.temp,
+                              "): not a journal flinkstate wrote"));
+    }
+  }
   return j;
 }
 
@@ -648,6 +669,14 @@ absl::Status CheckJournalOwnership(const std::string& path) {
     return absl::FailedPreconditionError(absl::StrCat(
         "serde: transaction journal ", path,
         " is not a regular file (a symlink?); flinkstate never writes one: remove it by hand"));
+  }
+  if ((st.st_mode & 022) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof(mode), "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "serde: transaction journal ", path, " is writable by others (mode ", mode,
+        "); flinkstate writes journals 0600 and does not act on one anybody could have edited: "
+        "remove it by hand"));
   }
   if (st.st_uid != ::geteuid()) {
     return absl::FailedPreconditionError(absl::StrCat(

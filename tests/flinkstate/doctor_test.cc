@@ -635,6 +635,17 @@ TEST(DoctorTest, FrameSizeFromFlinkConfiguration) {
   r = RunDoctor({kData + "/flink-1.15.2/incident-gen3-checkpoint"}, o);
   EXPECT_EQ(r.restore().descriptor_overhead_bytes(), kPekkoDescriptorOverheadBytes);
   EXPECT_EQ(r.restore().frame_size(), 32000u);
+  // Both keys, no release named: an Akka cluster (<= 1.17, which can restore
+  // this 1.15 file) reads akka.framesize, a Pekko one pekko.framesize; the
+  // smaller decides (attack run 8: the Pekko reading alone said it deploys).
+  std::ofstream(conf) << "akka.framesize: 40000b\npekko.framesize: 10m\n";
+  r = RunDoctor({kData + "/flink-1.15.2/incident-gen3-checkpoint"}, o);
+  EXPECT_EQ(r.restore().frame_size(), 40000u) << r.restore().frame_size_source();
+  EXPECT_TRUE(absl::StrContains(r.restore().frame_size_source(), "Akka (<= 1.17): 40000"))
+      << r.restore().frame_size_source();
+  EXPECT_TRUE(absl::StrContains(r.restore().frame_size_source(), "Pekko (1.18+): 10485760"))
+      << r.restore().frame_size_source();
+  std::ofstream(conf) << "pekko.framesize: 32000b\n";
   // Named as 1.15 (Akka), the same configuration sets no frame size it reads.
   o.flink_version = "1.15";
   r = RunDoctor({kData + "/flink-1.15.2/incident-gen3-checkpoint"}, o);

@@ -354,6 +354,50 @@ TEST(FileTransactionTest, APlantedJournalIsNotActedOn) {
   EXPECT_EQ((*runs)[0].state, "unreadable");
 }
 
+// Attack run 8: a journal of the right owner naming files that are not its
+// run's temporaries made the next write remove or rename them, anywhere;
+// a journal writable by others was acted on.
+TEST(FileTransactionTest, AJournalNamingOtherFilesOrWritableByOthersIsNotActedOn) {
+  TempDir here, there;
+  const std::string precious = there.path() + "/precious";
+  const std::string target = there.path() + "/t";
+  std::ofstream(precious) << "precious";
+  std::ofstream(target) << "target";
+  const std::string journal = here.path() + "/.flinkstate-txn-bbbbbbbbbbbb.journal";
+  for (const char* state : {"prepare", "commit"}) {
+    const std::string token = ".flinkstate-tmp-bbbbbbbbbbbb";
+    for (const std::string& record :
+         {absl::StrCat(target, "\t", precious, "\t-\t-"),                   // temp: any file
+          absl::StrCat(target, "\t", target, ".flinkstate-tmp-cccc\t-\t-"),  // another run's token
+          absl::StrCat(target, "\t", target, token, "\t", precious, "\t", precious,
+                       "-x"),                                                // backup temp: any file
+          absl::StrCat(target, "\t", target, token, "\t", here.path(), "/t.bak\t", here.path(),
+                       "/t.bak", token)}) {                                  // backup elsewhere
+      std::ofstream(journal) << "flinkstate-txn 1\nstate\t" << state << "\nfile\t" << record
+                             << "\nend\n";
+      ::chmod(journal.c_str(), 0600);
+      DirectoryLocks locks;
+      absl::StatusOr<RecoveryReport> r = RecoverTransactions({here.path()}, &locks);
+      EXPECT_THAT(r.status(), StatusIs(absl::StatusCode::kDataLoss, "not a journal flinkstate wrote"))
+          << record;
+      EXPECT_EQ(ReadFile(precious), "precious");
+      EXPECT_EQ(ReadFile(target), "target");
+      absl::StatusOr<std::vector<InterruptedRun>> runs = FindInterruptedRuns(here.path());
+      ASSERT_THAT(runs.status(), IsOk());
+      ASSERT_EQ(runs->size(), 1u);
+      EXPECT_EQ((*runs)[0].state, "unreadable");
+    }
+  }
+  // Writable by others: whoever owns it, anybody could have edited it.
+  std::ofstream(journal) << "flinkstate-txn 1\nstate\tcommit\nfile\t" << target << "\t" << target
+                         << ".flinkstate-tmp-bbbbbbbbbbbb\t-\t-\nend\n";
+  ASSERT_EQ(::chmod(journal.c_str(), 0666), 0);
+  DirectoryLocks locks;
+  EXPECT_THAT(RecoverTransactions({here.path()}, &locks).status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition, "writable by others (mode 0666)"));
+  EXPECT_EQ(ReadFile(target), "target");
+}
+
 // What a read-only command warns about (FindInterruptedRuns) is what the
 // next write resolves (RecoverTransactions): after a crash at any step, the
 // first directory holds a leftover exactly when a run is reported, a lone

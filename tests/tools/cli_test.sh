@@ -558,6 +558,23 @@ for f in "$real_meta" "$real_ha"; do
     expect_grep "diff ${w##*.} of $(basename "$f"): nothing differs" "no differences" "$tmp/out"
   done
 done
+# --input-format is obeyed with --json as without (attack run 8: inspect --json ignored it), and
+# an unknown name is a usage error.
+check "inspect --input-format hex of a raw _metadata" 1 "$bin" inspect --input-format hex "$real_meta"
+check "inspect --json --input-format hex of a raw _metadata" 1 "$bin" inspect --json --input-format hex "$real_meta"
+expect_grep "inspect --json --input-format hex: the hex decoder's error" "hex" "$tmp/err"
+"$bin" inspect --json "$real_meta" >"$tmp/raw.json"
+gzip -c "$real_meta" >"$tmp/forced.gz"
+check "inspect --json --input-format gzip" 0 "$bin" inspect --json --input-format gzip "$tmp/forced.gz"
+cp "$tmp/out" "$tmp/gz.json"
+check "inspect --json --input-format gzip: the report of the decoded bytes" 0 python3 -c "
+import json,sys
+a=json.load(open(sys.argv[1])); b=json.load(open(sys.argv[2]))
+for r in (a, b): r.pop('file', None); r.pop('fileSize', None)
+assert a['checkpointId']==b['checkpointId'] and a['operators']==b['operators'], 'differ'" "$tmp/gz.json" "$tmp/raw.json"
+for cmd in inspect verify dump; do
+  check "$cmd --input-format zip is a usage error" 2 "$bin" $cmd --input-format zip "$real_meta"
+done
 # Every Java stream verified with --json is a VerifyReport, OK or not (attack run 6, item 10).
 check "verify --json of an HA pointer" 0 "$bin" verify --json "$synth/zk-node.bin"
 cp "$tmp/out" "$tmp/jout"

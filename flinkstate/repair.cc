@@ -536,6 +536,7 @@ absl::Status Repair::Apply() {
   to.sync = options_.sync;
   to.ops = options_.ops;
   to.progress = options_.progress;
+  to.intent = options_.intent;
   // The journal goes where a rerun's recovery looks: the first checkpoint
   // directory (not the directory a symlinked _metadata resolves to).
   to.journal_dir = RealPathOf(options_.checkpoint_dirs[0]);

@@ -82,6 +82,9 @@ struct RepairOptions {
   // dry run, which must not write: the plan then warns about it instead.
   bool recover = true;
   bool sync = true;
+  // Recorded in the journal (serde::TransactionOptions::intent), so that a
+  // warning about an interrupted repair can name the command to rerun.
+  std::string intent;
   serde::FileOps* ops = nullptr;  // null: the real file system
   // (phase, done, total): "reading" (files), "writing"/"verifying" (bytes),
   // "committing" (files).

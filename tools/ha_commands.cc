@@ -268,6 +268,7 @@ int RunRepair(const CommandArgs& a) {
   options.ha_dir = a.ha_dir;
   options.backup_suffix = a.backup_suffix;
   options.sync = a.fsync;
+  options.intent = a.command_line;
   const bool apply = a.apply;
   const bool json = a.json;
   options.recover = apply;

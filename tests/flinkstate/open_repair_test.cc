@@ -324,21 +324,33 @@ TEST(RepairTest, ACrashAtEveryStepIsFinishedOrUndoneByTheRerun) {
   }
   const int steps = counting.calls();
   ASSERT_GE(steps, 25);
+  int journals = 0;
   for (int n = 1; n <= steps; ++n) {
     job.Reset();
     FaultOps crash(n, FaultOps::kCrash);
     {
       RepairOptions o = job.Options();
       o.ops = &crash;
+      o.intent = "/work repair --state x --apply chk-9";
       FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Repair> r, Repair::Plan(o));
       EXPECT_FALSE(r->Apply().ok()) << "step " << n;
     }  // the locks die with the "process"
     SCOPED_TRACE(crash.failed_step());
+    // A journal left behind names the repair to rerun (attack run 8: the
+    // warning said "rerun that command" without the command).
+    FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::vector<serde::InterruptedRun> runs,
+                                    serde::FindInterruptedRuns(serde::DirName(job.meta())));
+    for (const serde::InterruptedRun& run : runs) {
+      if (run.journal.empty()) continue;
+      EXPECT_EQ(run.intent, "/work repair --state x --apply chk-9");
+      ++journals;
+    }
     FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Repair> rerun, Repair::Plan(job.Options()));
     ASSERT_THAT(rerun->Apply(), IsOk());
     rerun.reset();
     job.ExpectRepaired();
   }
+  EXPECT_GT(journals, 0);
 }
 
 TEST(RepairTest, ASymlinkedMetadataIsRepairedWhereItPointsAndRecoveredFromTheCheckpointDir) {

@@ -385,6 +385,17 @@ void SetJsonErrors(const std::string& command, bool json) {
 
 namespace {
 
+// Under --json: the ErrorReport of `s` on stdout.
+void PrintJsonError(const absl::Status& s, int exit_code) {
+  if (!JsonErrorMode().on) return;
+  absl::StatusOr<std::string> json =
+      RenderJson(ErrorReportOf(s, JsonErrorMode().command, exit_code));
+  if (!json.ok()) return;
+  std::cout << *json;
+  if (!json->empty() && json->back() != '\n') std::cout << "\n";
+  std::cout.flush();
+}
+
 int FailText(const absl::Status& s) {
   // Messages quote names from the file; a hostile one (a 64 KiB class name)
   // is cut in the middle, keeping the layer and path in front and the
@@ -408,30 +419,15 @@ int FailText(const absl::Status& s) {
 
 int Fail(const absl::Status& s) {
   const int rc = FailText(s);
-  if (JsonErrorMode().on) {
-    absl::StatusOr<std::string> json = RenderJson(ErrorReportOf(s, JsonErrorMode().command, rc));
-    if (json.ok()) {
-      std::cout << *json;
-      if (!json->empty() && json->back() != '\n') std::cout << "\n";
-      std::cout.flush();
-    }
-  }
+  PrintJsonError(s, rc);
   return rc;
 }
 
 int Usage(absl::string_view problem) {
   std::cerr << "flinkstate: " << Printable(problem) << "\n(run `flinkstate help` for usage)\n";
-  if (JsonErrorMode().on) {
-    // With --json a usage error is a report too: a script reading stdout
-    // gets the exit code and the problem, not an empty document.
-    absl::StatusOr<std::string> json = RenderJson(ErrorReportOf(
-        absl::InvalidArgumentError(problem), JsonErrorMode().command, kExitUsage));
-    if (json.ok()) {
-      std::cout << *json;
-      if (!json->empty() && json->back() != '\n') std::cout << "\n";
-      std::cout.flush();
-    }
-  }
+  // With --json a usage error is a report too: a script reading stdout
+  // gets the exit code and the problem, not an empty document.
+  PrintJsonError(absl::InvalidArgumentError(problem), kExitUsage);
   return kExitUsage;
 }
 

@@ -49,6 +49,20 @@ std::string RandomToken() {
       absl::string_view(reinterpret_cast<const char*>(b), sizeof(b)));
 }
 
+// The run token of a journal path ".../.flinkstate-txn-<token>.journal".
+std::string JournalToken(absl::string_view journal) {
+  const absl::string_view name = journal.substr(journal.rfind('/') + 1);
+  return std::string(
+      absl::StripSuffix(absl::StripPrefix(name, kJournalPrefix), kJournalSuffix));
+}
+
+// "0644": permission bits as ls and chmod write them.
+std::string ModeText(mode_t mode) {
+  char text[8];
+  std::snprintf(text, sizeof(text), "%04o", static_cast<unsigned>(mode & 07777));
+  return text;
+}
+
 bool SameInode(const std::string& a, const std::string& b) {
   struct stat sa, sb;
   return ::lstat(a.c_str(), &sa) == 0 && ::lstat(b.c_str(), &sb) == 0 &&
@@ -137,9 +151,7 @@ absl::StatusOr<Journal> ParseJournal(const std::string& path, absl::string_view 
   // backup lies beside it, the backup's temporary is named the same way. A
   // journal naming anything else was not written by flinkstate (attack run
   // 8: a planted one made the next write remove a file elsewhere).
-  const absl::string_view name = absl::string_view(path).substr(path.rfind('/') + 1);
-  const std::string suffix = absl::StrCat(
-      kTempMarker, absl::StripSuffix(absl::StripPrefix(name, kJournalPrefix), kJournalSuffix));
+  const std::string suffix = absl::StrCat(kTempMarker, JournalToken(path));
   for (const JournalEntry& e : j.entries) {
     const bool ours =
         e.target[0] == '/' && e.temp == e.target + suffix &&
@@ -605,9 +617,7 @@ absl::Status CheckReplaceable(const std::string& target, bool keeps_backup) {
     return refuse(" is append-only (chattr +a): it cannot be replaced; chattr -a it first");
   }
   if (!keeps_backup && (st.st_mode & 0222) == 0) {
-    char mode[8];
-    std::snprintf(mode, sizeof(mode), "%04o", static_cast<unsigned>(st.st_mode & 07777));
-    return refuse(absl::StrCat(" exists and is read-only (mode ", mode,
+    return refuse(absl::StrCat(" exists and is read-only (mode ", ModeText(st.st_mode),
                                "); remove it or give another name"));
   }
   return absl::OkStatus();
@@ -671,10 +681,8 @@ absl::Status CheckJournalOwnership(const std::string& path) {
         " is not a regular file (a symlink?); flinkstate never writes one: remove it by hand"));
   }
   if ((st.st_mode & 022) != 0) {
-    char mode[8];
-    std::snprintf(mode, sizeof(mode), "%04o", static_cast<unsigned>(st.st_mode & 07777));
     return absl::FailedPreconditionError(absl::StrCat(
-        "serde: transaction journal ", path, " is writable by others (mode ", mode,
+        "serde: transaction journal ", path, " is writable by others (mode ", ModeText(st.st_mode),
         "); flinkstate writes journals 0600 and does not act on one anybody could have edited: "
         "remove it by hand"));
   }
@@ -697,13 +705,6 @@ struct DirectoryScan {
   std::map<std::string, std::vector<std::string>> temps;  // by run token
   std::set<std::string> journal_temps;
 };
-
-// The run token of a journal path ".../.flinkstate-txn-<token>.journal".
-std::string JournalToken(absl::string_view journal) {
-  const absl::string_view name = journal.substr(journal.rfind('/') + 1);
-  return std::string(
-      absl::StripSuffix(absl::StripPrefix(name, kJournalPrefix), kJournalSuffix));
-}
 
 // Lists `dir`; a directory that cannot be listed holds nothing of ours.
 DirectoryScan ScanTransactionDirectory(const std::string& dir) {

@@ -331,6 +331,59 @@ TEST_F(CommitObjectsFaultTest, EveryLostAnswerIsOldOrNewStateAfterRecovery) {
   }
 }
 
+// The recovery itself crashes at each of its requests (before or after the
+// request took effect), after a crash at each request of the run: the next
+// recovery still leaves the state the journal decided - new when the commit
+// record was in the store, old when it was never written - and nothing stray.
+TEST_F(CommitObjectsFaultTest, ACrashDuringRecoveryIsResolvedByTheNextRecovery) {
+  int pairs = 0;
+  for (bool honour : {true, false}) {
+    const int calls = CleanRunCalls(honour);
+    for (int n = 1; n <= calls; ++n) {
+      // A store as the run's crash at call n left it.
+      auto crashed_run = [&](MemoryObjectStore* store) {
+        store->honour_if_match = honour;
+        Reset(store);
+        FaultObjectClient faulty(store, n, FaultObjectClient::kCrashAfter);
+        return Commit(&faulty);
+      };
+      MemoryObjectStore counted;
+      const absl::Status run = crashed_run(&counted);
+      const bool written = CommitRecordWritten(counted);
+      const bool present = CommitRecordIn(counted);
+      FaultObjectClient counting(&counted, 0, FaultObjectClient::kError);
+      ASSERT_THAT(RecoverObjectTransactions({kJournalDir}, &counting).status(), IsOk());
+      const int recovery_calls = counting.calls();
+      for (FaultObjectClient::Mode mode :
+           {FaultObjectClient::kCrashBefore, FaultObjectClient::kCrashAfter}) {
+        for (int m = 1; m <= recovery_calls; ++m) {
+          MemoryObjectStore store;
+          EXPECT_EQ(crashed_run(&store).ok(), run.ok());
+          FaultObjectClient crash(&store, m, mode);
+          const absl::Status interrupted =
+              RecoverObjectTransactions({kJournalDir}, &crash).status();
+          SCOPED_TRACE(absl::StrCat("run crashed after call ", n, ", its recovery at call ", m,
+                                    " (", crash.failed_call(), ", ", kModeNames[mode],
+                                    ", If-Match ", honour ? "honoured" : "ignored",
+                                    "): ", interrupted.ToString()));
+          FaultObjectClient healthy(&store, 0, FaultObjectClient::kError);
+          ASSERT_THAT(RecoverObjectTransactions({kJournalDir}, &healthy).status(), IsOk());
+          const std::map<std::string, std::string> now = Contents(store);
+          if (run.ok() || present) {
+            EXPECT_EQ(now, NewState());
+          } else if (!written) {
+            EXPECT_EQ(now, OldState());
+          } else {
+            EXPECT_TRUE(now == NewState() || now == OldState());
+          }
+          ++pairs;
+        }
+      }
+    }
+  }
+  EXPECT_GT(pairs, 50);
+}
+
 TEST_F(CommitObjectsFaultTest, ATargetChangedBeforeTheCommitIsRefusedAndNothingReplaced) {
   MemoryObjectStore store;
   Reset(&store);

@@ -24,7 +24,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "flinkstate/serde/edit_plan.h"
@@ -140,9 +142,9 @@ class TwoFiles {
     return CommitFiles(changes, o);
   }
 
-  absl::Status Recover() {
+  absl::Status Recover(FileOps* ops = nullptr) {
     DirectoryLocks locks;
-    absl::StatusOr<RecoveryReport> r = RecoverTransactions({a_dir_, b_dir_}, &locks);
+    absl::StatusOr<RecoveryReport> r = RecoverTransactions({a_dir_, b_dir_}, &locks, ops);
     return r.status();
   }
 
@@ -194,6 +196,22 @@ int CountSteps() {
   return counting.calls();
 }
 
+// Runs the transaction of a fresh `TwoFiles` with a crash at each of its
+// steps in turn and hands what it left to `check(step, files)`, traced with
+// the step that crashed.
+template <typename Check>
+void ForEachCrashPoint(Check check) {
+  const int steps = CountSteps();
+  for (int n = 1; n <= steps; ++n) {
+    TempDir dir;
+    TwoFiles files(dir.path());
+    FaultOps ops(n, FaultOps::kCrash);
+    EXPECT_FALSE(files.Run(&ops).ok()) << "step " << n;
+    SCOPED_TRACE(absl::StrCat("crash at step ", n, ": ", ops.failed_step()));
+    check(n, files);
+  }
+}
+
 TEST(FileTransactionTest, CleanRunKeepsModesAndLeavesOnlyBackups) {
   const int steps = CountSteps();
   // journal (7) + 2 x (create, fchmod, write, fsync, close) + 2 links +
@@ -226,26 +244,60 @@ TEST(FileTransactionTest, AnErrorAtAnyStepLeavesNothingOrIsFinishedByARerun) {
 }
 
 TEST(FileTransactionTest, ACrashAtAnyStepIsResolvedByRecoveryAndARerun) {
-  const int steps = CountSteps();
   int rolled_back = 0, completed = 0;
-  for (int n = 1; n <= steps; ++n) {
-    TempDir dir;
-    TwoFiles files(dir.path());
-    FaultOps ops(n, FaultOps::kCrash);
-    EXPECT_FALSE(files.Run(&ops).ok()) << "step " << n;
-    SCOPED_TRACE(ops.failed_step());
+  ForEachCrashPoint([&](int, TwoFiles& files) {
     ASSERT_THAT(files.Recover(), IsOk()) << files.Describe();
     if (files.IsOld()) {
       ++rolled_back;
-      ASSERT_THAT(files.Run(nullptr), IsOk()) << "rerun after step " << n;
+      ASSERT_THAT(files.Run(nullptr), IsOk());
     } else {
       ++completed;
     }
-    EXPECT_TRUE(files.IsNew()) << "crash at step " << n << "\n" << files.Describe();
-  }
+    EXPECT_TRUE(files.IsNew()) << files.Describe();
+  });
   // Both outcomes occur: before the commit journal and after it.
   EXPECT_GT(rolled_back, 0);
   EXPECT_GT(completed, 0);
+}
+
+// The recovery itself killed at each of its steps, after a crash at each
+// step of the run: the next recovery still finishes or undoes the run as the
+// journal says (committed: the new files; otherwise the originals), and
+// leaves nothing of it behind.
+TEST(FileTransactionTest, ACrashDuringRecoveryIsResolvedByTheNextRecovery) {
+  int pairs = 0;
+  ForEachCrashPoint([&](int n, TwoFiles& first) {
+    // The recovery's steps after this crash point, counted on a copy.
+    int recovery_steps = 0;
+    {
+      TempDir dir;
+      TwoFiles files(dir.path());
+      FaultOps crash(n, FaultOps::kCrash);
+      EXPECT_FALSE(files.Run(&crash).ok());
+      FaultOps counting(0, FaultOps::kError);
+      ASSERT_THAT(files.Recover(&counting), IsOk());
+      recovery_steps = counting.calls();
+    }
+    const bool committed = first.JournalState() == "commit";
+    for (int m = 1; m <= recovery_steps; ++m) {
+      TempDir dir;
+      TwoFiles files(dir.path());
+      FaultOps crash(n, FaultOps::kCrash);
+      EXPECT_FALSE(files.Run(&crash).ok());
+      FaultOps crash_recovery(m, FaultOps::kCrash);
+      const absl::Status interrupted = files.Recover(&crash_recovery);
+      SCOPED_TRACE(absl::StrCat("recovery crashed at its step ", m, ": ",
+                                crash_recovery.failed_step(), " -> ", interrupted.ToString()));
+      ASSERT_THAT(files.Recover(), IsOk()) << files.Describe();
+      if (committed) {
+        EXPECT_TRUE(files.IsNew()) << files.Describe();
+      } else {
+        EXPECT_TRUE(files.IsOld()) << files.Describe();
+      }
+      ++pairs;
+    }
+  });
+  EXPECT_GT(pairs, 20);
 }
 
 // The recovery a single-file command runs beside its output (what
@@ -255,14 +307,8 @@ TEST(FileTransactionTest, ACrashAtAnyStepIsResolvedByRecoveryAndARerun) {
 // backups, modes and owners kept; not committed -> the original bytes back.
 // (It used to restore the originals of a committed repair.)
 TEST(FileTransactionTest, TheSingleFileRecoveryRollsACommittedTransactionForward) {
-  const int steps = CountSteps();
   int forward = 0, back = 0;
-  for (int n = 1; n <= steps; ++n) {
-    TempDir dir;
-    TwoFiles files(dir.path());
-    FaultOps ops(n, FaultOps::kCrash);
-    EXPECT_FALSE(files.Run(&ops).ok());
-    SCOPED_TRACE(ops.failed_step());
+  ForEachCrashPoint([&](int n, TwoFiles& files) {
     const std::string state = files.JournalState();
     absl::StatusOr<RecoveryReport> r = RecoverInterruptedWrite(files.a());
     ASSERT_THAT(r.status(), IsOk()) << files.Describe();
@@ -276,7 +322,7 @@ TEST(FileTransactionTest, TheSingleFileRecoveryRollsACommittedTransactionForward
       ++back;
       EXPECT_TRUE(files.IsOld()) << "crash at step " << n << "\n" << files.Describe();
     }
-  }
+  });
   EXPECT_GT(forward, 0);
   EXPECT_GT(back, 0);
 }
@@ -405,14 +451,8 @@ TEST(FileTransactionTest, AJournalNamingOtherFilesOrWritableByOthersIsNotActedOn
 // is reported. (A crash while the journal was written used to leave
 // ".journal.tmp" without any warning.)
 TEST(FileTransactionTest, InterruptedRunsAreReportedAtEveryCrashPoint) {
-  const int steps = CountSteps();
   int unstarted = 0, journaled = 0;
-  for (int n = 1; n <= steps; ++n) {
-    TempDir dir;
-    TwoFiles files(dir.path());
-    FaultOps ops(n, FaultOps::kCrash);
-    EXPECT_FALSE(files.Run(&ops).ok()) << "step " << n;
-    SCOPED_TRACE(ops.failed_step());
+  ForEachCrashPoint([&](int, TwoFiles& files) {
     std::vector<std::string> leftovers;
     for (const std::string& name : List(files.a_dir())) {
       if (IsTransactionLeftoverName(name)) leftovers.push_back(name);
@@ -429,13 +469,20 @@ TEST(FileTransactionTest, InterruptedRunsAreReportedAtEveryCrashPoint) {
     } else if (!runs->empty() && !(*runs)[0].journal.empty()) {
       EXPECT_THAT((*runs)[0].state, ::testing::AnyOf("prepare", "commit"));
       EXPECT_EQ((*runs)[0].targets, (std::vector<std::string>{files.a(), files.b()}));
+      // What the warning says still holds the original does, and only that.
+      const std::vector<std::string>& unreplaced = (*runs)[0].unreplaced;
+      for (const auto& [target, old_bytes] : {std::pair<std::string, std::string>{files.a(), TwoFiles::kOldA},
+                                              {files.b(), TwoFiles::kOldB}}) {
+        EXPECT_EQ(absl::c_linear_search(unreplaced, target), ReadFile(target) == old_bytes)
+            << target << "\n" << files.Describe();
+      }
       ++journaled;
     }
     ASSERT_THAT(files.Recover(), IsOk()) << files.Describe();
     absl::StatusOr<std::vector<InterruptedRun>> after = FindInterruptedRuns(files.a_dir());
     ASSERT_THAT(after.status(), IsOk());
     EXPECT_TRUE(after->empty()) << files.Describe();
-  }
+  });
   EXPECT_GT(unstarted, 0);
   EXPECT_GT(journaled, 0);
 }

@@ -25,8 +25,8 @@ absl::StatusOr<DropResult> PlanDropOperators(
     const std::vector<std::string>& operator_ids) {
   if (file.kind != StateFileKind::kMetadata) {
     return absl::InvalidArgumentError(
-        "drop-operator: operator-snapshot files hold one subtask's state, no operators "
-        "(completedCheckpoint files: PlanDropOperatorsCompletedCheckpoint)");
+        "drop-operator: an operator snapshot holds one subtask's state and no operators to "
+        "drop; give a _metadata or completedCheckpoint file");
   }
   if (operator_ids.empty()) {
     return absl::InvalidArgumentError("drop-operator: no operator ID given");
@@ -199,7 +199,8 @@ absl::StatusOr<std::shared_ptr<const StateFile>> ReadInputShells(const LoadedFil
 
 absl::StatusOr<DropResult> PlanDropOperators(const LoadedFile& file,
                                              const std::vector<std::string>& operator_ids) {
-  if (!file.is_state_file() || file.encoding != Encoding::kRaw) {
+  if (!file.is_state_file() || file.encoding != Encoding::kRaw ||
+      (file.kind != FileKind::kMetadata && file.kind != FileKind::kCompletedCheckpoint)) {
     return absl::InvalidArgumentError(absl::StrCat(
         file.path, ": drop-operator: ", FileKindWithArticle(file.kind),
         file.encoding != Encoding::kRaw ? " stored wrapped (decode it first)" : "",

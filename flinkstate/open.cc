@@ -219,23 +219,25 @@ absl::StatusOr<LoadedFile> OpenBytes(std::string bytes, absl::string_view name,
 absl::StatusOr<LoadedFile> OpenStateFile(const std::string& path, const OpenOptions& options) {
   FLINKSTATE_ASSIGN_OR_RETURN(LoadedFile f, Open(path, options));
   if (f.is_state_file() && f.encoding == Encoding::kRaw) return f;
+  if (!f.is_state_file()) {
+    // Whatever its wrapping: no command that needs a state file reads it.
+    return absl::InvalidArgumentError(absl::StrCat(
+        f.path, ": ", f.encoding == Encoding::kBase64 ? "Base64 text of " : "",
+        FileKindWithArticle(f.kind),
+        "; this command works on _metadata, operator-snapshot and completedCheckpoint files "
+        "(see `flinkstate dump`)"));
+  }
   if (f.encoding == Encoding::kBase64) {
     return absl::InvalidArgumentError(absl::StrCat(
         f.path, ": Base64 text of ", FileKindWithArticle(f.kind),
         " (a Kubernetes HA value?); this command does not rewrite Base64: decode it "
         "(base64 -d), run the command on the raw bytes, and encode the result (base64 -w0)"));
   }
-  if (f.encoding == Encoding::kWrapped) {
-    serde::DecodedInput d;
-    d.layers = f.layers;
-    return absl::InvalidArgumentError(absl::StrCat(
-        f.path, ": ", FileKindWithArticle(f.kind), " stored as ", d.Description(),
-        "; this command rewrites only raw files: decode it first and run it on the raw bytes"));
-  }
+  serde::DecodedInput d;  // Encoding::kWrapped
+  d.layers = f.layers;
   return absl::InvalidArgumentError(absl::StrCat(
-      f.path, ": ", FileKindWithArticle(f.kind),
-      "; this command works on _metadata, operator-snapshot and completedCheckpoint files "
-      "(see `flinkstate dump`)"));
+      f.path, ": ", FileKindWithArticle(f.kind), " stored as ", d.Description(),
+      "; this command rewrites only raw files: decode it first and run it on the raw bytes"));
 }
 
 }  // namespace flinkstate

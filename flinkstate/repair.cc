@@ -210,6 +210,16 @@ absl::Status Repair::PlanFile(const std::string& path, FileKind want,
   item.target = real.empty() ? path : real;
   out->set_target(item.target);
   out->set_backup(item.target + options_.backup_suffix);
+  if (!serde::IsUrl(item.target)) {
+    // What the transaction would refuse at its start (an immutable target, a
+    // backup already there): an applying run says it before the plan is
+    // printed or any work; a dry run notes it (it writes nothing, and may be
+    // run by someone who cannot write here).
+    if (absl::Status s = serde::CheckReplaceable(item.target, out->backup()); !s.ok()) {
+      if (options_.recover) return s;
+      plan_.add_notes(absl::StrCat("--apply would be refused: ", s.message()));
+    }
+  }
   item.in = *std::move(in);
   items_.push_back(std::move(item));
   Item& it = items_.back();  // a deque: the model does not move any more

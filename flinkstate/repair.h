@@ -98,7 +98,9 @@ class Repair {
   // holds none of the job's completedCheckpoint files (naming the one that
   // does, if found below it); `FailedPrecondition` when another run holds a
   // lock; any input's open/decode error, prefixed with its path; `NotFound`
-  // for a checkpoint directory without `_metadata`.
+  // for a checkpoint directory without `_metadata`; with `recover` (an
+  // applying run), what `serde::CheckReplaceable` refuses of a target (a dry
+  // run adds it to the plan's notes instead).
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<Repair>> Plan(
       const RepairOptions& options);
 

@@ -281,7 +281,7 @@ bool IsLayerName(absl::string_view segment) {
       "serde", "javaobj", "metadata", "completedCheckpoint", "operator-state stream",
       "kafka state", "enumerator", "objstore", "ha-pointer", "relocate", "convert",
       "strip-state", "strip-state --deep", "drop-operator", "dedupe-union", "repair",
-      "doctor", "inspect", "report", "verify", "round trip"};
+      "doctor", "inspect", "report", "verify", "round trip", "usage"};
   absl::ConsumeSuffix(&segment, " verify");
   return std::find(std::begin(kLayers), std::end(kLayers), segment) != std::end(kLayers);
 }
@@ -427,7 +427,8 @@ int Usage(absl::string_view problem) {
   std::cerr << "flinkstate: " << Printable(problem) << "\n(run `flinkstate help` for usage)\n";
   // With --json a usage error is a report too: a script reading stdout
   // gets the exit code and the problem, not an empty document.
-  PrintJsonError(absl::InvalidArgumentError(problem), kExitUsage);
+  // Layer "usage" for every usage error, whether CLI11 or a command found it.
+  PrintJsonError(serde::LocatedIn(absl::InvalidArgumentError(problem), "usage", ""), kExitUsage);
   return kExitUsage;
 }
 
@@ -556,9 +557,9 @@ absl::StatusOr<OutputTarget> ResolveOutput(const CommandArgs& a) {
     if (!t.dry_run) {
       FLINKSTATE_ASSIGN_OR_RETURN(t.finished_by_recovery, RecoverBeside(t.output, t.intent));
     }
-    if (!t.finished_by_recovery && !serde::IsUrl(t.output)) {
+    if (!t.finished_by_recovery && !real.empty()) {
       // Before any work: what the transaction would refuse at its start.
-      FLINKSTATE_RETURN_IF_ERROR(serde::CheckReplaceable(t.output, /*keeps_backup=*/true));
+      FLINKSTATE_RETURN_IF_ERROR(serde::CheckReplaceable(t.output, t.backup));
     }
     return t;
   }
@@ -583,7 +584,7 @@ absl::StatusOr<OutputTarget> ResolveOutput(const CommandArgs& a) {
   if (!t.finished_by_recovery && !serde::IsUrl(t.output)) {
     const std::string abs = serde::AbsolutePath(t.output);
     if (!abs.empty()) {
-      FLINKSTATE_RETURN_IF_ERROR(serde::CheckReplaceable(abs, /*keeps_backup=*/false));
+      FLINKSTATE_RETURN_IF_ERROR(serde::CheckReplaceable(abs, /*backup=*/""));
     }
   }
   return t;

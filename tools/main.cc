@@ -571,10 +571,15 @@ void WarnAboutInterruptedRuns(const CommandArgs& a) {
         continue;
       }
       if (r.journal.empty()) {
+        // Only a repair spans directories; its journal stays in its first
+        // checkpoint directory, which is not known from here.
         std::cerr << Printable(absl::StrJoin(r.temporaries, ", "))
-                  << " belong(s) to an interrupted flinkstate run whose journal is in another "
-                     "directory (a repair keeps it in its first checkpoint directory); rerun "
-                     "that command to finish or undo it\n";
+                  << (r.temporaries.size() == 1 ? " belongs" : " belong")
+                  << " to an interrupted flinkstate run whose journal (" << Printable(r.journal_name)
+                  << ") is in another directory: a repair keeps it in its first checkpoint "
+                     "directory, and inspect, verify or doctor of that checkpoint names the "
+                     "command. Rerun that `flinkstate repair`, or any flinkstate write in that "
+                     "directory, to finish or undo it\n";
         continue;
       }
       std::cerr << Printable(dir) << " holds the journal of an interrupted flinkstate write ("
@@ -587,16 +592,23 @@ void WarnAboutInterruptedRuns(const CommandArgs& a) {
                   << " as: flinkstate " << Printable(r.intent.substr(sp + 1));
       }
       std::cerr << ")";
-      if (r.state == "commit") {
-        std::cerr << ": it had committed, so some of " << Printable(absl::StrJoin(r.targets, ", "))
-                  << " may still hold the original; what this shows may be from before the "
-                     "write. Rerun that command, or any flinkstate write in "
-                  << dir << ", to finish it\n";
+      const auto list = [](const std::vector<std::string>& paths) {
+        return absl::StrCat(Printable(absl::StrJoin(paths, ", ")),
+                            paths.size() == 1 ? " still holds" : " still hold");
+      };
+      if (r.state == "commit" && r.unreplaced.empty()) {
+        std::cerr << ": it had committed and replaced " << Printable(absl::StrJoin(r.targets, ", "))
+                  << "; only its clean-up is left. Rerun that command, or any flinkstate write in "
+                  << Printable(dir) << ", to finish it\n";
+      } else if (r.state == "commit") {
+        std::cerr << ": it had committed, and " << list(r.unreplaced)
+                  << " the original; what this shows of it is from before the write. Rerun that "
+                     "command, or any flinkstate write in "
+                  << Printable(dir) << ", to finish it\n";
       } else if (r.state == "prepare") {
-        std::cerr << ": it had not committed, so " << Printable(absl::StrJoin(r.targets, ", "))
-                  << " still hold(s) the original; rerun that command to do it, or any "
-                     "flinkstate write in "
-                  << dir << " to remove its temporary files\n";
+        std::cerr << ": it had not committed, so " << list(r.targets)
+                  << " the original; rerun that command to do it, or any flinkstate write in "
+                  << Printable(dir) << " to remove its temporary files\n";
       } else {
         std::cerr << ": not read (" << Printable(r.problem) << ")\n";
       }

@@ -107,6 +107,16 @@ absl::Status InFile(const absl::Status& s, absl::string_view file) {
   return out;
 }
 
+absl::Status LocatedIn(const absl::Status& s, absl::string_view layer, absl::string_view file) {
+  if (s.ok()) return s;
+  absl::Status out = s;
+  ErrorLocation l = LocationOf(s).value_or(ErrorLocation());
+  if (l.layer.empty()) l.layer = std::string(layer);
+  if (l.file.empty()) l.file = std::string(file);
+  Attach(&out, l);
+  return out;
+}
+
 std::optional<ErrorLocation> LocationOf(const absl::Status& s) {
   const auto payload = s.GetPayload(kErrorLocationTypeUrl);
   if (!payload.has_value()) return std::nullopt;

@@ -68,6 +68,13 @@ struct ErrorLocation {
 // layer is added when `s` had none). OK stays OK.
 [[nodiscard]] absl::Status InFile(const absl::Status& s, absl::string_view file);
 
+// `s` located in `file`, its message unchanged: for an error about a file
+// as a whole (it cannot be opened, replaced or written) whose message names
+// the file already. A location `s` has keeps its fields and gets `layer` and
+// `file` only where they are empty. OK stays OK.
+[[nodiscard]] absl::Status LocatedIn(const absl::Status& s, absl::string_view layer,
+                                     absl::string_view file);
+
 // `s` with `message` instead of its message, code and payloads kept.
 [[nodiscard]] absl::Status WithMessage(const absl::Status& s, absl::string_view message);
 

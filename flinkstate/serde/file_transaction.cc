@@ -27,6 +27,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "flinkstate/serde/error_location.h"
 #include "flinkstate/serde/status_macros.h"
 
 namespace flinkstate::serde {
@@ -376,13 +377,13 @@ absl::Status FileOps::Close(int fd, const std::string& path) {
 }
 absl::Status FileOps::Link(const std::string& from, const std::string& to) {
   if (::link(from.c_str(), to.c_str()) != 0) {
-    return ErrnoStatus(errno, "cannot link", absl::StrCat(from, " -> ", to));
+    return ErrnoStatus(errno, "cannot link", absl::StrCat(from, " -> ", to), to);
   }
   return absl::OkStatus();
 }
 absl::Status FileOps::Rename(const std::string& from, const std::string& to) {
   if (::rename(from.c_str(), to.c_str()) != 0) {
-    return ErrnoStatus(errno, "cannot rename", absl::StrCat(from, " -> ", to));
+    return ErrnoStatus(errno, "cannot rename", absl::StrCat(from, " -> ", to), to);
   }
   return absl::OkStatus();
 }
@@ -484,26 +485,9 @@ absl::Status CommitFiles(std::vector<FileChange>& changes, const TransactionOpti
       return absl::FailedPreconditionError(
           "serde: transaction: each change needs an absolute target, an input and a plan");
     }
-    FLINKSTATE_RETURN_IF_ERROR(CheckReplaceable(c.target, !c.backup.empty()));
+    FLINKSTATE_RETURN_IF_ERROR(CheckReplaceable(c.target, c.backup));
     struct stat st;
     const bool exists = ::stat(c.target.c_str(), &st) == 0;
-    if (exists && st.st_nlink > 1 && !c.backup.empty()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "serde: ", c.target, " has ", st.st_nlink,
-          " hard links; replacing it would leave the other names with the old content. "
-          "Write to a new file instead (IN OUT), or break the links first (cp FILE FILE.copy "
-          "&& mv FILE.copy FILE) (nothing was replaced)"));
-    }
-    if (!c.backup.empty() &&
-        (c.backup[0] != '/' || DirName(c.backup) != DirName(c.target))) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "serde: transaction: the backup ", c.backup, " of ", c.target,
-          " is not beside it in its directory (nothing was replaced)"));
-    }
-    if (!c.backup.empty() && Exists(c.backup)) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "backup ", c.backup, " already exists; move it away first (nothing was replaced)"));
-    }
     attrs.push_back(AttributesFor(exists ? &st : nullptr, c.input));
     c.temp = absl::StrCat(c.target, kTempMarker, token);
     JournalEntry e;
@@ -588,7 +572,10 @@ absl::Status CommitFiles(std::vector<FileChange>& changes, const TransactionOpti
   return absl::OkStatus();
 }
 
-absl::Status CheckReplaceable(const std::string& target, bool keeps_backup) {
+namespace {
+
+absl::Status CheckReplaceableUnlocated(const std::string& target, const std::string& backup) {
+  const bool keeps_backup = !backup.empty();
   const std::string dir = DirName(target);
   auto refuse = [&](absl::string_view why) {
     return absl::FailedPreconditionError(
@@ -620,7 +607,29 @@ absl::Status CheckReplaceable(const std::string& target, bool keeps_backup) {
     return refuse(absl::StrCat(" exists and is read-only (mode ", ModeText(st.st_mode),
                                "); remove it or give another name"));
   }
+  if (keeps_backup && st.st_nlink > 1) {
+    return refuse(absl::StrCat(
+        " has ", st.st_nlink,
+        " hard links; replacing it would leave the other names with the old content. "
+        "Write to a new file instead (IN OUT), or break the links first (cp FILE FILE.copy "
+        "&& mv FILE.copy FILE)"));
+  }
+  if (keeps_backup && (backup[0] != '/' || DirName(backup) != dir)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "serde: transaction: the backup ", backup, " of ", target,
+        " is not beside it in its directory (nothing was replaced)"));
+  }
+  if (keeps_backup && Exists(backup)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "backup ", backup, " already exists; move it away first (nothing was replaced)"));
+  }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status CheckReplaceable(const std::string& target, const std::string& backup) {
+  return LocatedIn(CheckReplaceableUnlocated(target, backup), "serde", target);
 }
 
 absl::Status CheckBackupSuffix(absl::string_view suffix) {
@@ -631,9 +640,12 @@ absl::Status CheckBackupSuffix(absl::string_view suffix) {
   return absl::OkStatus();
 }
 
-absl::Status WriteFileTransaction(const std::string& output, const std::string& backup,
-                                  const MappedFile& input, const EditPlan& plan,
-                                  const OutputVerifier& verify, const TransactionOptions& o) {
+namespace {
+
+absl::Status WriteFileTransactionUnlocated(const std::string& output, const std::string& backup,
+                                           const MappedFile& input, const EditPlan& plan,
+                                           const OutputVerifier& verify,
+                                           const TransactionOptions& o) {
   std::vector<FileChange> changes(1);
   changes[0].target = AbsolutePath(output);
   if (changes[0].target.empty()) {
@@ -654,6 +666,16 @@ absl::Status WriteFileTransaction(const std::string& output, const std::string& 
   FLINKSTATE_RETURN_IF_ERROR(locks.Add(DirName(changes[0].target)));
   if (!backup.empty()) FLINKSTATE_RETURN_IF_ERROR(locks.Add(DirName(changes[0].backup)));
   return CommitFiles(changes, o);
+}
+
+}  // namespace
+
+absl::Status WriteFileTransaction(const std::string& output, const std::string& backup,
+                                  const MappedFile& input, const EditPlan& plan,
+                                  const OutputVerifier& verify, const TransactionOptions& o) {
+  // Whatever stops the write is about `output` (a report names it).
+  return LocatedIn(WriteFileTransactionUnlocated(output, backup, input, plan, verify, o), "serde",
+                   output);
 }
 
 absl::StatusOr<RecoveryReport> RecoverInterruptedWrite(const std::string& output,
@@ -767,13 +789,17 @@ absl::StatusOr<std::vector<InterruptedRun>> FindInterruptedRuns(const std::strin
     } else {
       run.state = j->state;
       run.intent = j->intent;
-      for (const JournalEntry& e : j->entries) run.targets.push_back(e.target);
+      for (const JournalEntry& e : j->entries) {
+        run.targets.push_back(e.target);
+        if (run.state != "commit" || Exists(e.temp)) run.unreplaced.push_back(e.target);
+      }
     }
     runs.push_back(std::move(run));
   }
   for (auto& [token, files] : scan.temps) {
     InterruptedRun run;
     run.temporaries = std::move(files);
+    run.journal_name = absl::StrCat(kJournalPrefix, token, kJournalSuffix);
     runs.push_back(std::move(run));
   }
   // A run stopped while writing its journal: it replaced nothing, and the

@@ -224,7 +224,14 @@ struct InterruptedRun {
   std::string state;
   std::string intent;                    // TransactionOptions::intent
   std::vector<std::string> targets;      // from the journal
+  // Of `targets`, those whose new content is still in its temporary file,
+  // so the target still holds the original: for a "commit" run, the renames
+  // not done yet; for a "prepare" run, every target.
+  std::vector<std::string> unreplaced;
   std::vector<std::string> temporaries;  // "*.flinkstate-tmp-*" without a journal here
+  // With `journal` "": the file name of the journal the temporaries belong
+  // to (".flinkstate-txn-TOKEN.journal"), in a directory not known here.
+  std::string journal_name;
   std::string problem;                   // why an "unreadable" journal is not read
 };
 
@@ -253,17 +260,21 @@ struct InterruptedRun {
                                                                      FileOps* ops = nullptr);
 
 // Whether a transaction may replace `target` (an absolute path; it need not
-// exist), checked by `CommitFiles` before it creates anything and callable
-// earlier, before costly work. `keeps_backup`: the change keeps the original
-// as a backup (an in-place rewrite) rather than writing a new output.
+// exist) keeping the original as `backup` ("" for none: a new output rather
+// than an in-place rewrite): the checks `CommitFiles` makes of each change
+// before it creates anything, callable earlier, before costly work, so that
+// a refusal comes before any plan or progress is printed.
 // Returns `FailedPrecondition` naming `target` and ending "(nothing was
 // replaced)" when its directory is immutable or append-only (chattr +i/+a),
 // or cannot be written by the caller; when `target` exists and is not a
 // regular file, is immutable or append-only (its final rename would fail
 // after every byte was written), or, without a backup, has no write bit at
-// all (a 0444 file is replaced by no `cp`, root's included). OK otherwise.
+// all (a 0444 file is replaced by no `cp`, root's included); with a backup,
+// when `target` has other hard links (they would keep the old content) or
+// `backup` exists already. `InvalidArgument` for a backup that is not an
+// absolute path in `target`'s directory. OK otherwise.
 // Thread-safe; reads inode attributes only.
-[[nodiscard]] absl::Status CheckReplaceable(const std::string& target, bool keeps_backup);
+[[nodiscard]] absl::Status CheckReplaceable(const std::string& target, const std::string& backup);
 
 // A backup suffix is usable when it is non-empty and has no '/': the backup
 // `<file><suffix>` then stays in the file's directory, beside it on the same

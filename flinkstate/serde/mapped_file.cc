@@ -18,6 +18,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "flinkstate/serde/error_location.h"
 #include "flinkstate/serde/signal_chain.h"
 
 namespace flinkstate::serde {
@@ -140,8 +141,8 @@ absl::StatusOr<MappedFile> MappedFile::Open(absl::string_view path) {
   struct stat st;
   if (::fstat(f.fd_, &st) != 0) return ErrnoStatus(errno, "cannot stat", path);
   if (!S_ISREG(st.st_mode)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("serde: not a regular file: ", path));
+    return LocatedIn(absl::InvalidArgumentError(absl::StrCat("serde: not a regular file: ", path)),
+                     "serde", path);
   }
   f.size_ = static_cast<uint64_t>(st.st_size);
   if (f.size_ > 0) {
@@ -251,18 +252,29 @@ absl::StatusOr<std::string> ReadSmallFile(absl::string_view path,
 }
 
 absl::Status ErrnoStatus(int err, absl::string_view call, absl::string_view what) {
-  std::string msg = absl::StrCat("serde: ", call, " ", what, ": ", std::strerror(err));
+  return ErrnoStatus(err, call, what, what);
+}
+
+absl::Status ErrnoStatus(int err, absl::string_view call, absl::string_view what,
+                         absl::string_view file) {
+  absl::StatusCode code = absl::StatusCode::kInternal;
   switch (err) {
     case ENOENT:
-      return absl::NotFoundError(msg);
+      code = absl::StatusCode::kNotFound;
+      break;
     case EACCES:
     case EPERM:
-      return absl::PermissionDeniedError(msg);
+      code = absl::StatusCode::kPermissionDenied;
+      break;
     case EEXIST:
-      return absl::AlreadyExistsError(msg);
+      code = absl::StatusCode::kAlreadyExists;
+      break;
     default:
-      return absl::InternalError(msg);
+      break;
   }
+  return LocatedIn(absl::Status(code, absl::StrCat("serde: ", call, " ", what, ": ",
+                                                  std::strerror(err))),
+                   "serde", file);
 }
 
 }  // namespace flinkstate::serde

@@ -139,9 +139,14 @@ bool IsLocalFileMapping(ByteView bytes);
 
 // The Status of a failed system call `call` on `what` (a path, usually):
 // `NotFound` for ENOENT, `PermissionDenied` for EACCES/EPERM, `AlreadyExists`
-// for EEXIST, else `Internal`; message "serde: <call> <what>: <strerror>".
-// Thread-safe. The one errno mapping of the byte layer (files, transactions).
+// for EEXIST, else `Internal`; message "serde: <call> <what>: <strerror>",
+// with an `ErrorLocation` (error_location.h) of layer "serde" and file
+// `file` (`what` when not given: a report names the file even though no byte
+// of it was read). Thread-safe. The one errno mapping of the byte layer
+// (files, transactions).
 absl::Status ErrnoStatus(int err, absl::string_view call, absl::string_view what);
+absl::Status ErrnoStatus(int err, absl::string_view call, absl::string_view what,
+                         absl::string_view file);
 
 }  // namespace flinkstate::serde
 

@@ -287,6 +287,10 @@ check "diff takes exactly two files" 2 "$bin" diff "$meta"
 check "inspect several files" 0 "$bin" inspect "$meta" "$kafka"
 expect_grep "the first file's report" "new-stateful-udf-migration-itcase-flink1.20-hashmap-savepoint/_metadata: Flink _metadata" "$tmp/out"
 expect_grep "the second file's report" "operator snapshot" "$tmp/out"
+# (attack run 8: the refusal named an internal function, PlanDropOperatorsCompletedCheckpoint.)
+check "drop-operator of an operator snapshot is refused" 1 "$bin" drop-operator --operator 1f2b5df5a66154aca61fcb26193792be "$kafka" "$tmp/snap-dropped"
+expect_grep "drop-operator names the kind and what to give" "an operator snapshot holds no operators to drop; give a _metadata or completedCheckpoint file" "$tmp/err"
+if grep -q "Plan" "$tmp/err"; then echo "FAIL: drop-operator's refusal names a function"; failures=$((failures + 1)); else passes=$((passes + 1)); fi
 check "inspect --json several files" 0 "$bin" inspect --json "$meta" "$kafka"
 cp "$tmp/out" "$tmp/multi.json"
 check "one JSON document per file" 0 python3 -c "
@@ -327,6 +331,10 @@ done
 printf '%s' 'rO0AB***garbage=' > "$tmp/bad.b64"  # 16 characters, '*' at byte 5
 check "relocate refuses a Base64 value" 1 "$bin" relocate --from hdfs://nn:8020/ --to s3://b/ "$synth_root/1.20/k8s-value.b64" "$tmp/k8s.out"
 expect_grep "and says how to do it" "base64 -d" "$tmp/err"
+# (attack run 8: `state`, which rewrites nothing, said "this command does not rewrite Base64".)
+check "state of a Base64 HA pointer is refused" 1 "$bin" state "$synth_root/1.20/k8s-value.b64"
+expect_grep "state names the kind and what it reads" "Base64 text of a Flink HA pointer.*; this command works on _metadata, operator-snapshot and completedCheckpoint files" "$tmp/err"
+if grep -q "rewrite" "$tmp/err"; then echo "FAIL: state of a pointer talks of rewriting"; failures=$((failures + 1)); else passes=$((passes + 1)); fi
 base64 -d "$synth_root/1.20/k8s-value.b64" > "$tmp/k8s.raw"
 check "relocate the decoded Kubernetes value" 0 "$bin" relocate --from hdfs://nn:8020/ --to s3://b/ "$tmp/k8s.raw" "$tmp/k8s.raw2"
 base64 -w0 "$tmp/k8s.raw2" > "$tmp/k8s.b64"
@@ -496,8 +504,14 @@ json_error "state --json of a truncated _metadata" 1 "$bin" state --json "$tmp/t
 json_error "strip-state --json of a truncated _metadata" 1 "$bin" strip-state --json --state x "$tmp/truncated" "$tmp/x.out"
 json_expect=(metadata header "$corpus/README.md")
 json_error "inspect --json of a text file" 1 "$bin" inspect --json "$corpus/README.md"
-json_expect=()
+# A file that cannot be opened, or an output that cannot be written, is named in `file`
+# (it was "": the location came only from decoding).
+json_expect=(serde "" "$tmp/nope")
 json_error "inspect --json of a missing file" 1 "$bin" inspect --json "$tmp/nope"
+json_error "state --json of a missing file" 1 "$bin" state --json "$tmp/nope"
+json_expect=(serde "" "$tmp/no-such-dir/report.html")
+json_error "doctor --json --html into a missing directory" 1 "$bin" doctor --json --html "$tmp/no-such-dir/report.html" "$real_meta"
+json_expect=()
 head -c 3000 "$synth/completedCheckpoint.bin" >"$tmp/truncated-cc"
 json_error "inspect --json of a truncated completedCheckpoint" 1 "$bin" inspect --json "$tmp/truncated-cc"
 json_error "dump --json of a truncated Java stream" 1 "$bin" dump --json "$tmp/truncated-cc"
@@ -512,10 +526,15 @@ import json,sys
 r=json.load(open(sys.argv[1]))
 assert r['exitCode']==2 and r['code']=='INVALID_ARGUMENT' and r['command']==sys.argv[3], r
 assert sys.argv[2] in r['message'], r
+assert r['layer']=='usage' and r['file']=='' and r['problem'], r
 " "$tmp/jout" "$word" "${@:2:1}"
 }
 usage_json "inspect --json with an unknown flag" "--no-such-flag" "$bin" inspect --json --no-such-flag "$real_meta"
 usage_json "strip-state --json without OUT" "IN OUT" "$bin" strip-state --json --state x "$real_meta"
+usage_json "strip-state --json without --state" "--state" "$bin" strip-state --json "$real_meta" "$tmp/x.out"
+usage_json "diff --json of one file" "two files" "$bin" diff --json "$real_meta"
+usage_json "repair --json without --state" "--state" "$bin" repair --json "$tmp"
+usage_json "inspect --json without FILE" "FILE" "$bin" inspect --json
 check "inspect with an unknown flag, no --json: nothing on stdout" 2 "$bin" inspect --no-such-flag "$real_meta"
 check "  ... stdout is empty" 0 test ! -s "$tmp/out"
 # verify reports an undecodable completedCheckpoint as a finding: a VerifyReport, not text.
@@ -539,7 +558,22 @@ if [[ $(id -u) == 0 ]] && cp "$real_meta" "$tmp/imm" && chattr +i "$tmp/imm" 2>/
   expect_grep "strip-state onto an immutable OUT: says why" "immutable (chattr +i)" "$tmp/err"
   chattr -i "$tmp/imm"
   check "the immutable file is untouched" 0 cmp "$real_meta" "$tmp/imm"
+  # repair --apply refuses an immutable _metadata before its plan or "writing and verifying"
+  # (it printed both first); the dry run notes what --apply would refuse.
+  mkdir -p "$tmp/imm-job"; cp "$real_meta" "$tmp/imm-job/_metadata"; chattr +i "$tmp/imm-job/_metadata"
+  check "repair --apply of an immutable _metadata is refused" 1 "$bin" repair --apply --state topic-partition-offset-states "$tmp/imm-job"
+  expect_grep "repair --apply of an immutable _metadata: says why" "immutable (chattr +i)" "$tmp/err"
+  check "  ... before printing anything" 0 test ! -s "$tmp/out"
+  check "repair dry run of an immutable _metadata" 0 "$bin" repair --state topic-partition-offset-states "$tmp/imm-job"
+  expect_grep "the dry run notes the refusal" "note: --apply would be refused: .*immutable (chattr +i)" "$tmp/out"
+  chattr -i "$tmp/imm-job/_metadata"
 fi
+# An existing backup: --in-place is refused before the plan is printed (it printed the plan).
+cp "$real_meta" "$tmp/has-bak"; : > "$tmp/has-bak.bak"
+check "strip-state --in-place with a backup already there is refused" 1 "$bin" strip-state --in-place --state topic-partition-offset-states "$tmp/has-bak"
+expect_grep "  ... names the backup" "has-bak.bak already exists; move it away first" "$tmp/err"
+check "  ... before printing anything" 0 test ! -s "$tmp/out"
+check "  ... the file is untouched" 0 cmp "$real_meta" "$tmp/has-bak"
 mkdir -p "$tmp/dir-out"
 check "convert onto a directory OUT is refused" 1 "$bin" convert --to-version 3 "$real_meta" "$tmp/dir-out"
 expect_grep "convert onto a directory OUT: says why" "is not a regular file" "$tmp/err"

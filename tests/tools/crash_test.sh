@@ -177,7 +177,7 @@ FLINKSTATE_TEST_KILL_AT=$((scommit + 1)) strip >/dev/null 2>&1
 before=$(leftovers "$job" | sort)
 for cmd in inspect verify doctor; do
   "$bin" "$cmd" "$file" >/dev/null 2>"$tmp/err"
-  grep -q "holds the journal of an interrupted flinkstate write (.flinkstate-txn-[0-9a-f]*.journal, run in .* as: flinkstate strip-state .*): it had committed" "$tmp/err" &&
+  grep -q "holds the journal of an interrupted flinkstate write (.flinkstate-txn-[0-9a-f]*.journal, run in .* as: flinkstate strip-state .*): it had committed, and $file still holds the original" "$tmp/err" &&
     ok || { bad "$cmd after a kill past the commit: no warning"; sed 's/^/  | /' "$tmp/err"; }
 done
 [[ $(leftovers "$job" | sort) == "$before" ]] && ok || bad "a read-only command resolved the journal"
@@ -187,7 +187,7 @@ sprepare=$(grep -n ' rename .*/\.flinkstate-txn-[0-9a-f]*\.journal$' "$tmp/strip
 fresh "$job"
 FLINKSTATE_TEST_KILL_AT=$((sprepare + 2)) strip >/dev/null 2>&1
 "$bin" verify "$file" >/dev/null 2>"$tmp/err"
-grep -q "it had not committed, so $job/chk-1742/_metadata still hold(s) the original" "$tmp/err" && ok ||
+grep -q "it had not committed, so $job/chk-1742/_metadata still holds the original" "$tmp/err" && ok ||
   { bad "verify after a kill before the commit: no warning"; sed 's/^/  | /' "$tmp/err"; }
 # A repair killed after writing its HA temporary: the HA directory has no journal.
 fresh "$job"
@@ -195,7 +195,7 @@ htemp=$(grep -n ' create .*/ha/completedCheckpoint0a1b2c3d4e5f\.flinkstate-tmp-'
 if [[ -n $htemp ]]; then
   FLINKSTATE_TEST_KILL_AT=$((htemp + 1)) repair >/dev/null 2>&1
   "$bin" inspect "$job/ha/completedCheckpoint0a1b2c3d4e5f" >/dev/null 2>"$tmp/err"
-  grep -q "belong(s) to an interrupted flinkstate run whose journal is in another directory" "$tmp/err" && ok ||
+  grep -q "belongs to an interrupted flinkstate run whose journal (.flinkstate-txn-[0-9a-f]*.journal) is in another directory: a repair keeps it" "$tmp/err" && ok ||
     { bad "inspect of the HA file after a killed repair: no warning"; sed 's/^/  | /' "$tmp/err"; }
 else
   bad "no HA temporary creation step in the repair's log"; sed 's/^/  | /' "$tmp/repair.ops"

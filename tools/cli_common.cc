@@ -35,6 +35,7 @@
 #include "flinkstate/serde/input_format.h"
 #include "flinkstate/serde/status_macros.h"
 #include "flinkstate/serde/error_location.h"
+#include "flinkstate/serde/splice_writer.h"
 
 namespace flinkstate::cli {
 
@@ -667,11 +668,18 @@ absl::StatusOr<report::WritePlan> PlanWrite(const OutputTarget& t, const Input& 
 }
 
 int FinishDryRun(const CommandArgs& a, const OutputTarget& t, const Input& in,
-                 const serde::EditPlan& plan, report::EditReport rep) {
+                 const serde::EditPlan& plan, const serde::OutputVerifier& verify,
+                 report::EditReport rep) {
   absl::StatusOr<report::WritePlan> p = PlanWrite(t, in, plan);
   if (!p.ok()) return Fail(p.status());
+  const bool remote = serde::IsUrl(t.output) || serde::IsUrl(in.path);
+  if (!remote) {
+    if (absl::Status v = serde::VerifyPlanInMemory(plan, in.file, verify); !v.ok()) {
+      return Fail(serde::WithMessage(v, absl::StrCat(v.message(), " (dry run, nothing written)")));
+    }
+  }
   rep.set_dry_run(true);
-  rep.set_verified(false);
+  rep.set_verified(!remote);
   *rep.mutable_write_plan() = *p;
   if (a.json) return PrintJson(rep);
   const auto n = [](uint64_t b) { return absl::StrCat(Human(b), " (", b, " B)"); };
@@ -698,6 +706,10 @@ int FinishDryRun(const CommandArgs& a, const OutputTarget& t, const Input& in,
                     "; writing first resolves it (a committed run completed, any other rolled back)\n");
   }
   for (const std::string& w : p->problems()) absl::StrAppend(&out, "warning: ", w, "\n");
+  absl::StrAppend(&out, remote ? "not verified: a remote dry run reads only the structure; the "
+                                 "write verifies its output before it replaces anything\n"
+                               : "verified: the planned output, built in memory, passes the "
+                                 "check the write makes\n");
   absl::StrAppend(&out, "dry run, nothing written (drop --dry-run to write)\n");
   std::cout << Printable(out);
   return kExitOk;

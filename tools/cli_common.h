@@ -271,12 +271,17 @@ int FinishedByRecovery(const CommandArgs& a, const OutputTarget& t);
 // for an interrupted run's leftovers. Return values: the store's errors.
 [[nodiscard]] absl::StatusOr<report::WritePlan> PlanWrite(const OutputTarget& t, const Input& in,
                                                           const serde::EditPlan& plan);
-// Ends an edit command's --dry-run: `rep` (its facts, from `EditReportOf`
-// and the command's additions) gets `dry_run`, `verified` false and the
-// `PlanWrite`; printed as JSON with --json, else as text ending "dry run,
-// nothing written". Returns the exit code.
+// Ends an edit command's --dry-run: the planned output is built in memory
+// and checked by `verify`, the check the write would make
+// (serde::VerifyPlanInMemory; not for an s3:// input or output, whose dry
+// run reads only the structure); `rep` (its facts, from `EditReportOf` and
+// the command's additions) gets `dry_run`, `verified` and the `PlanWrite`;
+// printed as JSON with --json, else as text ending "dry run, nothing
+// written". Returns the exit code: a planned output that does not verify
+// fails the dry run as it would fail the write.
 int FinishDryRun(const CommandArgs& a, const OutputTarget& t, const Input& in,
-                 const serde::EditPlan& plan, report::EditReport rep);
+                 const serde::EditPlan& plan, const serde::OutputVerifier& verify,
+                 report::EditReport rep);
 
 // A verifier that decodes the output as a state file, checks that it
 // re-encodes byte for byte, then runs `check` on the model.

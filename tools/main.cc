@@ -314,6 +314,7 @@ const Command kCommands[] = {
        AddOperators(app, a, "only in these operators: ID (32 hex digits) or uid (repeatable)");
        AddOutput(app, a);
        AddJson(app, a, "the result as JSON (report.proto EditReport)");
+       AddDryRun(app, a);
        app.add_option("--state-root", a.state_roots,
                       "read state files under PREFIX from the local directory DIR (repeatable)")
            ->type_name("PREFIX=DIR")

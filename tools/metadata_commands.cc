@@ -255,7 +255,6 @@ int VerifyMetadataFile(const std::string& path, const serde::MappedFile& file,
 }
 
 int RunStripState(const CommandArgs& a) {
-  if (a.deep && a.dry_run) return Usage("--dry-run is not available with --deep");
   if (a.deep) return RunDeepStripState(a);
   StripOptions options;
   options.state_name = a.state;
@@ -289,17 +288,17 @@ int RunStripState(const CommandArgs& a) {
     out << "  operator " << op << ": " << agg.first << " entries, " << Human(agg.second)
         << "\n";
   }
+  const serde::OutputVerifier verify = [&](serde::ByteView output) {
+    return VerifyStripped(*in, output, options, &*result);
+  };
   if (target->dry_run) {
     report::EditReport rep =
         EditReportOf("strip-state", *target, *in, result->plan.output_size());
     AddStripped(result->removed, &rep);
-    return FinishDryRun(a, *target, *in, result->plan, std::move(rep));
+    return FinishDryRun(a, *target, *in, result->plan, verify, std::move(rep));
   }
   serde::SpliceStats stats;
-  absl::Status s = WriteVerified(
-      *target, *in, result->plan,
-      [&](serde::ByteView output) { return VerifyStripped(*in, output, options, &*result); },
-      &stats);
+  absl::Status s = WriteVerified(*target, *in, result->plan, verify, &stats);
   if (!s.ok()) return Fail(s);
   const std::string rewriter =
       in->kind == FileKind::kCompletedCheckpoint
@@ -349,7 +348,7 @@ int RunConvert(const CommandArgs& a) {
     rep.set_to_version(result->to_version);
     for (const std::string& l : result->lost) rep.add_lost(l);
     out << "metadata v" << result->from_version << " -> v" << result->to_version << "\n";
-    return FinishDryRun(a, *target, *in, result->plan, std::move(rep));
+    return FinishDryRun(a, *target, *in, result->plan, verify, std::move(rep));
   }
   out << "wrote " << Printable(target->output) << ": metadata v" << result->from_version
       << " -> v" << result->to_version << ", " << Human(result->plan.output_size())
@@ -383,7 +382,7 @@ int RunDropOperator(const CommandArgs& a) {
     report::EditReport rep =
         EditReportOf("drop-operator", *target, *in, result->plan.output_size());
     for (const std::string& id : result->dropped_ids) rep.add_dropped_operator_ids(id);
-    return FinishDryRun(a, *target, *in, result->plan, std::move(rep));
+    return FinishDryRun(a, *target, *in, result->plan, verify, std::move(rep));
   }
   absl::Status s = WriteVerified(*target, *in, result->plan, verify, nullptr);
   if (!s.ok()) return Fail(s);
@@ -419,14 +418,11 @@ int RunRelocate(const CommandArgs& a) {
   if (!in.ok()) return Fail(in.status());
   absl::StatusOr<RelocateResult> result = PlanRelocate(*in, options);
   if (!result.ok()) return Fail(result.status());
-  absl::Status s =
-      target->dry_run
-          ? absl::OkStatus()
-          : WriteVerified(*target, *in, result->plan,
-                          [&](serde::ByteView output) {
-                            return VerifyRelocated(*in, output, options, &*result);
-                          },
-                          nullptr);
+  const serde::OutputVerifier verify = [&](serde::ByteView output) {
+    return VerifyRelocated(*in, output, options, &*result);
+  };
+  absl::Status s = target->dry_run ? absl::OkStatus()
+                                   : WriteVerified(*target, *in, result->plan, verify, nullptr);
   if (!s.ok()) return Fail(s);
   std::ostream& out = Text(a);
   constexpr size_t kShown = 20;
@@ -451,7 +447,7 @@ int RunRelocate(const CommandArgs& a) {
     out << changed << what << " (when written)\n";
     report::EditReport rep = EditReportOf("relocate", *target, *in, result->plan.output_size());
     if (absl::Status added = AddRelocated(*result, &rep); !added.ok()) return Fail(added);
-    return FinishDryRun(a, *target, *in, result->plan, std::move(rep));
+    return FinishDryRun(a, *target, *in, result->plan, verify, std::move(rep));
   }
   out << "wrote " << Printable(target->output) << ": " << changed << what << ", verified\n";
   if (!target->backup.empty()) out << "original kept as " << Printable(target->backup) << "\n";

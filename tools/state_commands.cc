@@ -107,11 +107,17 @@ int RunDeepStripState(const CommandArgs& a) {
       << " meta info(s), " << Human(result->element_bytes_removed) << " of element bytes\n";
   const StateFile& before = e.in.model;
   const serde::ByteView before_bytes = e.in.bytes();
-  absl::Status s = WriteVerified(
-      e.target, e.in, result->plan,
+  const serde::OutputVerifier verify =
       StateFileVerifier([&](const StateFile& after, serde::ByteView after_bytes) {
         return VerifyDeepStripped(before, before_bytes, after, after_bytes, e.options);
-      }));
+      });
+  if (e.target.dry_run) {
+    report::EditReport rep =
+        EditReportOf("strip-state --deep", e.target, e.in, result->plan.output_size());
+    AddStripped(result->removed, &rep);
+    return FinishDryRun(a, e.target, e.in, result->plan, verify, std::move(rep));
+  }
+  absl::Status s = WriteVerified(e.target, e.in, result->plan, verify);
   if (!s.ok()) return Fail(s);
   PrintWritten(out, e, result->plan.output_size(), result->bytes_removed);
   if (!a.json) return kExitOk;
@@ -165,8 +171,7 @@ int RunDedupeUnion(const CommandArgs& a) {
     return PrintJson(rep);
   }
   const auto before = Counts(BuildOperatorStateStreamReport(e.in.model, e.in.bytes(), sources));
-  absl::Status s = WriteVerified(
-      e.target, e.in, result->plan,
+  const serde::OutputVerifier verify =
       StateFileVerifier([&](const StateFile& after, serde::ByteView after_bytes) {
         // The name keeps exactly its distinct elements; every other state its counts.
         const auto now = Counts(BuildOperatorStateStreamReport(after, after_bytes, sources));
@@ -185,7 +190,12 @@ int RunDedupeUnion(const CommandArgs& a) {
           }
         }
         return absl::OkStatus();
-      }));
+      });
+  if (e.target.dry_run) {
+    return FinishDryRun(a, e.target, e.in, result->plan, verify,
+                        EditReportOf("dedupe-union", e.target, e.in, result->plan.output_size()));
+  }
+  absl::Status s = WriteVerified(e.target, e.in, result->plan, verify);
   if (!s.ok()) return Fail(s);
   PrintWritten(out, e, result->plan.output_size(), result->bytes_removed);
   if (!a.json) return kExitOk;

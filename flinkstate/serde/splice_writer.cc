@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "flinkstate/serde/error_location.h"
 #include "flinkstate/serde/file_transaction.h"
 #include "flinkstate/serde/status_macros.h"
 
@@ -403,6 +405,34 @@ absl::Status ExecutePlan(const EditPlan& plan, const MappedFile& input,
         " bytes, the plan has ", plan.output_size()));
   }
   return absl::OkStatus();
+}
+
+absl::Status VerifyPlanInMemory(const EditPlan& plan, const MappedFile& input,
+                                const OutputVerifier& verify) {
+  FLINKSTATE_RETURN_IF_ERROR(plan.Validate(input.size()));
+  const int fd = ::memfd_create("flinkstate-dry-run", MFD_CLOEXEC);
+  if (fd < 0) return SysError("memfd_create", "the planned output");
+  absl::Status s = ExecutePlan(plan, input, fd);
+  const uint64_t size = plan.output_size();
+  void* p = nullptr;
+  if (s.ok() && size > 0) {
+    p = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+      p = nullptr;
+      s = SysError("mmap", "the planned output");
+    }
+  }
+  ::close(fd);  // the mapping keeps the pages until munmap
+  if (s.ok() && verify) {
+    const absl::Status v =
+        verify(ByteView(static_cast<const uint8_t*>(p), static_cast<size_t>(size)));
+    if (!v.ok()) {
+      s = WithMessage(v, absl::StrCat("the planned output does not verify: ", v.message()));
+    }
+  }
+  if (p != nullptr) ::munmap(p, size);
+  if (s.ok()) s = input.CheckIntact();
+  return s;
 }
 
 absl::Status WritePlanAtomically(const EditPlan& plan, const MappedFile& input,

@@ -93,6 +93,18 @@ struct SpliceStats {
 // Lifetime: the view is valid only during the call.
 using OutputVerifier = std::function<absl::Status(ByteView output)>;
 
+// What a dry run checks of the output it would write: executes `plan` over
+// `input` into an anonymous in-memory file (memfd_create(2): nothing is
+// created in any directory, and it is gone when the call returns, or the
+// process dies) and runs `verify` on it.
+// Memory: the output's size, as shared memory pages of the process, for the
+// duration of the call. Thread-safe for distinct inputs.
+// Return values: the verifier's error, its message prefixed "the planned
+// output does not verify: "; any error of `ExecutePlan`; `Internal` naming
+// the system call when the in-memory file cannot be made or mapped.
+[[nodiscard]] absl::Status VerifyPlanInMemory(const EditPlan& plan, const MappedFile& input,
+                                              const OutputVerifier& verify);
+
 // Executes `plan` into a temporary file beside `target_path`, verifies it and
 // renames it to `target_path` (replacing an existing file atomically).
 //

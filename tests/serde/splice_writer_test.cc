@@ -240,6 +240,45 @@ TEST(SpliceWriterTest, FailedVerificationLeavesTargetAndNoTemp) {
             0);
 }
 
+// A dry run's check: the verifier sees exactly the bytes the plan writes
+// (ApplyToString is the reference), its error fails the call with the
+// prefix, and nothing is created in any directory.
+TEST(SpliceWriterTest, VerifyPlanInMemorySeesThePlannedOutputAndWritesNothing) {
+  TempDir dir;
+  const std::string in_path = dir.path() + "/in";
+  WriteFile(in_path, "hello, planned world");
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(MappedFile in, MappedFile::Open(in_path));
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(
+      EditPlan plan, EditPlan::FromReplacements(in.size(), {{{5, 9}, " a"}, {{20, 0}, "!"}}));
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(const std::string want, plan.ApplyToString(in.bytes()));
+  ASSERT_EQ(want, "hello a world!");
+  std::string seen;
+  EXPECT_THAT(VerifyPlanInMemory(plan, in,
+                                 [&](ByteView out) {
+                                   seen.assign(reinterpret_cast<const char*>(out.data()),
+                                               out.size());
+                                   return absl::OkStatus();
+                                 }),
+              IsOk());
+  EXPECT_EQ(seen, want);
+  EXPECT_THAT(VerifyPlanInMemory(plan, in,
+                                 [](ByteView) { return absl::DataLossError("stripped wrong"); }),
+              StatusIs(absl::StatusCode::kDataLoss,
+                       "the planned output does not verify: stripped wrong"));
+  // An empty output is verified too (as an empty view).
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(EditPlan empty,
+                                  EditPlan::FromReplacements(in.size(), {{{0, in.size()}, ""}}));
+  size_t empty_size = 1;
+  EXPECT_THAT(VerifyPlanInMemory(empty, in,
+                                 [&](ByteView out) {
+                                   empty_size = out.size();
+                                   return absl::OkStatus();
+                                 }),
+              IsOk());
+  EXPECT_EQ(empty_size, 0u);
+  EXPECT_EQ(std::system(("test $(ls -A '" + dir.path() + "' | wc -l) -eq 1").c_str()), 0);
+}
+
 TEST(SpliceWriterTest, WriteBytesAtomically) {
   TempDir dir;
   const std::string out_path = dir.path() + "/o";

@@ -446,6 +446,27 @@ expect_grep "control characters are shown escaped" 'x1b\]0;TITLE\\x07' "$tmp/out
 check "repair without a _metadata" 1 "$bin" repair --state x "$tmp"
 check "repair without --state" 2 "$bin" repair "$job/chk-1742"
 
+# Dry runs of the stream edits (they were refused: "--dry-run is not available with --deep";
+# dedupe-union had no --dry-run): the planned output is verified in memory, nothing is written,
+# and the sizes are those the real write then produces.
+incident15=$(dirname "$0")/../testdata/flink-1.15.2/incident-gen3-checkpoint/_metadata
+for edit in "dedupe-union" "strip-state --deep"; do
+  check "$edit --dry-run" 0 "$bin" $edit --dry-run --json --state topic-partition-offset-states "$incident15" "$tmp/dry.out"
+  cp "$tmp/out" "$tmp/dry.json"
+  expect_no_file "$edit --dry-run writes nothing" "$tmp/dry.out"
+  check "$edit (the write)" 0 "$bin" $edit --json --state topic-partition-offset-states "$incident15" "$tmp/dry.out"
+  cp "$tmp/out" "$tmp/wet.json"
+  check "$edit --dry-run: verified, and the size the write produced" 0 python3 -c "
+import json,os,sys
+d=json.load(open(sys.argv[1])); w=json.load(open(sys.argv[2]))
+assert d['dryRun'] is True and d['verified'] is True, d
+assert d['outputBytes']==w['outputBytes']==str(os.path.getsize(sys.argv[3])), (d, w)
+assert d['writePlan']['steps'][0]['action']=='write', d" "$tmp/dry.json" "$tmp/wet.json" "$tmp/dry.out"
+  rm -f "$tmp/dry.out"
+done
+check "strip-state --deep --dry-run as text" 0 "$bin" strip-state --deep --dry-run --state topic-partition-offset-states "$incident15" "$tmp/dry.out"
+expect_grep "  ... says it verified in memory" "verified: the planned output, built in memory, passes the check the write makes" "$tmp/out"
+
 # Files real Flink 1.15.2 wrote in the incident reproduction (tests/testdata).
 real=$(dirname "$0")/../testdata/flink-1.15.2
 real_meta="$real/incident-gen3-checkpoint/_metadata"

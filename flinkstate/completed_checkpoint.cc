@@ -15,6 +15,7 @@
 #include "flinkstate/javaobj/stream_constants.h"
 #include "flinkstate/javaobj/stream_reader.h"
 #include "flinkstate/serde/endian.h"
+#include "flinkstate/serde/error_location.h"
 #include "flinkstate/serde/status_macros.h"
 
 namespace flinkstate {
@@ -170,10 +171,10 @@ class GraphReader {
           break;
         }
       }
-      return absl::DataLossError(absl::StrCat(
-          "completedCheckpoint: writing aborted: the stream ends in "
-          "TC_EXCEPTION (a partial file Flink left after a failed write) at byte ",
-          at));
+      return serde::DecodeError(absl::StatusCode::kDataLoss, "completedCheckpoint", "",
+                                "writing aborted: the stream ends in TC_EXCEPTION (a partial "
+                                "file Flink left after a failed write)",
+                                at);
     }
     ItemId root = kNoItem;
     for (ItemId id : s_.top_level()) {
@@ -185,11 +186,12 @@ class GraphReader {
     auto info = std::make_shared<CompletedCheckpointInfo>();
     info_ = info.get();
     if (root == kNoItem || !Matches(root, "CompletedCheckpoint", "top level")) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "completedCheckpoint: top level: expected ", kCompletedCheckpointClass,
-          ", found ", root == kNoItem ? "no object" : s_.ClassNameOf(root),
-          root == kNoItem ? "" : Nearest(root), " at byte ",
-          root == kNoItem ? 4 : s_.item(root).range.offset));
+      return serde::DecodeError(
+          absl::StatusCode::kInvalidArgument, "completedCheckpoint", "top level",
+          absl::StrCat("expected ", kCompletedCheckpointClass, ", found ",
+                       root == kNoItem ? "no object" : s_.ClassNameOf(root),
+                       root == kNoItem ? "" : Nearest(root)),
+          root == kNoItem ? 4 : s_.item(root).range.offset);
     }
     CheckDescriptors();
     StateFile file;
@@ -266,9 +268,8 @@ class GraphReader {
 
  private:
   absl::Status Fail(absl::string_view path, absl::string_view problem, ItemId at) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "completedCheckpoint: ", path, ": ", problem, " at byte ",
-        at == kNoItem ? 0 : s_.item(at).range.offset));
+    return serde::DecodeError(absl::StatusCode::kInvalidArgument, "completedCheckpoint", path,
+                              problem, at == kNoItem ? 0 : s_.item(at).range.offset);
   }
 
   absl::StatusOr<int64_t> Long(ItemId obj, const char* field, absl::string_view path) {

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "flinkstate/format_constants.h"
 #include "flinkstate/metadata_writer.h"
+#include "flinkstate/serde/error_location.h"
 #include "flinkstate/serde/status_macros.h"
 
 namespace flinkstate {
@@ -37,8 +38,8 @@ absl::Status CheckPlanYields(const serde::EditPlan& plan, serde::ByteView source
     if (std::memcmp(actual, want, n) != 0) {
       uint64_t i = 0;
       while (actual[i] == want[i]) ++i;
-      return absl::DataLossError(absl::StrCat(
-          "convert: encoding the output back differs from the input at byte ", pos + i));
+      return serde::DecodeError(absl::StatusCode::kDataLoss, "convert", "",
+                                "encoding the output back differs from the input", pos + i);
     }
     pos += n;
   }

@@ -34,6 +34,7 @@
 #include "flinkstate/javaobj/stream_constants.h"
 #include "flinkstate/open.h"
 #include "flinkstate/report_diff.h"
+#include "flinkstate/serde/error_location.h"
 #include "flinkstate/serde/status_macros.h"
 #include "flinkstate/verify.h"
 #include "google/protobuf/struct.pb.h"
@@ -1484,9 +1485,13 @@ absl::StatusOr<std::vector<PlanVertex>> ReadPlan(const std::string& path) {
       in_string = true;
     } else if (c == '{' || c == '[') {
       if (++depth > kMaxPlanDepth) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(path, ": doctor: plan: JSON nested deeper than ", kMaxPlanDepth,
-                         " levels at byte ", i, " (a job plan nests about five)"));
+        return serde::InFile(
+            serde::WithLocation(
+                absl::InvalidArgumentError(absl::StrCat(
+                    "doctor: plan: JSON nested deeper than ", kMaxPlanDepth, " levels at byte ",
+                    i, " (a job plan nests about five)")),
+                "doctor", "plan", i),
+            path);
       }
     } else if (c == '}' || c == ']') {
       --depth;

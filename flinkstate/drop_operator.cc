@@ -14,6 +14,7 @@
 #include "flinkstate/operator_id.h"
 #include "flinkstate/serde/data_output.h"
 #include "flinkstate/metadata_reader.h"
+#include "flinkstate/serde/error_location.h"
 #include "flinkstate/serde/mapped_file.h"
 #include "flinkstate/serde/status_macros.h"
 #include "flinkstate/streamed_edit.h"
@@ -82,9 +83,10 @@ absl::StatusOr<DropResult> PlanDropOperatorsCompletedCheckpoint(
     return absl::InternalError("drop-operator: operatorStates does not match the model");
   }
   if (!map.resizable) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "drop-operator: operatorStates is a ", map.class_name,
-        " that cannot shrink in place at byte ", s.item(map.object).range.offset));
+    return serde::DecodeError(
+        absl::StatusCode::kFailedPrecondition, "drop-operator", "",
+        absl::StrCat("operatorStates is a ", map.class_name, " that cannot shrink in place"),
+        s.item(map.object).range.offset);
   }
   javaobj::StreamRewriter rw(s);
   DropResult result;

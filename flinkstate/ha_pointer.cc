@@ -11,6 +11,7 @@
 #include "absl/strings/string_view.h"
 #include "flinkstate/javaobj/stream_constants.h"
 #include "flinkstate/javaobj/stream_reader.h"
+#include "flinkstate/serde/error_location.h"
 #include "flinkstate/serde/status_macros.h"
 
 namespace flinkstate {
@@ -43,18 +44,19 @@ absl::StatusOr<std::string> DecodeBase64JavaStream(serde::ByteView text) {
   static constexpr absl::string_view kAlphabet =
       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=";
   if (const size_t bad = body.find_first_not_of(kAlphabet); bad != absl::string_view::npos) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "base64: invalid character 0x",
-        absl::Hex(static_cast<uint8_t>(body[bad]), absl::kZeroPad2), " at byte ",
-        begin + bad));
+    return serde::DecodeError(
+        absl::StatusCode::kInvalidArgument, "base64", "",
+        absl::StrCat("invalid character 0x",
+                     absl::Hex(static_cast<uint8_t>(body[bad]), absl::kZeroPad2)),
+        begin + bad);
   }
   // Only '=' can still be wrong: at most two, and only at the very end.
   const size_t pad = body.find('=');
   std::string out;
   if ((pad != absl::string_view::npos && pad < n - 2) || !absl::Base64Unescape(body, &out)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("base64: misplaced '=' padding at byte ",
-                     begin + (pad == absl::string_view::npos ? n : pad)));
+    return serde::DecodeError(absl::StatusCode::kInvalidArgument, "base64", "",
+                              "misplaced '=' padding",
+                              begin + (pad == absl::string_view::npos ? n : pad));
   }
   if (!javaobj::HasStreamHeader(reinterpret_cast<const uint8_t*>(out.data()), out.size())) {
     return absl::InvalidArgumentError(
@@ -76,9 +78,11 @@ absl::StatusOr<HaPointer> DecodeHaPointer(serde::ByteView bytes) {
       bytes[4] != javaobj::kTcObject) {
     // The first item is no object (the first top-level item cannot be a
     // reference: no handle exists yet).
-    return absl::InvalidArgumentError(absl::StrCat(
-        "ha-pointer: top level: expected ", kRetrievableStreamStateHandleClass, ", found ",
-        javaobj::ItemKindName(javaobj::ItemKindOfTag(bytes[4])), " at byte 4"));
+    return serde::DecodeError(
+        absl::StatusCode::kInvalidArgument, "ha-pointer", "top level",
+        absl::StrCat("expected ", kRetrievableStreamStateHandleClass, ", found ",
+                     javaobj::ItemKindName(javaobj::ItemKindOfTag(bytes[4]))),
+        4);
   }
   if (bytes.size() >= 8 && bytes[4] == javaobj::kTcObject && bytes[5] == javaobj::kTcClassDesc) {
     const size_t n = (size_t{bytes[6]} << 8) | bytes[7];
@@ -89,21 +93,22 @@ absl::StatusOr<HaPointer> DecodeHaPointer(serde::ByteView bytes) {
       });
       if (ascii && name != kRetrievableStreamStateHandleClass &&
           name != kStateHandleWithDeleteMarkerClass) {
-        return absl::InvalidArgumentError(absl::StrCat("ha-pointer: top level: expected ",
-                                                       kRetrievableStreamStateHandleClass,
-                                                       ", found ", name, " at byte 4"));
+        return serde::DecodeError(
+            absl::StatusCode::kInvalidArgument, "ha-pointer", "top level",
+            absl::StrCat("expected ", kRetrievableStreamStateHandleClass, ", found ", name), 4);
       }
     }
   }
   FLINKSTATE_ASSIGN_OR_RETURN(javaobj::Stream s, javaobj::DecodeStream(bytes));
   auto fail = [&](absl::string_view path, absl::string_view expected, ItemId at) {
     const bool none = at == javaobj::kNoItem;
-    return absl::InvalidArgumentError(absl::StrCat(
-        "ha-pointer: ", path, ": expected ", expected, ", found ",
-        none ? "nothing" : s.ClassNameOf(at).empty()
-                               ? std::string(javaobj::ItemKindName(s.item(at).kind))
-                               : s.ClassNameOf(at),
-        " at byte ", none ? bytes.size() : s.item(at).range.offset));
+    const std::string found = none                        ? "nothing"
+                              : s.ClassNameOf(at).empty() ? std::string(javaobj::ItemKindName(
+                                                                s.item(at).kind))
+                                                          : s.ClassNameOf(at);
+    return serde::DecodeError(absl::StatusCode::kInvalidArgument, "ha-pointer", path,
+                              absl::StrCat("expected ", expected, ", found ", found),
+                              none ? bytes.size() : s.item(at).range.offset);
   };
   if (s.aborted()) {
     return absl::DataLossError("ha-pointer: writing aborted (the stream ends in TC_EXCEPTION)");

@@ -8,6 +8,7 @@
 #include "flinkstate/javaobj/stream_reader.h"
 #include "flinkstate/serde/data_input.h"
 #include "flinkstate/serde/endian.h"
+#include "flinkstate/serde/error_location.h"
 #include "flinkstate/serde/modified_utf8.h"
 #include "flinkstate/serde/status_macros.h"
 
@@ -16,9 +17,11 @@ namespace {
 
 constexpr char kLayer[] = "kafka state";
 
-absl::Status Bad(absl::string_view what, uint64_t at) {
-  return absl::InvalidArgumentError(absl::StrCat(kLayer, ": ", what, " at byte ", at));
+// "kafka state: [PATH: ]WHAT at byte AT", with its location.
+absl::Status Bad(absl::string_view path, absl::string_view what, uint64_t at) {
+  return serde::DecodeError(absl::StatusCode::kInvalidArgument, kLayer, path, what, at);
 }
+absl::Status Bad(absl::string_view what, uint64_t at) { return Bad("", what, at); }
 
 // Kryo's `Input` over an element.
 class KryoInput {
@@ -222,9 +225,11 @@ absl::StatusOr<KafkaPartitionOffset> DecodeKafkaSplitElement(serde::ByteView ele
                             " bytes left"), 8);
   }
   if (version != 0) {
-    return absl::UnimplementedError(absl::StrCat(
-        kLayer, ": split serializer version ", version,
-        " (KafkaPartitionSplitSerializer writes 0) at byte 4"));
+    return serde::DecodeError(
+        absl::StatusCode::kUnimplemented, kLayer, "",
+        absl::StrCat("split serializer version ", version,
+                     " (KafkaPartitionSplitSerializer writes 0)"),
+        4);
   }
   KafkaPartitionOffset r;
   r.form = "KafkaPartitionSplit v0";
@@ -246,46 +251,50 @@ absl::StatusOr<KafkaSourceEnumState> DecodeKafkaSourceEnumState(
   int32_t length = 0;
   FLINKSTATE_RETURN_IF_ERROR(serde::Annotate(in.ReadInt32(&st.coordinator_serde_version), kWhere));
   if (st.coordinator_serde_version != 0 && st.coordinator_serde_version != 1) {
-    return absl::UnimplementedError(absl::StrCat(
-        kWhere, ": source coordinator serde version ", st.coordinator_serde_version,
-        " (known: 0, 1) at byte 0"));
+    return serde::DecodeError(absl::StatusCode::kUnimplemented, kLayer, "enumerator",
+                              absl::StrCat("source coordinator serde version ",
+                                           st.coordinator_serde_version, " (known: 0, 1)"),
+                              0);
   }
   FLINKSTATE_RETURN_IF_ERROR(serde::Annotate(in.ReadInt32(&st.enumerator_version), kWhere));
   FLINKSTATE_RETURN_IF_ERROR(serde::Annotate(in.ReadInt32(&length), kWhere));
   if (length < 0 || static_cast<uint64_t>(length) > in.remaining()) {
-    return Bad(absl::StrCat("enumerator: checkpoint length ", length, " with ", in.remaining(),
+    return Bad("enumerator", absl::StrCat("checkpoint length ", length, " with ", in.remaining(),
                             " bytes left"), 8);
   }
   const uint64_t end = in.position() + static_cast<uint64_t>(length);
   st.trailing_bytes = coordinator_state.size() - end;
   if (st.trailing_bytes != 0 && st.coordinator_serde_version != 0) {
-    return Bad(absl::StrCat("enumerator: ", st.trailing_bytes,
+    return Bad("enumerator", absl::StrCat(st.trailing_bytes,
                             " bytes after the enumerator checkpoint (serde version 1 has none)"),
                end);
   }
   const int32_t v = st.enumerator_version;
   if (v < 1 || v > 3) {
-    return absl::UnimplementedError(absl::StrCat(
-        kWhere, ": KafkaSourceEnumStateSerializer version ", v,
-        v == 0 ? " (the split-assignment map of connector 1.12-1.13) is not decoded"
-               : " (known: 1-3)",
-        " at byte 4"));
+    return serde::DecodeError(
+        absl::StatusCode::kUnimplemented, kLayer, "enumerator",
+        absl::StrCat("KafkaSourceEnumStateSerializer version ", v,
+                     v == 0 ? " (the split-assignment map of connector 1.12-1.13) is not decoded"
+                            : " (known: 1-3)"),
+        4);
   }
   serde::DataInput body(coordinator_state.subspan(12, static_cast<uint64_t>(length)));
   int32_t count = 0;
   FLINKSTATE_RETURN_IF_ERROR(serde::Annotate(body.ReadInt32(&count), kWhere));
   // Each partition takes at least 6 bytes (empty topic + i32).
   if (count < 0 || static_cast<uint64_t>(count) > body.remaining() / 6) {
-    return Bad(absl::StrCat("enumerator: partition count ", count, " with ", body.remaining(),
+    return Bad("enumerator", absl::StrCat("partition count ", count, " with ", body.remaining(),
                             " bytes left"), 12);
   }
   if (v == 3) {
     FLINKSTATE_RETURN_IF_ERROR(
         serde::Annotate(body.ReadInt32(&st.split_serializer_version), kWhere));
     if (st.split_serializer_version != 0) {
-      return absl::UnimplementedError(absl::StrCat(
-          kWhere, ": split serializer version ", st.split_serializer_version,
-          " (KafkaPartitionSplitSerializer writes 0) at byte 16"));
+      return serde::DecodeError(absl::StatusCode::kUnimplemented, kLayer, "enumerator",
+                                absl::StrCat("split serializer version ",
+                                             st.split_serializer_version,
+                                             " (KafkaPartitionSplitSerializer writes 0)"),
+                                16);
     }
   }
   st.partitions.reserve(static_cast<size_t>(count));
@@ -297,7 +306,7 @@ absl::StatusOr<KafkaSourceEnumState> DecodeKafkaSourceEnumState(
       FLINKSTATE_RETURN_IF_ERROR(serde::Annotate(body.ReadInt32(&n), at));
       const uint64_t split_at = 12 + body.position();
       if (n < 0 || static_cast<uint64_t>(n) > body.remaining()) {
-        return Bad(absl::StrCat("enumerator: partitions[", i, "]: split length ", n, " with ",
+        return Bad("enumerator", absl::StrCat("partitions[", i, "]: split length ", n, " with ",
                                 body.remaining(), " bytes left"), split_at - 4);
       }
       const uint64_t split_end = body.position() + static_cast<uint64_t>(n);
@@ -306,7 +315,7 @@ absl::StatusOr<KafkaSourceEnumState> DecodeKafkaSourceEnumState(
       FLINKSTATE_RETURN_IF_ERROR(serde::Annotate(body.ReadInt64(&p.starting_offset), at));
       FLINKSTATE_RETURN_IF_ERROR(serde::Annotate(body.ReadInt64(&p.stopping_offset), at));
       if (body.position() != split_end) {
-        return Bad(absl::StrCat("enumerator: partitions[", i, "]: the split's ", n,
+        return Bad("enumerator", absl::StrCat("partitions[", i, "]: the split's ", n,
                                 " bytes end at byte ", 12 + split_end, ", its fields at"),
                    12 + body.position());
       }
@@ -322,7 +331,7 @@ absl::StatusOr<KafkaSourceEnumState> DecodeKafkaSourceEnumState(
       const uint64_t status_at = 12 + body.position();
       FLINKSTATE_RETURN_IF_ERROR(serde::Annotate(body.ReadInt32(&p.assignment_status), at));
       if (p.assignment_status != 0 && p.assignment_status != 1) {
-        return Bad(absl::StrCat("enumerator: partitions[", i, "]: assignment status ",
+        return Bad("enumerator", absl::StrCat("partitions[", i, "]: assignment status ",
                                 p.assignment_status, " (AssignmentStatus has 0 and 1)"),
                    status_at);
       }
@@ -335,7 +344,7 @@ absl::StatusOr<KafkaSourceEnumState> DecodeKafkaSourceEnumState(
         serde::Annotate(body.ReadBool(&st.initial_discovery_finished), kWhere));
   }
   if (!body.at_end()) {
-    return Bad(absl::StrCat("enumerator: ", body.remaining(), " bytes after the state"),
+    return Bad("enumerator", absl::StrCat(body.remaining(), " bytes after the state"),
                12 + body.position());
   }
   return st;

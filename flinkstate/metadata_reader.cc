@@ -130,6 +130,11 @@ class MetadataDecoder {
   absl::Status Invalid(absl::string_view what) const {
     return Error(absl::StatusCode::kInvalidArgument, what);
   }
+  // As `Invalid`, about the byte at `offset` rather than the read position.
+  absl::Status InvalidAt(absl::string_view what, uint64_t offset) const {
+    return Wrap(
+        serde::DecodeError(absl::StatusCode::kInvalidArgument, "serde", "", what, offset));
+  }
   std::string Path() const {
     if (path_.empty()) return "header";
     std::string p;
@@ -153,9 +158,7 @@ class MetadataDecoder {
     uint8_t b;
     FLINKSTATE_RETURN_IF_ERROR(U8(&b));
     if (b > 1) {
-      return Wrap(absl::InvalidArgumentError(absl::StrCat(
-          "serde: boolean byte ", b, " (0 or 1 expected) at byte ",
-          in_.position() - 1)));
+      return InvalidAt(absl::StrCat("boolean byte ", b, " (0 or 1 expected)"), in_.position() - 1);
     }
     *v = b == 1;
     return absl::OkStatus();
@@ -190,9 +193,10 @@ class MetadataDecoder {
       *text = *std::move(decoded);
       absl::StatusOr<std::string> canonical = serde::Utf8ToModifiedUtf8(*text);
       if (!canonical.ok() || serde::AsBytes(*canonical) != body) {
-        return Wrap(absl::InvalidArgumentError(absl::StrCat(
-            "serde: string is not in the modified UTF-8 form writeUTF "
-            "produces (raw NUL or non-shortest sequence) at byte ", start)));
+        return InvalidAt(
+            "string is not in the modified UTF-8 form writeUTF produces (raw NUL or "
+            "non-shortest sequence)",
+            start);
       }
     }
     return absl::OkStatus();
@@ -442,9 +446,9 @@ absl::Status MetadataDecoder::ReadOperator(OperatorState* op) {
     FLINKSTATE_RETURN_IF_ERROR(ReadStreamHandle(&op->coordinator_state));
     const uint8_t t = op->coordinator_state.tag;
     if (t != 0 && t != 1) {
-      return Wrap(absl::InvalidArgumentError(absl::StrCat(
-          "coordinator state must be a null or byte-stream handle, found tag ",
-          t, " at byte ", op->coordinator_state.range.offset)));
+      return InvalidAt(
+          absl::StrCat("coordinator state must be a null or byte-stream handle, found tag ", t),
+          op->coordinator_state.range.offset);
     }
   }
   FLINKSTATE_RETURN_IF_ERROR(I32(&op->num_subtasks));
@@ -626,9 +630,8 @@ absl::Status MetadataDecoder::ReadStreamHandleBody(StreamStateHandle* h) {
       FLINKSTATE_RETURN_IF_ERROR(ReadUtf(&h->path));
       return ReadUtf(&h->logical_file_id);
     default:
-      return Wrap(absl::InvalidArgumentError(absl::StrCat(
-          "serde: unknown stream state handle tag ", h->tag, " at byte ",
-          in_.position() - 1)));
+      return InvalidAt(absl::StrCat("unknown stream state handle tag ", h->tag),
+                       in_.position() - 1);
   }
 }
 
@@ -768,9 +771,7 @@ absl::Status MetadataDecoder::ReadKeyedHandleBody(KeyedStateHandle* h) {
       return absl::OkStatus();
     }
     default:
-      return Wrap(absl::InvalidArgumentError(absl::StrCat(
-          "serde: unknown keyed state handle tag ", h->tag, " at byte ",
-          in_.position() - 1)));
+      return InvalidAt(absl::StrCat("unknown keyed state handle tag ", h->tag), in_.position() - 1);
   }
 }
 
@@ -781,9 +782,7 @@ absl::Status MetadataDecoder::ReadOperatorHandle(OperatorStateHandle* h) {
   const auto tag = static_cast<HandleTag>(h->tag);
   if (tag != HandleTag::kNull && tag != HandleTag::kPartitionableOperator &&
       tag != HandleTag::kSegmentPartitionableOperator) {
-    return Wrap(absl::InvalidArgumentError(
-        absl::StrCat("serde: unknown operator state handle tag ", h->tag,
-                     " at byte ", start)));
+    return InvalidAt(absl::StrCat("unknown operator state handle tag ", h->tag), start);
   }
   if (tag != HandleTag::kNull) {
     h->count_range = {in_.position(), 4};
@@ -797,10 +796,10 @@ absl::Status MetadataDecoder::ReadOperatorHandle(OperatorStateHandle* h) {
       FLINKSTATE_RETURN_IF_ERROR(ReadUtf(&entry.name));
       FLINKSTATE_RETURN_IF_ERROR(U8(&entry.mode));
       if (entry.mode > 2) {
-        return Wrap(absl::InvalidArgumentError(absl::StrCat(
-            "serde: state '", options_.decode_strings ? entry.name.value : scratch_,
-            "' has distribution mode ",
-            entry.mode, " (0, 1 or 2 expected) at byte ", in_.position() - 1)));
+        return InvalidAt(
+            absl::StrCat("state '", options_.decode_strings ? entry.name.value : scratch_,
+                         "' has distribution mode ", entry.mode, " (0, 1 or 2 expected)"),
+            in_.position() - 1);
       }
       FLINKSTATE_RETURN_IF_ERROR(ReadOffsets(&entry.offsets));
       entry.range = {entry_start, in_.position() - entry_start};
@@ -817,10 +816,10 @@ absl::Status MetadataDecoder::ReadOperatorHandle(OperatorStateHandle* h) {
     if (tag == HandleTag::kSegmentPartitionableOperator &&
         h->delegate->tag != static_cast<uint8_t>(HandleTag::kSegmentFile) &&
         h->delegate->tag != static_cast<uint8_t>(HandleTag::kEmptySegmentFile)) {
-      return Wrap(absl::InvalidArgumentError(absl::StrCat(
-          "serde: file-merging operator handle needs a segment delegate "
-          "(tag 15 or 16), found tag ", h->delegate->tag, " at byte ",
-          h->delegate->range.offset)));
+      return InvalidAt(absl::StrCat("file-merging operator handle needs a segment delegate "
+                                    "(tag 15 or 16), found tag ",
+                                    h->delegate->tag),
+                       h->delegate->range.offset);
     }
   }
   h->range = {start, in_.position() - start};
@@ -882,10 +881,9 @@ absl::Status MetadataDecoder::ReadChannelHandle(bool input,
     const bool ok = input ? (h->type == 1 || h->type == 3)
                           : (h->type == 2 || h->type == 4);
     if (!ok) {
-      return Wrap(absl::InvalidArgumentError(absl::StrCat(
-          "serde: channel handle type ", h->type, " not allowed in the ",
-          input ? "input channel" : "result subpartition", " list at byte ",
-          start)));
+      return InvalidAt(absl::StrCat("channel handle type ", h->type, " not allowed in the ",
+                                    input ? "input channel" : "result subpartition", " list"),
+                       start);
     }
     if (h->type >= 3) {
       FLINKSTATE_RETURN_IF_ERROR(I32(&h->subtask_index));

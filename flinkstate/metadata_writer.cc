@@ -13,6 +13,7 @@
 #include "flinkstate/format_constants.h"
 #include "flinkstate/handle_walker.h"
 #include "flinkstate/metadata_reader.h"
+#include "flinkstate/serde/error_location.h"
 #include "flinkstate/streamed_edit.h"
 #include "flinkstate/serde/data_output.h"
 #include "flinkstate/serde/endian.h"
@@ -47,10 +48,12 @@ absl::Status CheckPiece(ByteView input, uint64_t range_offset, uint64_t range_si
   if (actual != nullptr && std::memcmp(actual, expected, n) != 0) {
     uint64_t i = 0;
     while (actual[i] == expected[i]) ++i;
-    return absl::DataLossError(absl::StrCat(
-        "round trip: re-encoding differs from the input at byte ", *pos + i,
-        " (input 0x", absl::Hex(expected[i], absl::kZeroPad2), ", encoded 0x",
-        absl::Hex(actual[i], absl::kZeroPad2), ")"));
+    return serde::WithLocation(
+        absl::DataLossError(absl::StrCat(
+            "round trip: re-encoding differs from the input at byte ", *pos + i, " (input 0x",
+            absl::Hex(expected[i], absl::kZeroPad2), ", encoded 0x",
+            absl::Hex(actual[i], absl::kZeroPad2), ")")),
+        "round trip", "", *pos + i);
   }
   *pos += n;
   return absl::OkStatus();

@@ -694,9 +694,11 @@ absl::StatusOr<std::vector<int64_t>> ReadOffsets(const OffsetsArray& offsets,
   if (offsets.range.offset > file.size() ||
       offsets.range.size > file.size() - offsets.range.offset ||
       offsets.range.size != uint64_t{8} * offsets.count) {
-    return absl::OutOfRangeError(absl::StrCat(
-        kLayer, ": offsets: range of ", offsets.count, " offsets at byte ",
-        offsets.range.offset, " lies outside the ", file.size(), " byte file"));
+    return serde::WithLocation(
+        absl::OutOfRangeError(absl::StrCat(kLayer, ": offsets: range of ", offsets.count,
+                                           " offsets at byte ", offsets.range.offset,
+                                           " lies outside the ", file.size(), " byte file")),
+        kLayer, "offsets", offsets.range.offset);
   }
   std::vector<int64_t> out(offsets.count);
   const uint8_t* p = file.data() + offsets.range.offset;
@@ -717,10 +719,12 @@ absl::StatusOr<std::vector<StateElements>> ReadElementExtents(
       const int64_t o = offs[i];
       if (o < 0 || static_cast<uint64_t>(o) < header_end ||
           static_cast<uint64_t>(o) > stream_size) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            kLayer, ": ", e.name.value, ".offsets[", i, "]: offset ", o,
-            " lies outside the element area [", header_end, ", ", stream_size,
-            "] of the stream at byte ", e.offsets.range.offset + 8 * i));
+        return serde::DecodeError(
+            absl::StatusCode::kInvalidArgument, kLayer,
+            absl::StrCat(e.name.value, ".offsets[", i, "]"),
+            absl::StrCat("offset ", o, " lies outside the element area [", header_end, ", ",
+                         stream_size, "] of the stream"),
+            e.offsets.range.offset + 8 * i);
       }
       all.push_back(o);
     }

@@ -22,6 +22,7 @@
 #include "flinkstate/metadata_writer.h"
 #include "flinkstate/operator_id.h"
 #include "flinkstate/serde/data_output.h"
+#include "flinkstate/serde/error_location.h"
 #include "flinkstate/serde/modified_utf8.h"
 #include "flinkstate/metadata_reader.h"
 #include "flinkstate/serde/data_input.h"
@@ -245,6 +246,7 @@ absl::StatusOr<RelocateResult> PlanRelativeMode(const StateFile& file,
                                                 const RelocateOptions& options) {
   const bool to_relative = options.mode == RelocateMode::kToRelative;
   const char* flag = to_relative ? "--to-relative" : "--to-absolute";
+  const std::string layer = absl::StrCat("relocate ", flag);  // the edit, as its messages say
   FLINKSTATE_RETURN_IF_ERROR(RequireRelativeCapable(file, flag));
   PathEntryCollector collected;
   WalkStateFile(file, &collected);
@@ -258,9 +260,11 @@ absl::StatusOr<RelocateResult> PlanRelativeMode(const StateFile& file,
     // inside it.
     const std::string& rel = to_relative ? after.path : before.path;
     if (absl::Status s = CheckRelativePath(rel); !s.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "relocate ", flag, ": the relative path '", absl::CHexEscape(rel),
-          "' of the handle at byte ", h->range.offset, " ", s.message()));
+      return serde::WithLocation(
+          absl::InvalidArgumentError(absl::StrCat(layer, ": the relative path '",
+                                                  absl::CHexEscape(rel), "' of the handle at byte ",
+                                                  h->range.offset, " ", s.message())),
+          layer, "", h->range.offset);
     }
     // Flink writes relative handles as bare file names beside `_metadata` and
     // joins them to the directory `_metadata` is read from. A nested one
@@ -268,27 +272,35 @@ absl::StatusOr<RelocateResult> PlanRelativeMode(const StateFile& file,
     // of its chk-<n>): Flink would look for <chk-n>/<chk-n>/<file>.
     if (to_relative && absl::StrContains(rel, '/')) {
       const std::string sub(rel.substr(0, rel.rfind('/')));
-      return absl::InvalidArgumentError(absl::StrCat(
-          "relocate --to-relative: the handle at byte ", h->range.offset, " would become '",
-          absl::CHexEscape(rel), "', but Flink resolves a relative handle against the "
-          "directory that holds _metadata and writes only bare file names there; give --from "
-          "the directory of the _metadata file (", WithoutTrailingSlash(options.from_prefix), "/",
-          absl::CHexEscape(sub), "?) (nothing was written)"));
+      return serde::WithLocation(
+          absl::InvalidArgumentError(absl::StrCat(
+              layer, ": the handle at byte ", h->range.offset, " would become '",
+              absl::CHexEscape(rel),
+              "', but Flink resolves a relative handle against the directory that holds "
+              "_metadata and writes only bare file names there; give --from the directory of "
+              "the _metadata file (",
+              WithoutTrailingSlash(options.from_prefix), "/", absl::CHexEscape(sub),
+              "?) (nothing was written)")),
+          layer, "", h->range.offset);
     }
     if (!to_relative && !options.allow_unsafe_paths) {
       if (absl::Status s = CheckSafePath(after.path); !s.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "relocate ", flag, ": the handle at byte ", h->range.offset, " would become '",
-            absl::CHexEscape(after.path), "', which ", s.message(),
-            " (--allow-unsafe-paths to write it anyway)"));
+        return serde::WithLocation(
+            absl::InvalidArgumentError(absl::StrCat(
+                layer, ": the handle at byte ", h->range.offset, " would become '",
+                absl::CHexEscape(after.path), "', which ", s.message(),
+                " (--allow-unsafe-paths to write it anyway)")),
+            layer, "", h->range.offset);
       }
     }
     absl::StatusOr<std::string> bytes =
         EncodePathHandle(static_cast<HandleTag>(after.tag), after.state_size, after.path);
     if (!bytes.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("relocate ", flag, ": the handle at byte ",
-                                                     h->range.offset, " cannot be written: ",
-                                                     bytes.status().message()));
+      return serde::WithLocation(
+          absl::InvalidArgumentError(absl::StrCat(layer, ": the handle at byte ", h->range.offset,
+                                                  " cannot be written: ",
+                                                  bytes.status().message())),
+          layer, "", h->range.offset);
     }
     edits.push_back({h->range, *std::move(bytes)});
     result.changed.push_back({to_relative ? "FileStateHandle -> RelativeFileStateHandle"
@@ -465,10 +477,12 @@ absl::StatusOr<RelocateResult> PlanRelocate(const StateFile& file,
     std::string now = *std::move(relocated);
     if (!options.allow_unsafe_paths) {
       if (absl::Status s = CheckSafePath(now); !s.ok()) {
-        status = absl::InvalidArgumentError(absl::StrCat(
-            "relocate: ", what, " at byte ", u.range.offset, " would become '",
-            absl::CHexEscape(now), "', which ", s.message(),
-            " (--allow-unsafe-paths to write it anyway)"));
+        status = serde::WithLocation(
+            absl::InvalidArgumentError(absl::StrCat(
+                "relocate: ", what, " at byte ", u.range.offset, " would become '",
+                absl::CHexEscape(now), "', which ", s.message(),
+                " (--allow-unsafe-paths to write it anyway)")),
+            "relocate", "", u.range.offset);
         return;
       }
     }
@@ -478,10 +492,11 @@ absl::StatusOr<RelocateResult> PlanRelocate(const StateFile& file,
                                      serde::AsBytes(*body))
                                : body.status();
     if (!s.ok()) {
-      status = absl::InvalidArgumentError(absl::StrCat(
-          "relocate: ", what, " at byte ", u.range.offset,
-          body.ok() ? " would become too long: " : " cannot be written: ",
-          s.message()));
+      status = serde::WithLocation(
+          absl::InvalidArgumentError(absl::StrCat(
+              "relocate: ", what, " at byte ", u.range.offset,
+              body.ok() ? " would become too long: " : " cannot be written: ", s.message())),
+          "relocate", "", u.range.offset);
       return;
     }
     edits.push_back({u.range, std::move(bytes)});
@@ -551,10 +566,12 @@ absl::StatusOr<RelocateResult> PlanRelocateCompletedCheckpoint(
     const std::string& after = *relocated;
     if (!o.allow_unsafe_paths) {
       if (absl::Status safe = CheckSafePath(after); !safe.ok()) {
-        status = absl::InvalidArgumentError(absl::StrCat(
-            "relocate: ", what, " at byte ", s.item(d).range.offset, " would become '",
-            absl::CHexEscape(after), "', which ", safe.message(),
-            " (--allow-unsafe-paths to write it anyway)"));
+        status = serde::WithLocation(
+            absl::InvalidArgumentError(absl::StrCat(
+                "relocate: ", what, " at byte ", s.item(d).range.offset, " would become '",
+                absl::CHexEscape(after), "', which ", safe.message(),
+                " (--allow-unsafe-paths to write it anyway)")),
+            "relocate", "", s.item(d).range.offset);
         return;
       }
     }
@@ -590,14 +607,17 @@ absl::Status VerifyRelocatedCompletedCheckpoint(const StateFile& before,
   }
   if (!absl::StartsWith(o.to_prefix, o.from_prefix)) {
     std::string left;
+    uint64_t left_at = 0;
     ForEachPathString(s, [&](ItemId id, const char* what) {
       absl::StatusOr<std::string> v = s.StringValue(id);
       if (left.empty() && v.ok() && RelocatedPath(*v, o).has_value()) {
-        left = absl::StrCat(what, " '", *v, "' at byte ", s.item(id).range.offset);
+        left = absl::StrCat(what, " '", *v, "'");
+        left_at = s.item(id).range.offset;
       }
     });
     if (!left.empty()) {
-      return absl::DataLossError(absl::StrCat("relocate verify: still old: ", left));
+      return serde::DecodeError(absl::StatusCode::kDataLoss, "relocate verify", "",
+                                absl::StrCat("still old: ", left), left_at);
     }
   }
   return absl::OkStatus();
@@ -710,19 +730,23 @@ absl::StatusOr<RelocateScan> ScanForRelocate(serde::ByteView input, const Reloca
             absl::StatusOr<std::string> text = serde::ModifiedUtf8ToUtf8(rest);
             const std::string utf8 = absl::StrCat(o.to_prefix, text.ok() ? *text : "");
             if (absl::Status s = CheckSafePath(utf8); !s.ok()) {
-              status = absl::InvalidArgumentError(absl::StrCat(
-                  "relocate: ", what, " at byte ", u.range.offset, " would become '",
-                  absl::CHexEscape(utf8), "', which ", s.message(),
-                  " (--allow-unsafe-paths to write it anyway)"));
+              status = serde::WithLocation(
+                  absl::InvalidArgumentError(absl::StrCat(
+                      "relocate: ", what, " at byte ", u.range.offset, " would become '",
+                      absl::CHexEscape(utf8), "', which ", s.message(),
+                      " (--allow-unsafe-paths to write it anyway)")),
+                  "relocate", "", u.range.offset);
               return;
             }
           }
           if (now.size() > 0xFFFF) {
             std::string scratch;
             absl::Status s = serde::DataOutput(&scratch).WriteModifiedUtf8Raw(serde::AsBytes(now));
-            status = absl::InvalidArgumentError(absl::StrCat(
-                "relocate: ", what, " at byte ", u.range.offset,
-                " would become too long: ", s.message()));
+            status = serde::WithLocation(
+                absl::InvalidArgumentError(absl::StrCat("relocate: ", what, " at byte ",
+                                                        u.range.offset,
+                                                        " would become too long: ", s.message())),
+                "relocate", "", u.range.offset);
             return;
           }
           AppendVarint(((u.range.offset - previous) << 2) | code, &st.list);

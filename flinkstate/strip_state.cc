@@ -243,10 +243,11 @@ absl::StatusOr<StripResult> PlanStripCompletedCheckpoint(
     for (size_t k = 0; k < v.entries.size(); ++k) {
       if (!s.StringEquals(v.entries[k].key, options.state_name)) continue;
       if (!v.resizable) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "strip-state: operator ", ref.operator_index, " subtask ", ref.subtask_index,
-            ": the state map is a ", v.class_name,
-            " that cannot shrink in place at byte ", s.item(ref.map).range.offset));
+        return serde::DecodeError(
+            absl::StatusCode::kFailedPrecondition, "strip-state", "",
+            absl::StrCat("operator ", ref.operator_index, " subtask ", ref.subtask_index,
+                         ": the state map is a ", v.class_name, " that cannot shrink in place"),
+            s.item(ref.map).range.offset);
       }
       FLINKSTATE_RETURN_IF_ERROR(rw.RemoveEntry(v, k));
       StrippedEntry e;

@@ -280,7 +280,8 @@ JsonErrors& JsonErrorMode() {
 bool IsLayerName(absl::string_view segment) {
   static constexpr absl::string_view kLayers[] = {
       "serde", "javaobj", "metadata", "completedCheckpoint", "operator-state stream",
-      "kafka state", "enumerator", "objstore", "ha-pointer", "relocate", "convert",
+      "kafka state", "enumerator", "objstore", "ha-pointer", "base64", "hex", "gzip",
+      "relocate", "relocate --to-relative", "relocate --to-absolute", "convert",
       "strip-state", "strip-state --deep", "drop-operator", "dedupe-union", "repair",
       "doctor", "inspect", "report", "verify", "round trip", "usage"};
   absl::ConsumeSuffix(&segment, " verify");
@@ -304,7 +305,9 @@ bool IsItemPath(absl::string_view segment) {
 
 namespace {
 
-// The N of the last " at byte N" in a message.
+// The N of the last " at byte N" in a message: the offset of an error whose
+// location a re-wrap dropped (`absl::Status(s.code(), ...)`, as `dump` and the
+// file transaction's "(nothing was replaced)" still do).
 std::optional<uint64_t> OffsetInMessage(absl::string_view m) {
   constexpr absl::string_view kAtByte = " at byte ";
   const size_t at = m.rfind(kAtByte);
@@ -334,11 +337,7 @@ report::ErrorReport ErrorReportOf(const absl::Status& s, absl::string_view comma
     r.set_file(ValidUtf8(where->file));
     r.set_layer(ValidUtf8(where->layer));
     r.set_item_path(ValidUtf8(where->item_path));
-    if (where->offset.has_value()) {
-      r.set_offset(*where->offset);
-    } else if (std::optional<uint64_t> at_byte = OffsetInMessage(m)) {
-      r.set_offset(*at_byte);  // a site that writes " at byte N" itself
-    }
+    if (where->offset.has_value()) r.set_offset(*where->offset);
     const std::string head = where->item_path.empty()
                                  ? absl::StrCat(where->layer, ": ")
                                  : absl::StrCat(where->layer, ": ", where->item_path, ": ");
@@ -350,7 +349,8 @@ report::ErrorReport ErrorReportOf(const absl::Status& s, absl::string_view comma
     }
     return r;
   }
-  // Errors without a location (usage, I/O, edits): "[FILE: ]LAYER: PROBLEM".
+  // Errors without a location (usage, I/O, a re-wrapped decode error):
+  // "[FILE: ]LAYER: PROBLEM".
   std::vector<absl::string_view> parts = absl::StrSplit(m, ": ");
   size_t layer = parts.size();
   for (size_t i = 0; i < parts.size(); ++i) {

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "flinkstate/javaobj/stream_constants.h"
 #include "flinkstate/serde/endian.h"
+#include "flinkstate/serde/error_location.h"
 #include "flinkstate/serde/status_macros.h"
 
 namespace flinkstate::javaobj {
@@ -17,8 +18,8 @@ namespace {
 
 absl::Status Bad(absl::string_view cls, absl::string_view what,
                  uint64_t offset) {
-  return absl::InvalidArgumentError(absl::StrCat(
-      "javaobj: ", cls, " data: ", what, " at byte ", offset));
+  return serde::DecodeError(absl::StatusCode::kInvalidArgument, "javaobj", "",
+                            absl::StrCat(cls, " data: ", what), offset);
 }
 
 // The class data of `desc_name` in object `obj`, or nullopt.
@@ -45,9 +46,9 @@ absl::Status AnnotationCursor::NextByte(uint8_t* b, uint64_t* offset) {
   while (index_ < items_.size()) {
     const Item& it = s_.item(items_[index_]);
     if (it.kind != ItemKind::kBlockData) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "javaobj: expected block data, found ", ItemKindName(it.kind),
-          " at byte ", it.range.offset));
+      return serde::DecodeError(absl::StatusCode::kInvalidArgument, "javaobj", "",
+                                absl::StrCat("expected block data, found ", ItemKindName(it.kind)),
+                                it.range.offset);
     }
     if (in_block_ < it.count) {
       *offset = it.payload.offset + in_block_;
@@ -106,9 +107,9 @@ absl::Status AnnotationCursor::ReadObject(ItemId* out) {
     const Item& it = s_.item(items_[index_]);
     if (it.kind != ItemKind::kBlockData) break;
     if (in_block_ < it.count) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "javaobj: unread block data where an object is expected at byte ",
-          it.payload.offset + in_block_));
+      return serde::DecodeError(absl::StatusCode::kInvalidArgument, "javaobj", "",
+                                "unread block data where an object is expected",
+                                it.payload.offset + in_block_);
     }
     ++index_;
     in_block_ = 0;
@@ -185,9 +186,10 @@ absl::StatusOr<ContainerView> View(const Stream& s, ItemId id, bool keep_entries
     return v;
   }
   if (it.kind != ItemKind::kObject) {
-    return absl::NotFoundError(absl::StrCat("javaobj: ", ItemKindName(it.kind),
-                                            " at byte ", it.range.offset,
-                                            " is not a known container"));
+    return serde::WithLocation(
+        absl::NotFoundError(absl::StrCat("javaobj: ", ItemKindName(it.kind), " at byte ",
+                                         it.range.offset, " is not a known container")),
+        "javaobj", "", it.range.offset);
   }
   const std::string& name = s.desc(it.desc).name;
   v.class_name = name;

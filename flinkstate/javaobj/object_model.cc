@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "flinkstate/javaobj/stream_constants.h"
 #include "flinkstate/serde/endian.h"
+#include "flinkstate/serde/error_location.h"
 #include "flinkstate/serde/modified_utf8.h"
 
 namespace flinkstate::javaobj {
@@ -311,9 +312,11 @@ bool Stream::IsInstanceOf(ItemId id, absl::string_view class_name) const {
 absl::StatusOr<std::string> Stream::StringValue(ItemId id) const {
   const Item it = item(Resolve(id));
   if (it.kind != ItemKind::kString) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("javaobj: item at byte ", it.range.offset,
-                     " is a ", ItemKindName(it.kind), ", not a string"));
+    return serde::WithLocation(
+        absl::InvalidArgumentError(absl::StrCat("javaobj: item at byte ", it.range.offset,
+                                                " is a ", ItemKindName(it.kind),
+                                                ", not a string")),
+        "javaobj", "", it.range.offset);
   }
   serde::ByteView body = serde::Slice(input_, it.payload);
   if (serde::IsPlainAscii(body)) return std::string(serde::AsStringView(body));
@@ -392,8 +395,9 @@ absl::StatusOr<int64_t> Stream::PrimFieldInt(ItemId object,
 absl::StatusOr<std::string> Stream::EnumName(ItemId id) const {
   ItemId e = Resolve(id);
   if (kind(e) != ItemKind::kEnum || children(e).size() < 2) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "javaobj: item at byte ", Offset(e), " is not an enum"));
+    return serde::WithLocation(absl::InvalidArgumentError(absl::StrCat(
+                                   "javaobj: item at byte ", Offset(e), " is not an enum")),
+                               "javaobj", "", Offset(e));
   }
   return StringValue(children(e)[1]);
 }

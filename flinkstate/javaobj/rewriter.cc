@@ -9,6 +9,7 @@
 #include "flinkstate/javaobj/stream_constants.h"
 #include "flinkstate/javaobj/stream_writer.h"
 #include "flinkstate/serde/endian.h"
+#include "flinkstate/serde/error_location.h"
 #include "flinkstate/serde/status_macros.h"
 
 namespace flinkstate::javaobj {
@@ -29,9 +30,11 @@ absl::StatusOr<std::vector<MapEntryRef>> FindMapEntriesByStringKey(
     if (!seen_maps.insert(m).second) continue;
     absl::StatusOr<ContainerView> view = ViewContainer(s, m);
     if (!view.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "javaobj: field ", field, " of ", owner_class, " at byte ",
-          it.range.offset, ": ", view.status().message()));
+      return serde::WithLocation(
+          absl::InvalidArgumentError(absl::StrCat("javaobj: field ", field, " of ", owner_class,
+                                                  " at byte ", it.range.offset, ": ",
+                                                  view.status().message())),
+          "javaobj", "", it.range.offset);
     }
     if (view->kind != ContainerKind::kMap) continue;
     for (size_t i = 0; i < view->entries.size(); ++i) {
@@ -58,9 +61,10 @@ absl::Status StreamRewriter::MarkEdited(ItemId id, EditKind kind) {
         absl::StrCat("javaobj: rewrite: no item ", id));
   }
   if (edit_[id] != kNone) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "javaobj: rewrite: item at byte ", s_.item(id).range.offset,
-        " is already edited"));
+    return serde::WithLocation(
+        absl::FailedPreconditionError(absl::StrCat(
+            "javaobj: rewrite: item at byte ", s_.item(id).range.offset, " is already edited")),
+        "javaobj", "", s_.item(id).range.offset);
   }
   edit_[id] = kind;
   return absl::OkStatus();
@@ -114,22 +118,26 @@ absl::Status StreamRewriter::RemoveItem(ItemId id) {
     }
   }
   if (!ok) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "javaobj: rewrite: the ", ItemKindName(s_.item(id).kind),
-        " at byte ", s_.item(id).range.offset,
-        " is a field value, element or descriptor part; replace it instead or "
-        "remove it through its container"));
+    return serde::WithLocation(
+        absl::FailedPreconditionError(absl::StrCat(
+            "javaobj: rewrite: the ", ItemKindName(s_.item(id).kind), " at byte ",
+            s_.item(id).range.offset,
+            " is a field value, element or descriptor part; replace it instead or "
+            "remove it through its container")),
+        "javaobj", "", s_.item(id).range.offset);
   }
   // The JDK (and `DecodeStream`) reads trailing bytes only after a content
   // item: with every top-level item gone they would stand where the first
   // item must be, and the output would not be a stream.
   if (p == kNoItem && s_.trailing().size > 0 &&
       removed_top_level_ + 1 == s_.top_level().size()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "javaobj: rewrite: the ", ItemKindName(s_.kind(id)), " at byte ",
-        s_.range(id).offset, " is the last top-level item before the ",
-        s_.trailing().size, " trailing bytes at byte ", s_.trailing().offset,
-        "; removing it would leave them where the first object must be"));
+    return serde::WithLocation(
+        absl::FailedPreconditionError(absl::StrCat(
+            "javaobj: rewrite: the ", ItemKindName(s_.kind(id)), " at byte ",
+            s_.range(id).offset, " is the last top-level item before the ",
+            s_.trailing().size, " trailing bytes at byte ", s_.trailing().offset,
+            "; removing it would leave them where the first object must be")),
+        "javaobj", "", s_.range(id).offset);
   }
   FLINKSTATE_RETURN_IF_ERROR(MarkEdited(id, kDeleted));
   if (p == kNoItem) ++removed_top_level_;
@@ -148,9 +156,11 @@ absl::Status StreamRewriter::ReplaceValue(ItemId id, NewValue value) {
   if (it.kind == ItemKind::kClassDesc || it.kind == ItemKind::kProxyClassDesc ||
       it.kind == ItemKind::kBlockData || it.kind == ItemKind::kReset ||
       desc_ref) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "javaobj: rewrite: cannot replace the ", ItemKindName(it.kind),
-        " at byte ", it.range.offset, " with a value"));
+    return serde::WithLocation(
+        absl::FailedPreconditionError(absl::StrCat("javaobj: rewrite: cannot replace the ",
+                                                   ItemKindName(it.kind), " at byte ",
+                                                   it.range.offset, " with a value")),
+        "javaobj", "", it.range.offset);
   }
   if (value.kind() == NewValue::Kind::kExisting &&
       value.item() >= s_.num_items()) {

@@ -9,6 +9,7 @@
 #include "flinkstate/javaobj/stream_constants.h"
 #include "flinkstate/serde/data_output.h"
 #include "flinkstate/serde/endian.h"
+#include "flinkstate/serde/error_location.h"
 #include "flinkstate/serde/modified_utf8.h"
 #include "flinkstate/serde/status_macros.h"
 
@@ -246,9 +247,8 @@ absl::Status VerifyRoundTrip(const Stream& s) {
         n != v.size()) {  // not a view of the same bytes: compare
       for (size_t i = 0; i < n; ++i) {
         if (v[i] != input[pos + i]) {
-          return absl::DataLossError(absl::StrCat(
-              "javaobj: re-encoded stream differs from the input at byte ",
-              pos + i));
+          return serde::DecodeError(absl::StatusCode::kDataLoss, "javaobj", "",
+                                    "re-encoded stream differs from the input", pos + i);
         }
       }
     }
@@ -262,9 +262,10 @@ absl::Status VerifyRoundTrip(const Stream& s) {
   });
   FLINKSTATE_RETURN_IF_ERROR(st);
   if (pos != input.size()) {
-    return absl::DataLossError(
-        absl::StrCat("javaobj: re-encoded stream ends at byte ", pos,
-                     " but the input has ", input.size(), " bytes"));
+    return serde::WithLocation(
+        absl::DataLossError(absl::StrCat("javaobj: re-encoded stream ends at byte ", pos,
+                                         " but the input has ", input.size(), " bytes")),
+        "javaobj", "", pos);
   }
   return absl::OkStatus();
 }

@@ -16,6 +16,7 @@
 #include "absl/strings/str_split.h"
 #include "flinkstate/objstore/object_store.h"
 #include "flinkstate/objstore/s3_client.h"
+#include "flinkstate/serde/error_location.h"
 #include "flinkstate/serde/sparse_mapping.h"
 #include "flinkstate/serde/status_macros.h"
 
@@ -86,7 +87,7 @@ serde::ByteView View(const std::string& s) {
 
 absl::Status NothingReplaced(const absl::Status& s) {
   if (s.ok()) return s;
-  return absl::Status(s.code(), absl::StrCat(s.message(), " (nothing was replaced)"));
+  return serde::WithMessage(s, absl::StrCat(s.message(), " (nothing was replaced)"));
 }
 
 // Whether the server refuses a PUT whose If-Match cannot hold (S3 since

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "flinkstate/serde/error_location.h"
 
 namespace flinkstate::serde {
 
@@ -22,10 +23,11 @@ class CheckingSink : public PieceSink {
           ") beyond the ", input_size_, "-byte input"));
     }
     if (r.offset < prev_end_) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "serde: edit plan: piece ", index_, " copies from byte ", r.offset,
-          ", before the end of the previous copy at byte ", prev_end_,
-          " (pieces must be sorted and must not overlap)"));
+      return WithLocation(absl::FailedPreconditionError(absl::StrCat(
+                              "serde: edit plan: piece ", index_, " copies from byte ", r.offset,
+                              ", before the end of the previous copy at byte ", prev_end_,
+                              " (pieces must be sorted and must not overlap)")),
+                          "serde", "", prev_end_);
     }
     prev_end_ = r.end();
     ++index_;
@@ -127,9 +129,10 @@ absl::StatusOr<EditPlan> EditPlan::FromReplacements(
           r.range.end(), ") lies outside the ", input_size, "-byte input"));
     }
     if (r.range.offset < cursor) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "serde: edit plan: replacement ", i, " at byte ", r.range.offset,
-          " overlaps the previous one, which ends at byte ", cursor));
+      return WithLocation(absl::FailedPreconditionError(absl::StrCat(
+                              "serde: edit plan: replacement ", i, " at byte ", r.range.offset,
+                              " overlaps the previous one, which ends at byte ", cursor)),
+                          "serde", "", r.range.offset);
     }
     plan.AddCopy(SourceRange{cursor, r.range.offset - cursor});
     plan.AddInsert(std::move(r.bytes));
@@ -163,10 +166,11 @@ absl::Status EditPlan::Validate(uint64_t input_size) const {
           p.range.end(), ") beyond the ", input_size, "-byte input"));
     }
     if (p.range.offset < prev_end) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "serde: edit plan: piece ", i, " copies from byte ", p.range.offset,
-          ", before the end of the previous copy at byte ", prev_end,
-          " (pieces must be sorted and must not overlap)"));
+      return WithLocation(absl::FailedPreconditionError(absl::StrCat(
+                              "serde: edit plan: piece ", i, " copies from byte ", p.range.offset,
+                              ", before the end of the previous copy at byte ", prev_end,
+                              " (pieces must be sorted and must not overlap)")),
+                          "serde", "", prev_end);
     }
     prev_end = p.range.end();
   }

@@ -82,6 +82,19 @@ absl::Status WithMessage(const absl::Status& s, absl::string_view message) {
   return out;
 }
 
+absl::Status WithLocation(const absl::Status& s, absl::string_view layer,
+                          absl::string_view item_path, std::optional<uint64_t> offset) {
+  if (s.ok()) return s;
+  absl::Status out = s;
+  ErrorLocation l;
+  l.file = LocationOf(s).value_or(ErrorLocation()).file;
+  l.layer = std::string(layer);
+  l.item_path = std::string(item_path);
+  l.offset = offset;
+  Attach(&out, l);
+  return out;
+}
+
 absl::Status Relabel(const absl::Status& s, absl::string_view layer,
                      absl::string_view item_path) {
   if (s.ok()) return s;

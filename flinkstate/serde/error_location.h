@@ -57,6 +57,15 @@ struct ErrorLocation {
                                        absl::string_view item_path, absl::string_view problem,
                                        std::optional<uint64_t> offset);
 
+// `s` (code and message kept) with the location `layer`, `item_path` and
+// `offset`, the file kept if `s` had one. For an error about a place in the
+// input whose message names the offset mid-sentence ("relocate: the handle at
+// byte 7 would become ..."), which `DecodeError`'s form cannot say. OK stays
+// OK.
+[[nodiscard]] absl::Status WithLocation(const absl::Status& s, absl::string_view layer,
+                                        absl::string_view item_path,
+                                        std::optional<uint64_t> offset);
+
 // `s` re-labelled by an outer decoder: "LAYER: ITEM_PATH: " put in front of
 // its message, whose own leading "serde: " (the byte reader's layer) is
 // dropped; the location gets `layer` and `item_path` and keeps the offset

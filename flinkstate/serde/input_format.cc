@@ -16,6 +16,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "flinkstate/serde/error_location.h"
 
 namespace flinkstate::serde {
 namespace {
@@ -94,18 +95,20 @@ absl::StatusOr<std::string> Gunzip(ByteView in, uint64_t max_decoded_bytes,
         inflateReset(&z);  // the next member
         continue;
       }
-      return fail(absl::InvalidArgumentError(absl::StrCat(
-          "gzip: ", in.size() - at, " bytes after the gzip data at byte ", at,
-          " start no other gzip member (gunzip would warn 'trailing garbage ignored')")));
+      return fail(WithLocation(
+          absl::InvalidArgumentError(absl::StrCat(
+              "gzip: ", in.size() - at, " bytes after the gzip data at byte ", at,
+              " start no other gzip member (gunzip would warn 'trailing garbage ignored')")),
+          "gzip", "", at));
     }
     if (rc == Z_BUF_ERROR && z.avail_in == 0 && fed == in.size() && z.avail_out != 0) {
-      return fail(absl::InvalidArgumentError(
-          absl::StrCat("gzip: gzip-compressed data ends early (truncated) at byte ", at)));
+      return fail(DecodeError(absl::StatusCode::kInvalidArgument, "gzip", "",
+                              "gzip-compressed data ends early (truncated)", at));
     }
     if (rc != Z_OK && rc != Z_BUF_ERROR) {
       std::string msg = z.msg ? z.msg : zError(rc);
-      return fail(absl::InvalidArgumentError(
-          absl::StrCat("gzip: gzip-compressed data is corrupt (", msg, ") at byte ", at)));
+      return fail(DecodeError(absl::StatusCode::kInvalidArgument, "gzip", "",
+                              absl::StrCat("gzip-compressed data is corrupt (", msg, ")"), at));
     }
   }
   inflateEnd(&z);
@@ -135,8 +138,8 @@ absl::StatusOr<std::string> Unhex(absl::string_view t, uint64_t base) {
     if (absl::ascii_isspace(c)) continue;
     const int v = HexValue(c);
     if (v < 0) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "hex: invalid character 0x%02X at byte %d", c, base + i));
+      return DecodeError(absl::StatusCode::kInvalidArgument, "hex", "",
+                         absl::StrFormat("invalid character 0x%02X", c), base + i);
     }
     if (hi < 0) {
       hi = v;
@@ -156,8 +159,8 @@ absl::StatusOr<std::string> UnBase64(absl::string_view t, uint64_t base) {
     const uint8_t c = static_cast<uint8_t>(t[i]);
     if (absl::ascii_isspace(c)) continue;
     if (!IsBase64Char(c)) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "base64: invalid character 0x%02X at byte %d", c, base + i));
+      return DecodeError(absl::StatusCode::kInvalidArgument, "base64", "",
+                         absl::StrFormat("invalid character 0x%02X", c), base + i);
     }
     compact.push_back(static_cast<char>(c));
   }

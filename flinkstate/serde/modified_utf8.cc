@@ -6,14 +6,18 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "flinkstate/serde/error_location.h"
 
 namespace flinkstate::serde {
 namespace {
 
 absl::Status Malformed(absl::string_view what, size_t at) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("serde: malformed modified UTF-8: ", what,
-                   " at byte ", at, " of the string"));
+  // The offset is the string's: a reader that knows where the string starts
+  // in its input reports its own (`DataInput::ReadModifiedUtf8`).
+  return WithLocation(absl::InvalidArgumentError(absl::StrCat("serde: malformed modified UTF-8: ",
+                                                              what, " at byte ", at,
+                                                              " of the string")),
+                      "serde", "", at);
 }
 
 
@@ -210,8 +214,10 @@ absl::StatusOr<std::string> Utf8ToModifiedUtf8(absl::string_view utf8) {
   while (i < utf8.size()) {
     const Utf8Char ch = DecodeUtf8Char(utf8, i);
     if (ch.error != nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "serde: invalid UTF-8: ", ch.error, " at byte ", ch.error_at, " of the string"));
+      return WithLocation(absl::InvalidArgumentError(absl::StrCat("serde: invalid UTF-8: ",
+                                                                  ch.error, " at byte ",
+                                                                  ch.error_at, " of the string")),
+                          "serde", "", ch.error_at);
     }
     const uint32_t cp = ch.code_point;
     i += ch.length;

@@ -10,6 +10,7 @@
 #include "flinkstate/operator_id.h"
 #include "flinkstate/operator_state_stream.h"
 #include "flinkstate/serde/endian.h"
+#include "flinkstate/serde/error_location.h"
 #include "flinkstate/serde/status_macros.h"
 
 namespace flinkstate {
@@ -47,7 +48,7 @@ absl::Status PlanOperator(const std::vector<const OperatorSubtaskState*>& subtas
         // serializer leaves other bytes after each element), so refuse as
         // strip-state --deep does rather than guess.
         if (!hdr.ok()) {
-          return absl::Status(hdr.status().code(),
+          return serde::WithMessage(hdr.status(),
                               absl::StrCat(where, ": ", hdr.status().message(),
                                            "; nothing was written"));
         }

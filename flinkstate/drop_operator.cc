@@ -191,7 +191,7 @@ absl::StatusOr<std::shared_ptr<const StateFile>> ReadInputShells(const LoadedFil
   absl::StatusOr<StateFile> shells = ReadShells(file.bytes(), false);
   FLINKSTATE_RETURN_IF_ERROR(file.CheckIntact());
   if (!shells.ok()) {
-    return absl::Status(shells.status().code(),
+    return serde::WithMessage(shells.status(),
                         absl::StrCat(file.path, ": ", shells.status().message()));
   }
   return std::make_shared<const StateFile>(*std::move(shells));

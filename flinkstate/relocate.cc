@@ -782,7 +782,7 @@ absl::StatusOr<RelocateScan> ScanFile(const LoadedFile& file, const RelocateOpti
   FLINKSTATE_RETURN_IF_ERROR(file.CheckIntact());
   if (!own.ok()) return own;
   if (!scan.ok()) {
-    return absl::Status(scan.status().code(),
+    return serde::WithMessage(scan.status(),
                         absl::StrCat(file.path, ": ", scan.status().message()));
   }
   return scan;

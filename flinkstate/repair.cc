@@ -23,6 +23,7 @@
 #include "flinkstate/objstore/object_store.h"
 #include "flinkstate/objstore/object_transaction.h"
 #include "flinkstate/serde/file_transaction.h"
+#include "flinkstate/serde/error_location.h"
 #include "flinkstate/serde/status_macros.h"
 #include "google/protobuf/util/json_util.h"
 
@@ -178,7 +179,7 @@ absl::Status Repair::PlanFile(const std::string& path, FileKind want,
                               repair::RepairFile* out) {
   absl::StatusOr<LoadedFile> in = Open(path);
   if (!in.ok()) {
-    return absl::Status(in.status().code(),
+    return serde::WithMessage(in.status(),
                         absl::StrCat(in.status().message(), " (nothing was written)"));
   }
   if (in->kind != want || in->encoding != Encoding::kRaw) {
@@ -194,7 +195,7 @@ absl::Status Repair::PlanFile(const std::string& path, FileKind want,
   Item item;
   absl::StatusOr<StripResult> r = PlanStripState(*in, o);
   if (absl::IsNotFound(r.status())) return r.status();
-  if (!r.ok()) return absl::Status(r.status().code(), absl::StrCat(path, ": ", r.status().message()));
+  if (!r.ok()) return serde::WithMessage(r.status(), absl::StrCat(path, ": ", r.status().message()));
   item.plan = std::move(r->plan);
   out->set_bytes_removed(r->bytes_removed);
   FillRemoved(r->removed, out);
@@ -400,7 +401,7 @@ absl::StatusOr<std::unique_ptr<Repair>> Repair::Plan(const RepairOptions& option
       // unreadable file is never skipped silently.
       absl::StatusOr<LoadedFile> probe = Open(path);
       if (!probe.ok()) {
-        return absl::Status(probe.status().code(),
+        return serde::WithMessage(probe.status(),
                             absl::StrCat(probe.status().message(), " (nothing was written)"));
       }
       if (probe->kind != FileKind::kCompletedCheckpoint) {

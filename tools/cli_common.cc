@@ -303,25 +303,6 @@ bool IsItemPath(absl::string_view segment) {
 
 }  // namespace
 
-namespace {
-
-// The N of the last " at byte N" in a message: the offset of an error whose
-// location a re-wrap dropped (`absl::Status(s.code(), ...)`, as `dump` and the
-// file transaction's "(nothing was replaced)" still do).
-std::optional<uint64_t> OffsetInMessage(absl::string_view m) {
-  constexpr absl::string_view kAtByte = " at byte ";
-  const size_t at = m.rfind(kAtByte);
-  if (at == absl::string_view::npos) return std::nullopt;
-  absl::string_view digits = m.substr(at + kAtByte.size());
-  size_t n = 0;
-  while (n < digits.size() && absl::ascii_isdigit(static_cast<unsigned char>(digits[n]))) ++n;
-  uint64_t offset = 0;
-  if (n == 0 || !absl::SimpleAtoi(digits.substr(0, n), &offset)) return std::nullopt;
-  return offset;
-}
-
-}  // namespace
-
 report::ErrorReport ErrorReportOf(const absl::Status& s, absl::string_view command,
                                   int exit_code) {
   report::ErrorReport r;
@@ -349,8 +330,8 @@ report::ErrorReport ErrorReportOf(const absl::Status& s, absl::string_view comma
     }
     return r;
   }
-  // Errors without a location (usage, I/O, a re-wrapped decode error):
-  // "[FILE: ]LAYER: PROBLEM".
+  // Errors without a location (I/O, edits): "[FILE: ]LAYER: PROBLEM", no
+  // offset (an error with an offset carries it as its location).
   std::vector<absl::string_view> parts = absl::StrSplit(m, ": ");
   size_t layer = parts.size();
   for (size_t i = 0; i < parts.size(); ++i) {
@@ -375,7 +356,6 @@ report::ErrorReport ErrorReportOf(const absl::Status& s, absl::string_view comma
   }
   r.set_problem(ValidUtf8(absl::StrJoin(parts.begin() + std::min(rest, parts.size()),
                                         parts.end(), ": ")));
-  if (std::optional<uint64_t> at_byte = OffsetInMessage(m)) r.set_offset(*at_byte);
   return r;
 }
 

@@ -115,10 +115,12 @@ int Fail(const absl::Status& s);
 // document describing the error rather than an empty output.
 void SetJsonErrors(const std::string& command, bool json);
 
-// `s` as report.proto's ErrorReport: file, layer, item path, offset and
-// problem read from the message grammar `<file>: <layer>: <item path>:
-// <problem> at byte <n>` (the parts present), the status code's name, the
-// whole message and `exit_code`.
+// `s` as report.proto's ErrorReport: file, layer, item path and offset from
+// the error's location (serde::LocationOf, error_location.h), the problem
+// the part of the message after them; an error without a location (I/O, an
+// edit's refusal) has file and layer read from its message,
+// `[<file>: ]<layer>: <problem>`, and no offset. Also the status code's
+// name, the whole message and `exit_code`.
 report::ErrorReport ErrorReportOf(const absl::Status& s, absl::string_view command,
                                   int exit_code);
 // Prints the problem and a hint, returns 2.

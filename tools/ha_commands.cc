@@ -33,6 +33,7 @@
 #include "flinkstate/serde/splice_writer.h"
 #include "flinkstate/serde/status_macros.h"
 #include "tools/commands.h"
+#include "flinkstate/serde/error_location.h"
 
 namespace flinkstate::cli {
 namespace {
@@ -188,8 +189,8 @@ int VerifyCompletedFile(const serde::MappedFile& file, const CommandArgs& a) {
 int InspectPointer(const Input& in, const CommandArgs& a) {
   absl::StatusOr<HaPointer> p = DecodeHaPointer(in.java_bytes());
   if (!p.ok()) {
-    return Fail(absl::Status(
-        p.status().code(),
+    return Fail(serde::WithMessage(
+        p.status(),
         absl::StrCat(in.path, ": ", p.status().message(),
                      "; not an HA pointer (see `flinkstate dump` for the raw graph)")));
   }

@@ -89,8 +89,8 @@ int RunDump(const CommandArgs& a) {
   options.max_output_bytes = std::numeric_limits<uint64_t>::max();
   absl::Status s = javaobj::DumpStream(stream, options, std::cout);
   if (!s.ok()) {
-    return Fail(absl::Status(
-        s.code(), absl::StrCat(in->path, ": ", s.message(),
+    return Fail(serde::WithMessage(
+        s, absl::StrCat(in->path, ": ", s.message(),
                                base != 0 ? absl::StrCat(" (stream offset; add ", base,
                                                         " for the file offset)")
                                          : "")));

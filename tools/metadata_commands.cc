@@ -239,7 +239,7 @@ int VerifyMetadataFile(const std::string& path, const serde::MappedFile& file,
   // A file truncated meanwhile read as zeros (SIGBUS guard): report that.
   if (absl::Status intact = file.CheckIntact(); !intact.ok()) return Fail(intact);
   if (!r.ok()) {
-    return Fail(absl::Status(r.status().code(), absl::StrCat(path, ": ", r.status().message())));
+    return Fail(serde::WithMessage(r.status(), absl::StrCat(path, ": ", r.status().message())));
   }
   for (const Finding& f : r->findings) {
     std::cout << path << ": " << f.path << ": " << f.problem << " (at byte " << f.offset

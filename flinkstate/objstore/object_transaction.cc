@@ -281,8 +281,7 @@ class JournaledRun {
       if (d.ok() || absl::IsNotFound(d)) return NothingReplaced(s);
       failed = journal_.ToString();
     }
-    return absl::Status(
-        s.code(), absl::StrCat(s.message(), " (nothing was replaced; removing ", failed,
+    return serde::WithMessage(s, absl::StrCat(s.message(), " (nothing was replaced; removing ", failed,
                                " failed too: rerun the same command, which finishes the "
                                "rollback from the journal ", journal_.ToString(), ")"));
   }
@@ -296,8 +295,7 @@ class JournaledRun {
     absl::StatusOr<std::string> c = s3_.Put(journal_, View(text), replace);
     if (c.ok()) return absl::OkStatus();
     if (!absl::IsUnavailable(c.status())) return Undo(c.status());
-    return absl::Status(
-        c.status().code(),
+    return serde::WithMessage(c.status(),
         absl::StrCat(c.status().message(), " (nothing was replaced yet; whether the commit "
                      "record ", journal_.ToString(), " was written is unknown: rerun the same "
                      "command, which completes or rolls back the write by it)"));
@@ -428,7 +426,7 @@ absl::Status WriteObjectVerified(const ObjectWrite& w, const serde::MappedFile& 
           "objstore: ", w.target, " was changed by someone else during the write (If-Match ",
           j.etag, " failed); refused")));
     }
-    return absl::Status(done.status().code(),
+    return serde::WithMessage(done.status(),
                         absl::StrCat(done.status().message(), "; the write is committed in ",
                                      journal.ToString(), ": rerun to complete it"));
   }
@@ -443,8 +441,7 @@ absl::Status WriteObjectVerified(const ObjectWrite& w, const serde::MappedFile& 
   // 7. Clean up: the journal last, kept while the temporary key is there.
   for (const ObjectUrl& u : {temp, journal}) {
     if (absl::Status d = s3.Delete(u); !d.ok() && !absl::IsNotFound(d)) {
-      return absl::Status(
-          d.code(), absl::StrCat("objstore: ", w.target, " is replaced, but ", d.message(),
+      return serde::WithMessage(d, absl::StrCat("objstore: ", w.target, " is replaced, but ", d.message(),
                                  "; rerun to finish the clean-up (journal ",
                                  journal.ToString(), ")"));
     }
@@ -689,7 +686,7 @@ absl::Status CommitObjects(const std::vector<ObjectChange>& changes,
     absl::StatusOr<std::string> e = UploadVerified(s3, temps[i], j.token, *changes[i].input,
                                                    *changes[i].plan, changes[i].verify, &st);
     if (!e.ok()) {
-      return undo(absl::Status(e.status().code(),
+      return undo(serde::WithMessage(e.status(),
                                absl::StrCat(changes[i].target, ": ", e.status().message())));
     }
     sizes.push_back(st.output_bytes - before);
@@ -770,7 +767,7 @@ absl::Status CommitObjects(const std::vector<ObjectChange>& changes,
             "objstore: ", f.target, " was changed by someone else during the write (If-Match ",
             f.etag, " failed); refused")));
       }
-      return absl::Status(r.status().code(), absl::StrCat(r.status().message(), rerun));
+      return serde::WithMessage(r.status(), absl::StrCat(r.status().message(), rerun));
     }
     st.server_side_copy_bytes += sizes[i];
     absl::StatusOr<ObjectInfo> after = s3.Head(targets[i]);
@@ -785,12 +782,12 @@ absl::Status CommitObjects(const std::vector<ObjectChange>& changes,
   // 7. Clean up: the journal goes last, only once no temporary key is left.
   for (const ObjectUrl& t : temps) {
     if (absl::Status d = s3.Delete(t); !d.ok() && !absl::IsNotFound(d)) {
-      return absl::Status(d.code(), absl::StrCat("objstore: every object is replaced, but ",
+      return serde::WithMessage(d, absl::StrCat("objstore: every object is replaced, but ",
                                                  d.message(), rerun));
     }
   }
   if (absl::Status d = s3.Delete(journal); !d.ok() && !absl::IsNotFound(d)) {
-    return absl::Status(d.code(), absl::StrCat("objstore: every object is replaced, but ",
+    return serde::WithMessage(d, absl::StrCat("objstore: every object is replaced, but ",
                                                d.message(), rerun));
   }
   if (stats != nullptr) *stats = st;
@@ -854,7 +851,7 @@ absl::Status ResolveObjectJournal(ObjectClient& s3, const ObjectUrl& ju, const M
       if (*honoured && now.ok()) over.if_match = now->etag;
       absl::StatusOr<std::string> r = s3.Copy(temp, target, over);
       if (!r.ok()) {
-        return absl::Status(r.status().code(), absl::StrCat(r.status().message(), where));
+        return serde::WithMessage(r.status(), absl::StrCat(r.status().message(), where));
       }
       absl::StatusOr<ObjectInfo> after = s3.Head(target);
       if (!after.ok() || after->txn_tag != j.token) {

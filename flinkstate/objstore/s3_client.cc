@@ -24,6 +24,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "flinkstate/objstore/s3_xml.h"
+#include "flinkstate/serde/error_location.h"
 
 namespace flinkstate::objstore {
 
@@ -813,7 +814,7 @@ absl::StatusOr<S3Client::Listing> S3Client::List(const ObjectUrl& prefix,
     if (resp->status != 200) return ErrorFor(prefix, "GET (ListObjectsV2)", *resp, Attempts(*resp));
     absl::StatusOr<ListResult> l = ParseListBucketResult(resp->body);
     if (!l.ok()) {
-      return absl::Status(l.status().code(), absl::StrCat("objstore: ", prefix.ToString(),
+      return serde::WithMessage(l.status(), absl::StrCat("objstore: ", prefix.ToString(),
                                                           ": listing: ", l.status().message()));
     }
     for (ListedObject& o : l->objects) out.objects.emplace_back(std::move(o.key), o.size);

@@ -283,7 +283,7 @@ absl::Status VerifyTemp(const FileChange& c, const TransactionOptions& o) {
     absl::Status v = c.verify(written->bytes());
     if (v.ok()) v = written->CheckIntact();
     if (!v.ok()) {
-      return absl::Status(v.code(), absl::StrCat("verification of the output failed: ",
+      return serde::WithMessage(v, absl::StrCat("verification of the output failed: ",
                                                  v.message()));
     }
   }
@@ -345,7 +345,7 @@ absl::Status FileOps::WritePlan(int fd, const std::string& path, const EditPlan&
                                 const MappedFile& input, const SpliceOptions& options,
                                 SpliceStats* stats) {
   absl::Status s = ExecutePlan(plan, input, fd, options, stats);
-  if (!s.ok()) return absl::Status(s.code(), absl::StrCat(path, ": ", s.message()));
+  if (!s.ok()) return serde::WithMessage(s, absl::StrCat(path, ": ", s.message()));
   return s;
 }
 absl::Status FileOps::WriteAll(int fd, const std::string& path, absl::string_view data) {
@@ -510,7 +510,7 @@ absl::Status CommitFiles(std::vector<FileChange>& changes, const TransactionOpti
   // 2. The intent journal.
   if (absl::Status s = WriteJournal(journal, ops, o.sync); !s.ok()) {
     ops->Unlink(journal.path).IgnoreError();  // renamed, then the dir fsync failed
-    return absl::Status(s.code(), absl::StrCat(s.message(), " (nothing was replaced)"));
+    return serde::WithMessage(s, absl::StrCat(s.message(), " (nothing was replaced)"));
   }
 
   // Undo for a failure before the commit point.
@@ -522,7 +522,7 @@ absl::Status CommitFiles(std::vector<FileChange>& changes, const TransactionOpti
       if (!e.backup_temp.empty()) ops->Unlink(e.backup_temp).IgnoreError();
     }
     ops->Unlink(journal.path).IgnoreError();
-    return absl::Status(s.code(), absl::StrCat(file, file.empty() ? "" : ": ", s.message(),
+    return serde::WithMessage(s, absl::StrCat(file, file.empty() ? "" : ": ", s.message(),
                                                " (nothing was replaced)"));
   };
 
@@ -554,19 +554,19 @@ absl::Status CommitFiles(std::vector<FileChange>& changes, const TransactionOpti
   for (size_t i = 0; i < changes.size(); ++i) {
     if (o.progress) o.progress("committing", i, changes.size());
     if (absl::Status s = ops->Rename(changes[i].temp, changes[i].target); !s.ok()) {
-      return absl::Status(s.code(), absl::StrCat(
+      return serde::WithMessage(s, absl::StrCat(
           s.message(), "; the change is committed: run the same command again to finish it "
                        "(any flinkstate command that writes in ", DirName(journal.path),
           " finishes it; journal ", journal.path, ")"));
     }
   }
   if (absl::Status s = SyncDirs(dirs, ops, o.sync); !s.ok()) {
-    return absl::Status(s.code(), absl::StrCat(s.message(), "; run the command again (journal ",
+    return serde::WithMessage(s, absl::StrCat(s.message(), "; run the command again (journal ",
                                                journal.path, ")"));
   }
   // 7. Done.
   if (absl::Status s = ops->Unlink(journal.path); !s.ok()) {
-    return absl::Status(s.code(), absl::StrCat(s.message(), "; every file is replaced: run the "
+    return serde::WithMessage(s, absl::StrCat(s.message(), "; every file is replaced: run the "
                                                "command again to remove the journal"));
   }
   return absl::OkStatus();

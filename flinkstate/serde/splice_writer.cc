@@ -216,8 +216,8 @@ absl::Status FinishTemp(int fd, const std::string& tmp, absl::string_view target
     if (verify) {
       absl::Status v = verify(written->bytes());
       if (!v.ok()) {
-        return fail(absl::Status(
-            v.code(), absl::StrCat("verification of the output failed, ",
+        return fail(WithMessage(
+            v, absl::StrCat("verification of the output failed, ",
                                    target, " was not written: ", v.message())));
       }
     }

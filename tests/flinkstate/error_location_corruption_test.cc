@@ -6,8 +6,6 @@
 // error and never from its text. A site that writes " at byte N" by hand into
 // a plain absl error fails here.
 
-#include <zlib.h>
-
 #include <functional>
 #include <optional>
 #include <string>
@@ -30,10 +28,12 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/flinkstate/corpus.h"
+#include "tests/testing/gzip.h"
 
 namespace flinkstate {
 namespace {
 
+using ::flinkstate::testing::Gzip;
 using ::flinkstate::testing::ReadFileOrDie;
 
 const std::string kShared = FLINKSTATE_SHARED_DIR;
@@ -259,19 +259,6 @@ TEST(ErrorLocationCorruptionTest, KafkaEnumeratorState) {
   ExpectCoverage(t, "kafka state (enumerator)");
 }
 
-std::string Gzip(const std::string& in) {
-  z_stream z{};
-  EXPECT_EQ(deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
-  std::string out(deflateBound(&z, in.size()) + 64, '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  z.avail_in = static_cast<uInt>(in.size());
-  z.next_out = reinterpret_cast<Bytef*>(&out[0]);
-  z.avail_out = static_cast<uInt>(out.size());
-  EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  return out;
-}
 
 // gzip, hex and Base64 forms of a real _metadata, damaged, decoded both as
 // the named form and detected.

@@ -2,8 +2,6 @@
 
 #include "flinkstate/serde/input_format.h"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <fstream>
 #include <limits>
@@ -15,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/gzip.h"
 #include "tests/testing/status_matchers.h"
 
 namespace flinkstate::serde {
@@ -32,19 +31,7 @@ std::string JdkStream() {
   return ss.str();
 }
 
-std::string Gzip(const std::string& in) {
-  z_stream z{};
-  EXPECT_EQ(deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
-  std::string out(deflateBound(&z, in.size()) + 64, '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  z.avail_in = static_cast<uInt>(in.size());
-  z.next_out = reinterpret_cast<Bytef*>(&out[0]);
-  z.avail_out = static_cast<uInt>(out.size());
-  EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  return out;
-}
+using ::flinkstate::testing::Gzip;
 
 // `xxd -p`: 30 bytes (60 hex digits) per line.
 std::string XxdPlain(const std::string& in) {

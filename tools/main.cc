@@ -597,7 +597,11 @@ void WarnAboutInterruptedRuns(const CommandArgs& a) {
         return absl::StrCat(Printable(absl::StrJoin(paths, ", ")),
                             paths.size() == 1 ? " still holds" : " still hold");
       };
-      if (r.state == "commit" && r.unreplaced.empty()) {
+      if (r.state == "commit" && !r.changed.empty()) {
+        std::cerr << ": it had committed, but " << Printable(absl::StrJoin(r.changed, ", "))
+                  << " changed since (no longer the original kept as backup); a rerun refuses "
+                     "to replace it, and says how to keep it or finish the write\n";
+      } else if (r.state == "commit" && r.unreplaced.empty()) {
         std::cerr << ": it had committed and replaced " << Printable(absl::StrJoin(r.targets, ", "))
                   << "; only its clean-up is left. Rerun that command, or any flinkstate write in "
                   << Printable(dir) << ", to finish it\n";

@@ -791,7 +791,12 @@ absl::StatusOr<std::vector<InterruptedRun>> FindInterruptedRuns(const std::strin
       run.intent = j->intent;
       for (const JournalEntry& e : j->entries) {
         run.targets.push_back(e.target);
-        if (run.state != "commit" || Exists(e.temp)) run.unreplaced.push_back(e.target);
+        if (run.state == "commit" && Exists(e.temp) && !e.backup.empty() && Exists(e.target) &&
+            !SameInode(e.backup, e.target)) {
+          run.changed.push_back(e.target);
+        } else if (run.state != "commit" || Exists(e.temp)) {
+          run.unreplaced.push_back(e.target);
+        }
       }
     }
     runs.push_back(std::move(run));
@@ -864,6 +869,23 @@ absl::StatusOr<RecoveryReport> RecoverTransactions(const std::vector<std::string
     // (its outputs were verified and fsynced before the commit record), one
     // not yet committed is rolled back (its targets were never replaced).
     const bool committed = j.state == "commit";
+    if (committed) {
+      // A target still to be replaced must still be the original the run
+      // kept as its backup (a hard link): a file put there after the crash
+      // would be lost under the run's older output. Checked for every entry
+      // before any rename.
+      for (const JournalEntry& e : j.entries) {
+        if (e.backup.empty() || !Exists(e.temp) || !Exists(e.target)) continue;
+        if (!SameInode(e.backup, e.target)) {
+          return absl::FailedPreconditionError(absl::StrCat(
+              "serde: ", e.target, " changed after an interrupted flinkstate write had "
+              "committed (it is no longer the original kept as ", e.backup,
+              "); nothing was renamed. The write's output is ", e.temp, ": to keep the file as "
+              "it is now, remove that and the journal ", path, "; to finish the write, move the "
+              "file away and rerun"));
+        }
+      }
+    }
     RecoveredTransaction done;
     done.journal = path;
     done.intent = j.intent;

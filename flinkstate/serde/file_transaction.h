@@ -228,6 +228,10 @@ struct InterruptedRun {
   // so the target still holds the original: for a "commit" run, the renames
   // not done yet; for a "prepare" run, every target.
   std::vector<std::string> unreplaced;
+  // Of a "commit" run's targets still to be replaced, those that are no
+  // longer the original kept as backup (changed after the crash): recovery
+  // refuses to rename over them.
+  std::vector<std::string> changed;
   std::vector<std::string> temporaries;  // "*.flinkstate-tmp-*" without a journal here
   // With `journal` "": the file name of the journal the temporaries belong
   // to (".flinkstate-txn-TOKEN.journal"), in a directory not known here.

@@ -170,6 +170,20 @@ strip >"$tmp/out" 2>&1 && grep -q "nothing more to do" "$tmp/out" && ok ||
 cmp -s "$file" "$tmp/want_strip" && cmp -s "$file.bak" "$pristine/chk-1742/_metadata" && ok ||
   bad "strip-state rerun past its commit: files"
 
+# A file put in place of the target after the commit, before the rename (attack run 9, item 1:
+# the rerun renamed the old run's output over it and it was lost): the rerun refuses and keeps it.
+fresh "$job"
+FLINKSTATE_TEST_KILL_AT=$((scommit + 1)) strip >/dev/null 2>&1
+printf 'another file put here after the crash' >"$tmp/other" && mv "$tmp/other" "$file"
+"$bin" inspect "$file" >/dev/null 2>"$tmp/err"
+grep -q "it had committed, but $file changed since" "$tmp/err" && ok ||
+  { bad "inspect after the target changed: no warning"; sed 's/^/  | /' "$tmp/err"; }
+strip >"$tmp/out" 2>&1 && bad "rerun over a changed target succeeded" || ok
+grep -q "changed after an interrupted flinkstate write had committed" "$tmp/out" && ok ||
+  { bad "rerun over a changed target: no reason"; sed 's/^/  | /' "$tmp/out"; }
+[[ $(cat "$file") == 'another file put here after the crash' ]] && ok || bad "the changed target was replaced"
+cmp -s "$file.bak" "$pristine/chk-1742/_metadata" && ok || bad "the backup is not the original"
+
 # --- read-only commands warn about an interrupted write and change nothing ---------------------
 # (attack run 6, item 3: inspect/verify/doctor showed a half-done repair without a word.)
 fresh "$job"

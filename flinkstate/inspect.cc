@@ -893,6 +893,7 @@ report::Report BuildReport(const StateFile& file, serde::ByteView input,
   for (const report::Operator& op : r.operators()) {
     AddUnionWarnings(op, &builder);
   }
+  for (const report::Warning& w : options.extra_warnings) *r.add_warnings() = w;
   return r;
 }
 
@@ -965,6 +966,7 @@ absl::Status StreamMetadataReportJson(serde::ByteView input,
   builder.Finish();
   AddFrameSizeWarning(input.size(), options, &builder);
   for (report::Warning& w : union_warnings) *r.add_warnings() = std::move(w);
+  for (const report::Warning& w : options.extra_warnings) *r.add_warnings() = w;
   FLINKSTATE_ASSIGN_OR_RETURN(std::string tail, RenderReportJson(r));
   const size_t tail_at = absl::string_view(tail).find(kOperators);
   if (tail_at == std::string::npos) {
@@ -1016,6 +1018,7 @@ absl::Status BuildCompletedCheckpointReportStreaming(
   builder.Finish();
   AddFrameSizeWarning(input.size(), options, &builder);
   for (report::Warning& w : union_warnings) *r->add_warnings() = std::move(w);
+  for (const report::Warning& w : options.extra_warnings) *r->add_warnings() = w;
   return absl::OkStatus();
 }
 

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -49,6 +50,10 @@ struct InspectOptions {
   // while operator i+1 is decoded, when the machine has more than one core.
   // False: everything on the calling thread (the same bytes).
   bool print_on_second_thread = true;
+  // Warnings the caller found about the file's surroundings rather than its
+  // bytes (the CLI's INTERRUPTED_RUN): appended, in order, after the
+  // report's own `warnings`.
+  std::vector<report::Warning> extra_warnings;
 };
 
 // A byte count as every flinkstate output shows it: "512 B", "12.3 KiB",

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "flinkstate/completed_checkpoint.h"
 #include "flinkstate/ha_pointer.h"
 #include "flinkstate/relocate.h"
@@ -218,7 +219,8 @@ absl::Status Repair::PlanFile(const std::string& path, FileKind want,
     // run by someone who cannot write here).
     if (absl::Status s = serde::CheckReplaceable(item.target, out->backup()); !s.ok()) {
       if (options_.recover) return s;
-      plan_.add_notes(absl::StrCat("--apply would be refused: ", s.message()));
+      plan_.add_apply_refused(std::string(
+          absl::StripSuffix(s.message(), " (nothing was replaced)")));
     }
   }
   item.in = *std::move(in);
@@ -486,6 +488,9 @@ std::string Repair::PlanText() const {
     }
   }
   for (const std::string& n : plan_.notes()) absl::StrAppend(&out, "  note: ", n, "\n");
+  for (const std::string& n : plan_.apply_refused()) {
+    absl::StrAppend(&out, "--apply would be refused: ", n, "\n");
+  }
   for (const std::string& w : plan_.warnings()) absl::StrAppend(&out, "warning: ", w, "\n");
   if (plan_.files().empty()) {
     absl::StrAppend(&out, "nothing to strip\n");

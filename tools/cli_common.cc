@@ -563,12 +563,27 @@ absl::StatusOr<OutputTarget> ResolveOutput(const CommandArgs& a) {
   // nor a directory or device, nor one chattr +i: checked here, before any
   // work, as the transaction checks it at its start.
   if (!t.finished_by_recovery && !serde::IsUrl(t.output)) {
-    const std::string abs = serde::AbsolutePath(t.output);
-    if (!abs.empty()) {
-      FLINKSTATE_RETURN_IF_ERROR(serde::CheckReplaceable(abs, /*backup=*/""));
-    }
+    FLINKSTATE_RETURN_IF_ERROR(CheckOutputPath(t.output).status());
   }
   return t;
+}
+
+absl::StatusOr<std::string> CheckOutputPath(const std::string& output) {
+  const std::string abs = serde::AbsolutePath(output);
+  if (abs.empty()) {
+    // Said before any work, and by a dry run too (attack run 9: a dry run
+    // into a missing directory printed "verified" and exited 0).
+    const std::string dir = serde::DirName(output);
+    struct stat st;
+    const bool is_dir = ::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+    return serde::LocatedIn(
+        absl::FailedPreconditionError(absl::StrCat(
+            "cannot write ", output, ": its directory ", dir, " ",
+            is_dir ? "cannot be resolved" : "does not exist", " (nothing was written)")),
+        "serde", output);
+  }
+  FLINKSTATE_RETURN_IF_ERROR(serde::CheckReplaceable(abs, /*backup=*/""));
+  return abs;
 }
 
 int FinishedByRecovery(const CommandArgs& a, const OutputTarget& t) {

@@ -49,6 +49,10 @@ struct CommandArgs {
   std::string command_line;
   std::vector<std::string> positional;
   bool json = false;
+  // Set by main for read-only commands: one warning per interrupted
+  // flinkstate run found in a directory they read (code INTERRUPTED_RUN,
+  // message as on stderr, path the directory), for their JSON reports.
+  std::vector<report::Warning> interrupted_runs;
   // inspect
   int top = 10;
   bool subtasks = true;
@@ -233,6 +237,14 @@ class ProgressLine {
   int last_ = -1;
   std::string phase_;
 };
+
+// A new local output file `output` (OUT, `doctor --html OUT`) can be
+// written: its directory exists, and an existing file there may be replaced
+// (serde::CheckReplaceable without a backup). Returns the absolute path;
+// `FailedPrecondition` located in `output`, ending "(nothing was written)"
+// or "(nothing was replaced)", otherwise. Called before any work, by dry
+// runs too.
+absl::StatusOr<std::string> CheckOutputPath(const std::string& output);
 
 // From `IN OUT`, or `FILE` with --in-place (and the flags --backup-suffix,
 // --nofsync, --noprogress). `InvalidArgument` "usage: ..."

@@ -3,12 +3,12 @@
 // `flinkstate doctor`: flags to `DoctorOptions`, the library's report to text,
 // JSON and HTML.
 
-#include <filesystem>
 #include <iostream>
 
 #include "flinkstate/doctor.h"
 #include "flinkstate/inspect.h"
 #include "flinkstate/serde/edit_plan.h"
+#include "flinkstate/serde/error_location.h"
 #include "flinkstate/serde/file_transaction.h"
 #include "flinkstate/serde/mapped_file.h"
 #include "tools/commands.h"
@@ -24,17 +24,31 @@ int RunDoctor(const CommandArgs& args) {
   options.retained = args.retained;
   options.flink_version = args.flink_version;
   options.blob_offload_min_size = args.blob_offload_min_size;
+  // The HTML's place is checked before the work (attack run 9: onto
+  // /proc/x.html the error named the transaction's temporary file).
+  std::string html;
+  if (!args.html.empty()) {
+    absl::StatusOr<std::string> out = CheckOutputPath(args.html);
+    if (!out.ok()) return Fail(out.status());
+    html = *std::move(out);
+  }
   absl::StatusOr<report::DoctorReport> r = Doctor(args.positional, options);
   if (!r.ok()) return Fail(r.status());
-  if (!args.html.empty()) {
+  if (args.json || !html.empty()) {
+    // On stderr already (main); the JSON and the HTML carry it too.
+    for (const report::Warning& w : args.interrupted_runs) {
+      report::DoctorWarning* d = r->add_warnings();
+      d->set_code(w.code());
+      d->set_message(w.message());
+    }
+  }
+  if (!html.empty()) {
     // A new file through the crash-safe write (temporary, fsync, rename).
     serde::EditPlan plan;
     plan.AddInsert(RenderDoctorHtml(*r));
     serde::MappedFile empty;
-    std::error_code ec;
-    const std::string out = std::filesystem::absolute(args.html, ec).string();
-    absl::Status st = serde::WriteFileTransaction(out, "", empty, plan, nullptr, {});
-    if (!st.ok()) return Fail(st);
+    absl::Status st = serde::WriteFileTransaction(html, "", empty, plan, nullptr, {});
+    if (!st.ok()) return Fail(serde::LocatedIn(st, "serde", html));
   }
   if (args.json) {
     absl::StatusOr<std::string> json = RenderJson(*r);

@@ -293,12 +293,17 @@ int RunRepair(const CommandArgs& a) {
     return kExitOk;
   }
   if (!apply) {
+    // A dry run that foresees a refusal fails as the applying run would
+    // (attack run 9: it exited 0).
+    const bool refused = repair.plan().apply_refused_size() > 0;
     if (json) {
       std::cout << *repair.PlanJson();
+    } else if (refused) {
+      std::cout << "dry run, nothing written; --apply would be refused as things stand (above)\n";
     } else {
       std::cout << "dry run, nothing written (add --apply)\n";
     }
-    return kExitOk;
+    return refused ? kExitInput : kExitOk;
   }
   if (!json) std::cout << "writing and verifying " << repair.plan().files_size() << " file(s)...\n";
   if (absl::Status s = repair.Apply(); !s.ok()) return Fail(s);

@@ -347,11 +347,13 @@ const Command kCommands[] = {
        app.add_option("--max-array-elements", a.max_array_elements,
                       "primitive array elements shown")
            ->type_name("N")
+           ->check(CLI::Range(0, std::numeric_limits<int>::max()))
            ->capture_default_str();
        app.add_option("--max-string-bytes", a.max_string_bytes,
                       "bytes of each string shown (text default 120, JSON default all; a "
                       "cut JSON value has \"truncated\")")
-           ->type_name("N");
+           ->type_name("N")
+           ->check(CLI::Range(int64_t{0}, std::numeric_limits<int64_t>::max()));
        AddInputFormat(app, a);
      },
      RunDump},
@@ -543,7 +545,7 @@ std::string CommandLine(int argc, char** argv) {
 // checkpoint directory, --ha-dir) holding the journal or temporaries of an
 // interrupted transaction gets one warning on stderr, with what resolves it
 // (attack run 6, item 3). Nothing is changed: reading resolves nothing.
-void WarnAboutInterruptedRuns(const CommandArgs& a) {
+void WarnAboutInterruptedRuns(CommandArgs& a) {
   std::vector<std::string> dirs;
   auto add = [&](const std::string& p) {
     if (p.empty() || absl::StrContains(p, "://")) return;
@@ -556,67 +558,79 @@ void WarnAboutInterruptedRuns(const CommandArgs& a) {
   };
   for (const std::string& p : a.positional) add(p);
   add(a.ha_dir);
+  const auto warn = [&a](const std::string& dir, const std::string& message) {
+    std::cerr << "flinkstate: warning: " << message << "\n";
+    report::Warning& w = a.interrupted_runs.emplace_back();
+    w.set_code("INTERRUPTED_RUN");
+    w.set_message(ValidUtf8(message));
+    w.set_path(ValidUtf8(dir));
+  };
   for (const std::string& dir : dirs) {
     absl::StatusOr<std::vector<serde::InterruptedRun>> runs = serde::FindInterruptedRuns(dir);
     if (!runs.ok()) {
-      std::cerr << "flinkstate: warning: " << runs.status().message() << "\n";
+      warn(dir, std::string(runs.status().message()));
       continue;
     }
     for (const serde::InterruptedRun& r : *runs) {
-      std::cerr << "flinkstate: warning: ";
       if (r.state == "unstarted") {
-        std::cerr << Printable(absl::StrJoin(r.temporaries, ", "))
-                  << " is the unfinished journal of a flinkstate write interrupted before it "
-                     "changed anything; any flinkstate write in "
-                  << Printable(dir) << " removes it\n";
+        warn(dir, absl::StrCat(Printable(absl::StrJoin(r.temporaries, ", ")),
+                               " is the unfinished journal of a flinkstate write interrupted "
+                               "before it changed anything; any flinkstate write in ",
+                               Printable(dir), " removes it"));
         continue;
       }
       if (r.journal.empty()) {
         // Only a repair spans directories; its journal stays in its first
         // checkpoint directory, which is not known from here.
-        std::cerr << Printable(absl::StrJoin(r.temporaries, ", "))
-                  << (r.temporaries.size() == 1 ? " belongs" : " belong")
-                  << " to an interrupted flinkstate run whose journal (" << Printable(r.journal_name)
-                  << ") is in another directory: a repair keeps it in its first checkpoint "
-                     "directory, and inspect, verify or doctor of that checkpoint names the "
-                     "command. Rerun that `flinkstate repair`, or any flinkstate write in that "
-                     "directory, to finish or undo it\n";
+        warn(dir,
+             absl::StrCat(
+                 Printable(absl::StrJoin(r.temporaries, ", ")),
+                 r.temporaries.size() == 1 ? " belongs" : " belong",
+                 " to an interrupted flinkstate run whose journal (", Printable(r.journal_name),
+                 ") is in another directory: a repair keeps it in its first checkpoint "
+                 "directory, and inspect, verify or doctor of that checkpoint names the "
+                 "command. Rerun that `flinkstate repair`, or any flinkstate write in that "
+                 "directory, to finish or undo it"));
         continue;
       }
-      std::cerr << Printable(dir) << " holds the journal of an interrupted flinkstate write ("
-                << Printable(r.journal.substr(r.journal.rfind('/') + 1));
+      std::string m = absl::StrCat(Printable(dir),
+                                   " holds the journal of an interrupted flinkstate write (",
+                                   Printable(r.journal.substr(r.journal.rfind('/') + 1)));
       // The intent is "CWD ARG..." (CommandLine, arguments C-escaped); shown
       // escaped whatever a journal holds (a planted one could carry
       // terminal escapes).
       if (const size_t sp = r.intent.find(' '); sp != std::string::npos) {
-        std::cerr << ", run in " << Printable(r.intent.substr(0, sp))
-                  << " as: flinkstate " << Printable(r.intent.substr(sp + 1));
+        absl::StrAppend(&m, ", run in ", Printable(r.intent.substr(0, sp)),
+                        " as: flinkstate ", Printable(r.intent.substr(sp + 1)));
       }
-      std::cerr << ")";
+      absl::StrAppend(&m, ")");
       const auto list = [](const std::vector<std::string>& paths) {
         return absl::StrCat(Printable(absl::StrJoin(paths, ", ")),
                             paths.size() == 1 ? " still holds" : " still hold");
       };
       if (r.state == "commit" && !r.changed.empty()) {
-        std::cerr << ": it had committed, but " << Printable(absl::StrJoin(r.changed, ", "))
-                  << " changed since (no longer the original kept as backup); a rerun refuses "
-                     "to replace it, and says how to keep it or finish the write\n";
+        absl::StrAppend(&m, ": it had committed, but ", Printable(absl::StrJoin(r.changed, ", ")),
+                        " changed since (no longer the original kept as backup); a rerun "
+                        "refuses to replace it, and says how to keep it or finish the write");
       } else if (r.state == "commit" && r.unreplaced.empty()) {
-        std::cerr << ": it had committed and replaced " << Printable(absl::StrJoin(r.targets, ", "))
-                  << "; only its clean-up is left. Rerun that command, or any flinkstate write in "
-                  << Printable(dir) << ", to finish it\n";
+        absl::StrAppend(&m, ": it had committed and replaced ",
+                        Printable(absl::StrJoin(r.targets, ", ")),
+                        "; only its clean-up is left. Rerun that command, or any flinkstate "
+                        "write in ",
+                        Printable(dir), ", to finish it");
       } else if (r.state == "commit") {
-        std::cerr << ": it had committed, and " << list(r.unreplaced)
-                  << " the original; what this shows of it is from before the write. Rerun that "
-                     "command, or any flinkstate write in "
-                  << Printable(dir) << ", to finish it\n";
+        absl::StrAppend(&m, ": it had committed, and ", list(r.unreplaced),
+                        " the original; what this shows of it is from before the write. Rerun "
+                        "that command, or any flinkstate write in ",
+                        Printable(dir), ", to finish it");
       } else if (r.state == "prepare") {
-        std::cerr << ": it had not committed, so " << list(r.targets)
-                  << " the original; rerun that command to do it, or any flinkstate write in "
-                  << Printable(dir) << " to remove its temporary files\n";
+        absl::StrAppend(&m, ": it had not committed, so ", list(r.targets),
+                        " the original; rerun that command to do it, or any flinkstate write in ",
+                        Printable(dir), " to remove its temporary files");
       } else {
-        std::cerr << ": not read (" << Printable(r.problem) << ")\n";
+        absl::StrAppend(&m, ": not read (", Printable(r.problem), ")");
       }
+      warn(dir, m);
     }
   }
 }
@@ -645,8 +659,21 @@ int Run(int argc, char** argv) {
     std::cout << "flinkstate " << FLINKSTATE_VERSION << "\n";
     return kExitOk;
   }
+  if (first == "--json" && argc > 2 && FindCommand(argv[2]) != nullptr) {
+    // `flinkstate --json inspect F` as `flinkstate inspect --json F`: the
+    // flag before the command, as git and kubectl take global flags.
+    std::rotate(argv + 1, argv + 2, argv + 3);
+    return Run(argc, argv);
+  }
   const Command* c = FindCommand(first);
-  if (c == nullptr) return Usage(absl::StrCat("unknown command '", first, "'"));
+  if (c == nullptr) {
+    // Under --json the error is a JSON document too (attack run 9).
+    if (std::any_of(argv + 1, argv + argc,
+                    [](const char* w) { return std::strcmp(w, "--json") == 0; })) {
+      SetJsonErrors("", true);
+    }
+    return Usage(absl::StrCat("unknown command '", first, "'"));
+  }
   CommandArgs args;
   std::unique_ptr<CLI::App> app = MakeParser(*c, args);
   // A usage error found while parsing is reported as JSON too when --json

@@ -88,6 +88,7 @@ int InspectCompletedCheckpointFile(const CommandArgs& a, const serde::MappedFile
   options.top = a.top;
   if (a.json) {
     options.subtasks = a.subtasks;
+    options.extra_warnings = a.interrupted_runs;  // on stderr too
     HeldJson out;
     absl::Status s = StreamCompletedCheckpointReportJson(*stream, options, out.Sink());
     if (s.ok()) s = f.CheckIntact();
@@ -138,6 +139,7 @@ int InspectOne(const CommandArgs& a, const std::string& arg) {
       options.top = a.top;
       options.subtasks = a.subtasks;
       options.release_consumed_input = true;
+      options.extra_warnings = a.interrupted_runs;  // on stderr too
       HeldJson out;
       absl::Status s = StreamMetadataReportJson(f->bytes(), options, out.Sink());
       // A file truncated meanwhile read as zeros (SIGBUS guard): report that.
@@ -165,6 +167,7 @@ int InspectOne(const CommandArgs& a, const std::string& arg) {
   options.file_name = in->path;
   options.top = a.top;
   options.subtasks = a.subtasks && a.json;
+  if (a.json) options.extra_warnings = a.interrupted_runs;  // on stderr too
   report::Report r = BuildReport(in->model, in->bytes(), options);
   if (a.json) {
     absl::StatusOr<std::string> json = RenderReportJson(r);

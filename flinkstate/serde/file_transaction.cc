@@ -510,7 +510,12 @@ absl::Status CommitFiles(std::vector<FileChange>& changes, const TransactionOpti
   // 2. The intent journal.
   if (absl::Status s = WriteJournal(journal, ops, o.sync); !s.ok()) {
     ops->Unlink(journal.path).IgnoreError();  // renamed, then the dir fsync failed
-    return serde::WithMessage(s, absl::StrCat(s.message(), " (nothing was replaced)"));
+    // Named by what was to be written (attack run 9: `doctor --html
+    // /proc/x.html` named only the journal's temporary file).
+    std::vector<absl::string_view> targets;
+    for (const FileChange& c : changes) targets.push_back(c.target);
+    return serde::WithMessage(s, absl::StrCat("cannot write ", absl::StrJoin(targets, ", "),
+                                              ": ", s.message(), " (nothing was replaced)"));
   }
 
   // Undo for a failure before the commit point.
@@ -611,8 +616,8 @@ absl::Status CheckReplaceableUnlocated(const std::string& target, const std::str
     return refuse(absl::StrCat(
         " has ", st.st_nlink,
         " hard links; replacing it would leave the other names with the old content. "
-        "Write to a new file instead (IN OUT), or break the links first (cp FILE FILE.copy "
-        "&& mv FILE.copy FILE)"));
+        "Break the links first (cp FILE FILE.copy && mv FILE.copy FILE), or, for an edit, "
+        "write to a new file instead (IN OUT)"));
   }
   if (keeps_backup && (backup[0] != '/' || DirName(backup) != dir)) {
     return absl::InvalidArgumentError(absl::StrCat(

@@ -406,6 +406,25 @@ TEST(RepairTest, AnUnreadableHaFileFailsTheWholeRepairBeforeAnyWrite) {
   EXPECT_EQ(Read(job.meta()), Read(kCheckpoint + "/_metadata"));
 }
 
+TEST(RepairTest, ADryRunListsWhatApplyWouldRefuse) {
+  RepairJob job;
+  std::ofstream(job.ha() + ".bak") << "an earlier backup";
+  RepairOptions o = job.Options();
+  o.recover = false;  // a dry run
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Repair> r, Repair::Plan(o));
+  ASSERT_EQ(r->plan().apply_refused_size(), 1);
+  EXPECT_THAT(r->plan().apply_refused(0),
+              AllOf(HasSubstr(job.ha() + ".bak already exists"),
+                    Not(HasSubstr("nothing was replaced"))));
+  EXPECT_THAT(r->PlanText(), HasSubstr("--apply would be refused: backup " + job.ha()));
+  r.reset();          // its lock on the directories
+  o.recover = true;  // --apply: refused at its start, nothing written
+  EXPECT_THAT(Repair::Plan(o).status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition, "already exists"));
+  EXPECT_FALSE(fs::exists(job.meta() + ".bak"));
+  EXPECT_EQ(Read(job.meta()), Read(kCheckpoint + "/_metadata"));
+}
+
 TEST(RepairTest, AnHaDirectoryOneLevelTooHighNamesTheRightOne) {
   RepairJob job;
   RepairOptions o = job.Options();

@@ -556,6 +556,14 @@ usage_json "strip-state --json without --state" "--state" "$bin" strip-state --j
 usage_json "diff --json of one file" "two files" "$bin" diff --json "$real_meta"
 usage_json "repair --json without --state" "--state" "$bin" repair --json "$tmp"
 usage_json "inspect --json without FILE" "FILE" "$bin" inspect --json
+usage_json "dump --json with a negative --max-string-bytes" "--max-string-bytes" "$bin" dump --json --max-string-bytes -3 "$real_meta"
+# --json before the command works as after it; an unknown command under --json is JSON too.
+check "--json before the command" 0 "$bin" --json inspect "$real_meta"
+cp "$tmp/out" "$tmp/jout"
+check "  ... gives the report" 0 python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["kind"] == "metadata"' "$tmp/jout"
+check "an unknown command with --json" 2 "$bin" no-such-command --json
+cp "$tmp/out" "$tmp/jout"
+check "  ... is an ErrorReport" 0 python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["layer"] == "usage" and "no-such-command" in r["message"] and r["exitCode"] == 2, r' "$tmp/jout"
 check "inspect with an unknown flag, no --json: nothing on stdout" 2 "$bin" inspect --no-such-flag "$real_meta"
 check "  ... stdout is empty" 0 test ! -s "$tmp/out"
 # verify reports an undecodable completedCheckpoint as a finding: a VerifyReport, not text.
@@ -585,10 +593,36 @@ if [[ $(id -u) == 0 ]] && cp "$real_meta" "$tmp/imm" && chattr +i "$tmp/imm" 2>/
   check "repair --apply of an immutable _metadata is refused" 1 "$bin" repair --apply --state topic-partition-offset-states "$tmp/imm-job"
   expect_grep "repair --apply of an immutable _metadata: says why" "immutable (chattr +i)" "$tmp/err"
   check "  ... before printing anything" 0 test ! -s "$tmp/out"
-  check "repair dry run of an immutable _metadata" 0 "$bin" repair --state topic-partition-offset-states "$tmp/imm-job"
-  expect_grep "the dry run notes the refusal" "note: --apply would be refused: .*immutable (chattr +i)" "$tmp/out"
+  check "repair dry run of an immutable _metadata fails as --apply would" 1 "$bin" repair --state topic-partition-offset-states "$tmp/imm-job"
+  expect_grep "the dry run names the refusal" "^--apply would be refused: .*immutable (chattr +i)" "$tmp/out"
+  expect_grep "  ... and ends with it" "--apply would be refused as things stand" "$tmp/out"
   chattr -i "$tmp/imm-job/_metadata"
 fi
+# A repair dry run foresees a backup already there: exit 1, as --apply's refusal (attack run 9:
+# it exited 0, and the note ended "(nothing was replaced)").
+mkdir -p "$tmp/bak-job"; cp "$real_meta" "$tmp/bak-job/_metadata"; : > "$tmp/bak-job/_metadata.bak"
+check "repair dry run with a backup already there fails as --apply would" 1 "$bin" repair --state topic-partition-offset-states "$tmp/bak-job"
+expect_grep "  ... names the backup" "^--apply would be refused: backup .*bak-job/_metadata.bak already exists; move it away first$" "$tmp/out"
+check "repair --json dry run with a backup already there" 1 "$bin" repair --json --state topic-partition-offset-states "$tmp/bak-job"
+cp "$tmp/out" "$tmp/jout"
+check "  ... lists it in applyRefused" 0 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if len(d["applyRefused"]) == 1 and "already exists" in d["applyRefused"][0] else 1)' "$tmp/jout"
+check "repair --apply with a backup already there is refused" 1 "$bin" repair --apply --state topic-partition-offset-states "$tmp/bak-job"
+check "  ... the file is untouched" 0 cmp "$real_meta" "$tmp/bak-job/_metadata"
+# OUT in a directory that does not exist: refused before any work, by a dry run too (attack run 9:
+# the dry run said "verified" and exited 0).
+for dry in "" --dry-run; do
+  check "strip-state $dry into a missing directory is refused" 1 "$bin" strip-state $dry --state topic-partition-offset-states "$real_meta" "$tmp/no-such-dir/out"
+  expect_grep "  ... names the directory" "cannot write $tmp/no-such-dir/out: its directory $tmp/no-such-dir does not exist (nothing was written)" "$tmp/err"
+  check "  ... before printing anything" 0 test ! -s "$tmp/out"
+done
+expect_no_file "  ... and creates nothing" "$tmp/no-such-dir"
+# doctor --html onto a place that cannot be written names that place, before any work (it named
+# the transaction's temporary file).
+check "doctor --html into a missing directory is refused" 1 "$bin" doctor --html "$tmp/no-such-dir/x.html" "$real_meta"
+expect_grep "  ... names the HTML file" "cannot write $tmp/no-such-dir/x.html: its directory" "$tmp/err"
+check "doctor --html onto /proc is refused" 1 "$bin" doctor --html /proc/flinkstate-x.html "$real_meta"
+expect_grep "  ... names the HTML file" "/proc/flinkstate-x.html" "$tmp/err"
+check "  ... not a temporary file" 1 grep -q "flinkstate-tmp" "$tmp/err"
 # An existing backup: --in-place is refused before the plan is printed (it printed the plan).
 cp "$real_meta" "$tmp/has-bak"; : > "$tmp/has-bak.bak"
 check "strip-state --in-place with a backup already there is refused" 1 "$bin" strip-state --in-place --state topic-partition-offset-states "$tmp/has-bak"

@@ -194,7 +194,21 @@ for cmd in inspect verify doctor; do
   grep -q "holds the journal of an interrupted flinkstate write (.flinkstate-txn-[0-9a-f]*.journal, run in .* as: flinkstate strip-state .*): it had committed, and $file still holds the original" "$tmp/err" &&
     ok || { bad "$cmd after a kill past the commit: no warning"; sed 's/^/  | /' "$tmp/err"; }
 done
+# ... and their JSON carries the same warning (attack run 9: inspect --json had only stderr).
+dir=$(cd "$(dirname "$file")" && pwd -P)
+for cmd in inspect doctor; do
+  "$bin" "$cmd" --json "$file" >"$tmp/json" 2>/dev/null
+  python3 - "$tmp/json" "$dir" <<'PY' && ok || bad "$cmd --json after a kill past the commit: no INTERRUPTED_RUN warning"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+hits = [w for w in doc.get("warnings", []) if w.get("code") == "INTERRUPTED_RUN"]
+sys.exit(0 if len(hits) == 1 and "holds the journal of an interrupted flinkstate write" in hits[0]["message"]
+         and hits[0].get("path", sys.argv[2]) == sys.argv[2] else 1)
+PY
+done
 [[ $(leftovers "$job" | sort) == "$before" ]] && ok || bad "a read-only command resolved the journal"
+"$bin" inspect --json "$pristine/chk-1742/_metadata" >"$tmp/json" 2>/dev/null
+! grep -q INTERRUPTED_RUN "$tmp/json" && ok || bad "inspect --json of an untouched job has an INTERRUPTED_RUN warning"
 "$bin" inspect "$pristine/chk-1742/_metadata" >/dev/null 2>"$tmp/err"
 [[ ! -s $tmp/err ]] && ok || bad "inspect of an untouched job warns: $(cat "$tmp/err")"
 sprepare=$(grep -n ' rename .*/\.flinkstate-txn-[0-9a-f]*\.journal$' "$tmp/strip.ops" | sed -n 1p | cut -d: -f1)

@@ -192,9 +192,10 @@ absl::StatusOr<LoadedFile> Open(const std::string& path, const OpenOptions& opti
     f.path = absl::StrCat(path, path.empty() || path.back() == '/' ? "" : "/",
                           kMetadataFileName);
     if (::stat(f.path.c_str(), &st) != 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          path, ": a directory without ", kMetadataFileName,
-          " (give a checkpoint or savepoint directory, or a file)"));
+      return serde::LocatedIn(absl::InvalidArgumentError(absl::StrCat(
+                                  path, ": a directory without ", kMetadataFileName,
+                                  " (give a checkpoint or savepoint directory, or a file)")),
+                              "open", path);
     }
   }
   FLINKSTATE_ASSIGN_OR_RETURN(f.file, serde::MappedFile::Open(f.path));

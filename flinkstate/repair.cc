@@ -268,7 +268,8 @@ absl::StatusOr<std::unique_ptr<Repair>> Repair::Plan(const RepairOptions& option
   for (const std::string& d : options.checkpoint_dirs) {
     Dir dir{d, RealPathOf(d)};
     if (dir.real.empty()) {
-      return absl::NotFoundError(absl::StrCat(d, ": no such checkpoint directory"));
+      return serde::LocatedIn(
+          absl::NotFoundError(absl::StrCat(d, ": no such checkpoint directory")), "repair", d);
     }
     for (const Dir& other : dirs) {
       if (other.real == dir.real) {

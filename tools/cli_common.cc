@@ -283,7 +283,7 @@ bool IsLayerName(absl::string_view segment) {
       "kafka state", "enumerator", "objstore", "ha-pointer", "base64", "hex", "gzip",
       "relocate", "relocate --to-relative", "relocate --to-absolute", "convert",
       "strip-state", "strip-state --deep", "drop-operator", "dedupe-union", "repair",
-      "doctor", "inspect", "report", "verify", "round trip", "usage"};
+      "doctor", "inspect", "report", "verify", "round trip", "usage", "open"};
   absl::ConsumeSuffix(&segment, " verify");
   return std::find(std::begin(kLayers), std::end(kLayers), segment) != std::end(kLayers);
 }
@@ -356,6 +356,12 @@ report::ErrorReport ErrorReportOf(const absl::Status& s, absl::string_view comma
   }
   r.set_problem(ValidUtf8(absl::StrJoin(parts.begin() + std::min(rest, parts.size()),
                                         parts.end(), ": ")));
+  // A location with only a file (serde::LocatedIn(s, "", file): an edit's
+  // refusal of its input) names the file its message does not.
+  if (std::optional<serde::ErrorLocation> where = serde::LocationOf(s);
+      where.has_value() && !where->file.empty() && r.file().empty()) {
+    r.set_file(ValidUtf8(where->file));
+  }
   return r;
 }
 

@@ -270,7 +270,7 @@ int RunStripState(const CommandArgs& a) {
   absl::StatusOr<Input> in = LoadStateFileForEdit(target->input);
   if (!in.ok()) return Fail(in.status());
   absl::StatusOr<StripResult> result = PlanStripState(*in, options);
-  if (!result.ok()) return Fail(result.status());
+  if (!result.ok()) return Fail(serde::LocatedIn(result.status(), "", in->path));
   const double plan_s = SecondsSince(start);
 
   // Per operator: entries and bytes removed.
@@ -334,7 +334,7 @@ int RunConvert(const CommandArgs& a) {
   options.target_version = static_cast<uint32_t>(a.to_version);
   options.allow_loss = a.allow_loss;
   absl::StatusOr<ConvertResult> result = PlanConvert(*in, options);
-  if (!result.ok()) return Fail(result.status());
+  if (!result.ok()) return Fail(serde::LocatedIn(result.status(), "", in->path));
   const serde::OutputVerifier verify = [&](serde::ByteView output) {
     return VerifyConverted(*in, output, *result);
   };
@@ -374,7 +374,7 @@ int RunDropOperator(const CommandArgs& a) {
   absl::StatusOr<Input> in = LoadStateFileForEdit(target->input);
   if (!in.ok()) return Fail(in.status());
   absl::StatusOr<DropResult> result = PlanDropOperators(*in, ids);
-  if (!result.ok()) return Fail(result.status());
+  if (!result.ok()) return Fail(serde::LocatedIn(result.status(), "", in->path));
   const serde::OutputVerifier verify = [&](serde::ByteView output) {
     return VerifyDropped(*in, output, result->dropped_ids, &*result);
   };
@@ -420,13 +420,15 @@ int RunRelocate(const CommandArgs& a) {
   absl::StatusOr<Input> in = LoadForEdit(target->input);
   if (!in.ok()) return Fail(in.status());
   absl::StatusOr<RelocateResult> result = PlanRelocate(*in, options);
-  if (!result.ok()) return Fail(result.status());
+  if (!result.ok()) return Fail(serde::LocatedIn(result.status(), "", in->path));
   const serde::OutputVerifier verify = [&](serde::ByteView output) {
     return VerifyRelocated(*in, output, options, &*result);
   };
   absl::Status s = target->dry_run ? absl::OkStatus()
                                    : WriteVerified(*target, *in, result->plan, verify, nullptr);
-  if (!s.ok()) return Fail(s);
+  // The plan is made while it is written: its errors are the input's (an
+  // error of the output names the output already).
+  if (!s.ok()) return Fail(serde::LocatedIn(s, "", in->path));
   std::ostream& out = Text(a);
   constexpr size_t kShown = 20;
   const uint64_t changed = result->changed_count();
@@ -435,7 +437,7 @@ int RunRelocate(const CommandArgs& a) {
     out << "  " << c.what << ": " << Printable(c.before) << " -> " << Printable(c.after) << "\n";
     return ++shown < kShown;
   });
-  if (!s.ok()) return Fail(s);
+  if (!s.ok()) return Fail(serde::LocatedIn(s, "", in->path));
   if (changed > kShown) out << "  ... and " << changed - kShown << " more\n";
   for (const RelocatedString& c : result->left_absolute) {
     out << "  warning: " << c.what << " " << Printable(c.before)

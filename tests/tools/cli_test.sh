@@ -532,6 +532,14 @@ json_error "inspect --json of a missing file" 1 "$bin" inspect --json "$tmp/nope
 json_error "state --json of a missing file" 1 "$bin" state --json "$tmp/nope"
 json_expect=(serde "" "$tmp/no-such-dir/report.html")
 json_error "doctor --json --html into a missing directory" 1 "$bin" doctor --json --html "$tmp/no-such-dir/report.html" "$real_meta"
+# Errors about a whole input name it in `file` and `layer` (attack run 9: both were "").
+mkdir -p "$tmp/empty-dir"
+json_expect=(open "" "$tmp/empty-dir")
+json_error "inspect --json of a directory without _metadata" 1 "$bin" inspect --json "$tmp/empty-dir"
+json_expect=(relocate "" "$real_meta")
+json_error "relocate --json with a --from no path has" 1 "$bin" relocate --json --from s3://no-such-bucket --to s3://other "$real_meta" "$tmp/rel.out"
+json_expect=(repair "" "$tmp/no-such-job")
+json_error "repair --json of a missing checkpoint directory" 1 "$bin" repair --json --state x "$tmp/no-such-job"
 json_expect=()
 head -c 3000 "$synth/completedCheckpoint.bin" >"$tmp/truncated-cc"
 json_error "inspect --json of a truncated completedCheckpoint" 1 "$bin" inspect --json "$tmp/truncated-cc"

@@ -34,6 +34,19 @@
 namespace flinkstate {
 namespace {
 
+// The refusal of a new path that `CheckSafePath` rejected (`why`): the
+// `what` at byte `offset` would become `after`. One wording for every file
+// kind and mode.
+absl::Status UnsafePathError(absl::string_view layer, absl::string_view what, uint64_t offset,
+                             absl::string_view after, const absl::Status& why) {
+  return serde::WithLocation(
+      absl::InvalidArgumentError(absl::StrCat(layer, ": ", what, " at byte ", offset,
+                                              " would become '", absl::CHexEscape(after),
+                                              "', which ", why.message(),
+                                              " (--allow-unsafe-paths to write it anyway)")),
+      layer, "", offset);
+}
+
 using javaobj::ItemId;
 using javaobj::ItemKind;
 
@@ -259,12 +272,15 @@ absl::StatusOr<RelocateResult> PlanRelativeMode(const StateFile& file,
     // The relative path is the one Flink joins to the directory: it must stay
     // inside it.
     const std::string& rel = to_relative ? after.path : before.path;
-    if (absl::Status s = CheckRelativePath(rel); !s.ok()) {
+    // A refusal of this handle: "LAYER: <text>", located at the handle.
+    const auto refuse = [&](auto&&... text) {
       return serde::WithLocation(
-          absl::InvalidArgumentError(absl::StrCat(layer, ": the relative path '",
-                                                  absl::CHexEscape(rel), "' of the handle at byte ",
-                                                  h->range.offset, " ", s.message())),
-          layer, "", h->range.offset);
+          absl::InvalidArgumentError(absl::StrCat(layer, ": ", text...)), layer, "",
+          h->range.offset);
+    };
+    if (absl::Status s = CheckRelativePath(rel); !s.ok()) {
+      return refuse("the relative path '", absl::CHexEscape(rel), "' of the handle at byte ",
+                    h->range.offset, " ", s.message());
     }
     // Flink writes relative handles as bare file names beside `_metadata` and
     // joins them to the directory `_metadata` is read from. A nested one
@@ -272,35 +288,24 @@ absl::StatusOr<RelocateResult> PlanRelativeMode(const StateFile& file,
     // of its chk-<n>): Flink would look for <chk-n>/<chk-n>/<file>.
     if (to_relative && absl::StrContains(rel, '/')) {
       const std::string sub(rel.substr(0, rel.rfind('/')));
-      return serde::WithLocation(
-          absl::InvalidArgumentError(absl::StrCat(
-              layer, ": the handle at byte ", h->range.offset, " would become '",
-              absl::CHexEscape(rel),
-              "', but Flink resolves a relative handle against the directory that holds "
-              "_metadata and writes only bare file names there; give --from the directory of "
-              "the _metadata file (",
-              WithoutTrailingSlash(options.from_prefix), "/", absl::CHexEscape(sub),
-              "?) (nothing was written)")),
-          layer, "", h->range.offset);
+      return refuse("the handle at byte ", h->range.offset, " would become '",
+                    absl::CHexEscape(rel),
+                    "', but Flink resolves a relative handle against the directory that holds "
+                    "_metadata and writes only bare file names there; give --from the directory "
+                    "of the _metadata file (",
+                    WithoutTrailingSlash(options.from_prefix), "/", absl::CHexEscape(sub),
+                    "?) (nothing was written)");
     }
     if (!to_relative && !options.allow_unsafe_paths) {
       if (absl::Status s = CheckSafePath(after.path); !s.ok()) {
-        return serde::WithLocation(
-            absl::InvalidArgumentError(absl::StrCat(
-                layer, ": the handle at byte ", h->range.offset, " would become '",
-                absl::CHexEscape(after.path), "', which ", s.message(),
-                " (--allow-unsafe-paths to write it anyway)")),
-            layer, "", h->range.offset);
+        return UnsafePathError(layer, "the handle", h->range.offset, after.path, s);
       }
     }
     absl::StatusOr<std::string> bytes =
         EncodePathHandle(static_cast<HandleTag>(after.tag), after.state_size, after.path);
     if (!bytes.ok()) {
-      return serde::WithLocation(
-          absl::InvalidArgumentError(absl::StrCat(layer, ": the handle at byte ", h->range.offset,
-                                                  " cannot be written: ",
-                                                  bytes.status().message())),
-          layer, "", h->range.offset);
+      return refuse("the handle at byte ", h->range.offset,
+                    " cannot be written: ", bytes.status().message());
     }
     edits.push_back({h->range, *std::move(bytes)});
     result.changed.push_back({to_relative ? "FileStateHandle -> RelativeFileStateHandle"
@@ -477,12 +482,7 @@ absl::StatusOr<RelocateResult> PlanRelocate(const StateFile& file,
     std::string now = *std::move(relocated);
     if (!options.allow_unsafe_paths) {
       if (absl::Status s = CheckSafePath(now); !s.ok()) {
-        status = serde::WithLocation(
-            absl::InvalidArgumentError(absl::StrCat(
-                "relocate: ", what, " at byte ", u.range.offset, " would become '",
-                absl::CHexEscape(now), "', which ", s.message(),
-                " (--allow-unsafe-paths to write it anyway)")),
-            "relocate", "", u.range.offset);
+        status = UnsafePathError("relocate", what, u.range.offset, now, s);
         return;
       }
     }
@@ -566,12 +566,7 @@ absl::StatusOr<RelocateResult> PlanRelocateCompletedCheckpoint(
     const std::string& after = *relocated;
     if (!o.allow_unsafe_paths) {
       if (absl::Status safe = CheckSafePath(after); !safe.ok()) {
-        status = serde::WithLocation(
-            absl::InvalidArgumentError(absl::StrCat(
-                "relocate: ", what, " at byte ", s.item(d).range.offset, " would become '",
-                absl::CHexEscape(after), "', which ", safe.message(),
-                " (--allow-unsafe-paths to write it anyway)")),
-            "relocate", "", s.item(d).range.offset);
+        status = UnsafePathError("relocate", what, s.item(d).range.offset, after, safe);
         return;
       }
     }
@@ -730,12 +725,7 @@ absl::StatusOr<RelocateScan> ScanForRelocate(serde::ByteView input, const Reloca
             absl::StatusOr<std::string> text = serde::ModifiedUtf8ToUtf8(rest);
             const std::string utf8 = absl::StrCat(o.to_prefix, text.ok() ? *text : "");
             if (absl::Status s = CheckSafePath(utf8); !s.ok()) {
-              status = serde::WithLocation(
-                  absl::InvalidArgumentError(absl::StrCat(
-                      "relocate: ", what, " at byte ", u.range.offset, " would become '",
-                      absl::CHexEscape(utf8), "', which ", s.message(),
-                      " (--allow-unsafe-paths to write it anyway)")),
-                  "relocate", "", u.range.offset);
+              status = UnsafePathError("relocate", what, u.range.offset, utf8, s);
               return;
             }
           }

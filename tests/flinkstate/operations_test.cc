@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "flinkstate/serde/endian.h"
+#include "flinkstate/serde/error_location.h"
 #include "tests/flinkstate/corpus.h"
 #include "tests/testing/status_matchers.h"
 
@@ -426,6 +428,25 @@ TEST(RelocateTest, RelativeModesRefuse) {
   x.mode = RelocateMode::kToRelative;
   EXPECT_THAT(PlanRelocate(badf, serde::AsBytes(bad), x),
               StatusIs(absl::StatusCode::kInvalidArgument, "has a '..' segment"));
+
+  // A stored path made unsafe earlier is not carried into a new prefix: the
+  // refusal names the path it would become and points at the handle.
+  RelocateOptions onward{"file:/x/", "file:/y/"};
+  const absl::StatusOr<RelocateResult> onward_refused =
+      PlanRelocate(badf, serde::AsBytes(bad), onward);
+  EXPECT_THAT(onward_refused.status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "would become 'file:/y/a/../flink-1.15.2/"));
+  EXPECT_THAT(onward_refused.status().message(),
+              HasSubstr("which has a '..' segment (--allow-unsafe-paths to write it anyway)"));
+  const std::optional<serde::ErrorLocation> at = serde::LocationOf(onward_refused.status());
+  ASSERT_TRUE(at.has_value() && at->offset.has_value());
+  EXPECT_EQ(at->layer, "relocate");
+  EXPECT_THAT(onward_refused.status().message(), HasSubstr(absl::StrCat(" at byte ", *at->offset, " ")));
+  // The offset is the handle's or its path's: the old path starts within a
+  // handle's length of it.
+  EXPECT_NE(bad.find("file:/x/a/../", *at->offset), std::string::npos);
+  EXPECT_LT(bad.find("file:/x/a/../", *at->offset) - *at->offset, 64u);
 
   // An operator-snapshot file has no directory to resolve against.
   const std::string snap = ReadFileOrDie(

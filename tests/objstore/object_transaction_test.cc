@@ -154,6 +154,23 @@ class CommitObjectsFaultTest : public ::testing::Test {
     for (const auto& [name, o] : store.objects) m[name] = o.data;
     return m;
   }
+  // After an interrupted run and a healthy recovery, the objects are in the
+  // state the run decided: `new_state` when it was acknowledged (`done`) or
+  // its journal says commit (`committed`); the old state when its commit
+  // record was never written; either whole state when the record was written
+  // and is gone (cleaned up after the copies, or undone by a run that did
+  // not see it succeed).
+  void ExpectDecidedState(const std::map<std::string, std::string>& now,
+                          const std::map<std::string, std::string>& new_state, bool done,
+                          bool committed, bool record_written) const {
+    if (done || committed) {
+      EXPECT_EQ(now, new_state);
+    } else if (!record_written) {
+      EXPECT_EQ(now, OldState());
+    } else {
+      EXPECT_TRUE(now == new_state || now == OldState());
+    }
+  }
 
   // The calls of a clean run.
   int CleanRunCalls(bool honour_if_match) const {
@@ -195,16 +212,7 @@ class CommitObjectsFaultTest : public ::testing::Test {
     absl::StatusOr<ObjectRecoveryReport> r = RecoverObjectTransactions({kJournalDir}, &healthy);
     ASSERT_THAT(r.status(), IsOk());
     const std::map<std::string, std::string> now = Contents(store);
-    if (s.ok() || present) {
-      // Decided and acknowledged, or the journal says commit: completed.
-      EXPECT_EQ(now, NewState());
-    } else if (!written) {
-      EXPECT_EQ(now, OldState());
-    } else {
-      // The record was written and is gone: cleaned up after the copies, or
-      // undone by a run that did not see it succeed. Either whole state.
-      EXPECT_TRUE(now == NewState() || now == OldState());
-    }
+    ExpectDecidedState(now, NewState(), s.ok(), present, written);
 
     if (now == OldState()) {
       // The rerun then repeats the transaction from the originals.
@@ -270,13 +278,7 @@ class WriteObjectFaultTest : public CommitObjectsFaultTest {
     FaultObjectClient healthy(&store, 0, FaultObjectClient::kError);
     ASSERT_THAT(RecoverObjectWrite(changes_[0].target, &healthy).status(), IsOk());
     const std::map<std::string, std::string> now = Contents(store);
-    if (s.ok()) {
-      EXPECT_EQ(now, NewMetaState());
-    } else if (!written) {
-      EXPECT_EQ(now, OldState());
-    } else {
-      EXPECT_TRUE(now == OldState() || now == NewMetaState());
-    }
+    ExpectDecidedState(now, NewMetaState(), s.ok(), /*committed=*/false, written);
     if (now == OldState()) {
       FaultObjectClient rerun(&store, 0, FaultObjectClient::kError);
       EXPECT_THAT(Write(&rerun), IsOk());
@@ -368,14 +370,7 @@ TEST_F(CommitObjectsFaultTest, ACrashDuringRecoveryIsResolvedByTheNextRecovery) 
                                     "): ", interrupted.ToString()));
           FaultObjectClient healthy(&store, 0, FaultObjectClient::kError);
           ASSERT_THAT(RecoverObjectTransactions({kJournalDir}, &healthy).status(), IsOk());
-          const std::map<std::string, std::string> now = Contents(store);
-          if (run.ok() || present) {
-            EXPECT_EQ(now, NewState());
-          } else if (!written) {
-            EXPECT_EQ(now, OldState());
-          } else {
-            EXPECT_TRUE(now == NewState() || now == OldState());
-          }
+          ExpectDecidedState(Contents(store), NewState(), run.ok(), present, written);
           ++pairs;
         }
       }

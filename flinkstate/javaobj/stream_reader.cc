@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/optimization.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
@@ -65,7 +66,9 @@ class StreamReader {
     return serde::DecodeError(code, "javaobj", PathString(), what, offset);
   }
   // Re-labels a serde error with the construct path.
+  // The path is built only for a failure (`Wrap` runs on successful reads).
   absl::Status Wrap(const absl::Status& s) const {
+    if (ABSL_PREDICT_TRUE(s.ok())) return s;
     return serde::Relabel(s, "javaobj", PathString());
   }
 

@@ -21,6 +21,7 @@
 #include "flinkstate/completed_checkpoint.h"
 #include "flinkstate/handle_walker.h"
 #include "flinkstate/metadata_reader.h"
+#include "flinkstate/report_json.h"
 #include "flinkstate/serde/data_input.h"
 #include "flinkstate/serde/modified_utf8.h"
 #include "flinkstate/serde/status_macros.h"
@@ -715,6 +716,42 @@ class JsonPieces {
   std::string json_;
 };
 
+// Appends operator `*op`'s JSON to `*out`, as protobuf prints it at depth 2
+// of the report (every line after the first indented by two spaces): the
+// operator without its subtasks through `json` (protobuf's printer builds a
+// tree of the whole message first), each subtask on its own, written
+// directly where `AppendSubtaskJson` can (report_json.h), and spliced in.
+// `*op` is restored before returning; `scratch` and `tail` are reused
+// buffers. Return values: `Internal` if protobuf cannot render it.
+absl::Status AppendOperatorJson(report::Operator* op, JsonPieces* json,
+                                google::protobuf::RepeatedPtrField<report::Subtask>* scratch,
+                                std::string* tail, std::string* out) {
+  if (op->subtasks().empty()) return json->Append(*op, "  ", out);
+  // `subtasks` is the operator's last field: `"subtasks": []` ends it.
+  const size_t start = out->size();
+  scratch->Swap(op->mutable_subtasks());
+  absl::Status s = json->Append(*op, "  ", out);
+  scratch->Swap(op->mutable_subtasks());
+  FLINKSTATE_RETURN_IF_ERROR(s);
+  static constexpr absl::string_view kEmpty = "\"subtasks\": []";
+  const size_t at = absl::string_view(*out).rfind(kEmpty);
+  if (at == std::string::npos || at < start) {
+    return absl::InternalError("inspect: no subtasks field in the operator JSON");
+  }
+  const size_t tail_at = at + kEmpty.size() - 1;  // "]\n  }"
+  tail->assign(*out, tail_at, std::string::npos);
+  out->resize(tail_at);
+  for (int i = 0; i < op->subtasks_size(); ++i) {
+    out->append(i == 0 ? "\n    " : ",\n    ");
+    if (!AppendSubtaskJson(op->subtasks(i), "    ", out)) {
+      FLINKSTATE_RETURN_IF_ERROR(json->Append(op->subtasks(i), "    ", out));
+    }
+  }
+  out->append("\n   ");
+  out->append(*tail);
+  return absl::OkStatus();
+}
+
 // Renders the operators of a streaming report into JSON and writes them, in
 // order, on a thread of its own, so that the caller decodes and reports
 // operator i+1 while operator i is printed (protobuf's printer is about half
@@ -796,35 +833,11 @@ class OperatorJsonPrinter {
     }
   }
 
-  // The operator's JSON, standalone at depth 0, inside the report at depth 2:
-  // printed without its subtasks (protobuf's printer builds a tree of the
-  // whole message first), each subtask printed on its own and spliced in.
+  // The operator's JSON inside the report at depth 2 (AppendOperatorJson).
   absl::Status Print(report::Operator* op) {
     out_.clear();
     out_.append(count_ == 0 ? "[\n  " : ",\n  ");
-    if (op->subtasks().empty()) {
-      FLINKSTATE_RETURN_IF_ERROR(json_.Append(*op, "  ", &out_));
-    } else {
-      // `subtasks` is the operator's last field: `"subtasks": []` ends it.
-      subtasks_.Swap(op->mutable_subtasks());
-      absl::Status s = json_.Append(*op, "  ", &out_);
-      subtasks_.Swap(op->mutable_subtasks());
-      FLINKSTATE_RETURN_IF_ERROR(s);
-      static constexpr absl::string_view kEmpty = "\"subtasks\": []";
-      const size_t at = absl::string_view(out_).rfind(kEmpty);
-      if (at == std::string::npos) {
-        return absl::InternalError("inspect: no subtasks field in the operator JSON");
-      }
-      const size_t tail_at = at + kEmpty.size() - 1;  // "]\n  }"
-      tail_.assign(out_, tail_at, std::string::npos);
-      out_.resize(tail_at);
-      for (int i = 0; i < op->subtasks_size(); ++i) {
-        out_.append(i == 0 ? "\n    " : ",\n    ");
-        FLINKSTATE_RETURN_IF_ERROR(json_.Append(op->subtasks(i), "    ", &out_));
-      }
-      out_.append("\n   ");
-      out_.append(tail_);
-    }
+    FLINKSTATE_RETURN_IF_ERROR(AppendOperatorJson(op, &json_, &subtasks_, &tail_, &out_));
     write_(out_);
     ++count_;
     return absl::OkStatus();
@@ -1043,26 +1056,16 @@ absl::Status StreamCompletedCheckpointReportJson(
   // nothing is written for a malformed file (the text is a fraction of the
   // model it replaces: ~80 B per file handle against ~725 B).
   std::string body;
-  std::string json;
   int count = 0;
   report::Report r;
+  JsonPieces json;
+  google::protobuf::RepeatedPtrField<report::Subtask> scratch;
+  std::string tail;
   FLINKSTATE_RETURN_IF_ERROR(BuildCompletedCheckpointReportStreaming(
       stream, options, &r, [&](report::Operator&& op) -> absl::Status {
-        json.clear();
-        google::protobuf::util::JsonPrintOptions print;
-        print.add_whitespace = true;
-        print.always_print_primitive_fields = true;
-        auto status = google::protobuf::util::MessageToJsonString(op, &json, print);
-        if (!status.ok()) {
-          return absl::InternalError(
-              absl::StrCat("inspect: JSON rendering failed: ", status.ToString()));
-        }
-        while (!json.empty() && json.back() == '\n') json.pop_back();
-        // Standalone at depth 0; inside the report at depth 2.
         body.append(count == 0 ? "[\n  " : ",\n  ");
-        absl::StrAppend(&body, absl::StrReplaceAll(json, {{"\n", "\n  "}}));
         ++count;
-        return absl::OkStatus();
+        return AppendOperatorJson(&op, &json, &scratch, &tail, &body);
       }));
   body.append(count == 0 ? "[]" : "\n ]");
   FLINKSTATE_ASSIGN_OR_RETURN(std::string all, RenderReportJson(r));

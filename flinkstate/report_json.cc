@@ -1,0 +1,150 @@
+// Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
+
+#include "flinkstate/report_json.h"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+#include "absl/strings/numbers.h"
+
+namespace flinkstate {
+namespace {
+
+// The bytes protobuf's JSON printer copies into a string unchanged, minus a
+// few it copies too but that are rare in a report and cheap to leave to it.
+constexpr std::array<bool, 256> PlainBytes() {
+  std::array<bool, 256> t{};
+  for (int c = 0x20; c < 0x7F; ++c) t[c] = true;
+  for (char c : {'"', '\\', '<', '>', '&', '\'', '='}) t[static_cast<unsigned char>(c)] = false;
+  return t;
+}
+constexpr std::array<bool, 256> kPlain = PlainBytes();
+
+bool Plain(const std::string& s) {
+  for (unsigned char c : s) {
+    if (!kPlain[c]) return false;
+  }
+  return true;
+}
+
+// Writes what protobuf's printer writes, line by line, at a depth.
+class Writer {
+ public:
+  Writer(absl::string_view indent, std::string* out) : indent_(indent), out_(out) {}
+
+  // A new line at `depth` levels below the first line.
+  void Line(int depth) {
+    out_->push_back('\n');
+    out_->append(indent_.data(), indent_.size());
+    out_->append(static_cast<size_t>(depth), ' ');
+  }
+  void Key(int depth, absl::string_view key) {
+    Line(depth);
+    out_->push_back('"');
+    out_->append(key.data(), key.size());
+    out_->append("\": ");
+  }
+  void Int(int depth, absl::string_view key, int64_t v, bool quoted) {
+    Key(depth, key);
+    char buf[absl::numbers_internal::kFastToBufferSize];
+    const char* end = absl::numbers_internal::FastIntToBuffer(v, buf);
+    if (quoted) out_->push_back('"');
+    out_->append(buf, static_cast<size_t>(end - buf));
+    if (quoted) out_->push_back('"');
+  }
+  void Uint(int depth, absl::string_view key, uint64_t v, bool quoted) {
+    Key(depth, key);
+    char buf[absl::numbers_internal::kFastToBufferSize];
+    const char* end = absl::numbers_internal::FastIntToBuffer(v, buf);
+    if (quoted) out_->push_back('"');
+    out_->append(buf, static_cast<size_t>(end - buf));
+    if (quoted) out_->push_back('"');
+  }
+  void Bool(int depth, absl::string_view key, bool v) {
+    Key(depth, key);
+    out_->append(v ? "true" : "false");
+  }
+  void String(const std::string& v) {
+    out_->push_back('"');
+    out_->append(v);
+    out_->push_back('"');
+  }
+  void Str(int depth, absl::string_view key, const std::string& v) {
+    Key(depth, key);
+    String(v);
+  }
+  void Raw(absl::string_view s) { out_->append(s.data(), s.size()); }
+
+ private:
+  absl::string_view indent_;
+  std::string* out_;
+};
+
+}  // namespace
+
+bool AppendSubtaskJson(const report::Subtask& subtask, absl::string_view indent,
+                       std::string* out) {
+  for (const report::Handle& h : subtask.handles()) {
+    if (!Plain(h.slot()) || !Plain(h.kind())) return false;
+    for (const std::string& p : h.paths()) {
+      if (!Plain(p)) return false;
+    }
+  }
+  // Field order and names as report.proto numbers them (protobuf prints in
+  // that order, lowerCamelCase); int32/uint32 bare, 64-bit quoted.
+  Writer w(indent, out);
+  w.Raw("{");
+  w.Int(1, "index", subtask.index(), false);
+  w.Raw(",");
+  w.Bool(1, "finished", subtask.finished());
+  w.Raw(",");
+  w.Uint(1, "bytes", subtask.bytes(), true);
+  w.Raw(",");
+  w.Key(1, "handles");
+  if (subtask.handles().empty()) {
+    w.Raw("[]");
+  } else {
+    w.Raw("[");
+    for (int i = 0; i < subtask.handles_size(); ++i) {
+      const report::Handle& h = subtask.handles(i);
+      if (i > 0) w.Raw(",");
+      w.Line(2);
+      w.Raw("{");
+      w.Str(3, "slot", h.slot());
+      w.Raw(",");
+      w.Str(3, "kind", h.kind());
+      w.Raw(",");
+      w.Uint(3, "tag", h.tag(), false);
+      w.Raw(",");
+      w.Key(3, "paths");
+      if (h.paths().empty()) {
+        w.Raw("[]");
+      } else {
+        w.Raw("[");
+        for (int k = 0; k < h.paths_size(); ++k) {
+          if (k > 0) w.Raw(",");
+          w.Line(4);
+          w.String(h.paths(k));
+        }
+        w.Line(3);
+        w.Raw("]");
+      }
+      w.Raw(",");
+      w.Uint(3, "bytes", h.bytes(), true);
+      w.Raw(",");
+      w.Int(3, "stateSize", h.state_size(), true);
+      w.Raw(",");
+      w.Uint(3, "inlineBytes", h.inline_bytes(), true);
+      w.Line(2);
+      w.Raw("}");
+    }
+    w.Line(1);
+    w.Raw("]");
+  }
+  w.Line(0);
+  w.Raw("}");
+  return true;
+}
+
+}  // namespace flinkstate

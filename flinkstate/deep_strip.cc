@@ -2,15 +2,24 @@
 
 #include "flinkstate/deep_strip.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
+#include <filesystem>
 #include <map>
+#include <optional>
+#include <set>
 #include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "flinkstate/operator_id.h"
 #include "flinkstate/operator_state_stream.h"
+#include "flinkstate/serde/data_output.h"
 #include "flinkstate/serde/endian.h"
+#include "flinkstate/serde/error_location.h"
 #include "flinkstate/serde/status_macros.h"
 
 namespace flinkstate {
@@ -24,6 +33,15 @@ std::string BigEndian32(uint32_t v) {
   return s;
 }
 
+bool IsTag(const StreamStateHandle* d, HandleTag t) {
+  return d != nullptr && d->tag == static_cast<uint8_t>(t);
+}
+
+// A state file this edit rewrites by writing a new one.
+bool IsFileBacked(const StreamStateHandle* d) {
+  return IsTag(d, HandleTag::kFileStream) || IsTag(d, HandleTag::kRelativeStream);
+}
+
 // A handle's stream, decoded: header and clipped element extents.
 struct DecodedStream {
   serde::ByteView bytes;
@@ -31,22 +49,32 @@ struct DecodedStream {
   std::vector<StateElements> elements;  // per handle entry, in entry order
 };
 
-absl::StatusOr<DecodedStream> DecodeInline(const OperatorStateHandle& h, serde::ByteView input,
-                                           absl::string_view where) {
-  DecodedStream d;
+// The inline bytes of `h` within `input`, checked against their i32 length.
+absl::StatusOr<serde::ByteView> InlineBytes(const OperatorStateHandle& h, serde::ByteView input,
+                                            absl::string_view where) {
   const SourceRange& r = h.delegate->data;
   if (r.offset < 4 || r.offset > input.size() || r.size > input.size() - r.offset ||
       serde::DecodeBigEndian32(input.data() + r.offset - 4) != r.size) {
     return absl::InvalidArgumentError(
         absl::StrCat(kLayer, ": ", where, ": inline stream length does not frame its bytes"));
   }
-  d.bytes = input.subspan(r.offset, r.size);
+  return input.subspan(r.offset, r.size);
+}
+
+// Decodes `stream`, the bytes of `h`'s stream (inline in `input`, or a state
+// file); `input` holds the handle's offsets.
+absl::StatusOr<DecodedStream> DecodeStream(const OperatorStateHandle& h, serde::ByteView input,
+                                           serde::ByteView stream, absl::string_view where) {
+  DecodedStream d;
+  d.bytes = stream;
   absl::StatusOr<OperatorStateStreamHeader> hdr = ReadOperatorStateStreamHeader(d.bytes);
   if (!hdr.ok()) return serde::Annotate(hdr.status(), absl::StrCat(kLayer, ": ", where));
   d.header = std::move(*hdr);
   const uint64_t header_end = d.header.complete() ? d.header.range.size : 0;
-  FLINKSTATE_ASSIGN_OR_RETURN(
-      d.elements, ReadElementExtents(h, input, d.bytes.size(), header_end, d.bytes));
+  absl::StatusOr<std::vector<StateElements>> els =
+      ReadElementExtents(h, input, d.bytes.size(), header_end, d.bytes);
+  if (!els.ok()) return serde::Annotate(els.status(), absl::StrCat(kLayer, ": ", where));
+  d.elements = std::move(*els);
   for (StateElements& se : d.elements) {
     for (const StateMetaInfo& m : d.header.operator_states) {
       if (m.name != se.name) continue;
@@ -67,47 +95,27 @@ bool HeaderHas(const OperatorStateStreamHeader& h, const std::string& name) {
   return false;
 }
 
-// Plans one handle. Appends to `reps` and `result`.
-absl::Status PlanHandle(const OperatorStateHandle& h, serde::ByteView input,
-                        const std::string& name, StrippedEntry entry,
-                        std::vector<serde::Replacement>* reps, DeepStripResult* result) {
-  const std::string where =
-      absl::StrCat("operator ", entry.operator_id.empty() ? "(snapshot)" : entry.operator_id,
-                   " subtask ", entry.subtask_index, " ", entry.slot);
-  int entry_index = -1;
-  for (size_t i = 0; i < h.states.size(); ++i) {
-    if (h.states[i].name.value == name) entry_index = static_cast<int>(i);
-  }
-  const bool inline_stream =
-      h.delegate && h.delegate->tag == static_cast<uint8_t>(HandleTag::kByteStream);
-  if (!inline_stream) {
-    if (entry_index < 0) return absl::OkStatus();  // its header cannot be read here
-    return absl::UnimplementedError(absl::StrCat(
-        kLayer, ": ", where, ": the stream is not inline (",
-        h.delegate ? HandleTagName(h.delegate->tag) : "no delegate",
-        "); rewriting state files is not implemented, nothing was written"));
-  }
-  FLINKSTATE_ASSIGN_OR_RETURN(DecodedStream d, DecodeInline(h, input, where));
-  const bool in_header = HeaderHas(d.header, name);
-  if (entry_index < 0 && !in_header) return absl::OkStatus();
-  if (!d.header.complete()) {
-    return absl::UnimplementedError(absl::StrCat(kLayer, ": ", where, ": ",
-                                                 d.header.stopped.message(),
-                                                 "; nothing was written"));
-  }
-  if (entry_index >= 0 && !in_header) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        kLayer, ": ", where, ": the handle has offsets for '", name,
-        "' but its stream header has no meta info for it"));
-  }
-  // The new header: the name's meta info removed and its list's count
-  // decremented.
+// The stream with the name's meta info and elements removed, as edits of the
+// stream's own bytes: the count of its list decremented, its meta info cut,
+// and every byte after the header that no remaining element covers dropped
+// (the remaining elements keep their order, so cutting the gaps moves them).
+struct StreamRewrite {
+  std::vector<serde::Replacement> edits;  // ranges relative to the stream start
+  uint64_t size = 0;                      // of the new stream
+  uint64_t meta_bytes = 0;                // of the meta info removed
+  // The new offsets, per handle entry (the name's entry left empty).
+  std::vector<std::vector<int64_t>> offsets;
+};
+
+absl::StatusOr<StreamRewrite> RewriteStream(const DecodedStream& d, int entry_index,
+                                            const std::string& name, absl::string_view where) {
   const OperatorStateStreamHeader& hd = d.header;
+  // The i16 counts: after `version` (and the `compression` byte from v6).
   const uint64_t op_count_at = hd.version >= 6 ? 5 : 4;
-  uint64_t bc_count_at = hd.operator_states.empty()
-                             ? op_count_at + 2
-                             : hd.operator_states.back().range.offset +
-                                   hd.operator_states.back().range.size;
+  const uint64_t bc_count_at = hd.operator_states.empty()
+                                   ? op_count_at + 2
+                                   : hd.operator_states.back().range.offset +
+                                         hd.operator_states.back().range.size;
   SourceRange removed_meta;
   uint64_t count_at = 0;
   int32_t new_count = 0;
@@ -125,14 +133,14 @@ absl::Status PlanHandle(const OperatorStateHandle& h, serde::ByteView input,
       new_count = hd.num_broadcast_states - 1;
     }
   }
-  std::string stream;
-  stream.append(reinterpret_cast<const char*>(d.bytes.data()), removed_meta.offset);
-  stream.append(reinterpret_cast<const char*>(d.bytes.data()) + removed_meta.offset +
-                    removed_meta.size,
-                hd.range.size - removed_meta.offset - removed_meta.size);
-  // count_at precedes the removed meta info, so its position is unchanged.
-  stream[count_at] = static_cast<char>((new_count >> 8) & 0xFF);
-  stream[count_at + 1] = static_cast<char>(new_count & 0xFF);
+  StreamRewrite rw;
+  rw.meta_bytes = removed_meta.size;
+  // count_at precedes the removed meta info, so the edits stay in order.
+  std::string count(2, '\0');
+  count[0] = static_cast<char>((new_count >> 8) & 0xFF);
+  count[1] = static_cast<char>(new_count & 0xFF);
+  rw.edits.push_back({{count_at, 2}, std::move(count)});
+  rw.edits.push_back({removed_meta, ""});
   // The remaining elements in stream order.
   struct Piece {
     uint64_t offset, size;
@@ -154,42 +162,256 @@ absl::Status PlanHandle(const OperatorStateHandle& h, serde::ByteView input,
           pieces[k].offset, " overlap"));
     }
   }
-  std::vector<std::vector<int64_t>> new_offsets(d.elements.size());
-  for (size_t i = 0; i < d.elements.size(); ++i) new_offsets[i].resize(d.elements[i].elements.size());
-  for (const Piece& p : pieces) {
-    new_offsets[p.entry][p.element] = static_cast<int64_t>(stream.size());
-    stream.append(reinterpret_cast<const char*>(d.bytes.data()) + p.offset, p.size);
+  rw.offsets.resize(d.elements.size());
+  for (size_t i = 0; i < d.elements.size(); ++i) {
+    rw.offsets[i].resize(static_cast<int>(i) == entry_index ? 0 : d.elements[i].elements.size());
   }
-  if (stream.size() > 0x7FFFFFFF) return absl::InternalError("stream grew");
-  // The file's replacements.
-  const uint64_t handle_bytes_before = input.size();
-  uint64_t removed_file_bytes = 0;
+  uint64_t out = hd.range.size - removed_meta.size;  // the new header's size
+  uint64_t cursor = hd.range.size;
+  for (const Piece& p : pieces) {
+    if (p.offset > cursor) rw.edits.push_back({{cursor, p.offset - cursor}, ""});
+    rw.offsets[p.entry][p.element] = static_cast<int64_t>(out);
+    out += p.size;
+    cursor = p.offset + p.size;
+  }
+  if (cursor < d.bytes.size()) rw.edits.push_back({{cursor, d.bytes.size() - cursor}, ""});
+  if (out > 0x7FFFFFFF) return absl::InternalError("strip-state --deep: the stream grew");
+  rw.size = out;
+  return rw;
+}
+
+// A fresh name in the form of Flink's state file names (a UUID, 36
+// characters), derived from the original's name, the state name and
+// `attempt`, so that a dry run names the file the write creates.
+std::string NewStateFileName(absl::string_view original, absl::string_view state,
+                             int attempt) {
+  auto fnv = [&](uint64_t h) {
+    auto mix = [&h](absl::string_view s) {
+      for (unsigned char c : s) {
+        h ^= c;
+        h *= 0x100000001b3ULL;
+      }
+      h ^= 0xff;
+      h *= 0x100000001b3ULL;
+    };
+    mix(original);
+    mix(state);
+    mix(absl::StrCat(attempt));
+    return h;
+  };
+  uint64_t a = fnv(0xcbf29ce484222325ULL);
+  uint64_t b = fnv(0x84222325cbf29ce4ULL);
+  a = (a & ~0xF000ULL) | 0x4000ULL;                      // version nibble 4
+  b = (b & ~(0xC0ULL << 56)) | (0x80ULL << 56);          // variant 10
+  return absl::StrFormat("%08x-%04x-%04x-%04x-%012x", a >> 32, (a >> 16) & 0xFFFF, a & 0xFFFF,
+                         b >> 48, b & 0xFFFFFFFFFFFFULL);
+}
+
+// `path` with its last component replaced by `name`.
+std::string WithBaseName(const std::string& path, const std::string& name) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? name : path.substr(0, slash + 1) + name;
+}
+
+std::string BaseName(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// The canonical form of an existing path (symlinks resolved), else `path`.
+std::string Canonical(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::path p = std::filesystem::canonical(path, ec);
+  return ec ? path : p.string();
+}
+
+// The delegate as `MetadataV2V3SerializerBase.serializeStreamStateHandle`
+// writes it: tag 2 (`i64 stateSize`, `utf filePath`) or tag 6 (`utf
+// relativePath`, `i64 stateSize`).
+absl::StatusOr<std::string> EncodeFileHandle(uint8_t tag, int64_t state_size,
+                                             absl::string_view path) {
+  std::string bytes;
+  serde::DataOutput out(&bytes);
+  out.WriteUint8(tag);
+  if (tag == static_cast<uint8_t>(HandleTag::kFileStream)) out.WriteInt64(state_size);
+  FLINKSTATE_RETURN_IF_ERROR(out.WriteModifiedUtf8(path));
+  if (tag == static_cast<uint8_t>(HandleTag::kRelativeStream)) out.WriteInt64(state_size);
+  return bytes;
+}
+
+// What planning shares across handles.
+struct PlanContext {
+  serde::ByteView input;
+  const std::string& name;
+  const DeepStripFiles& files;
+  std::vector<serde::Replacement>* reps;
+  DeepStripResult* result;
+  std::map<std::string, std::string> files_rewritten;  // canonical original -> where
+  std::set<std::string> names_taken;                    // new local paths
+};
+
+std::string Where(const StrippedEntry& e) {
+  return absl::StrCat("operator ", e.operator_id.empty() ? "(snapshot)" : e.operator_id,
+                      " subtask ", e.subtask_index, " ", e.slot);
+}
+
+// The new local path for a stream read from `local` (its directory, a name
+// no file there has and no other new file of this plan takes).
+std::string NewLocalPath(const std::string& local, const std::string& state,
+                         std::set<std::string>* taken, std::string* name) {
+  for (int attempt = 0;; ++attempt) {
+    *name = NewStateFileName(BaseName(local), state, attempt);
+    const std::string p = WithBaseName(local, *name);
+    if (taken->count(p) != 0 || ::access(p.c_str(), F_OK) == 0) continue;
+    taken->insert(p);
+    return p;
+  }
+}
+
+// Plans one handle. Appends to `ctx.reps` and `ctx.result`.
+absl::Status PlanHandle(const OperatorStateHandle& h, StrippedEntry entry, PlanContext& ctx) {
+  const std::string where = Where(entry);
+  const std::string& name = ctx.name;
+  int entry_index = -1;
+  for (size_t i = 0; i < h.states.size(); ++i) {
+    if (h.states[i].name.value == name) entry_index = static_cast<int>(i);
+  }
+  const bool inline_stream = IsTag(h.delegate.get(), HandleTag::kByteStream);
+  const bool file_stream = IsFileBacked(h.delegate.get());
+  if (!inline_stream && !file_stream) {
+    if (entry_index < 0) return absl::OkStatus();  // its header cannot be read here
+    return absl::UnimplementedError(absl::StrCat(
+        kLayer, ": ", where, ": the stream is ",
+        h.delegate ? HandleTagName(h.delegate->tag) : "missing",
+        ", whose physical file other handles share; it cannot be rewritten for one handle, "
+        "nothing was written"));
+  }
+  // The stream's bytes.
+  serde::ByteView stream;
+  ResolvedStream resolved;
+  std::string local;
+  if (inline_stream) {
+    FLINKSTATE_ASSIGN_OR_RETURN(stream, InlineBytes(h, ctx.input, where));
+  } else {
+    const bool relative = IsTag(h.delegate.get(), HandleTag::kRelativeStream);
+    const std::string& hp = h.delegate->path.value;
+    if (relative && ctx.files.sources.base_dir.empty()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          kLayer, ": ", where, ": relative state file ", hp,
+          " needs the checkpoint directory to be found; nothing was written"));
+    }
+    absl::StatusOr<ResolvedStream> rs = ResolveStateStream(*h.delegate, ctx.input, ctx.files.sources);
+    if (!rs.ok()) {
+      return serde::WithLocation(
+          serde::WithMessage(rs.status(),
+                             absl::StrCat(kLayer, ": ", where, ": state file ", hp, ": ",
+                                          rs.status().message(), "; nothing was written")),
+          kLayer, where, std::nullopt);
+    }
+    resolved = std::move(*rs);
+    stream = resolved.bytes;
+    local = resolved.source;
+  }
+  FLINKSTATE_ASSIGN_OR_RETURN(DecodedStream d, DecodeStream(h, ctx.input, stream, where));
+  const bool in_header = HeaderHas(d.header, name);
+  if (entry_index < 0 && !in_header) return absl::OkStatus();
+  if (!d.header.complete()) {
+    return absl::UnimplementedError(absl::StrCat(kLayer, ": ", where, ": ",
+                                                 d.header.stopped.message(),
+                                                 "; nothing was written"));
+  }
+  if (entry_index >= 0 && !in_header) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        kLayer, ": ", where, ": the handle has offsets for '", name,
+        "' but its stream header has no meta info for it"));
+  }
+  FLINKSTATE_ASSIGN_OR_RETURN(StreamRewrite rw, RewriteStream(d, entry_index, name, where));
+  // The handle's entries: the name's removed, the others' offsets moved.
+  std::vector<serde::Replacement>& reps = *ctx.reps;
+  uint64_t entry_bytes = 0;
   if (entry_index >= 0) {
     const StateNameEntry& e = h.states[entry_index];
-    reps->push_back({h.count_range, BigEndian32(static_cast<uint32_t>(h.states.size() - 1))});
-    reps->push_back({e.range, ""});
-    removed_file_bytes += e.range.size;
+    reps.push_back({h.count_range, BigEndian32(static_cast<uint32_t>(h.states.size() - 1))});
+    reps.push_back({e.range, ""});
+    entry_bytes = e.range.size;
     entry.mode = e.mode;
     entry.entry_count = e.offsets.count;
   }
   for (size_t i = 0; i < h.states.size(); ++i) {
     if (static_cast<int>(i) == entry_index) continue;
-    std::string offs(8 * new_offsets[i].size(), '\0');
-    for (size_t j = 0; j < new_offsets[i].size(); ++j) {
-      serde::EncodeBigEndian64(static_cast<uint64_t>(new_offsets[i][j]),
+    std::string offs(8 * rw.offsets[i].size(), '\0');
+    for (size_t j = 0; j < rw.offsets[i].size(); ++j) {
+      serde::EncodeBigEndian64(static_cast<uint64_t>(rw.offsets[i][j]),
                                reinterpret_cast<uint8_t*>(&offs[8 * j]));
     }
-    if (!offs.empty()) reps->push_back({h.states[i].offsets.range, std::move(offs)});
+    if (!offs.empty()) reps.push_back({h.states[i].offsets.range, std::move(offs)});
   }
-  const SourceRange data = h.delegate->data;
-  removed_file_bytes += data.size - stream.size();
-  result->element_bytes_removed += data.size - stream.size() - removed_meta.size;
-  reps->push_back({{data.offset - 4, data.size + 4},
-                   BigEndian32(static_cast<uint32_t>(stream.size())) + stream});
-  (void)handle_bytes_before;
-  ++result->meta_infos_removed;
-  entry.bytes = removed_file_bytes;
-  result->removed.push_back(entry);
+  ctx.result->element_bytes_removed += d.bytes.size() - rw.size - rw.meta_bytes;
+  ++ctx.result->meta_infos_removed;
+  if (inline_stream) {
+    // The stream's edits, moved to its place in the file, and its new length.
+    const SourceRange data = h.delegate->data;
+    reps.push_back({{data.offset - 4, 4}, BigEndian32(static_cast<uint32_t>(rw.size))});
+    for (serde::Replacement& r : rw.edits) {
+      if (r.range.size == 0 && r.bytes.empty()) continue;
+      r.range.offset += data.offset;
+      reps.push_back(std::move(r));
+    }
+    entry.bytes = entry_bytes + (data.size - rw.size);
+    ctx.result->removed.push_back(entry);
+    return absl::OkStatus();
+  }
+  // A file-backed stream: a new state file beside the original.
+  const std::string canonical = Canonical(local);
+  if (auto it = ctx.files_rewritten.find(canonical); it != ctx.files_rewritten.end()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        kLayer, ": ", where, " and ", it->second, " point to the same state file ", local,
+        "; a stream two handles share cannot be rewritten for each, nothing was written"));
+  }
+  ctx.files_rewritten.emplace(canonical, where);
+  NewStateFile nf;
+  nf.where = where;
+  nf.operator_id = entry.operator_id;
+  nf.subtask_index = entry.subtask_index;
+  nf.slot = entry.slot;
+  nf.relative = IsTag(h.delegate.get(), HandleTag::kRelativeStream);
+  nf.handle_path = h.delegate->path.value;
+  nf.original = local;
+  nf.original_bytes = stream.size();
+  if (nf.relative) {
+    const std::string out_dir =
+        ctx.files.output_dir.empty() ? ctx.files.sources.base_dir : ctx.files.output_dir;
+    if (Canonical(out_dir) != Canonical(ctx.files.sources.base_dir)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          kLayer, ": ", where, ": relative state file ", nf.handle_path,
+          " would get a new file in ", ctx.files.sources.base_dir,
+          ", but Flink resolves relative paths against the output's directory ", out_dir,
+          "; write the output into the input's directory (or --in-place), nothing was "
+          "written"));
+    }
+  }
+  std::string new_name;
+  nf.path = NewLocalPath(local, name, &ctx.names_taken, &new_name);
+  nf.new_handle_path = WithBaseName(nf.handle_path, new_name);
+  nf.bytes = rw.size;
+  std::vector<serde::Replacement> file_edits;
+  for (serde::Replacement& r : rw.edits) {
+    if (r.range.size == 0 && r.bytes.empty()) continue;
+    file_edits.push_back(std::move(r));
+  }
+  FLINKSTATE_ASSIGN_OR_RETURN(nf.plan,
+                              serde::EditPlan::FromReplacements(stream.size(), std::move(file_edits)));
+  if (nf.plan.output_size() != rw.size) {
+    return absl::InternalError(absl::StrCat(kLayer, ": ", where, ": planned stream size differs"));
+  }
+  FLINKSTATE_ASSIGN_OR_RETURN(
+      std::string handle,
+      EncodeFileHandle(h.delegate->tag, static_cast<int64_t>(rw.size), nf.new_handle_path));
+  reps.push_back({h.delegate->range, std::move(handle)});
+  nf.input = std::move(resolved.file);
+  entry.bytes = entry_bytes;
+  ctx.result->removed.push_back(entry);
+  ctx.result->new_files.push_back(std::move(nf));
   return absl::OkStatus();
 }
 
@@ -238,19 +460,36 @@ absl::StatusOr<std::vector<int>> Operators(const StateFile& file, const StripOpt
   return ops;
 }
 
+// A handle's stream for the verify: inline bytes, a new stream handed in, or
+// its state file. `held` keeps a mapped file alive.
+absl::StatusOr<serde::ByteView> VerifyStreamBytes(
+    const OperatorStateHandle& h, serde::ByteView file, const StateStreamSources& sources,
+    const std::map<std::string, serde::ByteView>* new_streams, absl::string_view where,
+    ResolvedStream* held) {
+  if (IsTag(h.delegate.get(), HandleTag::kByteStream)) return InlineBytes(h, file, where);
+  if (new_streams != nullptr) {
+    auto it = new_streams->find(h.delegate->path.value);
+    if (it != new_streams->end()) return it->second;
+  }
+  FLINKSTATE_ASSIGN_OR_RETURN(*held, ResolveStateStream(*h.delegate, file, sources));
+  return held->bytes;
+}
+
 }  // namespace
 
 absl::StatusOr<DeepStripResult> PlanDeepStripState(const StateFile& file, serde::ByteView input,
-                                                    const StripOptions& options) {
+                                                    const StripOptions& options,
+                                                    const DeepStripFiles& files) {
   if (options.state_name.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(kLayer, ": no state name"));
   }
   FLINKSTATE_ASSIGN_OR_RETURN(std::vector<int> ops, Operators(file, options));
   DeepStripResult result;
   std::vector<serde::Replacement> reps;
+  PlanContext ctx{input, options.state_name, files, &reps, &result, {}, {}};
   FLINKSTATE_RETURN_IF_ERROR(
       ForEachHandle(file, ops, [&](const OperatorStateHandle& h, const StrippedEntry& e) {
-        return PlanHandle(h, input, options.state_name, e, &reps, &result);
+        return PlanHandle(h, e, ctx);
       }));
   if (result.removed.empty()) {
     return absl::NotFoundError(absl::StrCat(kLayer, ": no operator state handle or stream holds '",
@@ -258,28 +497,36 @@ absl::StatusOr<DeepStripResult> PlanDeepStripState(const StateFile& file, serde:
   }
   FLINKSTATE_ASSIGN_OR_RETURN(result.plan,
                               serde::EditPlan::FromReplacements(input.size(), std::move(reps)));
-  result.bytes_removed = input.size() - result.plan.output_size();
+  result.bytes_removed =
+      static_cast<int64_t>(input.size()) - static_cast<int64_t>(result.plan.output_size());
   return result;
 }
 
 absl::Status VerifyDeepStripped(const StateFile& before, serde::ByteView before_bytes,
                                 const StateFile& after, serde::ByteView after_bytes,
-                                const StripOptions& options) {
+                                const StripOptions& options, const DeepStripStreams& streams) {
   const std::string& name = options.state_name;
   auto fail = [](const std::string& what) {
     return absl::InternalError(absl::StrCat(kLayer, ": verify: ", what));
   };
-  // Handles in file order, with their decoded streams.
+  std::set<std::string> selected;
+  if (!options.operator_ids.empty() && before.kind == StateFileKind::kMetadata) {
+    absl::StatusOr<std::vector<int>> ops = Operators(before, options);
+    if (!ops.ok()) return fail(std::string(ops.status().message()));
+    for (int i : *ops) selected.insert(before.metadata.operators[i].IdHex());
+  }
+  // Handles in file order.
   struct H {
     const OperatorStateHandle* h;
     std::string where;
+    bool selected;
   };
-  auto collect = [](const StateFile& f) {
+  auto collect = [&selected](const StateFile& f) {
     std::vector<H> out;
     std::vector<int> all;
     for (size_t i = 0; i < f.metadata.operators.size(); ++i) all.push_back(static_cast<int>(i));
     ForEachHandle(f, all, [&](const OperatorStateHandle& h, const StrippedEntry& e) {
-      out.push_back({&h, absl::StrCat(e.operator_id, "/", e.subtask_index, "/", e.slot)});
+      out.push_back({&h, Where(e), selected.empty() || selected.count(e.operator_id) != 0});
       return absl::OkStatus();
     }).IgnoreError();  // the callback never fails
     return out;
@@ -291,7 +538,7 @@ absl::Status VerifyDeepStripped(const StateFile& before, serde::ByteView before_
     const OperatorStateHandle& a = *ha[i].h;
     std::vector<const StateNameEntry*> kept;
     for (const StateNameEntry& e : b.states) {
-      if (e.name.value != name) kept.push_back(&e);
+      if (e.name.value != name || !hb[i].selected) kept.push_back(&e);
     }
     if (a.states.size() != kept.size()) return fail(hb[i].where + ": entries differ");
     for (size_t k = 0; k < kept.size(); ++k) {
@@ -300,11 +547,34 @@ absl::Status VerifyDeepStripped(const StateFile& before, serde::ByteView before_
         return fail(hb[i].where + ": entry " + kept[k]->name.value + " changed");
       }
     }
-    const bool inline_b = b.delegate && b.delegate->tag == static_cast<uint8_t>(HandleTag::kByteStream);
-    if (!inline_b) continue;
-    absl::StatusOr<DecodedStream> db = DecodeInline(b, before_bytes, hb[i].where);
-    absl::StatusOr<DecodedStream> da = DecodeInline(a, after_bytes, ha[i].where);
-    if (!db.ok()) continue;  // unreadable before: the plan left it alone
+    if (!hb[i].selected) continue;
+    const bool inline_b = IsTag(b.delegate.get(), HandleTag::kByteStream);
+    if (!inline_b && !IsFileBacked(b.delegate.get())) continue;  // not read by the plan
+    if (!a.delegate || a.delegate->tag != b.delegate->tag) {
+      return fail(ha[i].where + ": the stream handle changed its kind");
+    }
+    ResolvedStream held_b, held_a;
+    absl::StatusOr<serde::ByteView> sb =
+        VerifyStreamBytes(b, before_bytes, streams.before, nullptr, hb[i].where, &held_b);
+    const bool moved = !inline_b && a.delegate->path.value != b.delegate->path.value;
+    if (!sb.ok()) {
+      // Unreadable before: the plan left it alone (it refuses a handle with
+      // the name whose stream it cannot read).
+      if (moved) return fail(hb[i].where + ": " + std::string(sb.status().message()));
+      continue;
+    }
+    absl::StatusOr<serde::ByteView> sa =
+        VerifyStreamBytes(a, after_bytes, streams.after, &streams.new_streams, ha[i].where,
+                          &held_a);
+    if (!sa.ok()) return fail(ha[i].where + ": " + std::string(sa.status().message()));
+    if (moved && a.delegate->state_size != static_cast<int64_t>(sa->size())) {
+      return fail(absl::StrCat(ha[i].where, ": stateSize ", a.delegate->state_size,
+                               " but the new state file ", a.delegate->path.value, " holds ",
+                               sa->size(), " bytes"));
+    }
+    absl::StatusOr<DecodedStream> db = DecodeStream(b, before_bytes, *sb, hb[i].where);
+    if (!db.ok()) continue;  // undecodable before: the plan left it alone
+    absl::StatusOr<DecodedStream> da = DecodeStream(a, after_bytes, *sa, ha[i].where);
     if (!da.ok()) return fail(ha[i].where + ": " + std::string(da.status().message()));
     if (!da->header.complete() && db->header.complete()) {
       return fail(ha[i].where + ": header no longer decodes");
@@ -313,10 +583,13 @@ absl::Status VerifyDeepStripped(const StateFile& before, serde::ByteView before_
     size_t ka = 0;
     for (const StateElements& se : db->elements) {
       if (se.name == name) continue;
-      const StateElements& sa = da->elements[ka++];
+      const StateElements& sa_el = da->elements[ka++];
+      if (sa_el.elements.size() != se.elements.size()) {
+        return fail(absl::StrCat(ha[i].where, ": elements of ", se.name, " differ"));
+      }
       for (size_t j = 0; j < se.elements.size(); ++j) {
         const SourceRange& rb = se.elements[j];
-        const SourceRange& ra = sa.elements[j];
+        const SourceRange& ra = sa_el.elements[j];
         if (rb.size != ra.size ||
             !std::equal(db->bytes.begin() + rb.offset, db->bytes.begin() + rb.offset + rb.size,
                         da->bytes.begin() + ra.offset)) {
@@ -326,6 +599,78 @@ absl::Status VerifyDeepStripped(const StateFile& before, serde::ByteView before_
     }
   }
   return absl::OkStatus();
+}
+
+absl::Status WriteDeepStripped(
+    const DeepStripResult& result, const std::string& state_name,
+    const serde::MappedFile& input, const std::string& output, const std::string& backup,
+    const std::function<serde::OutputVerifier(const std::map<std::string, serde::ByteView>&)>&
+        make_verify,
+    serde::TransactionOptions options) {
+  std::vector<serde::FileChange> changes;
+  serde::DirectoryLocks locks;
+  for (const NewStateFile& nf : result.new_files) {
+    serde::FileChange c;
+    c.target = serde::AbsolutePath(nf.path);
+    if (c.target.empty()) {
+      return absl::NotFoundError(absl::StrCat(kLayer, ": the directory of ", nf.path,
+                                              " does not exist (nothing was written)"));
+    }
+    FLINKSTATE_RETURN_IF_ERROR(locks.Add(serde::DirName(c.target)));
+    // Locked now: a name taken since the plan stays taken.
+    if (::access(c.target.c_str(), F_OK) == 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          kLayer, ": ", nf.where, ": the new state file ", c.target,
+          " exists already (created since the plan); run again (nothing was written)"));
+    }
+    c.input = &nf.input;
+    c.plan = &nf.plan;
+    c.verify = [&state_name, &nf](serde::ByteView out) -> absl::Status {
+      absl::StatusOr<OperatorStateStreamHeader> h = ReadOperatorStateStreamHeader(out);
+      if (!h.ok()) return serde::Annotate(h.status(), absl::StrCat(kLayer, ": verify: ", nf.path));
+      if (!h->complete() || HeaderHas(*h, state_name) || out.size() != nf.bytes) {
+        return absl::InternalError(absl::StrCat(kLayer, ": verify: ", nf.path,
+                                                ": the new stream is not the planned one"));
+      }
+      return absl::OkStatus();
+    };
+    changes.push_back(std::move(c));
+  }
+  serde::FileChange m;
+  m.target = serde::AbsolutePath(output);
+  if (m.target.empty()) {
+    return absl::NotFoundError(
+        absl::StrCat(kLayer, ": the directory of ", output, " does not exist (nothing was written)"));
+  }
+  FLINKSTATE_RETURN_IF_ERROR(locks.Add(serde::DirName(m.target)));
+  if (!backup.empty()) {
+    m.backup = serde::AbsolutePath(backup);
+    if (m.backup.empty()) {
+      return absl::NotFoundError(absl::StrCat(kLayer, ": the directory of the backup ", backup,
+                                              " does not exist (nothing was replaced)"));
+    }
+    FLINKSTATE_RETURN_IF_ERROR(locks.Add(serde::DirName(m.backup)));
+  }
+  m.input = &input;
+  m.plan = &result.plan;
+  changes.push_back(std::move(m));
+  // The _metadata is verified last, against the new state files as written:
+  // by then `CommitFiles` has named their temporary files and written them.
+  const size_t n = result.new_files.size();
+  std::vector<serde::FileChange>* all = &changes;
+  changes.back().verify = [all, n, &result, &make_verify](serde::ByteView out) -> absl::Status {
+    std::vector<serde::MappedFile> mapped;
+    mapped.reserve(n);
+    std::map<std::string, serde::ByteView> new_streams;
+    for (size_t i = 0; i < n; ++i) {
+      FLINKSTATE_ASSIGN_OR_RETURN(serde::MappedFile f, serde::MappedFile::Open((*all)[i].temp));
+      mapped.push_back(std::move(f));
+      new_streams[result.new_files[i].new_handle_path] = mapped.back().bytes();
+    }
+    return make_verify(new_streams)(out);
+  };
+  if (options.journal_dir.empty()) options.journal_dir = serde::DirName(changes.back().target);
+  return serde::LocatedIn(serde::CommitFiles(changes, options), kLayer, output);
 }
 
 }  // namespace flinkstate

@@ -15,63 +15,158 @@
 //   ```c++ (const flinkstate::StateFile& f, serde::ByteView in)
 //   flinkstate::StripOptions o;
 //   o.state_name = "topic-partition-offset-states";
+//   flinkstate::DeepStripFiles files;
+//   files.sources.base_dir = "/ckpt/chk-7";  // the input's directory
 //   FLINKSTATE_ASSIGN_OR_RETURN(flinkstate::DeepStripResult r,
-//                               flinkstate::PlanDeepStripState(f, in, o));
-//   // r.plan: the edit plan for the file (serde/edit_plan.h)
+//                               flinkstate::PlanDeepStripState(f, in, o, files));
+//   // r.plan: the edit plan for the file (serde/edit_plan.h); r.new_files:
+//   // the state files to write beside the originals (WriteDeepStripped)
 //   ```
 //
-// Scope: `_metadata` and operator-snapshot files whose affected handles keep
-// their stream inline (`ByteStreamStateHandle`): the stream is rewritten in
-// place in the file (its i32 length and bytes replaced). A handle whose stream
-// is a file, or whose header names a serializer this decoder does not know,
-// makes the whole plan fail (nothing half-done): `Unimplemented` naming the
-// handle. HA `completedCheckpoint` files are not handled here.
+// Scope: `_metadata` and operator-snapshot files. Where the affected stream
+// lives decides how it is rewritten (one stream rewrite for both):
+//   `ByteStreamStateHandle`   inline: rewritten in place in the file (its i32
+//                             length and bytes replaced);
+//   `RelativeFileStateHandle` a NEW state file is written beside the original
+//   `FileStateHandle`         (same directory, a fresh UUID-form name that no
+//                             file there has), holding the rewritten stream;
+//                             the handle gets the new path (relative stays
+//                             relative, an absolute path keeps its scheme and
+//                             directory) and the new `stateSize`. The
+//                             original state file is never modified. Streams
+//                             are found as in operator_state_report.h
+//                             (`DeepStripFiles::sources`, `--state-root`).
+// Every file-backed stream of the selected operators is read (also of
+// handles without an entry for the name: their header may still hold its
+// meta info). The whole plan fails, nothing half-done, for a stream that
+// cannot be read, a file-merging segment (`SegmentFileStateHandle`: its
+// physical file is shared), a header naming a serializer this decoder does
+// not know, two rewritten handles sharing one state file, or a relative
+// handle when the output goes to another directory than the input (Flink
+// resolves relative paths against the `_metadata`'s directory). HA
+// `completedCheckpoint` files are not handled here.
 //
 // Return values: `NotFound` if no handle holds the state name (neither in its
-// offsets nor in its stream header); `Unimplemented` as above;
+// offsets nor in its stream header); `Unimplemented` for a segment file, an
+// unknown serializer or a `completedCheckpoint`; `FailedPrecondition` for a
+// shared state file, a relative handle with the output elsewhere or without
+// a base directory, or a remote path no `state_roots` prefix maps;
 // `InvalidArgument` for a stream whose header or offsets do not decode, or a
 // header without a meta info for a name its handle has offsets for; the
-// errors of `SelectOperators`.
-// Thread safety: pure functions.
+// errors of opening a state file (`NotFound`, ...) with the handle and the
+// path named; the errors of `SelectOperators`.
+// Thread safety: pure functions, except `WriteDeepStripped`, which writes.
 
 #ifndef FLINKSTATE_FLINKSTATE_DEEP_STRIP_H_
 #define FLINKSTATE_FLINKSTATE_DEEP_STRIP_H_
 
 #include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "flinkstate/checkpoint_metadata.h"
+#include "flinkstate/operator_state_report.h"
+#include "flinkstate/serde/file_transaction.h"
+#include "flinkstate/serde/mapped_file.h"
 #include "flinkstate/serde/byte_view.h"
 #include "flinkstate/serde/edit_plan.h"
 #include "flinkstate/strip_state.h"
 
 namespace flinkstate {
 
+// Where the streams of file-backed handles are read and the output goes.
+struct DeepStripFiles {
+  // operator_state_report.h: `base_dir` is the directory of the input
+  // (relative handles), `state_roots` maps remote prefixes to local copies.
+  StateStreamSources sources;
+  // The directory the edited file is written to ("" = `sources.base_dir`).
+  // A relative handle is rewritten only when it is the input's directory.
+  std::string output_dir;
+};
+
+// A state file a deep strip writes: the stream of one file-backed handle with
+// the name removed.
+struct NewStateFile {
+  std::string where;           // "operator <id> subtask <n> <slot>"
+  std::string operator_id;     // "" for operator-snapshot files
+  int subtask_index = -1;
+  std::string slot;            // managedOperatorState / rawOperatorState
+  std::string handle_path;     // the handle's path before (as written in it)
+  std::string new_handle_path; // ... and after: same directory, new name
+  std::string original;        // the local file read (never modified)
+  std::string path;            // the local file to write (did not exist)
+  bool relative = false;       // a `RelativeFileStateHandle`
+  uint64_t original_bytes = 0;
+  uint64_t bytes = 0;          // of the new file (= its handle's stateSize)
+  serde::MappedFile input;     // `original`, mapped
+  serde::EditPlan plan;        // the new file: `plan` over `input`
+};
+
 struct DeepStripResult {
   serde::EditPlan plan;
   // One entry per handle changed (entry_count: offsets of the name removed;
-  // bytes: the handle's bytes removed from the file, stream included).
+  // bytes: for an inline stream the handle's bytes removed from the file,
+  // stream included; for a file-backed one the entry's bytes in the file).
   std::vector<StrippedEntry> removed;
   uint64_t meta_infos_removed = 0;     // headers that lost the name's meta info
   uint64_t element_bytes_removed = 0;  // stream bytes of the name's elements and leftovers
-  uint64_t bytes_removed = 0;          // input size - output size
+  // input size - output size (negative if new paths are longer than the
+  // old ones by more than the entries removed).
+  int64_t bytes_removed = 0;
+  // File-backed streams, in file order: each gets a new state file.
+  std::vector<NewStateFile> new_files;
 };
 
 [[nodiscard]] absl::StatusOr<DeepStripResult> PlanDeepStripState(
-    const StateFile& file, serde::ByteView input, const StripOptions& options);
+    const StateFile& file, serde::ByteView input, const StripOptions& options,
+    const DeepStripFiles& files = {});
 
-// Checks an output of `PlanDeepStripState` against its input: no handle and
-// no inline stream header holds the name; every other handle entry keeps its
-// name, mode and element count, and each of its elements is byte-identical to
-// the input's (in order); every stream header decodes.
+// The streams `VerifyDeepStripped` reads for file-backed handles.
+struct DeepStripStreams {
+  StateStreamSources before;  // where the input's handles resolve
+  StateStreamSources after;   // where the output's handles resolve
+  // New state files by the path the output's handle writes (e.g. their bytes
+  // in memory, or their temporary files during the write); others are read
+  // through `after`.
+  std::map<std::string, serde::ByteView> new_streams;
+};
+
+// Checks an output of `PlanDeepStripState` against its input: no handle of
+// the selected operators and no stream header of theirs (inline or in a state
+// file) holds the name; every other handle entry keeps its name, mode and
+// element count, and each of its elements is byte-identical to the input's
+// (in order); every stream header decodes; a rewritten file-backed handle's
+// `stateSize` is its new stream's size. Handles of operators not selected are
+// only checked to keep their entries.
 // Return values: `Internal` naming the first difference.
 [[nodiscard]] absl::Status VerifyDeepStripped(const StateFile& before,
                                               serde::ByteView before_bytes,
                                               const StateFile& after,
                                               serde::ByteView after_bytes,
-                                              const StripOptions& options);
+                                              const StripOptions& options,
+                                              const DeepStripStreams& streams = {});
+
+// Writes a deep strip as one crash-safe transaction (serde::CommitFiles, see
+// file_transaction.h): every `result.new_files` (new targets, no backup,
+// each verified: header decodes, no meta info of the name), then `plan` over
+// `input` to `output` (the original kept as `backup` unless ""), verified by
+// `make_verify(new_streams)`, where `new_streams` maps each new handle path
+// to the bytes of its written (temporary) file, so that the check reads the
+// streams the output will point to. Locks every directory written; the
+// journal goes in `output`'s directory unless `options.journal_dir` is set.
+// Return values: `FailedPrecondition` if a new state file's name was taken
+// since the plan; those of `CommitFiles` (nothing replaced before its commit
+// point).
+[[nodiscard]] absl::Status WriteDeepStripped(
+    const DeepStripResult& result, const std::string& state_name,
+    const serde::MappedFile& input, const std::string& output, const std::string& backup,
+    const std::function<serde::OutputVerifier(const std::map<std::string, serde::ByteView>&)>&
+        make_verify,
+    serde::TransactionOptions options);
 
 }  // namespace flinkstate
 

@@ -213,9 +213,18 @@ const Command kCommands[] = {
        AddEditOutput(app, a);
        AddDryRun(app, a);
        app.add_flag("--deep", a.deep,
-                    "also remove the state's meta info and element bytes from the inline "
+                    "also remove the state's meta info and element bytes from the "
                     "operator-state streams (_metadata, operator snapshot), fixing the other "
-                    "states' offsets");
+                    "states' offsets: inline streams in place, a state file by writing a new "
+                    "one beside it (the original untouched) that the handle then points to");
+       app.add_option("--state-root", a.state_roots,
+                      "with --deep: state files under PREFIX (e.g. s3://bucket/ckpts) are in "
+                      "the local directory DIR, and their new files are written there "
+                      "(repeatable)")
+           ->type_name("PREFIX=DIR")
+           ->expected(1)
+           ->allow_extra_args(false)
+           ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
      },
      RunStripState},
     {"drop-operator",

@@ -259,6 +259,7 @@ int VerifyMetadataFile(const std::string& path, const serde::MappedFile& file,
 
 int RunStripState(const CommandArgs& a) {
   if (a.deep) return RunDeepStripState(a);
+  if (!a.state_roots.empty()) return Usage("strip-state: --state-root needs --deep");
   StripOptions options;
   options.state_name = a.state;
   if (options.state_name.empty()) return Usage("strip-state needs --state NAME");

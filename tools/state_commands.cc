@@ -3,6 +3,8 @@
 // `flinkstate state`: inside the operator-state streams (operator_state_report.h).
 
 #include <iostream>
+#include <string>
+#include <vector>
 #include <map>
 #include <optional>
 #include <utility>
@@ -95,35 +97,113 @@ int RunState(const CommandArgs& a) {
   return rc;
 }
 
+namespace {
+
+void AddNewStateFiles(const DeepStripResult& r, report::EditReport* rep) {
+  for (const NewStateFile& nf : r.new_files) {
+    report::EditReport::NewStateFile* p = rep->add_new_state_files();
+    p->set_operator_id(nf.operator_id);
+    p->set_subtask_index(nf.subtask_index);
+    p->set_slot(ValidUtf8(nf.slot));
+    p->set_handle_path(ValidUtf8(nf.handle_path));
+    p->set_new_handle_path(ValidUtf8(nf.new_handle_path));
+    p->set_original(ValidUtf8(nf.original));
+    p->set_path(ValidUtf8(nf.path));
+    p->set_original_bytes(nf.original_bytes);
+    p->set_bytes(nf.bytes);
+  }
+}
+
+}  // namespace
+
 int RunDeepStripState(const CommandArgs& a) {
   StreamEdit e;
   if (std::optional<int> rc = PrepareStreamEdit(a, "strip-state --deep", &e)) return *rc;
+  DeepStripFiles files;
+  files.sources.base_dir = DirOf(e.in.path);
+  if (absl::Status st = AddStateRoots(a, &files.sources); !st.ok()) return Usage(st.message());
+  files.output_dir = DirOf(e.target.output);
   absl::StatusOr<DeepStripResult> result =
-      PlanDeepStripState(e.in.model, e.in.bytes(), e.options);
+      PlanDeepStripState(e.in.model, e.in.bytes(), e.options, files);
   if (!result.ok()) return Fail(result.status());
   std::ostream& out = Text(a);
   out << "removing '" << Printable(e.options.state_name) << "' deeply from "
       << result->removed.size() << " operator state handle(s): " << result->meta_infos_removed
       << " meta info(s), " << Human(result->element_bytes_removed) << " of element bytes\n";
+  for (const NewStateFile& nf : result->new_files) {
+    out << "  " << Printable(nf.where) << ": state file " << Printable(nf.handle_path) << " ("
+        << nf.original_bytes << " B) -> new " << Printable(nf.new_handle_path) << " ("
+        << nf.bytes << " B)\n";
+  }
   const StateFile& before = e.in.model;
   const serde::ByteView before_bytes = e.in.bytes();
-  const serde::OutputVerifier verify =
-      StateFileVerifier([&](const StateFile& after, serde::ByteView after_bytes) {
-        return VerifyDeepStripped(before, before_bytes, after, after_bytes, e.options);
-      });
-  if (e.target.dry_run) {
-    report::EditReport rep =
-        EditReportOf("strip-state --deep", e.target, e.in, result->plan.output_size());
-    AddStripped(result->removed, &rep);
-    return FinishDryRun(a, e.target, e.in, result->plan, verify, std::move(rep));
-  }
-  absl::Status s = WriteVerified(e.target, e.in, result->plan, verify);
-  if (!s.ok()) return Fail(s);
-  PrintWritten(out, e, result->plan.output_size(), result->bytes_removed);
-  if (!a.json) return kExitOk;
+  DeepStripStreams streams;
+  streams.before = files.sources;
+  streams.after = files.sources;
+  streams.after.base_dir = files.output_dir;
+  auto make_verify = [&](const std::map<std::string, serde::ByteView>& new_streams) {
+    DeepStripStreams s = streams;
+    s.new_streams = new_streams;
+    return StateFileVerifier([&, s](const StateFile& after, serde::ByteView after_bytes) {
+      return VerifyDeepStripped(before, before_bytes, after, after_bytes, e.options, s);
+    });
+  };
   report::EditReport rep =
       EditReportOf("strip-state --deep", e.target, e.in, result->plan.output_size());
   AddStripped(result->removed, &rep);
+  AddNewStateFiles(*result, &rep);
+  if (e.target.dry_run) {
+    // The new state files, built in memory for the check the write makes.
+    std::vector<std::string> contents;
+    std::map<std::string, serde::ByteView> new_streams;
+    contents.reserve(result->new_files.size());
+    for (const NewStateFile& nf : result->new_files) {
+      absl::StatusOr<std::string> c = nf.plan.ApplyToString(nf.input.bytes());
+      if (!c.ok()) return Fail(c.status());
+      contents.push_back(*std::move(c));
+      new_streams[nf.new_handle_path] = serde::ByteView(
+          reinterpret_cast<const uint8_t*>(contents.back().data()), contents.back().size());
+    }
+    return FinishDryRun(a, e.target, e.in, result->plan, make_verify(new_streams),
+                        std::move(rep));
+  }
+  absl::Status s;
+  if (result->new_files.empty()) {
+    s = WriteVerified(e.target, e.in, result->plan, make_verify({}));
+  } else {
+    if (e.in.decoded) {
+      return Fail(absl::InvalidArgumentError(absl::StrCat(
+          e.in.path, ": decoded from its on-disk form; rewrite the raw bytes instead")));
+    }
+    if (serde::IsUrl(e.target.output)) {
+      return Fail(absl::UnimplementedError(
+          "strip-state --deep: writing new state files to an object store is not implemented; "
+          "work on a local copy (nothing was written)"));
+    }
+    ProgressLine progress("writing", result->plan.output_size(), e.target.progress);
+    serde::TransactionOptions options;
+    options.sync = e.target.fsync;
+    options.ops = CliFileOps();
+    options.progress = progress.Sink();
+    options.intent = e.target.intent;
+    s = WriteDeepStripped(*result, e.options.state_name, e.in.file, e.target.output,
+                          e.target.backup, make_verify, options);
+  }
+  if (!s.ok()) return Fail(s);
+  out << absl::StrFormat("wrote %s: %s -> %s (%d B %s), verified\n", Printable(e.target.output),
+                         Human(e.in.bytes().size()), Human(result->plan.output_size()),
+                         result->bytes_removed < 0 ? -result->bytes_removed : result->bytes_removed,
+                         result->bytes_removed < 0 ? "added" : "removed");
+  for (const NewStateFile& nf : result->new_files) {
+    out << "wrote new state file " << Printable(nf.path) << " (" << nf.bytes << " B), verified; "
+        << Printable(nf.original) << " left as it was\n";
+    if (serde::IsUrl(nf.new_handle_path)) {
+      out << "  upload it to " << Printable(nf.new_handle_path)
+          << " before Flink restores the checkpoint\n";
+    }
+  }
+  if (!e.target.backup.empty()) out << "original kept as " << Printable(e.target.backup) << "\n";
+  if (!a.json) return kExitOk;
   return PrintJson(rep);
 }
 

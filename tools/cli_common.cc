@@ -679,6 +679,27 @@ int FinishDryRun(const CommandArgs& a, const OutputTarget& t, const Input& in,
       return Fail(serde::WithMessage(v, absl::StrCat(v.message(), " (dry run, nothing written)")));
     }
   }
+  // strip-state --deep: its new state files come first in the same
+  // transaction (new targets: written, read back, renamed; no backup).
+  if (rep.new_state_files_size() > 0) {
+    report::WritePlan merged = *p;
+    merged.clear_steps();
+    for (const report::EditReport::NewStateFile& f : rep.new_state_files()) {
+      const std::string temp = absl::StrCat(f.path(), ".flinkstate-tmp-<token>");
+      for (const std::string action : {"write", "read back", "rename"}) {
+        report::WritePlan::Step* s = merged.add_steps();
+        s->set_action(action);
+        s->set_object(ValidUtf8(action == "rename" ? f.path() : temp));
+        if (action == "rename") s->set_source(ValidUtf8(temp));
+        s->set_bytes(f.bytes());
+      }
+      if (::access(f.path().c_str(), F_OK) == 0) {
+        merged.add_problems(ValidUtf8(absl::StrCat(f.path(), " exists already")));
+      }
+    }
+    for (const report::WritePlan::Step& s : p->steps()) *merged.add_steps() = s;
+    *p = std::move(merged);
+  }
   rep.set_dry_run(true);
   rep.set_verified(!remote);
   *rep.mutable_write_plan() = *p;
@@ -686,6 +707,9 @@ int FinishDryRun(const CommandArgs& a, const OutputTarget& t, const Input& in,
   const auto n = [](uint64_t b) { return absl::StrCat(Human(b), " (", b, " B)"); };
   std::string out = absl::StrCat("would write ", t.output, " (", plan.output_size(), " B)");
   if (!t.backup.empty()) absl::StrAppend(&out, "; backup ", t.backup);
+  for (const report::EditReport::NewStateFile& f : rep.new_state_files()) {
+    absl::StrAppend(&out, "; new state file ", f.path(), " (", f.bytes(), " B)");
+  }
   absl::StrAppend(&out, "\n");
   int i = 0;
   for (const report::WritePlan::Step& s : p->steps()) {

@@ -467,6 +467,61 @@ done
 check "strip-state --deep --dry-run as text" 0 "$bin" strip-state --deep --dry-run --state topic-partition-offset-states "$incident15" "$tmp/dry.out"
 expect_grep "  ... says it verified in memory" "verified: the planned output, built in memory, passes the check the write makes" "$tmp/out"
 
+# strip-state --deep on file-backed operator state: Flink 1.17's checkpoint of the udf migration
+# test keeps each operator's stream (one state, source-state) in a RelativeFileStateHandle file.
+# Each gets a new state file beside it (the original untouched); with its only state gone the
+# stream is Flink's empty proxy v5 header (version 5, 0 and 0 states: 8 bytes).
+fb_src="$corpus/CosmicBeing09__flink/flink-tests/src/test/resources/new-stateful-udf-migration-itcase-flink1.17-hashmap-checkpoint"
+fb="$tmp/fb"
+mkdir -p "$fb" && cp "$fb_src"/* "$fb"/ && chmod u+w "$fb"/*
+( cd "$fb" && sha256sum * >"$tmp/fb.sums" )
+check "deep strip of state files --dry-run" 0 "$bin" strip-state --deep --dry-run --json --state source-state "$fb/_metadata" "$fb/_metadata.out"
+cp "$tmp/out" "$tmp/fb-dry.json"
+check "  ... writes nothing" 0 bash -c "[[ \$(ls '$fb' | wc -l) -eq 3 ]]"
+check "  ... names the new files, 8 B each, relative, in the steps" 0 python3 -c "
+import json,sys
+d=json.load(open(sys.argv[1]))
+n=d['newStateFiles']; assert len(n)==2, d
+for f in n:
+  assert f['bytes']=='8' and f['originalBytes'] in ('281','292'), f
+  assert '/' not in f['newHandlePath'] and len(f['newHandlePath'])==36, f
+  assert f['path']==sys.argv[2]+'/'+f['newHandlePath'], f
+objs=[s['object'] for s in d['writePlan']['steps'] if s['action']=='rename']
+assert objs[:2]==[f['path'] for f in n] and objs[2].endswith('_metadata.out'), objs
+assert d['dryRun'] and d['verified'], d" "$tmp/fb-dry.json" "$fb"
+check "deep strip of state files --dry-run as text" 0 "$bin" strip-state --deep --dry-run --state source-state "$fb/_metadata" "$fb/_metadata.out"
+expect_grep "  ... lists a new state file" "new state file $fb/.*(8 B)" "$tmp/out"
+check "deep strip of state files" 0 "$bin" strip-state --deep --json --state source-state "$fb/_metadata" "$fb/_metadata.out"
+cp "$tmp/out" "$tmp/fb-wet.json"
+check "  ... wrote the files the dry run named, as Flink's empty v5 stream" 0 python3 -c "
+import json,sys
+d=json.load(open(sys.argv[1])); w=json.load(open(sys.argv[2]))
+assert [f['path'] for f in d['newStateFiles']]==[f['path'] for f in w['newStateFiles']]
+for f in w['newStateFiles']:
+  assert open(f['path'],'rb').read()==bytes([0,0,0,5,0,0,0,0]), f
+assert w['outputBytes']==d['outputBytes']=='13434', w" "$tmp/fb-dry.json" "$tmp/fb-wet.json"
+check "  ... the originals are untouched" 0 bash -c "cd '$fb' && sha256sum -c --quiet '$tmp/fb.sums'"
+check "  ... the output's streams read back: no source-state" 0 "$bin" state --json "$fb/_metadata.out"
+cp "$tmp/out" "$tmp/fb-state.json"
+check "  ... (checked)" 0 python3 -c "
+import json,sys
+r=json.load(open(sys.argv[1]))
+assert int(r.get('streamsUnreadable', 0))==0, r
+for op in r['operators']:
+  for s in op['subtasks']:
+    assert s.get('metaInfos', [])==[] and not s.get('error'), s" "$tmp/fb-state.json"
+check "  ... a second deep strip finds nothing" 1 "$bin" strip-state --deep --state source-state "$fb/_metadata.out" "$fb/_metadata.out2"
+ls "$fb" | grep -q -e flinkstate-tmp -e flinkstate-txn && { echo "FAIL: leftovers in $fb"; failures=$((failures + 1)); }
+mkdir -p "$tmp/fbmiss" && cp "$fb_src/_metadata" "$tmp/fbmiss/"
+check "deep strip with a state file missing fails" 1 "$bin" strip-state --deep --state source-state "$tmp/fbmiss/_metadata" "$tmp/fbmiss/_metadata.out"
+expect_grep "  ... naming the handle" "operator .* subtask 0 managedOperatorState" "$tmp/err"
+expect_grep "  ... and the path" "$tmp/fbmiss/" "$tmp/err"
+check "  ... and writes nothing" 0 bash -c "[[ \$(ls '$tmp/fbmiss' | wc -l) -eq 1 ]]"
+mkdir -p "$tmp/fbelse"
+check "deep strip of relative state files into another directory is refused" 1 "$bin" strip-state --deep --state source-state "$fb/_metadata" "$tmp/fbelse/_metadata"
+expect_grep "  ... saying why" "relative" "$tmp/err"
+check "--state-root without --deep is a usage error" 2 "$bin" strip-state --state-root s3://x=/tmp --state source-state "$fb/_metadata" "$tmp/fbelse/m"
+
 # Files real Flink 1.15.2 wrote in the incident reproduction (tests/testdata).
 real=$(dirname "$0")/../testdata/flink-1.15.2
 real_meta="$real/incident-gen3-checkpoint/_metadata"

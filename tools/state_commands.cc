@@ -190,10 +190,11 @@ int RunDeepStripState(const CommandArgs& a) {
                           e.target.backup, make_verify, options);
   }
   if (!s.ok()) return Fail(s);
-  out << absl::StrFormat("wrote %s: %s -> %s (%d B %s), verified\n", Printable(e.target.output),
+  const int64_t delta = result->bytes_removed;
+  out << absl::StrFormat("wrote %s: %s -> %s (%s %s), verified\n", Printable(e.target.output),
                          Human(e.in.bytes().size()), Human(result->plan.output_size()),
-                         result->bytes_removed < 0 ? -result->bytes_removed : result->bytes_removed,
-                         result->bytes_removed < 0 ? "added" : "removed");
+                         Human(static_cast<uint64_t>(delta < 0 ? -delta : delta)),
+                         delta < 0 ? "added" : "removed");
   for (const NewStateFile& nf : result->new_files) {
     out << "wrote new state file " << Printable(nf.path) << " (" << nf.bytes << " B), verified; "
         << Printable(nf.original) << " left as it was\n";

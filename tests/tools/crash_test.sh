@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Crash safety of the command line's writes, end to end.
-#   crash_test.sh FLINKSTATE_BINARY
+#   crash_test.sh FLINKSTATE_BINARY [CORPUS_ROOT]
 # * `repair --apply` and `strip-state --in-place` are killed with SIGKILL at 20
 #   moments each, spread over every file-system step they make (the CLI's
 #   test hook FLINKSTATE_TEST_KILL_AT=N raises SIGKILL on itself before step N;
@@ -8,12 +8,16 @@
 #   is rerun with no user action and must exit 0, leave no temporary file or
 #   journal, keep the original as FILE.bak (byte-identical), keep mode and
 #   owner, and produce outputs that `verify` accepts.
+# * `strip-state --deep --in-place` of real relative state files (with CORPUS_ROOT): one
+#   transaction writes new state files and the _metadata; killed at 20 moments and rerun, it
+#   must end with exactly the new files the clean run writes, the originals untouched.
 # * Concurrent repairs (the directory lock), an unreadable or truncated HA
 #   file (the whole repair fails, nothing written), --ha-dir one level too
 #   high, a missing --ha-dir, a hard-linked --in-place file, and (as root)
 #   owners kept across a repair.
 set -uo pipefail
 bin=$1
+corpus=${2:-}
 gen_incident="$(dirname "$bin")/gen/flinkstate-gen-incident"
 gen_ha="$(dirname "$bin")/gen/flinkstate-gen-ha"
 tmp=$(mktemp -d)
@@ -300,6 +304,34 @@ grep -q "restart the JobManager" "$tmp/out" && grep -q "$job/chk-1742/_metadata.
 "$bin" repair --json --state "$state" --ha-dir "$job/ha" "$job/chk-1742" >"$tmp/out" 2>&1
 python3 -c "import json,sys; p=json.load(open(sys.argv[1])); assert p['stateName']=='$state' and p['files']==[], p" "$tmp/out" && ok ||
   { bad "repair --json"; sed 's/^/  | /' "$tmp/out"; }
+
+# --- strip-state --deep --in-place of state files killed at 20 moments ------------------------
+if [[ -n $corpus ]]; then
+  fb_src="$corpus/CosmicBeing09__flink/flink-tests/src/test/resources/new-stateful-udf-migration-itcase-flink1.17-hashmap-checkpoint"
+  fb="$tmp/fbjob"
+  fbfresh() { rm -rf "$fb"; mkdir -p "$fb"; cp "$fb_src"/* "$fb"/; chmod 644 "$fb"/*; }
+  deep() { "$bin" strip-state --deep --state source-state --in-place "$fb/_metadata"; }
+  fbfresh
+  FLINKSTATE_TEST_OPS_LOG="$tmp/deep.ops" deep >/dev/null 2>&1 || bad "clean deep strip run"
+  (cd "$fb" && ls | sort) >"$tmp/deep.files"
+  (cd "$fb" && sha256sum *) >"$tmp/deep.sums"  # the clean run's files, originals included
+  [[ $(wc -l <"$tmp/deep.files") -eq 6 ]] && ok || bad "clean deep strip: files $(cat "$tmp/deep.files")"
+  total=$(wc -l <"$tmp/deep.ops")
+  [[ $total -gt 20 ]] && ok || bad "deep strip made only $total steps"
+  for n in $(spread "$total"); do
+    fbfresh
+    step=$(sed -n "${n}p" "$tmp/deep.ops" | cut -d' ' -f2-3)
+    FLINKSTATE_TEST_KILL_AT=$n deep >"$tmp/out" 2>&1
+    rc=$?
+    [[ $rc -eq 137 ]] && ok || bad "deep strip not killed at step $n ($step): exit $rc"
+    if deep >"$tmp/out" 2>&1; then ok; else bad "deep strip rerun after a kill at step $n ($step)"; sed 's/^/  | /' "$tmp/out"; fi
+    left=$(leftovers "$fb")
+    [[ -z $left ]] && ok || bad "deep strip kill at step $n ($step) left: $left"
+    cmp -s <(cd "$fb" && ls | sort) "$tmp/deep.files" && ok || bad "deep strip kill at step $n ($step): files $(ls "$fb")"
+    (cd "$fb" && sha256sum -c --quiet "$tmp/deep.sums") >/dev/null 2>&1 && ok ||
+      bad "deep strip kill at step $n ($step): a file differs from the clean run's"
+  done
+fi
 
 # --- --in-place on a hard-linked file is refused ------------------------------------------------
 fresh "$job"

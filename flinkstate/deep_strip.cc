@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -280,11 +279,14 @@ absl::Status PlanHandle(const OperatorStateHandle& h, StrippedEntry entry, PlanC
   const bool file_stream = IsFileBacked(h.delegate.get());
   if (!inline_stream && !file_stream) {
     if (entry_index < 0) return absl::OkStatus();  // its header cannot be read here
+    const bool segment = IsTag(h.delegate.get(), HandleTag::kSegmentFile);
     return absl::UnimplementedError(absl::StrCat(
         kLayer, ": ", where, ": the stream is ",
         h.delegate ? HandleTagName(h.delegate->tag) : "missing",
-        ", whose physical file other handles share; it cannot be rewritten for one handle, "
-        "nothing was written"));
+        segment ? ", a segment of a physical file other handles share; it cannot be "
+                  "rewritten for one handle"
+                : ", which this edit does not rewrite",
+        "; nothing was written"));
   }
   // The stream's bytes.
   serde::ByteView stream;

@@ -195,7 +195,19 @@ absl::Status FuzzOperatorStateStream(serde::ByteView input) {
           PropertyFailed(kTarget, absl::StrCat("deep strip output does not decode: ",
                                                after.status().ToString()));
         }
-        absl::Status v = VerifyDeepStripped(*file, input, *after, ob, o);
+        // File-backed streams (absolute paths the input names) get new
+        // files: verify against their planned bytes, built in memory.
+        std::vector<std::string> contents;
+        contents.reserve(r->new_files.size());
+        DeepStripStreams streams;
+        for (const NewStateFile& nf : r->new_files) {
+          absl::StatusOr<std::string> c = nf.plan.ApplyToString(nf.input.bytes());
+          if (!c.ok()) PropertyFailed(kTarget, "deep strip state file plan does not apply");
+          contents.push_back(*std::move(c));
+          streams.new_streams[nf.new_handle_path] = serde::ByteView(
+              reinterpret_cast<const uint8_t*>(contents.back().data()), contents.back().size());
+        }
+        absl::Status v = VerifyDeepStripped(*file, input, *after, ob, o, streams);
         if (!v.ok()) PropertyFailed(kTarget, v.ToString());
         CountOutcome("deep strip: stripped and verified");
       } else if (r.status().code() == absl::StatusCode::kInternal) {

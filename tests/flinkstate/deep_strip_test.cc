@@ -544,5 +544,17 @@ TEST(DeepStripFileBackedTest, AbsoluteFileHandleKeepsItsSchemeAndDirectory) {
   }
 }
 
+
+TEST(DeepStripFileBackedTest, FileMergingSegmentIsRefused) {
+  // Flink 1.20.5 with file merging: operator state lives in segments of
+  // physical files shared by several handles (SegmentFileStateHandle).
+  Loaded in = Load(FLINKSTATE_SOURCE_DIR
+                   "/tests/testdata/flink-1.20.5/file-merging-checkpoint/_metadata");
+  StripOptions o;
+  o.state_name = "records-seen";
+  EXPECT_THAT(PlanDeepStripState(in.model, View(in.bytes), o).status(),
+              StatusIs(absl::StatusCode::kUnimplemented, "segment"));
+}
+
 }  // namespace
 }  // namespace flinkstate

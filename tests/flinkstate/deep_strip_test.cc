@@ -490,17 +490,16 @@ TEST(DeepStripFileBackedTest, FileStreamIsRewrittenLikeTheSameInlineStream) {
 }
 
 
-TEST(DeepStripFileBackedTest, AbsoluteFileHandleKeepsItsSchemeAndDirectory) {
-  // The 1.17 checkpoint with its relative handles turned into FileStateHandles
-  // (tag 2: i64 stateSize, utf filePath) naming `file:` URIs, as Flink writes
-  // them for state files outside the checkpoint directory.
-  const std::string dir = CopyToTemp(kFlink117, kFlink117Files);
+// The 1.17 checkpoint in `dir` with its relative handles turned into
+// FileStateHandles (tag 2: i64 stateSize, utf filePath) naming `prefix` +
+// name, as Flink writes them for state files outside the checkpoint directory.
+Loaded WithAbsoluteHandles(const std::string& dir, const std::string& prefix) {
   Loaded rel = Load(dir + "/_metadata");
   std::vector<serde::Replacement> reps;
   for (const OperatorState& op : rel.model.metadata.operators) {
     for (const OperatorSubtaskState& s : op.subtasks) {
       for (const OperatorStateHandle& h : s.managed_operator_state) {
-        const std::string uri = "file:" + dir + "/" + h.delegate->path.value;
+        const std::string uri = prefix + h.delegate->path.value;
         std::string handle(9, '\0');
         handle[0] = '\x02';
         serde::EncodeBigEndian64(h.delegate->state_size, reinterpret_cast<uint8_t*>(&handle[1]));
@@ -510,13 +509,42 @@ TEST(DeepStripFileBackedTest, AbsoluteFileHandleKeepsItsSchemeAndDirectory) {
       }
     }
   }
-  absl::StatusOr<serde::EditPlan> conv = serde::EditPlan::FromReplacements(rel.bytes.size(), reps);
-  ASSERT_THAT(conv.status(), IsOk());
-  absl::StatusOr<std::string> md = conv->ApplyToString(View(rel.bytes));
-  ASSERT_THAT(md.status(), IsOk());
   Loaded in;
+  absl::StatusOr<serde::EditPlan> conv = serde::EditPlan::FromReplacements(rel.bytes.size(), reps);
+  EXPECT_THAT(conv.status(), IsOk());
+  if (!conv.ok()) return in;
+  absl::StatusOr<std::string> md = conv->ApplyToString(View(rel.bytes));
+  EXPECT_THAT(md.status(), IsOk());
+  if (!md.ok()) return in;
   in.bytes = *md;
-  in.model = *ReadStateFile(View(in.bytes));
+  absl::StatusOr<StateFile> f = ReadStateFile(View(in.bytes));
+  EXPECT_THAT(f.status(), IsOk());
+  if (f.ok()) in.model = std::move(*f);
+  return in;
+}
+
+TEST(DeepStripFileBackedTest, RemoteHandleIsReadAndWrittenThroughTheStateRoot) {
+  const std::string dir = CopyToTemp(kFlink117, kFlink117Files);
+  Loaded in = WithAbsoluteHandles(dir, "s3://bucket/job/chk-3/");
+  StripOptions o;
+  o.state_name = "source-state";
+  DeepStripFiles files;
+  // Without a mapping the remote files cannot be read: refused.
+  EXPECT_THAT(PlanDeepStripState(in.model, View(in.bytes), o, files).status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition, "--state-root"));
+  files.sources.state_roots.emplace_back("s3://bucket/job/chk-3", dir);
+  absl::StatusOr<DeepStripResult> r = PlanDeepStripState(in.model, View(in.bytes), o, files);
+  ASSERT_THAT(r.status(), IsOk());
+  ASSERT_EQ(r->new_files.size(), 2u);
+  for (const NewStateFile& nf : r->new_files) {
+    EXPECT_EQ(nf.new_handle_path.rfind("s3://bucket/job/chk-3/", 0), 0u) << nf.new_handle_path;
+    EXPECT_EQ(nf.path, dir + "/" + nf.new_handle_path.substr(22));
+  }
+}
+
+TEST(DeepStripFileBackedTest, AbsoluteFileHandleKeepsItsSchemeAndDirectory) {
+  const std::string dir = CopyToTemp(kFlink117, kFlink117Files);
+  Loaded in = WithAbsoluteHandles(dir, "file:" + dir + "/");
   StripOptions o;
   o.state_name = "source-state";
   DeepStripFiles files;

@@ -2,7 +2,9 @@
 
 #include "tools/cli_common.h"
 
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -561,6 +563,14 @@ absl::StatusOr<OutputTarget> ResolveOutput(const CommandArgs& a) {
   }
   t.intent = a.command_line;
   t.dry_run = a.dry_run;
+  if (!serde::IsUrl(t.output)) {
+    FLINKSTATE_ASSIGN_OR_RETURN(t.output, OutputThroughSymlink(t.output));
+    if (SameFile(t.input, t.output)) {
+      return absl::InvalidArgumentError(
+          "usage: OUT is a link to the input file; use --in-place to rewrite it (a backup is "
+          "kept)");
+    }
+  }
   if (!t.dry_run) {
     FLINKSTATE_ASSIGN_OR_RETURN(t.finished_by_recovery, RecoverBeside(t.output, t.intent));
   }
@@ -574,7 +584,44 @@ absl::StatusOr<OutputTarget> ResolveOutput(const CommandArgs& a) {
   return t;
 }
 
-absl::StatusOr<std::string> CheckOutputPath(const std::string& output) {
+absl::StatusOr<std::string> OutputThroughSymlink(const std::string& output) {
+  const std::string abs = serde::AbsolutePath(output);
+  for (absl::string_view kernel : {"/dev/", "/proc/", "/sys/"}) {
+    if (absl::StartsWith(abs, kernel) && !absl::StartsWith(abs, "/dev/shm/")) {
+      // /dev/stdout, /dev/fd/N, /proc/self/fd/N: OUT is a file flinkstate
+      // makes and renames, never a stream or a device.
+      return serde::LocatedIn(
+          absl::FailedPreconditionError(absl::StrCat(
+              "cannot write ", output, ": OUT must be a regular file, not a device or a stream "
+              "under ", kernel, " (nothing was written)")),
+          "serde", output);
+    }
+  }
+  struct stat st;
+  if (::lstat(output.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return output;
+  // Written through, as `cp` writes through a link to a file (attack run 10:
+  // the link was replaced by a regular file, /dev/stdout included).
+  char buf[PATH_MAX];
+  if (::realpath(output.c_str(), buf) == nullptr) {
+    return serde::LocatedIn(
+        absl::FailedPreconditionError(absl::StrCat(
+            "cannot write ", output, ": it is a symbolic link whose target cannot be resolved (",
+            std::strerror(errno), "); remove the link or give another name (nothing was written)")),
+        "serde", output);
+  }
+  const std::string target(buf);
+  if (::stat(target.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    return serde::LocatedIn(
+        absl::FailedPreconditionError(absl::StrCat(
+            "cannot write ", output, ": it is a symbolic link to ", target,
+            ", which is not a regular file (nothing was written)")),
+        "serde", output);
+  }
+  return target;
+}
+
+absl::StatusOr<std::string> CheckOutputPath(const std::string& given) {
+  FLINKSTATE_ASSIGN_OR_RETURN(const std::string output, OutputThroughSymlink(given));
   const std::string abs = serde::AbsolutePath(output);
   if (abs.empty()) {
     // Said before any work, and by a dry run too (attack run 9: a dry run
@@ -586,6 +633,16 @@ absl::StatusOr<std::string> CheckOutputPath(const std::string& output) {
         absl::FailedPreconditionError(absl::StrCat(
             "cannot write ", output, ": its directory ", dir, " ",
             is_dir ? "cannot be resolved" : "does not exist", " (nothing was written)")),
+        "serde", output);
+  }
+  if (struct statfs fs; ::statfs(serde::DirName(abs).c_str(), &fs) == 0 &&
+                         (fs.f_type == PROC_SUPER_MAGIC || fs.f_type == SYSFS_MAGIC)) {
+    // The kernel's own files: no temporary file can be made there.
+    return serde::LocatedIn(
+        absl::FailedPreconditionError(absl::StrCat(
+            "cannot write ", output, ": its directory is in ",
+            fs.f_type == PROC_SUPER_MAGIC ? "/proc" : "/sys",
+            ", where no file can be created (nothing was written)")),
         "serde", output);
   }
   FLINKSTATE_RETURN_IF_ERROR(serde::CheckReplaceable(abs, /*backup=*/""));

@@ -244,7 +244,16 @@ class ProgressLine {
 // `FailedPrecondition` located in `output`, ending "(nothing was written)"
 // or "(nothing was replaced)", otherwise. Called before any work, by dry
 // runs too.
+// A symbolic link is written through (as `cp` does): the path returned is
+// its target, which must be a regular file; a directory in /proc or /sys is
+// refused.
 absl::StatusOr<std::string> CheckOutputPath(const std::string& output);
+
+// `output` itself, or, when it is a symbolic link, the regular file it
+// resolves to; `FailedPrecondition` for a link that resolves to nothing or to
+// anything but a regular file (/dev/stdout). Called before recovery and
+// planning, by dry runs too.
+absl::StatusOr<std::string> OutputThroughSymlink(const std::string& output);
 
 // From `IN OUT`, or `FILE` with --in-place (and the flags --backup-suffix,
 // --nofsync, --noprogress). `InvalidArgument` "usage: ..."

@@ -3,7 +3,12 @@
 // `flinkstate doctor`: flags to `DoctorOptions`, the library's report to text,
 // JSON and HTML.
 
+#include <sys/stat.h>
+
+#include <fstream>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "flinkstate/doctor.h"
 #include "flinkstate/inspect.h"
@@ -14,6 +19,36 @@
 #include "tools/commands.h"
 
 namespace flinkstate::cli {
+
+namespace {
+
+// Refuses an existing `html` that is one of `inputs` or is not an HTML file
+// (its first bytes are not "<!DOCTYPE html", as RenderDoctorHtml writes).
+absl::Status CheckHtmlTarget(const std::string& html, const std::vector<std::string>& inputs) {
+  const auto refuse = [&html](absl::string_view why) {
+    return serde::LocatedIn(
+        absl::FailedPreconditionError(absl::StrCat("cannot write the HTML report to ", html, ": ",
+                                                   why, "; give a new name (nothing was written)")),
+        "serde", html);
+  };
+  struct stat out;
+  if (::stat(html.c_str(), &out) != 0) return absl::OkStatus();  // a new file
+  for (const std::string& in : inputs) {
+    struct stat st;
+    if (::stat(in.c_str(), &st) == 0 && st.st_dev == out.st_dev && st.st_ino == out.st_ino) {
+      return refuse(absl::StrCat("it is the input ", in));
+    }
+  }
+  std::ifstream f(html, std::ios::binary);
+  char head[14] = {};
+  f.read(head, sizeof(head));
+  if (absl::string_view(head, static_cast<size_t>(f.gcount())) != "<!DOCTYPE html") {
+    return refuse("it exists and is not an HTML file (a checkpoint file?)");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 int RunDoctor(const CommandArgs& args) {
   DoctorOptions options;
@@ -31,6 +66,10 @@ int RunDoctor(const CommandArgs& args) {
     absl::StatusOr<std::string> out = CheckOutputPath(args.html);
     if (!out.ok()) return Fail(out.status());
     html = *std::move(out);
+    // Never over a checkpoint (attack run 10: `doctor --html chk/_metadata
+    // chk` replaced the _metadata it diagnosed): an existing OUT must be an
+    // HTML report already, and no input.
+    if (absl::Status s = CheckHtmlTarget(html, args.positional); !s.ok()) return Fail(s);
   }
   absl::StatusOr<report::DoctorReport> r = Doctor(args.positional, options);
   if (!r.ok()) return Fail(r.status());

@@ -668,7 +668,7 @@ int Run(int argc, char** argv) {
     std::cout << "flinkstate " << FLINKSTATE_VERSION << "\n";
     return kExitOk;
   }
-  if (first == "--json" && argc > 2 && FindCommand(argv[2]) != nullptr) {
+  if (first == "--json" && argc > 2 && argv[2][0] != '-') {
     // `flinkstate --json inspect F` as `flinkstate inspect --json F`: the
     // flag before the command, as git and kubectl take global flags.
     std::rotate(argv + 1, argv + 2, argv + 3);

@@ -686,6 +686,34 @@ expect_grep "  ... names the HTML file" "cannot write $tmp/no-such-dir/x.html: i
 check "doctor --html onto /proc is refused" 1 "$bin" doctor --html /proc/flinkstate-x.html "$real_meta"
 expect_grep "  ... names the HTML file" "/proc/flinkstate-x.html" "$tmp/err"
 check "  ... not a temporary file" 1 grep -q "flinkstate-tmp" "$tmp/err"
+# doctor --html never writes over a checkpoint (attack run 10: `doctor --html M M` replaced the
+# _metadata it diagnosed, exit 0), nor over any file that is not an HTML report.
+cp "$real_meta" "$tmp/dm"
+check "doctor --html onto its own input is refused" 1 "$bin" doctor --html "$tmp/dm" "$tmp/dm"
+expect_grep "  ... says why" "cannot write the HTML report to .*dm: it is the input" "$tmp/err"
+check "  ... the input is untouched" 0 cmp "$real_meta" "$tmp/dm"
+mkdir -p "$tmp/dmdir"; cp "$real_meta" "$tmp/dmdir/_metadata"
+check "doctor --html onto a file of an input directory is refused" 1 "$bin" doctor --html "$tmp/dmdir/_metadata" "$tmp/dmdir"
+expect_grep "  ... says why" "it exists and is not an HTML file" "$tmp/err"
+check "  ... the file is untouched" 0 cmp "$real_meta" "$tmp/dmdir/_metadata"
+check "doctor --html over an earlier report is allowed" 0 "$bin" doctor --html "$tmp/report-again.html" "$real_meta"
+check "  ... twice" 0 "$bin" doctor --html "$tmp/report-again.html" "$real_meta"
+# An OUT that is a symbolic link is written through, as cp does (it was replaced by a regular
+# file); one to a device or stream, or /dev/stdout itself, is refused.
+mkdir -p "$tmp/sl/tgt" "$tmp/sl/dev"; echo old > "$tmp/sl/tgt/t"; ln -s ../tgt/t "$tmp/sl/dev/out"
+check "strip-state onto a symlinked OUT" 0 "$bin" strip-state --state topic-partition-offset-states "$real_meta" "$tmp/sl/dev/out"
+check "  ... the link stays a link" 0 test -L "$tmp/sl/dev/out"
+check "  ... its target holds the output" 1 grep -q old "$tmp/sl/tgt/t"
+check "  ... which verifies" 0 "$bin" verify "$tmp/sl/tgt/t"
+ln -s "$real_meta" "$tmp/sl/to-input"
+check "strip-state onto a link to its input is refused" 2 "$bin" strip-state --state topic-partition-offset-states "$real_meta" "$tmp/sl/to-input"
+ln -s "$tmp/sl/nowhere" "$tmp/sl/dangling"
+check "strip-state onto a dangling link is refused" 1 "$bin" strip-state --state topic-partition-offset-states "$real_meta" "$tmp/sl/dangling"
+for dev in /dev/stdout /dev/null /proc/flinkstate-x; do
+  check "strip-state --dry-run onto $dev is refused" 1 "$bin" strip-state --dry-run --state topic-partition-offset-states "$real_meta" "$dev"
+  expect_grep "  ... names it" "cannot write $dev" "$tmp/err"
+done
+check "/dev/stdout is still a link" 0 test -L /dev/stdout
 # An existing backup: --in-place is refused before the plan is printed (it printed the plan).
 cp "$real_meta" "$tmp/has-bak"; : > "$tmp/has-bak.bak"
 check "strip-state --in-place with a backup already there is refused" 1 "$bin" strip-state --in-place --state topic-partition-offset-states "$tmp/has-bak"

@@ -12,6 +12,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 
@@ -481,6 +482,14 @@ namespace {
 
 // Resolves an interrupted earlier run beside `output` and says what it did;
 // true if that run was `intent` writing `output` and is now complete.
+// Whether the files `a` and `b` both exist and hold the same bytes.
+bool SameBytes(const std::string& a, const std::string& b) {
+  absl::StatusOr<serde::MappedFile> fa = serde::MappedFile::Open(a);
+  absl::StatusOr<serde::MappedFile> fb = serde::MappedFile::Open(b);
+  if (!fa.ok() || !fb.ok() || fa->size() != fb->size()) return false;
+  return fa->size() == 0 || std::memcmp(fa->bytes().data(), fb->bytes().data(), fa->size()) == 0;
+}
+
 absl::StatusOr<bool> RecoverBeside(const std::string& output, const std::string& intent) {
   std::vector<std::string> actions;
   std::vector<serde::RecoveredTransaction> transactions;
@@ -545,6 +554,17 @@ absl::StatusOr<OutputTarget> ResolveOutput(const CommandArgs& a) {
     t.dry_run = a.dry_run;
     if (!t.dry_run) {
       FLINKSTATE_ASSIGN_OR_RETURN(t.finished_by_recovery, RecoverBeside(t.output, t.intent));
+    }
+    if (t.finished_by_recovery && !real.empty() && SameBytes(t.output, t.backup)) {
+      // The journal says the run replaced the file, but the file holds the
+      // original again (restored since): not claimed as written (attack run
+      // 10: "wrote ... verified" for a file that kept the state).
+      return serde::LocatedIn(
+          absl::FailedPreconditionError(absl::StrCat(
+              t.output, " holds the same bytes as its backup ", t.backup,
+              ": the interrupted run's output is no longer in place (restored since?). Move ",
+              t.backup, " away and rerun to write it again (nothing was written)")),
+          "serde", t.output);
     }
     if (!t.finished_by_recovery && !real.empty()) {
       // Before any work: what the transaction would refuse at its start.

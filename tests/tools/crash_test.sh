@@ -103,6 +103,16 @@ for n in $(spread "$total"); do
   [[ $(stat -c %a "$file") == 600 ]] && ok || bad "strip kill at step $n: mode $(stat -c %a "$file")"
 done
 
+# --- a committed in-place write whose file was restored before the rerun --------------------
+# (attack run 10, H3: the rerun said "wrote ... verified" while the file held the original.)
+fresh "$job"
+last_rename=$(grep -n " rename .*chk-1742/_metadata$" "$tmp/strip.ops" | tail -1 | cut -d: -f1)
+FLINKSTATE_TEST_KILL_AT=$((last_rename + 1)) strip >/dev/null 2>&1
+cp "$pristine/chk-1742/_metadata" "$file.restored" && mv "$file.restored" "$file"
+if strip >"$tmp/out" 2>&1; then bad "rerun over a restored file claimed success"; sed 's/^/  | /' "$tmp/out"; else ok; fi
+grep -q "holds the same bytes as its backup" "$tmp/out" && ok || { bad "rerun over a restored file: no reason"; sed 's/^/  | /' "$tmp/out"; }
+cmp -s "$file" "$pristine/chk-1742/_metadata" && ok || bad "rerun over a restored file changed it"
+
 # --- a killed repair resolved by ANOTHER command: committed -> completed, else rolled back -----
 # (attack run D13: strip-state/drop-operator/convert --in-place ran a recovery that restored the
 # originals of a repair killed after its commit record.) The referee for "completed" is the

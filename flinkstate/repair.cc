@@ -219,8 +219,15 @@ absl::Status Repair::PlanFile(const std::string& path, FileKind want,
     // run by someone who cannot write here).
     if (absl::Status s = serde::CheckReplaceable(item.target, out->backup()); !s.ok()) {
       if (options_.recover) return s;
-      plan_.add_apply_refused(std::string(
-          absl::StripSuffix(s.message(), " (nothing was replaced)")));
+      // An interrupted run here (its backup links, its backups) is resolved
+      // by --apply before this check: not foreseen as a refusal then (the
+      // plan warns about the run; attack run 10).
+      absl::StatusOr<std::vector<serde::InterruptedRun>> runs =
+          serde::FindInterruptedRuns(serde::DirName(item.target));
+      if (!runs.ok() || runs->empty()) {
+        plan_.add_apply_refused(std::string(
+            absl::StripSuffix(s.message(), " (nothing was replaced)")));
+      }
     }
   }
   item.in = *std::move(in);

@@ -210,7 +210,8 @@ struct OutputTarget {
   std::string intent;  // CommandArgs::command_line, recorded in the journal
   // An interrupted run of this same command line had committed its write of
   // `output`, and the recovery in ResolveOutput completed it: the edit is
-  // done (call `FinishedByRecovery` instead of writing again).
+  // done (call `FinishedByRecovery` instead of writing again). Under
+  // --dry-run: the write would only finish such a committed run.
   bool finished_by_recovery = false;
   bool dry_run = false;  // --dry-run: `PlanWrite`, never `WriteVerified`
 };
@@ -269,7 +270,10 @@ absl::StatusOr<std::string> OutputThroughSymlink(const std::string& output);
 // `finished_by_recovery` is set, so that rerunning a killed command just
 // works.
 // A directory IN stands for its `_metadata`. With --dry-run nothing is
-// resolved (that would write): `PlanWrite` lists the leftovers instead.
+// resolved (that would write): `PlanWrite` lists the leftovers instead, a
+// refusal the leftovers would cause is not foreseen (the write resolves them
+// first), and `finished_by_recovery` says the write would only finish a
+// committed run of the same command.
 [[nodiscard]] absl::StatusOr<OutputTarget> ResolveOutput(const CommandArgs& args);
 // Exit for a `ResolveOutput` error: a usage error (exit 2) for a wrong
 // IN OUT / --in-place shape (messages "usage: ..."); otherwise, e.g. another

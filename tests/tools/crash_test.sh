@@ -70,6 +70,9 @@ for n in $(spread "$total"); do
   FLINKSTATE_TEST_KILL_AT=$n repair >"$tmp/out" 2>&1
   rc=$?
   [[ $rc -eq 137 ]] && ok || bad "repair not killed at step $n ($step): exit $rc"
+  # Its dry run foresees no refusal that --apply, which resolves the killed run first, would
+  # not make (attack run 10: "--apply would be refused: ... has 2 hard links", exit 1).
+  if "$bin" repair --state "$state" --ha-dir "$job/ha" "$job/chk-1742" >"$tmp/out" 2>&1; then ok; else bad "repair dry run after a kill at step $n ($step) fails"; sed 's/^/  | /' "$tmp/out"; fi
   if repair >"$tmp/out" 2>&1; then ok; else bad "rerun after a kill at step $n ($step) failed"; sed 's/^/  | /' "$tmp/out"; fi
   left=$(leftovers "$job")
   [[ -z $left ]] && ok || bad "kill at step $n ($step) left: $left"
@@ -94,6 +97,9 @@ for n in $(spread "$total"); do
   FLINKSTATE_TEST_KILL_AT=$n strip >"$tmp/out" 2>&1
   rc=$?
   [[ $rc -eq 137 ]] && ok || bad "strip-state not killed at step $n ($step): exit $rc"
+  # The dry run says what the rerun does: it succeeds too (attack run 10: it foresaw a refusal
+  # over the killed run's backup link, or found the state gone, where the rerun succeeded).
+  if "$bin" strip-state --dry-run --state "$state" --in-place "$file" >"$tmp/out" 2>&1; then ok; else bad "strip-state --dry-run after a kill at step $n ($step) fails"; sed 's/^/  | /' "$tmp/out"; fi
   if strip >"$tmp/out" 2>&1; then ok; else bad "strip-state rerun after a kill at step $n ($step)"; sed 's/^/  | /' "$tmp/out"; fi
   left=$(leftovers "$job")
   [[ -z $left ]] && ok || bad "strip kill at step $n ($step) left: $left"
@@ -109,6 +115,8 @@ fresh "$job"
 last_rename=$(grep -n " rename .*chk-1742/_metadata$" "$tmp/strip.ops" | tail -1 | cut -d: -f1)
 FLINKSTATE_TEST_KILL_AT=$((last_rename + 1)) strip >/dev/null 2>&1
 cp "$pristine/chk-1742/_metadata" "$file.restored" && mv "$file.restored" "$file"
+"$bin" strip-state --dry-run --state "$state" --in-place "$file" >"$tmp/out" 2>&1
+[[ $? -eq 1 ]] && grep -q "holds the same bytes as its backup" "$tmp/out" && ok || { bad "dry run over a restored file does not foresee the refusal"; sed 's/^/  | /' "$tmp/out"; }
 if strip >"$tmp/out" 2>&1; then bad "rerun over a restored file claimed success"; sed 's/^/  | /' "$tmp/out"; else ok; fi
 grep -q "holds the same bytes as its backup" "$tmp/out" && ok || { bad "rerun over a restored file: no reason"; sed 's/^/  | /' "$tmp/out"; }
 cmp -s "$file" "$pristine/chk-1742/_metadata" && ok || bad "rerun over a restored file changed it"

@@ -9,6 +9,7 @@
 #include "absl/strings/string_view.h"
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -38,6 +39,14 @@ std::string StripFileScheme(absl::string_view p) {
 absl::StatusOr<std::string> LocalStatePath(const std::string& path, bool relative,
                                            const StateStreamSources& sources) {
   if (relative) {
+    // As verify judges it: a relative handle names a file in the checkpoint
+    // directory, nothing above or outside it (attack run 10: `state` read
+    // /etc/hosts through ../../..).
+    if (path.empty() || path[0] == '/' || absl::StrContains(path, "..")) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "relative handle path '", absl::CHexEscape(path),
+          "' leaves the checkpoint directory; not read"));
+    }
     if (sources.base_dir.empty()) return path;
     return absl::StrCat(sources.base_dir, "/", path);
   }

@@ -68,7 +68,8 @@ struct ResolvedStream {
 // The local path for a handle path (scheme `file:` stripped, `state_roots`
 // applied, relative paths under `base_dir`).
 // Return values: `FailedPrecondition` for a remote scheme (s3://, hdfs://,
-// ...) that no `state_roots` prefix maps.
+// ...) that no `state_roots` prefix maps, and for a relative path that
+// leaves the checkpoint directory (empty, absolute, or holding "..").
 [[nodiscard]] absl::StatusOr<std::string> LocalStatePath(
     const std::string& path, bool relative, const StateStreamSources& sources);
 

@@ -348,6 +348,14 @@ TEST(OperatorStateReportTest, StateRootsMapRemotePaths) {
   EXPECT_EQ(*LocalStatePath("/tmp/x", false, src), "/tmp/x");
   src.base_dir = "/ckpt/chk-3";
   EXPECT_EQ(*LocalStatePath("f553b465", true, src), "/ckpt/chk-3/f553b465");
+  // A relative handle names a file of the checkpoint directory, as verify
+  // judges it; nothing outside it is read (attack run 10).
+  for (const char* outside : {"../../../../etc/hosts", "a/../../b", "/etc/hosts", ""}) {
+    EXPECT_THAT(LocalStatePath(outside, true, src).status(),
+                StatusIs(absl::StatusCode::kFailedPrecondition,
+                         "leaves the checkpoint directory"))
+        << outside;
+  }
 }
 
 // The incident after three restores: 512 entries of which 8 distinct (the

@@ -222,23 +222,26 @@ absl::StatusOr<LoadedFile> OpenStateFile(const std::string& path, const OpenOpti
   if (f.is_state_file() && f.encoding == Encoding::kRaw) return f;
   if (!f.is_state_file()) {
     // Whatever its wrapping: no command that needs a state file reads it.
-    return absl::InvalidArgumentError(absl::StrCat(
+    return serde::LocatedIn(absl::InvalidArgumentError(absl::StrCat(
         f.path, ": ", f.encoding == Encoding::kBase64 ? "Base64 text of " : "",
         FileKindWithArticle(f.kind),
         "; this command works on _metadata, operator-snapshot and completedCheckpoint files "
-        "(see `flinkstate dump`)"));
+        "(see `flinkstate dump`)")), "open", f.path);
   }
   if (f.encoding == Encoding::kBase64) {
-    return absl::InvalidArgumentError(absl::StrCat(
+    return serde::LocatedIn(absl::InvalidArgumentError(absl::StrCat(
         f.path, ": Base64 text of ", FileKindWithArticle(f.kind),
         " (a Kubernetes HA value?); this command does not rewrite Base64: decode it "
-        "(base64 -d), run the command on the raw bytes, and encode the result (base64 -w0)"));
+        "(base64 -d), run the command on the raw bytes, and encode the result (base64 -w0)")),
+        "open", f.path);
   }
   serde::DecodedInput d;  // Encoding::kWrapped
   d.layers = f.layers;
-  return absl::InvalidArgumentError(absl::StrCat(
-      f.path, ": ", FileKindWithArticle(f.kind), " stored as ", d.Description(),
-      "; this command rewrites only raw files: decode it first and run it on the raw bytes"));
+  return serde::LocatedIn(
+      absl::InvalidArgumentError(absl::StrCat(
+          f.path, ": ", FileKindWithArticle(f.kind), " stored as ", d.Description(),
+          "; this command rewrites only raw files: decode it first and run it on the raw bytes")),
+      "open", f.path);
 }
 
 }  // namespace flinkstate

@@ -287,7 +287,7 @@ bool IsLayerName(absl::string_view segment) {
       "kafka state", "enumerator", "objstore", "ha-pointer", "base64", "hex", "gzip",
       "relocate", "relocate --to-relative", "relocate --to-absolute", "convert",
       "strip-state", "strip-state --deep", "drop-operator", "dedupe-union", "repair",
-      "doctor", "inspect", "report", "verify", "round trip", "usage", "open"};
+      "doctor", "inspect", "report", "verify", "round trip", "usage", "open", "metadata writer"};
   absl::ConsumeSuffix(&segment, " verify");
   return std::find(std::begin(kLayers), std::end(kLayers), segment) != std::end(kLayers);
 }

@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "flinkstate/dedupe_union.h"
 #include "flinkstate/deep_strip.h"
+#include "flinkstate/serde/error_location.h"
 #include "flinkstate/operator_state_report.h"
 #include "tools/commands.h"
 
@@ -125,7 +126,7 @@ int RunDeepStripState(const CommandArgs& a) {
   files.output_dir = DirOf(e.target.output);
   absl::StatusOr<DeepStripResult> result =
       PlanDeepStripState(e.in.model, e.in.bytes(), e.options, files);
-  if (!result.ok()) return Fail(result.status());
+  if (!result.ok()) return Fail(serde::LocatedIn(result.status(), "", e.in.path));
   std::ostream& out = Text(a);
   out << "removing '" << Printable(e.options.state_name) << "' deeply from "
       << result->removed.size() << " operator state handle(s): " << result->meta_infos_removed
@@ -232,7 +233,7 @@ int RunDedupeUnion(const CommandArgs& a) {
   if (absl::Status st = AddStateRoots(a, &sources); !st.ok()) return Usage(st.message());
   absl::StatusOr<DedupeResult> result =
       PlanDedupeUnion(e.in.model, e.in.bytes(), e.options, sources);
-  if (!result.ok()) return Fail(result.status());
+  if (!result.ok()) return Fail(serde::LocatedIn(result.status(), "", e.in.path));
   std::ostream& out = Text(a);
   out << "'" << Printable(e.options.state_name) << "': " << result->elements_before
       << " elements, " << result->elements_after << " distinct kept, "

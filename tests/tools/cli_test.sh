@@ -595,6 +595,17 @@ json_expect=(relocate "" "$real_meta")
 json_error "relocate --json with a --from no path has" 1 "$bin" relocate --json --from s3://no-such-bucket --to s3://other "$real_meta" "$tmp/rel.out"
 json_expect=(repair "" "$tmp/no-such-job")
 json_error "repair --json of a missing checkpoint directory" 1 "$bin" repair --json --state x "$tmp/no-such-job"
+json_expect=(dedupe-union "" "$real_meta")
+json_error "dedupe-union --json of a split state" 1 "$bin" dedupe-union --json --state records-seen "$real_meta" "$tmp/dd.out"
+json_expect=("strip-state --deep" "" "$real_ha")
+json_error "strip-state --deep --json of an HA file" 1 "$bin" strip-state --deep --json --state x "$real_ha" "$tmp/dh.out"
+gzip -c "$real_meta" >"$tmp/meta.gz"
+json_expect=(open "" "$tmp/meta.gz")
+json_error "strip-state --json of a gzip _metadata" 1 "$bin" strip-state --json --state x "$tmp/meta.gz" "$tmp/gz.out"
+for cmd in verify state dump; do
+  json_expect=(open "" "$tmp/empty-dir")
+  json_error "$cmd --json of a directory without _metadata" 1 "$bin" "$cmd" --json "$tmp/empty-dir"
+done
 json_expect=()
 head -c 3000 "$synth/completedCheckpoint.bin" >"$tmp/truncated-cc"
 json_error "inspect --json of a truncated completedCheckpoint" 1 "$bin" inspect --json "$tmp/truncated-cc"

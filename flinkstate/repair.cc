@@ -586,10 +586,18 @@ std::string Repair::NextSteps(const repair::RepairPlan& plan) {
   absl::StrAppend(&out,
                   "  2. repair every retained checkpoint the same way (the JobManager may "
                   "recover from any of them: state.checkpoints.num-retained)\n");
-  absl::StrAppend(&out, "  3. move the backups (",
-                  plan.files().empty() ? std::string("*.bak") : plan.files(0).backup(),
-                  " ...) out of the HA directory before restarting, so nothing stale sits "
-                  "next to the files the JobManager reads\n");
+  // The example names a backup that is in the HA directory (attack run 10:
+  // it named the checkpoint directory's).
+  std::string ha_backup = "*.bak";
+  for (const repair::RepairFile& f : plan.files()) {
+    if (f.kind() == "completedCheckpoint") {
+      ha_backup = f.backup();
+      break;
+    }
+  }
+  absl::StrAppend(&out, "  3. move the backups in the HA directory (", ha_backup,
+                  " ...) out of it before restarting, so nothing stale sits next to the files "
+                  "the JobManager reads\n");
   absl::StrAppend(&out,
                   "  4. restart the JobManager (it recovers the repaired completedCheckpoint "
                   "from HA), or start the job from the checkpoint with "

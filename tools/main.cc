@@ -190,7 +190,7 @@ const Command kCommands[] = {
      "or HA pointer file, and warnings (e.g. UNION_STATE_MULTIPLIES). For a pointer:\n"
      "where it points and whether that local file is the completedCheckpoint\n"
      "(exit 1 if it is missing or is no completedCheckpoint). Several FILEs are\n"
-     "inspected one after the other (with --json: one JSON document per line).",
+     "inspected one after the other (with --json: one JSON document each, one after the other).",
      [](CLI::App& app, CommandArgs& a) {
        AddFiles(app, a, "files or checkpoint directories")->required();
        AddJson(app, a, "the report as JSON (report.proto, protobuf JSON mapping)");
@@ -387,7 +387,7 @@ const Command kCommands[] = {
        app.add_flag("--fsync,!--nofsync", a.fsync,
                     "fsync before renaming (default; --nofsync to skip)");
        AddProgress(app, a);
-       AddJson(app, a, "the plan as JSON (report.proto RepairReport)");
+       AddJson(app, a, "the plan as JSON (repair.proto RepairPlan)");
      },
      RunRepair},
     {"doctor",

@@ -307,6 +307,9 @@ TEST(RepairTest, PlansAndAppliesBothFilesOfARealIncident) {
   EXPECT_THAT(r->PlanText(), Not(HasSubstr("transfer")));
   ASSERT_THAT(r->Apply(), IsOk());
   EXPECT_THAT(Repair::NextSteps(r->plan()), HasSubstr("restart the JobManager"));
+  // The backup it says to move out of the HA directory is the one there.
+  EXPECT_THAT(Repair::NextSteps(r->plan()),
+              HasSubstr("move the backups in the HA directory (" + job.ha() + ".bak ...)"));
   r.reset();
   job.ExpectRepaired();
   FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Repair> again, Repair::Plan(job.Options()));

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
 #include "flinkstate/completed_checkpoint.h"
 #include "flinkstate/ha_pointer.h"
@@ -30,6 +31,14 @@
 
 namespace flinkstate {
 namespace {
+
+// The strip's NotFound as a plan note: "no operator state named 'X' in the
+// file (operator state names present: ...)", without the edit's own words.
+std::string WhyNothing(const absl::Status& s) {
+  absl::string_view m = s.message();
+  absl::ConsumePrefix(&m, "strip-state: ");
+  return absl::StrReplaceAll(m, {{"; nothing was written", ""}});
+}
 
 namespace fs = std::filesystem;
 
@@ -363,7 +372,8 @@ absl::StatusOr<std::unique_ptr<Repair>> Repair::Plan(const RepairOptions& option
       // Read anyway for its checkpoint ID (matching the HA files).
       FLINKSTATE_ASSIGN_OR_RETURN(LoadedFile again, Open(meta));
       d.checkpoint_id = again.model.metadata.checkpoint_id;
-      plan.add_notes(absl::StrCat(meta, ": nothing to strip"));
+      plan.add_notes(absl::StrCat(meta, ": nothing to strip: ", WhyNothing(s)));
+      plan.add_unchanged(meta);
       continue;
     }
     total += f.bytes_removed();
@@ -447,7 +457,8 @@ absl::StatusOr<std::unique_ptr<Repair>> Repair::Plan(const RepairOptions& option
       repair::RepairFile f;
       absl::Status s = r->PlanFile(path, FileKind::kCompletedCheckpoint, &f);
       if (absl::IsNotFound(s)) {
-        plan.add_notes(absl::StrCat(path, ": nothing to strip"));
+        plan.add_notes(absl::StrCat(path, ": nothing to strip: ", WhyNothing(s)));
+        plan.add_unchanged(path);
         continue;
       }
       FLINKSTATE_RETURN_IF_ERROR(s);

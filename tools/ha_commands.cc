@@ -290,7 +290,20 @@ int RunRepair(const CommandArgs& a) {
   if (!json) std::cout << repair.PlanText();
   if (repair.empty()) {
     if (json) std::cout << *repair.PlanJson();
-    return kExitOk;
+    // Nothing holds the state. Done already (a file has a backup of an
+    // earlier repair beside it), or a misspelt --state (attack run 10: exit
+    // 0, "nothing to strip"), which fails as strip-state does.
+    for (const std::string& f : repair.plan().unchanged()) {
+      // Object stores: not asked (an earlier repair is taken as done).
+      if (serde::IsUrl(f) || Exists(f + a.backup_suffix)) return kExitOk;
+    }
+    if (!json) {
+      std::cerr << "flinkstate: repair: no file holds operator state '"
+                << Printable(options.strip.state_name)
+                << "' and none has a backup of an earlier repair: a misspelt --state? (the "
+                   "notes above list the names each file holds)\n";
+    }
+    return repair.plan().unchanged().empty() ? kExitOk : kExitInput;
   }
   if (!apply) {
     // A dry run that foresees a refusal fails as the applying run would

@@ -190,7 +190,8 @@ expect_grep "writing and verifying are shown" "verif" "$tmp/err"
 cp "$tmp/out" "$tmp/strip-p.json"
 check "stdout stays one JSON document" 0 python3 -c "import json,sys; assert json.load(open(sys.argv[1]))['command'] == 'strip-state'" "$tmp/strip-p.json"
 check "--progress and --noprogress together" 2 "$bin" verify --progress --noprogress "$changelog"
-check "repair --progress --json keeps stdout JSON" 0 "$bin" repair --progress --json --state x "$(dirname "$changelog")"
+# (exit 1: no file holds a state 'x', and nothing was repaired before)
+check "repair --progress --json keeps stdout JSON" 1 "$bin" repair --progress --json --state x "$(dirname "$changelog")"
 cp "$tmp/out" "$tmp/repair-p.json"
 check "the repair JSON parses" 0 python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$tmp/repair-p.json"
 
@@ -682,6 +683,15 @@ cp "$tmp/out" "$tmp/jout"
 check "  ... lists it in applyRefused" 0 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if len(d["applyRefused"]) == 1 and "already exists" in d["applyRefused"][0] else 1)' "$tmp/jout"
 check "repair --apply with a backup already there is refused" 1 "$bin" repair --apply --state topic-partition-offset-states "$tmp/bak-job"
 check "  ... the file is untouched" 0 cmp "$real_meta" "$tmp/bak-job/_metadata"
+# A misspelt --state fails as strip-state does (attack run 10: "nothing to strip", exit 0); a
+# repair done already (its backups are there) still exits 0.
+mkdir -p "$tmp/typo-job"; cp "$real_meta" "$tmp/typo-job/_metadata"
+check "repair of a state no file holds" 1 "$bin" repair --apply --state topic-partition-offset-statse "$tmp/typo-job"
+expect_grep "  ... a misspelt --state?" "no file holds operator state 'topic-partition-offset-statse'" "$tmp/err"
+expect_grep "  ... lists the names the file holds" "operator state names present: 'SourceReaderState', 'records-seen', 'topic-partition-offset-states'" "$tmp/out"
+check "  ... the file is untouched" 0 cmp "$real_meta" "$tmp/typo-job/_metadata"
+check "repair --apply" 0 "$bin" repair --apply --state topic-partition-offset-states "$tmp/typo-job"
+check "  ... again: done already, exit 0" 0 "$bin" repair --apply --state topic-partition-offset-states "$tmp/typo-job"
 # OUT in a directory that does not exist: refused before any work, by a dry run too (attack run 9:
 # the dry run said "verified" and exited 0).
 for dry in "" --dry-run; do

@@ -640,7 +640,18 @@ absl::Status CheckReplaceable(const std::string& target, const std::string& back
 absl::Status CheckBackupSuffix(absl::string_view suffix) {
   if (suffix.empty() || absl::StrContains(suffix, '/')) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "usage: the backup suffix must be non-empty, without '/' (got '", suffix, "')"));
+        "usage: the backup suffix must be non-empty, without '/' (got '", absl::CHexEscape(suffix),
+        "')"));
+  }
+  // A backup named like our temporaries would be taken for the leftover of
+  // an interrupted run (and block every later write there); a control
+  // character would forge lines of the output (attack run 10).
+  if (IsTransactionLeftoverName(absl::StrCat("x", suffix)) ||
+      std::any_of(suffix.begin(), suffix.end(),
+                  [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7F; })) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "usage: the backup suffix must not hold '", kTempMarker,
+        "' or a control character (got '", absl::CHexEscape(suffix), "')"));
   }
   return absl::OkStatus();
 }

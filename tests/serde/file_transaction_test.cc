@@ -598,6 +598,12 @@ TEST(FileTransactionTest, ABackupOutsideTheTargetsDirectoryReplacesNothing) {
   EXPECT_THAT(CheckBackupSuffix("x/y"), StatusIs(absl::StatusCode::kInvalidArgument, ""));
   EXPECT_THAT(CheckBackupSuffix(""), StatusIs(absl::StatusCode::kInvalidArgument, ""));
   EXPECT_THAT(CheckBackupSuffix(".bak"), IsOk());
+  // Not named like a temporary (it would block later writes as a leftover),
+  // nor with a control character.
+  EXPECT_THAT(CheckBackupSuffix(".flinkstate-tmp-aaaaaaaaaaaa"),
+              StatusIs(absl::StatusCode::kInvalidArgument, ".flinkstate-tmp-"));
+  EXPECT_THAT(CheckBackupSuffix(".bak\nwrote x"),
+              StatusIs(absl::StatusCode::kInvalidArgument, "control character"));
 }
 
 TEST(FileTransactionTest, AFailedVerificationReplacesNothing) {

@@ -619,6 +619,13 @@ absl::Status CheckReplaceableUnlocated(const std::string& target, const std::str
         "Break the links first (cp FILE FILE.copy && mv FILE.copy FILE), or, for an edit, "
         "write to a new file instead (IN OUT)"));
   }
+  if (!keeps_backup && st.st_nlink > 1) {
+    // A new output over a file with other names: they would keep the old
+    // content, where `cp` would have changed them too (attack run 10).
+    return refuse(absl::StrCat(" exists and has ", st.st_nlink,
+                               " hard links; replacing it would leave the other names with the "
+                               "old content: remove it or give another name"));
+  }
   if (keeps_backup && (backup[0] != '/' || DirName(backup) != dir)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "serde: transaction: the backup ", backup, " of ", target,

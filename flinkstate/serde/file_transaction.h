@@ -272,10 +272,10 @@ struct InterruptedRun {
 // replaced)" when its directory is immutable or append-only (chattr +i/+a),
 // or cannot be written by the caller; when `target` exists and is not a
 // regular file, is immutable or append-only (its final rename would fail
-// after every byte was written), or, without a backup, has no write bit at
-// all (a 0444 file is replaced by no `cp`, root's included); with a backup,
-// when `target` has other hard links (they would keep the old content) or
-// `backup` exists already. `InvalidArgument` for a backup that is not an
+// after every byte was written), has other hard links (they would keep the
+// old content), or, without a backup, has no write bit at all (a 0444 file
+// is replaced by no `cp`, root's included); with a backup, when `backup`
+// exists already. `InvalidArgument` for a backup that is not an
 // absolute path in `target`'s directory. OK otherwise.
 // Thread-safe; reads inode attributes only.
 [[nodiscard]] absl::Status CheckReplaceable(const std::string& target, const std::string& backup);

@@ -741,6 +741,10 @@ check "strip-state --in-place with a backup already there is refused" 1 "$bin" s
 expect_grep "  ... names the backup" "has-bak.bak already exists; move it away first" "$tmp/err"
 check "  ... before printing anything" 0 test ! -s "$tmp/out"
 check "  ... the file is untouched" 0 cmp "$real_meta" "$tmp/has-bak"
+# An OUT with other hard links is refused too (its other names would keep the old content).
+cp "$real_meta" "$tmp/linked-out"; ln "$tmp/linked-out" "$tmp/linked-out2"
+check "strip-state onto an OUT with another hard link is refused" 1 "$bin" strip-state --state topic-partition-offset-states "$real_meta" "$tmp/linked-out"
+expect_grep "  ... says why" "linked-out exists and has 2 hard links" "$tmp/err"
 mkdir -p "$tmp/dir-out"
 check "convert onto a directory OUT is refused" 1 "$bin" convert --to-version 3 "$real_meta" "$tmp/dir-out"
 expect_grep "convert onto a directory OUT: says why" "is not a regular file" "$tmp/err"

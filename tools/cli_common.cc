@@ -489,6 +489,29 @@ bool InterruptedRunIn(const std::string& dir) {
   return runs.ok() && !runs->empty();
 }
 
+// For a dry run, which resolves nothing: the refusal the write's recovery
+// would make of a committed run whose target changed after the crash
+// (serde::RecoverTransactions refuses to rename over it).
+absl::Status ForeseeRecoveryRefusal(const std::string& output) {
+  const std::string target = serde::AbsolutePath(output);
+  if (target.empty()) return absl::OkStatus();
+  absl::StatusOr<std::vector<serde::InterruptedRun>> runs =
+      serde::FindInterruptedRuns(serde::DirName(target));
+  if (!runs.ok()) return absl::OkStatus();
+  for (const serde::InterruptedRun& r : *runs) {
+    if (r.state == "commit" && !r.changed.empty()) {
+      return serde::LocatedIn(
+          absl::FailedPreconditionError(absl::StrCat(
+              absl::StrJoin(r.changed, ", "),
+              " changed after an interrupted flinkstate write had committed (journal ",
+              r.journal, "): the write would refuse to finish that run over it; inspect says "
+              "how to keep the file or finish the write (dry run, nothing written)")),
+          "serde", r.changed[0]);
+    }
+  }
+  return absl::OkStatus();
+}
+
 // For a dry run, which resolves nothing: whether the write would only finish
 // an interrupted run of the same command that had committed `output` (what
 // RecoverBeside then reports), so that the dry run says what the write does.
@@ -585,9 +608,11 @@ absl::StatusOr<OutputTarget> ResolveOutput(const CommandArgs& a) {
       FLINKSTATE_ASSIGN_OR_RETURN(t.finished_by_recovery, RecoverBeside(t.output, t.intent));
     }
     bool renamed = !t.dry_run;  // by the recovery just run
+    if (t.dry_run && !real.empty()) FLINKSTATE_RETURN_IF_ERROR(ForeseeRecoveryRefusal(t.output));
     if (t.dry_run) {
       t.finished_by_recovery =
           !real.empty() && CommittedRunWouldFinish(t.output, t.intent, &renamed);
+      t.recovery_renames_pending = t.finished_by_recovery && !renamed;
     }
     if (renamed && t.finished_by_recovery && !real.empty() && SameBytes(t.output, t.backup)) {
       // The journal says the run replaced the file, but the file holds the
@@ -633,9 +658,11 @@ absl::StatusOr<OutputTarget> ResolveOutput(const CommandArgs& a) {
   if (!t.dry_run) {
     FLINKSTATE_ASSIGN_OR_RETURN(t.finished_by_recovery, RecoverBeside(t.output, t.intent));
   } else {
+    if (!serde::IsUrl(t.output)) FLINKSTATE_RETURN_IF_ERROR(ForeseeRecoveryRefusal(t.output));
     bool renamed = false;
     t.finished_by_recovery =
         !serde::IsUrl(t.output) && CommittedRunWouldFinish(t.output, t.intent, &renamed);
+    t.recovery_renames_pending = t.finished_by_recovery && !renamed;
   }
   // An existing OUT is replaced as `cp` replaces it, but not one made
   // read-only (attack run 6, item 17: a 0444 OUT was replaced, by root too),
@@ -736,6 +763,44 @@ int FinishedByRecovery(const CommandArgs& a, const OutputTarget& t) {
   r.set_finished_by_recovery(true);
   r.set_dry_run(t.dry_run);
   return PrintJson(r);
+}
+
+const std::string& EditInputPath(const OutputTarget& t) {
+  return t.finished_by_recovery && !t.backup.empty() && !serde::IsUrl(t.output) ? t.backup
+                                                                                : t.input;
+}
+
+bool FinishedWithoutConfirming(const OutputTarget& t) {
+  return t.finished_by_recovery && (serde::IsUrl(t.output) || t.recovery_renames_pending);
+}
+
+int ConfirmFinishedByRecovery(const CommandArgs& a, const OutputTarget& t, const Input& in,
+                              const serde::EditPlan& plan) {
+  if (FinishedWithoutConfirming(t)) return FinishedByRecovery(a, t);
+  absl::StatusOr<serde::MappedFile> now = serde::MappedFile::Open(t.output);
+  if (!now.ok()) return Fail(now.status());
+  absl::Status same = serde::VerifyPlanInMemory(plan, in.file, [&](serde::ByteView out) {
+    if (out.size() == now->size() &&
+        (out.size() == 0 || std::memcmp(out.data(), now->bytes().data(), out.size()) == 0)) {
+      return absl::OkStatus();
+    }
+    return absl::FailedPreconditionError("differs");
+  });
+  if (same.ok()) return FinishedByRecovery(a, t);
+  if (!absl::IsFailedPrecondition(same) ||
+      !absl::StrContains(same.message(), "differs")) {
+    return Fail(same);
+  }
+  return Fail(serde::LocatedIn(
+      absl::FailedPreconditionError(absl::StrCat(
+          t.output, " changed after an interrupted run of this command replaced it: it is not "
+                    "the output that run wrote and verified",
+          t.backup.empty() ? "; remove it or give another OUT to write it again"
+                           : absl::StrCat("; ", t.backup,
+                                          " holds the original: move it away and rerun to "
+                                          "write it again"),
+          " (nothing was written)")),
+      "serde", t.output));
 }
 
 absl::StatusOr<report::WritePlan> PlanWrite(const OutputTarget& t, const Input& in,

@@ -213,6 +213,9 @@ struct OutputTarget {
   // done (call `FinishedByRecovery` instead of writing again). Under
   // --dry-run: the write would only finish such a committed run.
   bool finished_by_recovery = false;
+  // --dry-run with `finished_by_recovery`: the committed run's renames are
+  // still to be done (its output is its verified temporary, not `output`).
+  bool recovery_renames_pending = false;
   bool dry_run = false;  // --dry-run: `PlanWrite`, never `WriteVerified`
 };
 // A progress line on stderr ("label 42%", or "phase ..." for a phase without
@@ -282,6 +285,24 @@ int OutputProblem(const absl::Status& s);
 // For a target with `finished_by_recovery`: says so (with --json an
 // EditReport with `finishedByRecovery`) and returns 0.
 int FinishedByRecovery(const CommandArgs& a, const OutputTarget& t);
+
+// The input an edit plans from: `t.input`, or, once an interrupted in-place
+// run was finished by recovery, its backup (the original it edited).
+const std::string& EditInputPath(const OutputTarget& t);
+
+// With `finished_by_recovery`: true when the claim is not checked against a
+// plan (an object-store output, whose write protocol compares ETags; a dry
+// run whose renames are pending, whose output is the verified temporary):
+// call `FinishedByRecovery` before loading anything.
+bool FinishedWithoutConfirming(const OutputTarget& t);
+
+// For a target with `finished_by_recovery`, planned again from
+// `EditInputPath`: `FinishedByRecovery` when `t.output` holds exactly what
+// `plan` writes over `in`; otherwise (the file changed after the run
+// replaced it, e.g. restored by hand) an error naming it, exit 1 (attack run
+// 11: "wrote ... verified" for a file that still held the state).
+int ConfirmFinishedByRecovery(const CommandArgs& a, const OutputTarget& t, const Input& in,
+                              const serde::EditPlan& plan);
 
 // Executes `plan` over `in` into the target as one crash-safe transaction
 // (serde::WriteFileTransaction): temporary file with the original's mode and

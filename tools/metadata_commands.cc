@@ -266,12 +266,15 @@ int RunStripState(const CommandArgs& a) {
   options.operator_ids = a.operators;
   absl::StatusOr<OutputTarget> target = ResolveOutput(a);
   if (!target.ok()) return OutputProblem(target.status());
-  if (target->finished_by_recovery) return FinishedByRecovery(a, *target);
   const auto start = Clock::now();
-  absl::StatusOr<Input> in = LoadStateFileForEdit(target->input);
+  if (FinishedWithoutConfirming(*target)) return FinishedByRecovery(a, *target);
+  absl::StatusOr<Input> in = LoadStateFileForEdit(EditInputPath(*target));
   if (!in.ok()) return Fail(in.status());
   absl::StatusOr<StripResult> result = PlanStripState(*in, options);
   if (!result.ok()) return Fail(serde::LocatedIn(result.status(), "", in->path));
+  if (target->finished_by_recovery) {
+    return ConfirmFinishedByRecovery(a, *target, *in, result->plan);
+  }
   const double plan_s = SecondsSince(start);
 
   // Per operator: entries and bytes removed.
@@ -328,14 +331,17 @@ int RunConvert(const CommandArgs& a) {
   }
   absl::StatusOr<OutputTarget> target = ResolveOutput(a);
   if (!target.ok()) return OutputProblem(target.status());
-  if (target->finished_by_recovery) return FinishedByRecovery(a, *target);
-  absl::StatusOr<Input> in = LoadStateFile(target->input);
+  if (FinishedWithoutConfirming(*target)) return FinishedByRecovery(a, *target);
+  absl::StatusOr<Input> in = LoadStateFile(EditInputPath(*target));
   if (!in.ok()) return Fail(in.status());
   ConvertOptions options;
   options.target_version = static_cast<uint32_t>(a.to_version);
   options.allow_loss = a.allow_loss;
   absl::StatusOr<ConvertResult> result = PlanConvert(*in, options);
   if (!result.ok()) return Fail(serde::LocatedIn(result.status(), "", in->path));
+  if (target->finished_by_recovery) {
+    return ConfirmFinishedByRecovery(a, *target, *in, result->plan);
+  }
   const serde::OutputVerifier verify = [&](serde::ByteView output) {
     return VerifyConverted(*in, output, *result);
   };
@@ -371,11 +377,14 @@ int RunDropOperator(const CommandArgs& a) {
   if (ids.empty()) return Usage("drop-operator needs --operator ID");
   absl::StatusOr<OutputTarget> target = ResolveOutput(a);
   if (!target.ok()) return OutputProblem(target.status());
-  if (target->finished_by_recovery) return FinishedByRecovery(a, *target);
-  absl::StatusOr<Input> in = LoadStateFileForEdit(target->input);
+  if (FinishedWithoutConfirming(*target)) return FinishedByRecovery(a, *target);
+  absl::StatusOr<Input> in = LoadStateFileForEdit(EditInputPath(*target));
   if (!in.ok()) return Fail(in.status());
   absl::StatusOr<DropResult> result = PlanDropOperators(*in, ids);
   if (!result.ok()) return Fail(serde::LocatedIn(result.status(), "", in->path));
+  if (target->finished_by_recovery) {
+    return ConfirmFinishedByRecovery(a, *target, *in, result->plan);
+  }
   const serde::OutputVerifier verify = [&](serde::ByteView output) {
     return VerifyDropped(*in, output, result->dropped_ids, &*result);
   };
@@ -417,11 +426,14 @@ int RunRelocate(const CommandArgs& a) {
   if (absl::Status s = ValidateRelocateOptions(options); !s.ok()) return Usage(s.message());
   absl::StatusOr<OutputTarget> target = ResolveOutput(a);
   if (!target.ok()) return OutputProblem(target.status());
-  if (target->finished_by_recovery) return FinishedByRecovery(a, *target);
-  absl::StatusOr<Input> in = LoadForEdit(target->input);
+  if (FinishedWithoutConfirming(*target)) return FinishedByRecovery(a, *target);
+  absl::StatusOr<Input> in = LoadForEdit(EditInputPath(*target));
   if (!in.ok()) return Fail(in.status());
   absl::StatusOr<RelocateResult> result = PlanRelocate(*in, options);
   if (!result.ok()) return Fail(serde::LocatedIn(result.status(), "", in->path));
+  if (target->finished_by_recovery) {
+    return ConfirmFinishedByRecovery(a, *target, *in, result->plan);
+  }
   const serde::OutputVerifier verify = [&](serde::ByteView output) {
     return VerifyRelocated(*in, output, options, &*result);
   };

@@ -120,6 +120,20 @@ cp "$pristine/chk-1742/_metadata" "$file.restored" && mv "$file.restored" "$file
 if strip >"$tmp/out" 2>&1; then bad "rerun over a restored file claimed success"; sed 's/^/  | /' "$tmp/out"; else ok; fi
 grep -q "holds the same bytes as its backup" "$tmp/out" && ok || { bad "rerun over a restored file: no reason"; sed 's/^/  | /' "$tmp/out"; }
 cmp -s "$file" "$pristine/chk-1742/_metadata" && ok || bad "rerun over a restored file changed it"
+# ... nor one replaced by other content (attack run 11: a file still holding the state was
+# claimed as written): before and after the rename, the dry run and the rerun both refuse.
+"$bin" strip-state --state no-such-state-here "$pristine/chk-1742/_metadata" "$tmp/other" >/dev/null 2>&1 ||
+  cp "$pristine/chk-1742/_metadata" "$tmp/other"
+printf 'x' >>"$tmp/other"
+for n in $((last_rename - 1)) $((last_rename + 1)); do
+  fresh "$job"
+  FLINKSTATE_TEST_KILL_AT=$n strip >/dev/null 2>&1
+  cp "$tmp/other" "$file.new" && mv "$file.new" "$file"
+  "$bin" strip-state --dry-run --state "$state" --in-place "$file" >"$tmp/out" 2>&1
+  [[ $? -eq 1 ]] && grep -q "changed after an interrupted" "$tmp/out" && ok || { bad "dry run over a replaced file (kill at $n) does not foresee the refusal"; sed 's/^/  | /' "$tmp/out"; }
+  if strip >"$tmp/out" 2>&1; then bad "rerun over a replaced file (kill at $n) claimed success"; else ok; fi
+  cmp -s "$file" "$tmp/other" && ok || bad "rerun over a replaced file (kill at $n) changed it"
+done
 
 # --- a killed repair resolved by ANOTHER command: committed -> completed, else rolled back -----
 # (attack run D13: strip-state/drop-operator/convert --in-place ran a recovery that restored the

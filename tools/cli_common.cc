@@ -675,17 +675,27 @@ absl::StatusOr<OutputTarget> ResolveOutput(const CommandArgs& a) {
 }
 
 absl::StatusOr<std::string> OutputThroughSymlink(const std::string& output) {
-  const std::string abs = serde::AbsolutePath(output);
-  for (absl::string_view kernel : {"/dev/", "/proc/", "/sys/"}) {
-    if (absl::StartsWith(abs, kernel) && !absl::StartsWith(abs, "/dev/shm/")) {
-      // /dev/stdout, /dev/fd/N, /proc/self/fd/N: OUT is a file flinkstate
-      // makes and renames, never a stream or a device.
-      return serde::LocatedIn(
-          absl::FailedPreconditionError(absl::StrCat(
-              "cannot write ", output, ": OUT must be a regular file, not a device or a stream "
-              "under ", kernel, " (nothing was written)")),
-          "serde", output);
+  // OUT and every hop of its links: /dev/stdout, /dev/fd/N, /proc/self/fd/N
+  // are streams, never a file flinkstate makes and renames (attack run 11: a
+  // link to /dev/stdout reached the file stdout was redirected to).
+  std::string hop = output;
+  for (int i = 0; i < 40; ++i) {
+    const std::string abs = serde::AbsolutePath(hop);
+    for (absl::string_view kernel : {"/dev/", "/proc/", "/sys/"}) {
+      if (absl::StartsWith(abs, kernel) && !absl::StartsWith(abs, "/dev/shm/")) {
+        return serde::LocatedIn(
+            absl::FailedPreconditionError(absl::StrCat(
+                "cannot write ", output, ": OUT must be a regular file, not a device or a "
+                "stream under ", kernel, abs == output ? "" : absl::StrCat(" (it links to ", abs, ")"),
+                " (nothing was written)")),
+            "serde", output);
+      }
     }
+    char link[PATH_MAX];
+    const ssize_t n = ::readlink(hop.c_str(), link, sizeof(link) - 1);
+    if (n <= 0) break;  // not a link (or unreadable: judged below)
+    const std::string to(link, static_cast<size_t>(n));
+    hop = to[0] == '/' ? to : absl::StrCat(serde::DirName(abs), "/", to);
   }
   struct stat st;
   if (::lstat(output.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return output;

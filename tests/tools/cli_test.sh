@@ -734,6 +734,13 @@ for dev in /dev/stdout /dev/null /proc/flinkstate-x; do
   check "strip-state --dry-run onto $dev is refused" 1 "$bin" strip-state --dry-run --state topic-partition-offset-states "$real_meta" "$dev"
   expect_grep "  ... names it" "cannot write $dev" "$tmp/err"
 done
+# ... also through a link of ours (attack run 11: it reached the file stdout went to).
+ln -s /dev/stdout "$tmp/sl/to-stdout"; ln -s to-stdout "$tmp/sl/to-to-stdout"
+for l in to-stdout to-to-stdout; do
+  check "strip-state onto a link to /dev/stdout ($l) is refused" 1 "$bin" strip-state --state topic-partition-offset-states "$real_meta" "$tmp/sl/$l"
+  expect_grep "  ... says where it leads" "it links to /dev/stdout" "$tmp/err"
+  check "  ... stdout got nothing" 0 test ! -s "$tmp/out"
+done
 check "/dev/stdout is still a link" 0 test -L /dev/stdout
 # An existing backup: --in-place is refused before the plan is printed (it printed the plan).
 cp "$real_meta" "$tmp/has-bak"; : > "$tmp/has-bak.bak"

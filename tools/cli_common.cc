@@ -683,11 +683,11 @@ absl::StatusOr<std::string> OutputThroughSymlink(const std::string& output) {
     const std::string abs = serde::AbsolutePath(hop);
     for (absl::string_view kernel : {"/dev/", "/proc/", "/sys/"}) {
       if (absl::StartsWith(abs, kernel) && !absl::StartsWith(abs, "/dev/shm/")) {
+        const std::string via = abs == output ? "" : absl::StrCat(" (it links to ", abs, ")");
         return serde::LocatedIn(
             absl::FailedPreconditionError(absl::StrCat(
                 "cannot write ", output, ": OUT must be a regular file, not a device or a "
-                "stream under ", kernel, abs == output ? "" : absl::StrCat(" (it links to ", abs, ")"),
-                " (nothing was written)")),
+                "stream under ", kernel, via, " (nothing was written)")),
             "serde", output);
       }
     }
@@ -789,18 +789,15 @@ int ConfirmFinishedByRecovery(const CommandArgs& a, const OutputTarget& t, const
   if (FinishedWithoutConfirming(t)) return FinishedByRecovery(a, t);
   absl::StatusOr<serde::MappedFile> now = serde::MappedFile::Open(t.output);
   if (!now.ok()) return Fail(now.status());
+  bool differs = false;
   absl::Status same = serde::VerifyPlanInMemory(plan, in.file, [&](serde::ByteView out) {
-    if (out.size() == now->size() &&
-        (out.size() == 0 || std::memcmp(out.data(), now->bytes().data(), out.size()) == 0)) {
-      return absl::OkStatus();
-    }
-    return absl::FailedPreconditionError("differs");
+    differs = out.size() != now->size() ||
+              (out.size() > 0 && std::memcmp(out.data(), now->bytes().data(), out.size()) != 0);
+    return differs ? absl::FailedPreconditionError("the file is not the planned output")
+                   : absl::OkStatus();
   });
   if (same.ok()) return FinishedByRecovery(a, t);
-  if (!absl::IsFailedPrecondition(same) ||
-      !absl::StrContains(same.message(), "differs")) {
-    return Fail(same);
-  }
+  if (!differs) return Fail(same);
   return Fail(serde::LocatedIn(
       absl::FailedPreconditionError(absl::StrCat(
           t.output, " changed after an interrupted run of this command replaced it: it is not "

@@ -295,7 +295,13 @@ int RunRepair(const CommandArgs& a) {
     // 0, "nothing to strip"), which fails as strip-state does.
     for (const std::string& f : repair.plan().unchanged()) {
       // Object stores: not asked (an earlier repair is taken as done).
-      if (serde::IsUrl(f) || Exists(f + a.backup_suffix)) return kExitOk;
+      if (serde::IsUrl(f)) return kExitOk;
+      // Done already only if the backup holds the state (attack run 11: any
+      // .bak, even of another edit, made a misspelt --state exit 0).
+      const std::string backup = f + a.backup_suffix;
+      if (!Exists(backup)) continue;
+      absl::StatusOr<Input> before = LoadStateFile(backup);
+      if (before.ok() && PlanStripState(*before, options.strip).ok()) return kExitOk;
     }
     if (!json) {
       std::cerr << "flinkstate: repair: no file holds operator state '"

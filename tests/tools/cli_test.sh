@@ -692,6 +692,7 @@ expect_grep "  ... lists the names the file holds" "operator state names present
 check "  ... the file is untouched" 0 cmp "$real_meta" "$tmp/typo-job/_metadata"
 check "repair --apply" 0 "$bin" repair --apply --state topic-partition-offset-states "$tmp/typo-job"
 check "  ... again: done already, exit 0" 0 "$bin" repair --apply --state topic-partition-offset-states "$tmp/typo-job"
+check "  ... a misspelt name beside that backup still fails" 1 "$bin" repair --state topic-partition-offset-statez "$tmp/typo-job"
 # OUT in a directory that does not exist: refused before any work, by a dry run too (attack run 9:
 # the dry run said "verified" and exited 0).
 for dry in "" --dry-run; do

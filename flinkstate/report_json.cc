@@ -45,15 +45,9 @@ class Writer {
     out_->append(key.data(), key.size());
     out_->append("\": ");
   }
-  void Int(int depth, absl::string_view key, int64_t v, bool quoted) {
-    Key(depth, key);
-    char buf[absl::numbers_internal::kFastToBufferSize];
-    const char* end = absl::numbers_internal::FastIntToBuffer(v, buf);
-    if (quoted) out_->push_back('"');
-    out_->append(buf, static_cast<size_t>(end - buf));
-    if (quoted) out_->push_back('"');
-  }
-  void Uint(int depth, absl::string_view key, uint64_t v, bool quoted) {
+  // An integer, bare or (64-bit fields, as protobuf prints them) quoted.
+  template <typename T>
+  void Number(int depth, absl::string_view key, T v, bool quoted) {
     Key(depth, key);
     char buf[absl::numbers_internal::kFastToBufferSize];
     const char* end = absl::numbers_internal::FastIntToBuffer(v, buf);
@@ -75,6 +69,23 @@ class Writer {
     String(v);
   }
   void Raw(absl::string_view s) { out_->append(s.data(), s.size()); }
+  // A repeated field's value at `depth`: "[]", or each of its `n` elements
+  // (written by `element(i)`) on a line of its own one level deeper.
+  template <typename F>
+  void Array(int depth, int n, F element) {
+    if (n == 0) {
+      Raw("[]");
+      return;
+    }
+    Raw("[");
+    for (int i = 0; i < n; ++i) {
+      if (i > 0) Raw(",");
+      Line(depth + 1);
+      element(i);
+    }
+    Line(depth);
+    Raw("]");
+  }
 
  private:
   absl::string_view indent_;
@@ -95,53 +106,33 @@ bool AppendSubtaskJson(const report::Subtask& subtask, absl::string_view indent,
   // that order, lowerCamelCase); int32/uint32 bare, 64-bit quoted.
   Writer w(indent, out);
   w.Raw("{");
-  w.Int(1, "index", subtask.index(), false);
+  w.Number(1, "index", subtask.index(), false);
   w.Raw(",");
   w.Bool(1, "finished", subtask.finished());
   w.Raw(",");
-  w.Uint(1, "bytes", subtask.bytes(), true);
+  w.Number(1, "bytes", subtask.bytes(), true);
   w.Raw(",");
   w.Key(1, "handles");
-  if (subtask.handles().empty()) {
-    w.Raw("[]");
-  } else {
-    w.Raw("[");
-    for (int i = 0; i < subtask.handles_size(); ++i) {
-      const report::Handle& h = subtask.handles(i);
-      if (i > 0) w.Raw(",");
-      w.Line(2);
-      w.Raw("{");
-      w.Str(3, "slot", h.slot());
-      w.Raw(",");
-      w.Str(3, "kind", h.kind());
-      w.Raw(",");
-      w.Uint(3, "tag", h.tag(), false);
-      w.Raw(",");
-      w.Key(3, "paths");
-      if (h.paths().empty()) {
-        w.Raw("[]");
-      } else {
-        w.Raw("[");
-        for (int k = 0; k < h.paths_size(); ++k) {
-          if (k > 0) w.Raw(",");
-          w.Line(4);
-          w.String(h.paths(k));
-        }
-        w.Line(3);
-        w.Raw("]");
-      }
-      w.Raw(",");
-      w.Uint(3, "bytes", h.bytes(), true);
-      w.Raw(",");
-      w.Int(3, "stateSize", h.state_size(), true);
-      w.Raw(",");
-      w.Uint(3, "inlineBytes", h.inline_bytes(), true);
-      w.Line(2);
-      w.Raw("}");
-    }
-    w.Line(1);
-    w.Raw("]");
-  }
+  w.Array(1, subtask.handles_size(), [&](int i) {
+    const report::Handle& h = subtask.handles(i);
+    w.Raw("{");
+    w.Str(3, "slot", h.slot());
+    w.Raw(",");
+    w.Str(3, "kind", h.kind());
+    w.Raw(",");
+    w.Number(3, "tag", h.tag(), false);
+    w.Raw(",");
+    w.Key(3, "paths");
+    w.Array(3, h.paths_size(), [&](int k) { w.String(h.paths(k)); });
+    w.Raw(",");
+    w.Number(3, "bytes", h.bytes(), true);
+    w.Raw(",");
+    w.Number(3, "stateSize", h.state_size(), true);
+    w.Raw(",");
+    w.Number(3, "inlineBytes", h.inline_bytes(), true);
+    w.Line(2);
+    w.Raw("}");
+  });
   w.Line(0);
   w.Raw("}");
   return true;

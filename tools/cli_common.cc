@@ -491,7 +491,8 @@ bool InterruptedRunIn(const std::string& dir) {
 
 // For a dry run, which resolves nothing: the refusal the write's recovery
 // would make of a committed run whose target changed after the crash
-// (serde::RecoverTransactions refuses to rename over it).
+// (serde::RecoverTransactions refuses to rename over it), or of a temporary
+// whose journal is in another directory.
 absl::Status ForeseeRecoveryRefusal(const std::string& output) {
   const std::string target = serde::AbsolutePath(output);
   if (target.empty()) return absl::OkStatus();
@@ -499,6 +500,11 @@ absl::Status ForeseeRecoveryRefusal(const std::string& output) {
       serde::FindInterruptedRuns(serde::DirName(target));
   if (!runs.ok()) return absl::OkStatus();
   for (const serde::InterruptedRun& r : *runs) {
+    // Temporaries of a run whose journal is elsewhere (a killed repair's HA
+    // file, attack run 11, M3): the write refuses them.
+    if (r.journal.empty() && r.state.empty() && !r.temporaries.empty()) {
+      return serde::OrphanTemporaryRefusal(r.temporaries.front());
+    }
     if (r.state == "commit" && !r.changed.empty()) {
       return serde::LocatedIn(
           absl::FailedPreconditionError(absl::StrCat(

@@ -783,6 +783,17 @@ bool IsStrayJournalTemp(const DirectoryScan& scan, const std::string& journal_te
 
 }  // namespace
 
+absl::Status OrphanTemporaryRefusal(const std::string& temporary) {
+  return LocatedIn(
+      absl::FailedPreconditionError(absl::StrCat(
+          "serde: ", temporary,
+          " belongs to an interrupted flinkstate run whose journal is not in this directory; "
+          "rerun that command (a repair: the same repair, or any write in its first checkpoint "
+          "directory) to finish or undo it, or remove the file if no run was interrupted "
+          "(nothing was written)")),
+      "serde", temporary);
+}
+
 absl::StatusOr<std::vector<InterruptedRun>> FindInterruptedRuns(const std::string& dir) {
   std::vector<InterruptedRun> runs;
   DirectoryScan scan = ScanTransactionDirectory(dir);
@@ -872,12 +883,7 @@ absl::StatusOr<RecoveryReport> RecoverTransactions(const std::vector<std::string
     // A file of a run whose journal lives in another directory (`repair`
     // keeps it in its first checkpoint directory): writing here now could
     // mix that run's files with ours.
-    return absl::FailedPreconditionError(absl::StrCat(
-        "serde: ", temps.begin()->second,
-        " belongs to an interrupted flinkstate run whose journal is not in this directory; "
-        "rerun that command (a repair: the same repair, or any write in its first checkpoint "
-        "directory) to finish or undo it, or remove the file if no run was interrupted "
-        "(nothing was written)"));
+    return OrphanTemporaryRefusal(temps.begin()->second);
   }
   // A journal temporary whose journal is missing was never renamed: the
   // transaction had created nothing yet.

@@ -247,6 +247,12 @@ struct InterruptedRun {
 [[nodiscard]] absl::StatusOr<std::vector<InterruptedRun>> FindInterruptedRuns(
     const std::string& dir);
 
+// The refusal `RecoverTransactions` makes of a temporary file whose journal
+// is not in the directories it was given (`InterruptedRun::temporaries` of a
+// run with `journal` ""), located in that file: for a dry run, which
+// resolves nothing, to say what the write would do. `FailedPrecondition`.
+[[nodiscard]] absl::Status OrphanTemporaryRefusal(const std::string& temporary);
+
 // One file written by the protocol above: `plan` over `input` to `output`
 // (made absolute here; a symlink is NOT followed, callers resolve it), the
 // original kept as `backup` unless "". Locks `output`'s directory for the

@@ -161,6 +161,13 @@ for n in $((commit + 1)) $((commit + 3)) $((commit + 5)); do  # after the commit
     [[ $? -eq 1 ]] && grep -q "whose journal is not in this directory" "$tmp/out" && ok ||
       { bad "a write beside the repair's pending HA file (kill at $n)"; sed 's/^/  | /' "$tmp/out"; }
     [[ $sum == $(cat "$job"/ha/* | md5sum) ]] && ok || bad "the refused write changed the HA directory"
+    # Its dry run says so too (attack run 11, M3: it exited 0), and the JSON error names the file.
+    "$bin" strip-state --state no-such-state --in-place --dry-run --backup-suffix .other "$job/$ha" >"$tmp/out" 2>&1
+    [[ $? -eq 1 ]] && grep -q "whose journal is not in this directory" "$tmp/out" && ok ||
+      { bad "the dry run of a write beside the repair's pending HA file (kill at $n)"; sed 's/^/  | /' "$tmp/out"; }
+    "$bin" strip-state --json --state no-such-state --in-place --backup-suffix .other "$job/$ha" >"$tmp/out" 2>/dev/null
+    python3 -c 'import json,sys; e=json.load(open(sys.argv[1])); sys.exit(0 if ".flinkstate-tmp-" in e["file"] and e["layer"] == "serde" else 1)' "$tmp/out" &&
+      ok || { bad "the refusal's JSON does not name the temporary (kill at $n)"; sed 's/^/  | /' "$tmp/out"; }
   fi
   other >"$tmp/out" 2>&1
   grep -q "no operator state named 'no-such-state'" "$tmp/out" && ok ||

@@ -173,6 +173,17 @@ std::string TransferText(const repair::Transfer& t) {
                       n(t.input_bytes_kept()));
 }
 
+// A refusal after `--apply` resolved an interrupted earlier run: the message
+// says what that recovery did, which stays done (attack run 11, M1: a
+// refusal said "nothing was replaced" after the recovery had renamed the
+// killed run's HA file into place).
+absl::Status AfterRecovery(const absl::Status& s, const repair::RepairPlan& plan) {
+  if (plan.recovered().empty()) return s;
+  return serde::WithMessage(
+      s, absl::StrCat(s.message(), "; before that, an interrupted earlier run was resolved: ",
+                      absl::StrJoin(plan.recovered(), "; ")));
+}
+
 }  // namespace
 
 struct Repair::Item {
@@ -231,9 +242,22 @@ absl::Status Repair::PlanFile(const std::string& path, FileKind want,
       // An interrupted run here (its backup links, its backups) is resolved
       // by --apply before this check: not foreseen as a refusal then (the
       // plan warns about the run; attack run 10).
+      // Only a run that had committed is foreseen: its recovery keeps the
+      // backups, and a target it does not replace any more (renamed
+      // already, or restored by hand since: attack run 11, M1) is planned
+      // by --apply as it is now, and refused the same way.
       absl::StatusOr<std::vector<serde::InterruptedRun>> runs =
           serde::FindInterruptedRuns(serde::DirName(item.target));
-      if (!runs.ok() || runs->empty()) {
+      bool resolved_by_recovery = !runs.ok();
+      if (runs.ok()) {
+        for (const serde::InterruptedRun& run : *runs) {
+          const bool replaces_it =
+              std::find(run.unreplaced.begin(), run.unreplaced.end(), item.target) !=
+              run.unreplaced.end();
+          if (run.state != "commit" || replaces_it) resolved_by_recovery = true;
+        }
+      }
+      if (!resolved_by_recovery) {
         plan_.add_apply_refused(std::string(
             absl::StripSuffix(s.message(), " (nothing was replaced)")));
       }
@@ -365,7 +389,7 @@ absl::StatusOr<std::unique_ptr<Repair>> Repair::Plan(const RepairOptions& option
     }
     repair::RepairFile f;
     absl::Status s = r->PlanFile(meta, FileKind::kMetadata, &f);
-    if (!s.ok() && !absl::IsNotFound(s)) return s;
+    if (!s.ok() && !absl::IsNotFound(s)) return AfterRecovery(s, plan);
     d.checkpoint_id = r->items_.empty() || !s.ok()
                           ? -1 : r->items_.back().in.model.metadata.checkpoint_id;
     if (absl::IsNotFound(s)) {
@@ -461,7 +485,7 @@ absl::StatusOr<std::unique_ptr<Repair>> Repair::Plan(const RepairOptions& option
         plan.add_unchanged(path);
         continue;
       }
-      FLINKSTATE_RETURN_IF_ERROR(s);
+      if (!s.ok()) return AfterRecovery(s, plan);
       total += f.bytes_removed();
       if (f.has_transfer()) AddTransfer(f.transfer(), plan.mutable_transfer());
       *plan.add_files() = std::move(f);

@@ -185,6 +185,23 @@ for n in $((commit + 1)) $((commit + 3)) $((commit + 5)); do  # after the commit
   "$bin" repair --state "$state" --ha-dir "$job/ha" "$job/chk-1742" 2>&1 | grep -q "nothing to strip" &&
     ok || bad "kill at $n: the state is still there"
 done
+# Killed between its two renames, then _metadata restored from its .bak by hand (attack run 11,
+# M1): the recovery keeps the backups, so --apply refuses the existing _metadata.bak. The dry run
+# must say so (it exited 0), and the refusal must say that the recovery renamed the HA file.
+fresh "$job"
+FLINKSTATE_TEST_KILL_AT=$((commit + 3)) repair >/dev/null 2>&1
+[[ $? -eq 137 ]] && ok || bad "repair not killed at step $((commit + 3))"
+cmp -s "$job/chk-1742/_metadata" "$tmp/want_meta" && [[ -n $(leftovers "$job/ha") ]] && ok ||
+  bad "kill at $((commit + 3)) is not between the two renames"
+cp "$job/chk-1742/_metadata.bak" "$job/chk-1742/_metadata"
+"$bin" repair --state "$state" --ha-dir "$job/ha" "$job/chk-1742" >"$tmp/out" 2>&1
+[[ $? -eq 1 ]] && grep -q -- "--apply would be refused: backup .*_metadata.bak already exists" "$tmp/out" && ok ||
+  { bad "dry run after a restored _metadata"; sed 's/^/  | /' "$tmp/out"; }
+repair >"$tmp/out" 2>&1
+[[ $? -eq 1 ]] && grep -q "before that, an interrupted earlier run was resolved: renamed .*$ha" "$tmp/out" && ok ||
+  { bad "apply after a restored _metadata"; sed 's/^/  | /' "$tmp/out"; }
+cmp -s "$job/$ha" "$tmp/want_ha" && cmp -s "$job/chk-1742/_metadata" "$pristine/chk-1742/_metadata" && ok ||
+  bad "after a restored _metadata: the HA file is not the repaired one or _metadata changed"
 for n in $((commit - 3)) $((commit - 1)) $commit; do  # before the commit record
   fresh "$job"
   FLINKSTATE_TEST_KILL_AT=$n repair >/dev/null 2>&1

@@ -540,6 +540,18 @@ bool CommittedRunWouldFinish(const std::string& output, const std::string& dry_r
   return false;
 }
 
+// Whether resolving the interrupted runs in `dir` may remove a backup there:
+// a run that had not committed (or whose journal is unreadable or elsewhere)
+// is rolled back, removing the backup link it made.
+bool RecoveryMayRemoveBackups(const std::string& dir) {
+  absl::StatusOr<std::vector<serde::InterruptedRun>> runs = serde::FindInterruptedRuns(dir);
+  if (!runs.ok()) return true;
+  for (const serde::InterruptedRun& r : *runs) {
+    if (r.state != "commit") return true;
+  }
+  return false;
+}
+
 // Whether the files `a` and `b` both exist and hold the same bytes.
 bool SameBytes(const std::string& a, const std::string& b) {
   absl::StatusOr<serde::MappedFile> fa = serde::MappedFile::Open(a);
@@ -858,7 +870,10 @@ absl::StatusOr<report::WritePlan> PlanWrite(const OutputTarget& t, const Input& 
   step("read back", temp, plan.output_size());
   if (!t.backup.empty()) {
     step("backup", t.backup, 0, t.output);
-    if (::access(t.backup.c_str(), F_OK) == 0) {
+    // The write's recovery removes a backup only for a run that had not
+    // committed (its own link); a committed run keeps it, and the write is
+    // refused (attack run 11, M2: said so, and exited 0).
+    if (::access(t.backup.c_str(), F_OK) == 0 && !RecoveryMayRemoveBackups(dir)) {
       p.add_problems(ValidUtf8(absl::StrCat(t.backup, " exists already (an earlier backup): "
                                             "the write would be refused; move it away first")));
     }
@@ -910,7 +925,9 @@ int FinishDryRun(const CommandArgs& a, const OutputTarget& t, const Input& in,
   rep.set_dry_run(true);
   rep.set_verified(!remote);
   *rep.mutable_write_plan() = *p;
-  if (a.json) return PrintJson(rep);
+  // As `repair` without --apply: exit 1 when the write would be refused.
+  const int rc = p->problems().empty() ? kExitOk : kExitInput;
+  if (a.json) return PrintJson(rep, rc);
   const auto n = [](uint64_t b) { return absl::StrCat(Human(b), " (", b, " B)"); };
   std::string out = absl::StrCat("would write ", t.output, " (", plan.output_size(), " B)");
   if (!t.backup.empty()) absl::StrAppend(&out, "; backup ", t.backup);
@@ -942,9 +959,12 @@ int FinishDryRun(const CommandArgs& a, const OutputTarget& t, const Input& in,
                                  "write verifies its output before it replaces anything\n"
                                : "verified: the planned output, built in memory, passes the "
                                  "check the write makes\n");
-  absl::StrAppend(&out, "dry run, nothing written (drop --dry-run to write)\n");
+  absl::StrAppend(&out, rc == kExitOk
+                            ? "dry run, nothing written (drop --dry-run to write)\n"
+                            : "dry run, nothing written; the write would be refused as things "
+                              "stand (above)\n");
   std::cout << Printable(out);
-  return kExitOk;
+  return rc;
 }
 
 absl::Status WriteVerified(const OutputTarget& t, const Input& in,

@@ -144,7 +144,8 @@ void AddEditOutput(CLI::App& app, CommandArgs& a) {
 void AddDryRun(CLI::App& app, CommandArgs& a) {
   app.add_flag("--dry-run", a.dry_run,
                "show what would be written (objects or files, sizes, bytes to transfer, "
-               "server-side copies and uploads) and write nothing");
+               "server-side copies and uploads) and write nothing; exit 1 when the write "
+               "would be refused as things stand");
 }
 
 void AddOperators(CLI::App& app, CommandArgs& a, const char* what) {

@@ -643,8 +643,10 @@ class S3WriteTest(unittest.TestCase):
         before = self.listing()
         rc, out, err = run(self.EDITS[0] + ["--dry-run", "--in-place",
                                             "s3://flink/" + self.prefix], self.env)
-        self.assertEqual(rc, 0, err)
+        # Exit 1, as the write: a dry run whose write would be refused says so in its exit code.
+        self.assertEqual(rc, 1, err)
         self.assertIn("warning: s3://flink/%s/_metadata.bak exists already" % self.prefix, out)
+        self.assertIn("the write would be refused as things stand", out)
         self.assertEqual(self.listing(), before)
         # As the real run says.
         rc, _, err = self.strip()

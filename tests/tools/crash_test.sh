@@ -109,6 +109,27 @@ for n in $(spread "$total"); do
   [[ $(stat -c %a "$file") == 600 ]] && ok || bad "strip kill at step $n: mode $(stat -c %a "$file")"
 done
 
+# --- another command after a killed convert --in-place --------------------------------------
+# (attack run 11, M2: past the convert's commit its recovery keeps _metadata.bak, so strip-state
+# --in-place is refused; its dry run said "would be refused" and exited 0.) Before the commit the
+# recovery removes the convert's backup link and both succeed.
+conv() { "$bin" convert --to-version 4 --in-place "$file"; }
+fresh "$job"
+FLINKSTATE_TEST_OPS_LOG="$tmp/convert.ops" conv >/dev/null 2>&1 || bad "clean convert run"
+conv_commit=$(grep -n ' rename .*/\.flinkstate-txn-[0-9a-f]*\.journal$' "$tmp/convert.ops" | sed -n 2p | cut -d: -f1)
+for n in $((conv_commit - 1)) $((conv_commit + 2)); do
+  fresh "$job"
+  FLINKSTATE_TEST_KILL_AT=$n conv >/dev/null 2>&1
+  [[ $? -eq 137 ]] && ok || bad "convert not killed at step $n"
+  "$bin" strip-state --dry-run --state "$state" --in-place "$file" >"$tmp/out" 2>&1
+  dry=$?
+  strip >"$tmp/out2" 2>&1
+  real=$?
+  want=0; [[ $n -gt $conv_commit ]] && want=1
+  [[ $dry -eq $want && $real -eq $want ]] && ok ||
+    { bad "after a convert killed at $n: dry run exit $dry, write exit $real, want $want"; sed 's/^/  | /' "$tmp/out" "$tmp/out2"; }
+done
+
 # --- a committed in-place write whose file was restored before the rerun --------------------
 # (attack run 10, H3: the rerun said "wrote ... verified" while the file held the original.)
 fresh "$job"

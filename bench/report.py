@@ -132,11 +132,17 @@ def main():
             for metric, col, unit in (("time", "wall_median_s", "wall time, s"),
                                       ("memory", "rss_max_mib", "peak RSS, MiB")):
                 fig, ax = plt.subplots(figsize=(7, 4.2))
-                for (t, c), by in cmds.items():
+                # More lines than the default colour cycle has colours: tab20, and the tool
+                # in the line style (flinkstate solid, the JVM dashed, cp dotted).
+                colours = plt.get_cmap("tab20").colors
+                styles = {"flinkstate": "-", "cp": ":"}
+                for i, ((t, c), by) in enumerate(cmds.items()):
                     pts = [(byte_of[s] / 1048576, f(by[s][col])) for s in sizes
                            if s in by and f(by[s][col])]
                     if pts:
                         ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o",
+                                color=colours[i % len(colours)],
+                                linestyle=styles.get(t.split()[0], "--"),
                                 label="%s %s" % (t, c))
                 ax.set_xscale("log")
                 ax.set_yscale("log")

@@ -25,6 +25,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "flinkstate/serde/error_location.h"
@@ -64,6 +65,10 @@ std::string ModeText(mode_t mode) {
   return text;
 }
 
+int64_t MtimeNs(const struct stat& st) {
+  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+}
+
 bool SameInode(const std::string& a, const std::string& b) {
   struct stat sa, sb;
   return ::lstat(a.c_str(), &sa) == 0 && ::lstat(b.c_str(), &sb) == 0 &&
@@ -90,6 +95,14 @@ bool Exists(const std::string& p) {
 // C-escaped (paths may hold any byte but NUL).
 struct JournalEntry {
   std::string target, temp, backup, backup_temp;
+  // The original's size and modification time (ns since the epoch) when the
+  // transaction began, for a target that existed and gets a backup; -1 for
+  // none (and in journals written before these were recorded). Until the
+  // rename the backup is a hard link to the target: a write into the target
+  // (`cp` over it) changes the backup too, and only these tell (attack run
+  // 11, M6).
+  int64_t original_size = -1;
+  int64_t original_mtime_ns = -1;
 };
 struct Journal {
   std::string path;
@@ -98,6 +111,21 @@ struct Journal {
   std::vector<JournalEntry> entries;
 };
 
+// Of a committed entry whose rename is still to come: whether its target is
+// no longer the original the journal's run kept as its backup: another file
+// put there since (another inode), or the original written to since (same
+// inode, so its backup link changed with it: another size or mtime than the
+// journal recorded). Recovery must not rename the run's older output over
+// it, and the backup no longer holds the original.
+bool TargetChangedSince(const JournalEntry& e) {
+  if (!SameInode(e.backup, e.target)) return true;
+  if (e.original_size < 0) return false;  // a journal without the stamp
+  struct stat st;
+  if (::lstat(e.target.c_str(), &st) != 0) return false;
+  return static_cast<int64_t>(st.st_size) != e.original_size ||
+         MtimeNs(st) != e.original_mtime_ns;
+}
+
 std::string Field(const std::string& s) { return s.empty() ? "-" : absl::CEscape(s); }
 
 std::string RenderJournal(const Journal& j) {
@@ -105,7 +133,11 @@ std::string RenderJournal(const Journal& j) {
   if (!j.intent.empty()) absl::StrAppend(&out, "intent\t", Field(j.intent), "\n");
   for (const JournalEntry& e : j.entries) {
     absl::StrAppend(&out, "file\t", Field(e.target), "\t", Field(e.temp), "\t",
-                    Field(e.backup), "\t", Field(e.backup_temp), "\n");
+                    Field(e.backup), "\t", Field(e.backup_temp));
+    if (e.original_size >= 0) {
+      absl::StrAppend(&out, "\t", e.original_size, ":", e.original_mtime_ns);
+    }
+    absl::StrAppend(&out, "\n");
   }
   absl::StrAppend(&out, "end\n");
   return out;
@@ -129,13 +161,20 @@ absl::StatusOr<Journal> ParseJournal(const std::string& path, absl::string_view 
     } else if (f[0] == "intent" && f.size() == 2) {
       std::string err;
       if (!absl::CUnescape(f[1], &j.intent, &err)) return bad("bad escape");
-    } else if (f[0] == "file" && f.size() == 5) {
+    } else if (f[0] == "file" && (f.size() == 5 || f.size() == 6)) {
       JournalEntry e;
       std::string* out[] = {&e.target, &e.temp, &e.backup, &e.backup_temp};
       for (int k = 0; k < 4; ++k) {
         if (f[k + 1] == "-") continue;
         std::string err;
         if (!absl::CUnescape(f[k + 1], out[k], &err)) return bad("bad escape");
+      }
+      if (f.size() == 6) {  // "SIZE:MTIME_NS" of the original
+        std::pair<absl::string_view, absl::string_view> st = absl::StrSplit(f[5], ':');
+        if (!absl::SimpleAtoi(st.first, &e.original_size) ||
+            !absl::SimpleAtoi(st.second, &e.original_mtime_ns) || e.original_size < 0) {
+          return bad("bad original stamp");
+        }
       }
       if (e.target.empty() || e.temp.empty()) return bad("file record without names");
       j.entries.push_back(std::move(e));
@@ -494,6 +533,10 @@ absl::Status CommitFiles(std::vector<FileChange>& changes, const TransactionOpti
     e.target = c.target;
     e.temp = c.temp;
     e.backup = c.backup;
+    if (exists && !c.backup.empty()) {
+      e.original_size = static_cast<int64_t>(st.st_size);
+      e.original_mtime_ns = MtimeNs(st);
+    }
     if (!c.backup.empty()) e.backup_temp = absl::StrCat(c.backup, kTempMarker, token);
     journal.entries.push_back(std::move(e));
   }
@@ -826,7 +869,7 @@ absl::StatusOr<std::vector<InterruptedRun>> FindInterruptedRuns(const std::strin
       for (const JournalEntry& e : j->entries) {
         run.targets.push_back(e.target);
         if (run.state == "commit" && Exists(e.temp) && !e.backup.empty() && Exists(e.target) &&
-            !SameInode(e.backup, e.target)) {
+            TargetChangedSince(e)) {
           run.changed.push_back(e.target);
         } else if (run.state != "commit" || Exists(e.temp)) {
           run.unreplaced.push_back(e.target);
@@ -905,13 +948,19 @@ absl::StatusOr<RecoveryReport> RecoverTransactions(const std::vector<std::string
       // before any rename.
       for (const JournalEntry& e : j.entries) {
         if (e.backup.empty() || !Exists(e.temp) || !Exists(e.target)) continue;
-        if (!SameInode(e.backup, e.target)) {
+        if (TargetChangedSince(e)) {
+          const std::string how =
+              SameInode(e.backup, e.target)
+                  ? absl::StrCat("it was written to since: its size or modification time is not "
+                                 "the original's, and its backup ", e.backup,
+                                 " is a hard link to it, so the backup changed too and the "
+                                 "original is no longer kept")
+                  : absl::StrCat("it is no longer the original kept as ", e.backup);
           return absl::FailedPreconditionError(absl::StrCat(
               "serde: ", e.target, " changed after an interrupted flinkstate write had "
-              "committed (it is no longer the original kept as ", e.backup,
-              "); nothing was renamed. The write's output is ", e.temp, ": to keep the file as "
-              "it is now, remove that and the journal ", path, "; to finish the write, move the "
-              "file away and rerun"));
+              "committed (", how, "); nothing was renamed. The write's output is ", e.temp,
+              ": to keep the file as it is now, remove that and the journal ", path,
+              "; to finish the write, move the file away and rerun"));
         }
       }
     }

@@ -23,7 +23,10 @@
 //      backup) that has other hard links;
 //   2. an intent journal `<dir>/.flinkstate-txn-<token>.journal` (state
 //      `prepare`) listing every target, its unique temporary file
-//      `<target>.flinkstate-tmp-<token>` and its backup; written to a
+//      `<target>.flinkstate-tmp-<token>`, its backup and the original's size
+//      and modification time (until the rename the backup is a hard link to
+//      the target, so a write into the target changes it too, and only
+//      these tell); written to a
 //      temporary name, fsynced, renamed, directory fsynced. Nothing else is
 //      created before the journal names it;
 //   3. every output written to its temporary file (created `O_EXCL`, mode and
@@ -229,8 +232,9 @@ struct InterruptedRun {
   // not done yet; for a "prepare" run, every target.
   std::vector<std::string> unreplaced;
   // Of a "commit" run's targets still to be replaced, those that are no
-  // longer the original kept as backup (changed after the crash): recovery
-  // refuses to rename over them.
+  // longer the original kept as backup (changed after the crash: another
+  // file, or the original written to in place, its size or modification
+  // time not the journal's): recovery refuses to rename over them.
   std::vector<std::string> changed;
   std::vector<std::string> temporaries;  // "*.flinkstate-tmp-*" without a journal here
   // With `journal` "": the file name of the journal the temporaries belong

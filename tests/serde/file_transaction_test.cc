@@ -27,6 +27,8 @@
 #include "absl/algorithm/container.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "flinkstate/serde/edit_plan.h"
@@ -485,6 +487,91 @@ TEST(FileTransactionTest, InterruptedRunsAreReportedAtEveryCrashPoint) {
   });
   EXPECT_GT(unstarted, 0);
   EXPECT_GT(journaled, 0);
+}
+
+// Writes `content` into `path` in place, as `cp OTHER path` does: the same
+// inode, so a hard link to it (a backup before its rename) changes too.
+// `later_mtime`: the modification time one second after the original's, as
+// a write would give it (the coarse clock may not move within a test).
+void OverwriteInPlace(const std::string& path, const std::string& content, bool later_mtime) {
+  struct stat before;
+  ASSERT_EQ(::stat(path.c_str(), &before), 0);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::write(fd, content.data(), content.size()), static_cast<ssize_t>(content.size()));
+  struct timespec times[2] = {before.st_atim, before.st_mtim};
+  if (later_mtime) times[1].tv_sec += 1;
+  ASSERT_EQ(::futimens(fd, times), 0);
+  ::close(fd);
+}
+
+// Attack run 11, M6: killed after the backup link and the commit record but
+// before the rename, then the file written to in place (`cp` over it): the
+// backup link changed with it, so the original is gone. Recovery used to
+// rename the run's older output over the new content and report the
+// original kept. The journal's size and mtime of the original now tell, as
+// another inode does: recovery refuses and changes nothing, and
+// FindInterruptedRuns reports the target as changed (what a dry run shows).
+TEST(FileTransactionTest, ATargetWrittenToThroughItsBackupLinkIsNotRenamedOver) {
+  int cases = 0;
+  for (const bool same_size : {false, true}) {
+    ForEachCrashPoint([&](int, TwoFiles& files) {
+      const std::vector<std::string> names = List(files.a_dir());
+      const bool pending = absl::c_any_of(names, [](const std::string& n) {
+        return absl::StartsWith(n, "_metadata.flinkstate-tmp-");
+      });
+      struct stat a, bak;
+      if (files.JournalState() != "commit" || !pending ||
+          ::stat(files.a().c_str(), &a) != 0 ||
+          ::stat((files.a() + ".bak").c_str(), &bak) != 0 || a.st_ino != bak.st_ino) {
+        return;
+      }
+      ++cases;
+      // Same size: only the mtime tells; else the size does (whatever the clock).
+      const std::string written = same_size ? "metadata-ORIGINAL-BYTES" : "written by cp";
+      OverwriteInPlace(files.a(), written, same_size);
+      absl::StatusOr<std::vector<InterruptedRun>> runs = FindInterruptedRuns(files.a_dir());
+      ASSERT_THAT(runs.status(), IsOk());
+      ASSERT_EQ(runs->size(), 1u);
+      EXPECT_EQ((*runs)[0].changed, std::vector<std::string>{files.a()}) << files.Describe();
+      const std::string before = files.Describe();
+      EXPECT_THAT(files.Recover(), StatusIs(absl::StatusCode::kFailedPrecondition,
+                                            "was written to since"));
+      EXPECT_EQ(files.Describe(), before);
+      EXPECT_EQ(ReadFile(files.a()), written);
+    });
+  }
+  EXPECT_GT(cases, 0);
+}
+
+// Journals written before the original's stamp was recorded (four names per
+// file record) are still read and resolved.
+TEST(FileTransactionTest, AJournalWithoutTheOriginalsStampIsStillResolved) {
+  int cases = 0;
+  ForEachCrashPoint([&](int, TwoFiles& files) {
+    const std::string state = files.JournalState();
+    if (state.empty()) return;
+    for (const std::string& n : List(files.a_dir())) {
+      if (!absl::StartsWith(n, ".flinkstate-txn-") || !absl::EndsWith(n, ".journal")) continue;
+      const std::string path = files.a_dir() + "/" + n;
+      std::string text = ReadFile(path);
+      std::string old_form;
+      for (absl::string_view line : absl::StrSplit(text, '\n')) {
+        std::vector<absl::string_view> f = absl::StrSplit(line, '\t');
+        if (f[0] == "file") {
+          ASSERT_EQ(f.size(), 6u) << line;  // this build writes the stamp
+          f.pop_back();
+        }
+        absl::StrAppend(&old_form, absl::StrJoin(f, "\t"), "\n");
+      }
+      old_form.pop_back();
+      WriteFile(path, old_form, 0600);
+      ++cases;
+    }
+    ASSERT_THAT(files.Recover(), IsOk()) << files.Describe();
+    EXPECT_TRUE(state == "commit" ? files.IsNew() : files.IsOld()) << files.Describe();
+  });
+  EXPECT_GT(cases, 0);
 }
 
 TEST(FileTransactionTest, TheJournalKeepsTheIntentForTheRerun) {

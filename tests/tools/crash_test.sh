@@ -155,6 +155,18 @@ for n in $((last_rename - 1)) $((last_rename + 1)); do
   if strip >"$tmp/out" 2>&1; then bad "rerun over a replaced file (kill at $n) claimed success"; else ok; fi
   cmp -s "$file" "$tmp/other" && ok || bad "rerun over a replaced file (kill at $n) changed it"
 done
+# ... nor one written to in place through the shared inode after a kill between the commit and the
+# rename (attack run 11, M6: `cp OTHER FILE` changed FILE.bak too, and the rerun renamed the old
+# output over the new content, saying the original was kept as FILE.bak).
+fresh "$job"
+FLINKSTATE_TEST_KILL_AT=$last_rename strip >/dev/null 2>&1
+[[ $(stat -c %i "$file") == $(stat -c %i "$file.bak") ]] && ok || bad "kill at $last_rename: $file.bak is not a link to $file"
+cp "$tmp/other" "$file"
+"$bin" strip-state --dry-run --state "$state" --in-place "$file" >"$tmp/out" 2>&1
+[[ $? -eq 1 ]] && grep -q "changed after an interrupted" "$tmp/out" && ok || { bad "dry run over a file written in place does not foresee the refusal"; sed 's/^/  | /' "$tmp/out"; }
+strip >"$tmp/out" 2>&1
+[[ $? -eq 1 ]] && grep -q "was written to since" "$tmp/out" && ok || { bad "rerun over a file written in place"; sed 's/^/  | /' "$tmp/out"; }
+cmp -s "$file" "$tmp/other" && ok || bad "rerun over a file written in place changed it"
 
 # --- a killed repair resolved by ANOTHER command: committed -> completed, else rolled back -----
 # (attack run D13: strip-state/drop-operator/convert --in-place ran a recovery that restored the

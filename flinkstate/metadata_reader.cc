@@ -21,6 +21,7 @@
 #include "flinkstate/serde/modified_utf8.h"
 #include "flinkstate/serde/status_macros.h"
 #include "flinkstate/serde/error_location.h"
+#include "flinkstate/serde/input_releaser.h"
 
 namespace flinkstate {
 namespace {
@@ -57,35 +58,7 @@ T& AppendElement(std::vector<T>* v, int32_t count) {
   return v->emplace_back();
 }
 
-// Releases the pages of a read-only file mapping behind a cursor
-// (`madvise(MADV_DONTNEED)`), so that a pass over a large file does not keep
-// it all resident; they fault back in from the page cache if read again.
-// Does nothing unless enabled: on memory that is not a file mapping the call
-// would discard data.
-class InputReleaser {
- public:
-  InputReleaser(serde::ByteView input, bool enabled)
-      : base_(reinterpret_cast<uintptr_t>(input.data())),
-        size_(input.size()),
-        enabled_(enabled && input.size() > 0) {}
-
-  // Releases the whole pages of [0, end), in batches of at least 8 MiB.
-  void Upto(uint64_t end) {
-    if (!enabled_) return;
-    static const uintptr_t kPage = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
-    const uintptr_t from = (base_ + done_ + kPage - 1) / kPage * kPage;
-    const uintptr_t to = (base_ + std::min(end, size_)) / kPage * kPage;
-    if (to <= from || to - from < (uintptr_t{8} << 20)) return;  // batches of 8 MiB
-    ::madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED);
-    done_ = to - base_;
-  }
-
- private:
-  uintptr_t base_;
-  uint64_t size_;
-  bool enabled_;
-  uint64_t done_ = 0;
-};
+using serde::InputReleaser;
 
 // One step of the item path shown in errors: "name" or "name[index]".
 struct PathSegment {

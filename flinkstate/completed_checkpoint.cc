@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "flinkstate/ha_pointer.h"
+#include "flinkstate/internal/completed_checkpoint_shapes.h"
 #include "flinkstate/javaobj/layouts.h"
 #include "flinkstate/javaobj/stream_constants.h"
 #include "flinkstate/javaobj/stream_reader.h"
@@ -25,12 +26,7 @@ using javaobj::ItemId;
 using javaobj::ItemKind;
 using javaobj::kNoItem;
 
-constexpr char kRt[] = "org.apache.flink.runtime.";
-
-// Class names without the common "org.apache.flink.runtime." prefix.
-std::string Short(const std::string& name) {
-  return absl::StartsWith(name, kRt) ? name.substr(sizeof(kRt) - 1) : name;
-}
+using internal::ShortClassName;
 
 }  // namespace
 
@@ -158,7 +154,7 @@ class GraphReader {
     // compares it at every handle).
     short_names_.reserve(s_.num_descs());
     for (size_t d = 0; d < s_.num_descs(); ++d) {
-      short_names_.push_back(Short(s_.desc(static_cast<javaobj::DescId>(d)).DisplayName()));
+      short_names_.push_back(ShortClassName(s_.desc(static_cast<javaobj::DescId>(d)).DisplayName()));
     }
   }
 
@@ -185,7 +181,7 @@ class GraphReader {
     }
     auto info = std::make_shared<CompletedCheckpointInfo>();
     info_ = info.get();
-    if (root == kNoItem || !Matches(root, "CompletedCheckpoint", "top level")) {
+    if (root == kNoItem || !Matches(root, "CompletedCheckpoint", "top level", /*root=*/true)) {
       return serde::DecodeError(
           absl::StatusCode::kInvalidArgument, "completedCheckpoint", "top level",
           absl::StrCat("expected ", kCompletedCheckpointClass, ", found ",
@@ -193,7 +189,9 @@ class GraphReader {
                        root == kNoItem ? "" : Nearest(root)),
           root == kNoItem ? 4 : s_.item(root).range.offset);
     }
-    CheckDescriptors();
+    internal::CheckDescriptorShapes(
+        s_, [&](javaobj::DescId d) { return s_.item(s_.desc(d).item).range.offset; },
+        &info_->shape_warnings);
     StateFile file;
     file.kind = StateFileKind::kCompletedCheckpoint;
     file.size = s_.input().size();
@@ -261,7 +259,8 @@ class GraphReader {
                        }
                        return a.slot < b.slot;
                      });
-    info_->flink_versions = VersionHint();
+    walk_.MoveTo(info_);
+    info_->flink_versions = internal::ReleaseHint(s_);
     file.completed = std::move(info);
     return file;
   }
@@ -374,7 +373,8 @@ class GraphReader {
   }
 
   void Unknown(absl::string_view path, ItemId id) {
-    info_->unknown_classes.push_back(absl::StrCat(path, ": ", s_.ClassNameOf(id)));
+    walk_.Unknown(s_.item(s_.Resolve(id)).range.offset,
+                  absl::StrCat(path, ": ", s_.ClassNameOf(id)));
   }
 
   bool HasField(ItemId obj, absl::string_view field) const {
@@ -396,7 +396,7 @@ class GraphReader {
       const javaobj::DescId d = s_.desc_of(r);
       if (d < short_names_.size()) return short_names_[d];
     }
-    return Short(s_.ClassNameOf(r));
+    return ShortClassName(s_.ClassNameOf(r));
   }
 
   // A StreamStateHandle value; leaves tag 0 for null and unknown classes.
@@ -406,7 +406,7 @@ class GraphReader {
     h->range = s_.range(id);
     std::string cls = ShortName(id);
     if (!absl::c_linear_search(kStreamClasses, cls)) {
-      cls = Short(HandleClass(id, "StreamStateHandle", path.str()));
+      cls = ShortClassName(HandleClass(id, "StreamStateHandle", path.str()));
     }
     if (cls == "state.memory.ByteStreamStateHandle") {
       h->tag = static_cast<uint8_t>(HandleTag::kByteStream);
@@ -481,7 +481,7 @@ class GraphReader {
     h->range = s_.range(id);
     std::string cls = ShortName(id);
     if (!absl::c_linear_search(kKeyedClasses, cls)) {
-      cls = Short(HandleClass(id, "KeyedStateHandle", path));
+      cls = ShortClassName(HandleClass(id, "KeyedStateHandle", path));
     }
     const bool with_id = HasField(id, "stateHandleId") || HasField(id, "stateHandleID");
     if (cls == "state.KeyGroupsStateHandle" || cls == "state.KeyGroupsSavepointStateHandle") {
@@ -607,7 +607,7 @@ class GraphReader {
     h->range = s_.range(id);
     std::string cls = ShortName(id);
     if (!absl::c_linear_search(kOperatorHandleClasses, cls)) {
-      cls = Short(HandleClass(id, "OperatorStateHandle", path));
+      cls = ShortClassName(HandleClass(id, "OperatorStateHandle", path));
     }
     const bool merging =
         cls == "state.filemerging.FileMergingOperatorStreamStateHandle" ||
@@ -829,235 +829,41 @@ class GraphReader {
 
   // True if object `id` plays `role`: its class is a known shape of the
   // role, or (a renamed or relocated class, a newer release) it is read by
-  // structure as the nearest known shape of the role (`ByStructure`).
-  bool Matches(ItemId id, absl::string_view role, absl::string_view path) {
+  // structure as the nearest known shape of the role, with a
+  // CLASS_SHAPE_DRIFT warning (internal/completed_checkpoint_shapes.h).
+  bool Matches(ItemId id, absl::string_view role, absl::string_view path, bool root = false) {
     id = s_.Resolve(id);
     if (s_.item(id).kind != ItemKind::kObject) return false;
-    const std::string cls = s_.ClassNameOf(id);
-    for (const KnownClassShape& k : KnownClassShapes()) {
-      if (k.role == role && cls == k.class_name) return true;
-    }
-    return ByStructure(id, role, path) != nullptr;
+    const javaobj::DescId d = s_.desc_of(id);
+    if (internal::IsKnownForRole(s_.desc(d), role)) return true;
+    const KnownClassShape* best = internal::NearestShapeOfRole(s_, d, role);
+    if (best == nullptr) return false;
+    Drift(d, *best, role, path, s_.item(id).range.offset, root);
+    return true;
   }
-  // The entry of `role` nearest to object `id`'s own descriptors (fewest of
-  // its needed fields missing, at least one present), with a
-  // CLASS_SHAPE_DRIFT warning (once per class); null if none.
-  const KnownClassShape* ByStructure(ItemId id, absl::string_view role, absl::string_view path) {
-    id = s_.Resolve(id);
-    if (s_.item(id).kind != ItemKind::kObject) return nullptr;
-    const KnownClassShape* best = nullptr;
-    int best_missing = 0;
-    size_t best_diff = 0;
-    for (const KnownClassShape& k : KnownClassShapes()) {
-      if (k.role != role) continue;
-      const int m = Missing(id, k);
-      // Ties: the release whose declared fields differ least from the class's.
-      const size_t diff = DeclaredDiff(s_.desc(s_.item(id).desc), k);
-      if (m < static_cast<int>(k.fields.size()) &&
-          (best == nullptr || m < best_missing || (m == best_missing && diff < best_diff))) {
-        best = &k;
-        best_missing = m;
-        best_diff = diff;
-      }
-    }
-    if (best == nullptr) return nullptr;
-    const std::string cls = s_.ClassNameOf(id);
-    if (std::find(drifted_.begin(), drifted_.end(), cls) == drifted_.end()) {
-      drifted_.push_back(cls);
-      std::string missing;
-      const javaobj::ClassDesc& d = s_.desc(s_.item(id).desc);
-      for (const char* f : best->fields) {
-        bool found = false;
-        for (javaobj::DescId c : d.chain) found |= s_.desc(c).FindField(f) >= 0;
-        if (!found) absl::StrAppend(&missing, missing.empty() ? "" : ", ", f);
-      }
-      CompletedCheckpointInfo::ShapeWarning w;
-      w.code = "CLASS_SHAPE_DRIFT";
-      w.path = std::string(path);
-      w.class_name = cls;
-      w.nearest_shape = absl::StrCat(best->class_name, " (Flink ", best->releases, ")");
-      w.offset = s_.item(id).range.offset;
-      w.message = absl::StrCat(
-          path, ": class ", cls, " is not a known ", role,
-          " class; read by structure as the nearest known shape ", w.nearest_shape,
-          missing.empty() ? ", whose fields it has"
-                          : absl::StrCat(", without its fields ", missing, " (read as absent)"),
-          " at byte ", w.offset);
+  void Drift(javaobj::DescId d, const KnownClassShape& best, absl::string_view role,
+             absl::string_view path, uint64_t at, bool root = false) {
+    CompletedCheckpointInfo::ShapeWarning w = internal::DriftWarning(s_, d, best, role, path, at);
+    if (root) {
       info_->shape_warnings.push_back(std::move(w));
+    } else {
+      walk_.Drift(std::move(w));
     }
-    return best;
   }
-  // For a handle whose class the reader does not know: the class of the
-  // nearest known shape of `role` if the object's descriptors declare every
-  // field it needs (so it is read as that class), else its own class name.
+  // The class a handle of `role` is read as (internal::HandleClassName).
   std::string HandleClass(ItemId id, absl::string_view role, absl::string_view path) {
-    const std::string cls = s_.ClassNameOf(id);
-    for (const KnownClassShape& k : KnownClassShapes()) {
-      if (k.role == role && cls == k.class_name) return cls;
-    }
-    for (const KnownClassShape& k : KnownClassShapes()) {
-      if (k.role == role && s_.item(s_.Resolve(id)).kind == ItemKind::kObject &&
-          Missing(s_.Resolve(id), k) == 0) {
-        const KnownClassShape* best = ByStructure(id, role, path);
-        return best != nullptr ? best->class_name : cls;
-      }
-    }
+    const ItemId r = s_.Resolve(id);
+    if (s_.item(r).kind != ItemKind::kObject) return s_.ClassNameOf(id);
+    const KnownClassShape* drift = nullptr;
+    std::string cls = internal::HandleClassName(s_, s_.desc_of(r), role, &drift);
+    if (drift != nullptr) Drift(s_.desc_of(r), *drift, role, path, s_.item(r).range.offset);
     return cls;
-  }
-  // Fields declared by `d` but not by `k` plus fields of `k` that `d` lacks
-  // (entries without a declared list: the needed fields `d` lacks).
-  static size_t DeclaredDiff(const javaobj::ClassDesc& d, const KnownClassShape& k) {
-    const std::vector<const char*>& names = k.declared.empty() ? k.fields : k.declared;
-    size_t diff = 0;
-    for (const char* n : names) diff += d.FindField(n) < 0;
-    if (k.declared.empty()) return diff;
-    for (const javaobj::FieldDesc& f : d.fields) {
-      diff += std::none_of(names.begin(), names.end(), [&](const char* n) { return f.name == n; });
-    }
-    return diff;
-  }
-  // Fields of `k` that object `id`'s class chain does not declare.
-  int Missing(ItemId id, const KnownClassShape& k) const {
-    int missing = 0;
-    const javaobj::ClassDesc& d = s_.desc(s_.item(id).desc);
-    for (const char* f : k.fields) {
-      bool found = false;
-      for (javaobj::DescId c : d.chain) found |= s_.desc(c).FindField(f) >= 0;
-      if (!found) ++missing;
-    }
-    return missing;
   }
   // " (nearest known shape X: missing N of its M fields)" for an error.
   std::string Nearest(ItemId id) const {
     id = s_.Resolve(id);
     if (s_.item(id).kind != ItemKind::kObject) return "";
-    const KnownClassShape* best = nullptr;
-    int best_missing = 0;
-    for (const KnownClassShape& k : KnownClassShapes()) {
-      const int m = Missing(id, k);
-      if (best == nullptr || m < best_missing) {
-        best = &k;
-        best_missing = m;
-      }
-    }
-    if (best == nullptr || best_missing == static_cast<int>(best->fields.size())) return "";
-    return absl::StrCat(" (nearest known shape ", best->class_name, ": ", best_missing, " of its ",
-                        best->fields.size(), " fields missing)");
-  }
-  // Every descriptor of a class in the table: a serialVersionUID other than
-  // the one Flink declares (the JDK's ObjectInputStream refuses it:
-  // InvalidClassException) and declared fields that are those of no release
-  // shape of the class (an extra or a missing field: another release, or a
-  // patched class).
-  void CheckDescriptors() {
-    for (size_t d = 0; d < s_.num_descs(); ++d) {
-      const javaobj::ClassDesc& cd = s_.desc(d);
-      const KnownClassShape* suid_entry = nullptr;
-      bool suid_ok = false, fields_ok = false, compared = false;
-      const KnownClassShape* nearest = nullptr;
-      size_t nearest_diff = 0;
-      std::string added, removed, releases;
-      for (const KnownClassShape& k : KnownClassShapes()) {
-        if (cd.name != k.class_name) continue;
-        if (k.suid != 0) {
-          absl::StrAppend(&releases, suid_entry == nullptr ? "" : ", ", k.releases);
-          suid_entry = &k;
-          suid_ok |= cd.suid == k.suid;
-        }
-        if (k.declared.empty()) continue;
-        compared = true;
-        std::string add, rem;
-        size_t diff = 0;
-        for (const javaobj::FieldDesc& f : cd.fields) {
-          if (std::find_if(k.declared.begin(), k.declared.end(),
-                           [&](const char* n) { return f.name == n; }) == k.declared.end()) {
-            absl::StrAppend(&add, add.empty() ? "" : ", ", f.name);
-            ++diff;
-          }
-        }
-        for (const char* n : k.declared) {
-          if (cd.FindField(n) < 0) {
-            absl::StrAppend(&rem, rem.empty() ? "" : ", ", n);
-            ++diff;
-          }
-        }
-        if (diff == 0) fields_ok = true;
-        if (nearest == nullptr || diff < nearest_diff) {
-          nearest = &k;
-          nearest_diff = diff;
-          added = add;
-          removed = rem;
-        }
-      }
-      const uint64_t at = s_.item(cd.item).range.offset;
-      if (suid_entry != nullptr && !suid_ok) {
-        CompletedCheckpointInfo::ShapeWarning w;
-        w.code = "SERIAL_VERSION_UID_CHANGED";
-        w.class_name = cd.name;
-        w.nearest_shape = absl::StrCat(suid_entry->class_name, " (Flink ", releases, ")");
-        w.offset = at;
-        w.message = absl::StrFormat(
-            "class %s has serialVersionUID 0x%016x, Flink %s declares 0x%016x: "
-            "ObjectInputStream on such a Flink throws java.io.InvalidClassException "
-            "(local class incompatible) at byte %d",
-            cd.name, static_cast<uint64_t>(cd.suid), releases,
-            static_cast<uint64_t>(suid_entry->suid), at);
-        info_->shape_warnings.push_back(std::move(w));
-      }
-      if (compared && !fields_ok) {
-        CompletedCheckpointInfo::ShapeWarning w;
-        w.code = "CLASS_FIELDS_DRIFT";
-        w.class_name = cd.name;
-        w.nearest_shape = absl::StrCat(nearest->class_name, " (Flink ", nearest->releases, ")");
-        w.offset = at;
-        w.message = absl::StrCat(
-            "class ", cd.name, " declares fields no known release shape has; nearest: Flink ",
-            nearest->releases, added.empty() ? "" : absl::StrCat(", fields added: ", added),
-            removed.empty() ? "" : absl::StrCat(", fields missing: ", removed),
-            "; read by field name at byte ", at);
-        info_->shape_warnings.push_back(std::move(w));
-      }
-    }
-  }
-
-  bool DescHasField(absl::string_view cls, absl::string_view field) const {
-    for (size_t d = 0; d < s_.num_descs(); ++d) {
-      if (s_.desc(d).name == cls && s_.desc(d).FindField(field) >= 0) return true;
-    }
-    return false;
-  }
-  bool SawDesc(absl::string_view cls) const {
-    for (size_t d = 0; d < s_.num_descs(); ++d) {
-      if (s_.desc(d).name == cls) return true;
-    }
-    return false;
-  }
-
-  std::string VersionHint() const {
-    const std::string cc = kCompletedCheckpointClass;
-    if (DescHasField(cc, "duration")) return "1.13";
-    if (!DescHasField(cc, "restoredProps")) return "1.14-1.15";
-    if (DescHasField("org.apache.flink.runtime.checkpoint.OperatorState", "operatorName")) {
-      return "2.x";
-    }
-    if (SawDesc("org.apache.flink.runtime.state.filemerging.SegmentFileStateHandle") ||
-        SawDesc("org.apache.flink.runtime.state.filemerging."
-                "FileMergingOperatorStreamStateHandle") ||
-        DescHasField("org.apache.flink.runtime.state.PlaceholderStreamStateHandle",
-                     "fileMerged")) {
-      return "1.20";
-    }
-    if (SawDesc("org.apache.flink.runtime.state.AbstractIncrementalStateHandle")) {
-      return "1.19-1.20";
-    }
-    if (SawDesc("org.apache.flink.runtime.state."
-                "IncrementalKeyedStateHandle$HandleAndLocalPath")) {
-      return "1.18";
-    }
-    if (SawDesc("org.apache.flink.runtime.state.IncrementalRemoteKeyedStateHandle")) {
-      return "1.16-1.17";
-    }
-    return "1.16-1.20";
+    return internal::NearestShapeNote(s_, s_.desc_of(id));
   }
 
   static constexpr int kMaxKeyedDepth = 16;
@@ -1066,7 +872,7 @@ class GraphReader {
   int keyed_depth_ = 0;
   const CompletedOperatorSink* sink_ = nullptr;
   std::vector<std::string> short_names_;
-  std::vector<std::string> drifted_;
+  internal::WalkFindings walk_;
 };
 
 }  // namespace

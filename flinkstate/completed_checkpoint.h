@@ -103,6 +103,10 @@ struct OperatorHandleRef {
   std::string slot;  // "managedOperatorState" / "rawOperatorState"
   javaobj::ItemId handle = javaobj::kNoItem;
   javaobj::ItemId map = javaobj::kNoItem;
+  // `ScanCompletedCheckpoint` (no item ids): the first byte of the handle's
+  // definition and of the map's (0 for a null map).
+  uint64_t handle_offset = 0;
+  uint64_t map_offset = 0;
 };
 
 // What a CompletedCheckpoint carries beyond the `_metadata` model.
@@ -182,6 +186,42 @@ using CompletedOperatorSink = std::function<absl::Status(int index, OperatorStat
 // Lifetime: `*stream_out` (if given) borrows `input`.
 [[nodiscard]] absl::StatusOr<StateFile> ReadCompletedCheckpointBytes(
     serde::ByteView input, javaobj::Stream* stream_out = nullptr);
+
+struct ScanCompletedCheckpointOptions {
+  // Calls `head_sink` with the file's head (the model without operators:
+  // checkpoint id, `completed` with everything the graph's own fields give)
+  // before the first operator reaches the sink; the graph's fields that
+  // follow `operatorStates` in the stream (props, storage location) are read
+  // first, by skipping the operators once and reading them again. For
+  // writers whose output puts the head first (the JSON report). The head's
+  // `completed` lacks what only the whole read knows: shape warnings,
+  // unknown classes, operator handles and the release hint.
+  bool head_first = false;
+  std::function<absl::Status(const StateFile& head)> head_sink;
+  // The input is a read-only file mapping whose pages may be released behind
+  // the reader (`serde::InputReleaser`), so that resident memory stays flat.
+  bool release_consumed_input = false;
+  // False: the model's strings (`Utf`: handle names, paths, state names,
+  // ids) are left in the input: `value` empty and `range` the string's u2
+  // length and body, as `MetadataReadOptions::decode_strings` false leaves
+  // them (`UtfBody`, the report's text source read them there). A
+  // TC_LONGSTRING is decoded either way.
+  bool decode_strings = true;
+};
+
+// `ReadCompletedCheckpointStreaming` in one pass over `input` with
+// `javaobj::StreamCursor`, without decoding the stream into a model: the
+// same `StateFile` and the same calls of `sink` (a null `sink`: the operators
+// are kept in the returned file), at the cost of one pass (two with
+// `head_first`) and 4 bytes per stream handle. `OperatorHandleRef` entries
+// carry offsets instead of item ids.
+// Return values: on any failure, those of `ReadCompletedCheckpointBytes`
+// (the model reader is asked, so that the same file fails the same way on
+// every path); `Internal` if that reader succeeds where this one failed.
+// Lifetime: the returned model refers to `input` by ranges.
+[[nodiscard]] absl::StatusOr<StateFile> ScanCompletedCheckpoint(
+    serde::ByteView input, const CompletedOperatorSink& sink = nullptr,
+    const ScanCompletedCheckpointOptions& options = {});
 
 // True if `input` starts a Java stream whose first object's class is
 // `CompletedCheckpoint` (cheap: looks only at the first class name).

@@ -1,0 +1,212 @@
+// Copyright 2026 The flinkstate Authors. Licensed under the Apache License 2.0.
+//
+// The one-pass completedCheckpoint reader (`ScanCompletedCheckpoint`)
+// against the model reader (`ReadCompletedCheckpointBytes`, over a decoded
+// `javaobj::Stream`): on every completedCheckpoint Flink wrote for the test
+// data (eleven releases), the synthesized samples, files written from corpus
+// `_metadata` with the JobManager's sharing, and on truncated and flipped
+// copies of them, both accept the same files and give the same model, field
+// by field (`DumpModel`); where both refuse, the error is the same.
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "flinkstate/completed_checkpoint.h"
+#include "flinkstate/metadata_reader.h"
+#include "gtest/gtest.h"
+#include "tests/fixtures/completed_checkpoint_writer.h"
+#include "tests/testing/model_dump.h"
+#include "tests/testing/status_matchers.h"
+
+namespace flinkstate {
+namespace {
+
+using ::flinkstate::testing::DumpModel;
+
+std::string Slurp(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// Every completedCheckpoint under the test data, the corpus and the samples.
+std::vector<std::filesystem::path> HaFiles() {
+  std::vector<std::filesystem::path> out;
+  for (const std::string& root : {std::string(FLINKSTATE_SOURCE_DIR) + "/tests/testdata",
+                                  std::string(FLINKSTATE_SHARED_DIR) + "/corpus",
+                                  std::string(FLINKSTATE_SHARED_DIR) + "/spec/samples"}) {
+    std::error_code ec;
+    for (auto it = std::filesystem::recursive_directory_iterator(root, ec);
+         it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+      if (ec || !it->is_regular_file() || it->file_size() > (64u << 20)) continue;
+      const std::string bytes = Slurp(it->path());
+      if (LooksLikeCompletedCheckpoint(serde::AsBytes(bytes))) out.push_back(it->path());
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The first lines where two dumps differ (whole dumps are too long to read).
+void ExpectSameDump(const std::string& a, const std::string& b, const std::string& what) {
+  if (a == b) return;
+  std::vector<std::string> la = absl::StrSplit(a, '\n'), lb = absl::StrSplit(b, '\n');
+  std::string diff;
+  int shown = 0;
+  for (size_t i = 0; i < std::max(la.size(), lb.size()) && shown < 6; ++i) {
+    const std::string x = i < la.size() ? la[i] : "<none>";
+    const std::string y = i < lb.size() ? lb[i] : "<none>";
+    if (x == y) continue;
+    absl::StrAppend(&diff, "line ", i, "\n  model: ", x, "\n  scan:  ", y, "\n");
+    ++shown;
+  }
+  ADD_FAILURE() << what << ": models differ\n" << diff;
+}
+
+// The two readers agree on `bytes`.
+void ExpectSameRead(absl::string_view bytes, const std::string& what) {
+  const serde::ByteView in = serde::AsBytes(bytes);
+  absl::StatusOr<StateFile> model = ReadCompletedCheckpointBytes(in);
+  absl::StatusOr<StateFile> scan = ScanCompletedCheckpoint(in);
+  ASSERT_EQ(model.ok(), scan.ok()) << what << ": model " << model.status() << ", scan "
+                                   << scan.status();
+  if (!model.ok()) {
+    EXPECT_EQ(model.status(), scan.status()) << what;
+    return;
+  }
+  ExpectSameDump(DumpModel(*model), DumpModel(*scan), what);
+}
+
+TEST(CompletedCheckpointScanTest, ReadsEveryRealFileAsTheModelReaderDoes) {
+  const std::vector<std::filesystem::path> files = HaFiles();
+  ASSERT_GE(files.size(), 40u) << "test data missing";
+  for (const auto& f : files) {
+    SCOPED_TRACE(f.string());
+    ExpectSameRead(Slurp(f), f.string());
+  }
+}
+
+TEST(CompletedCheckpointScanTest, TheSinkSeesTheOperatorsInOrder) {
+  for (const auto& f : HaFiles()) {
+    const std::string bytes = Slurp(f);
+    absl::StatusOr<StateFile> model = ReadCompletedCheckpointBytes(serde::AsBytes(bytes));
+    if (!model.ok()) continue;
+    StateFile seen;
+    seen.kind = StateFileKind::kCompletedCheckpoint;
+    int expected_index = 0;
+    absl::StatusOr<StateFile> head = ScanCompletedCheckpoint(
+        serde::AsBytes(bytes), [&](int index, OperatorState&& op) {
+          EXPECT_EQ(index, expected_index++);
+          seen.metadata.operators.push_back(std::move(op));
+          return absl::OkStatus();
+        });
+    ASSERT_TRUE(head.ok()) << f << ": " << head.status();
+    EXPECT_TRUE(head->metadata.operators.empty());
+    seen.size = head->size;
+    seen.metadata.checkpoint_id = head->metadata.checkpoint_id;
+    seen.completed = head->completed;
+    ExpectSameDump(DumpModel(*model), DumpModel(seen), f.string());
+  }
+}
+
+TEST(CompletedCheckpointScanTest, HeadFirstGivesTheHeadBeforeTheOperators) {
+  int files = 0;
+  for (const auto& f : HaFiles()) {
+    const std::string bytes = Slurp(f);
+    absl::StatusOr<StateFile> model = ReadCompletedCheckpointBytes(serde::AsBytes(bytes));
+    if (!model.ok() || model->metadata.operators.empty()) continue;
+    ++files;
+    bool head_seen = false;
+    ScanCompletedCheckpointOptions options;
+    options.head_first = true;
+    options.head_sink = [&](const StateFile& head) {
+      EXPECT_FALSE(head_seen);
+      head_seen = true;
+      EXPECT_EQ(head.metadata.checkpoint_id, model->metadata.checkpoint_id);
+      const CompletedCheckpointInfo& a = *head.completed;
+      const CompletedCheckpointInfo& b = *model->completed;
+      // The graph's own fields, those after operatorStates included.
+      EXPECT_EQ(a.properties.kind, b.properties.kind);
+      EXPECT_EQ(a.properties.type_name, b.properties.type_name);
+      EXPECT_EQ(a.properties.sharing_files_strategy, b.properties.sharing_files_strategy);
+      EXPECT_EQ(a.storage_location_class, b.storage_location_class);
+      EXPECT_EQ(a.exclusive_checkpoint_dir, b.exclusive_checkpoint_dir);
+      EXPECT_EQ(a.job_id, b.job_id);
+      EXPECT_EQ(a.metadata_path, b.metadata_path);
+      return absl::OkStatus();
+    };
+    std::vector<OperatorState> ops;
+    absl::StatusOr<StateFile> scan =
+        ScanCompletedCheckpoint(serde::AsBytes(bytes),
+                                [&](int, OperatorState&& op) {
+                                  EXPECT_TRUE(head_seen) << "an operator before the head";
+                                  ops.push_back(std::move(op));
+                                  return absl::OkStatus();
+                                },
+                                options);
+    ASSERT_TRUE(scan.ok()) << f << ": " << scan.status();
+    StateFile whole = *std::move(scan);
+    whole.metadata.operators = std::move(ops);
+    ExpectSameDump(DumpModel(*model), DumpModel(whole), f.string());
+  }
+  EXPECT_GE(files, 20);
+}
+
+// Files with the JobManager's sharing (references to shared objects, which
+// the one-pass reader reads again at their definitions), written from real
+// `_metadata` files of the corpus.
+TEST(CompletedCheckpointScanTest, ReadsSharedObjectsThroughTheirReferences) {
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "scan-shared";
+  std::filesystem::create_directories(dir);
+  int written = 0;
+  std::error_code ec;
+  const std::string corpus = std::string(FLINKSTATE_SHARED_DIR) + "/corpus";
+  for (auto it = std::filesystem::recursive_directory_iterator(corpus, ec);
+       it != std::filesystem::recursive_directory_iterator() && written < 40; it.increment(ec)) {
+    if (ec || !it->is_regular_file() || it->path().filename() != "_metadata" ||
+        it->file_size() > (8u << 20)) {
+      continue;
+    }
+    const std::string meta = Slurp(it->path());
+    absl::StatusOr<StateFile> m = ReadStateFile(serde::AsBytes(meta));
+    if (!m.ok()) continue;
+    const std::filesystem::path out = dir / absl::StrCat("cc-", written);
+    if (!WriteCompletedCheckpointFromMetadata(*m, serde::AsBytes(meta), {}, out.string())
+             .ok()) {
+      continue;
+    }
+    ++written;
+    SCOPED_TRACE(it->path().string());
+    ExpectSameRead(Slurp(out), it->path().string());
+  }
+  EXPECT_GE(written, 5);
+}
+
+TEST(CompletedCheckpointScanTest, AcceptsAndRefusesDamagedFilesAsTheModelReaderDoes) {
+  uint64_t cases = 0;
+  for (const auto& f : HaFiles()) {
+    const std::string bytes = Slurp(f);
+    if (bytes.size() > (256u << 10)) continue;
+    const size_t n = bytes.size();
+    const size_t step = std::max<size_t>(1, n / 40);
+    for (size_t at = 0; at < n; at += step) {
+      ExpectSameRead(absl::string_view(bytes).substr(0, at),
+                     absl::StrCat(f.string(), " cut at ", at));
+      std::string flipped = bytes;
+      flipped[at] = static_cast<char>(flipped[at] ^ (at % 5 == 0 ? 0x01 : 0x20));
+      ExpectSameRead(flipped, absl::StrCat(f.string(), " flip at ", at));
+      cases += 2;
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  }
+  EXPECT_GE(cases, 2000u);
+}
+
+}  // namespace
+}  // namespace flinkstate

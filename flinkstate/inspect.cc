@@ -991,33 +991,51 @@ absl::Status StreamMetadataReportJson(serde::ByteView input,
 
 namespace {
 
-// The report of a completedCheckpoint read one operator at a time: `*r` gets
-// everything but the operators, which go to `op_sink` in order as soon as
-// each is complete (with its union warnings kept for the end, as
-// `BuildReport` adds them last). The same report as `BuildReport` of the
-// whole model: warnings in its order (unknown classes and class-shape
-// warnings first, then those of the walk, the frame size, the unions).
+// The report of a completedCheckpoint read one operator at a time
+// (`ScanCompletedCheckpoint`): `*r` gets everything but the operators, which
+// go to `op_sink` in order as soon as each is complete (with its union
+// warnings kept for the end, as `BuildReport` adds them last). The same
+// report as `BuildReport` of the whole model: warnings in its order (unknown
+// classes and class-shape warnings first, then those of the walk, the frame
+// size, the unions). With `head_ready`, the head fields of `*r` (those before
+// `operators` in field order) are filled and `head_ready` called before the
+// first operator (the reader skips the operators once to reach them).
 absl::Status BuildCompletedCheckpointReportStreaming(
-    const javaobj::Stream& stream, const InspectOptions& options, report::Report* r,
-    const std::function<absl::Status(report::Operator&&)>& op_sink) {
-  const serde::ByteView input = stream.input();
+    serde::ByteView input, const InspectOptions& options, report::Report* r,
+    const std::function<absl::Status(report::Operator&&)>& op_sink,
+    const std::function<absl::Status()>& head_ready = nullptr) {
   r->set_file(options.file_name);
   r->set_file_size(input.size());
   r->set_kind("completedCheckpoint");
-  ReportBuilder builder(r, options);
+  ReportBuilder builder(r, options, TextSource(input));
   std::vector<report::Warning> union_warnings;
   report::Report scratch;  // collects the union warnings of one operator
   ReportBuilder warner(&scratch, options);
+  ScanCompletedCheckpointOptions scan;
+  scan.release_consumed_input = options.release_consumed_input;
+  scan.decode_strings = false;  // the report reads them in the input (`TextSource`)
+  if (head_ready) {
+    scan.head_first = true;
+    scan.head_sink = [&](const StateFile& head) -> absl::Status {
+      r->set_format_version(head.metadata.version);
+      r->set_checkpoint_id(head.metadata.checkpoint_id);
+      FillProperties(head.completed->properties, 0, r->mutable_properties());
+      FillMasterStates(head.metadata, r);
+      return head_ready();
+    };
+  }
   FLINKSTATE_ASSIGN_OR_RETURN(
       StateFile head,
-      ReadCompletedCheckpointStreaming(
-          stream, [&](int index, OperatorState&& src) -> absl::Status {
+      ScanCompletedCheckpoint(
+          input,
+          [&](int index, OperatorState&& src) -> absl::Status {
             report::Operator op;
-            TextSource values;  // the HA model's strings are decoded
+            TextSource values(input);
             ReportStreamedOperator(src, index, values, &builder, &warner, &scratch,
                                    &union_warnings, &op);
             return op_sink(std::move(op));
-          }));
+          },
+          scan));
   const CompletedCheckpointInfo& cc = *head.completed;
   r->set_format_version(head.metadata.version);
   FillCompletedCheckpointInfo(cc, r);
@@ -1037,12 +1055,12 @@ absl::Status BuildCompletedCheckpointReportStreaming(
 
 }  // namespace
 
-report::Report BuildCompletedCheckpointReport(const javaobj::Stream& stream,
+report::Report BuildCompletedCheckpointReport(serde::ByteView input,
                                               const InspectOptions& options,
                                               absl::Status* status) {
   report::Report r;
   *status = BuildCompletedCheckpointReportStreaming(
-      stream, options, &r, [&](report::Operator&& op) {
+      input, options, &r, [&](report::Operator&& op) {
         *r.add_operators() = std::move(op);
         return absl::OkStatus();
       });
@@ -1050,33 +1068,41 @@ report::Report BuildCompletedCheckpointReport(const javaobj::Stream& stream,
 }
 
 absl::Status StreamCompletedCheckpointReportJson(
-    const javaobj::Stream& stream, const InspectOptions& options,
+    serde::ByteView input, const InspectOptions& options,
     const std::function<void(absl::string_view)>& write) {
-  // The operators' JSON is kept until the whole graph has been read, so that
-  // nothing is written for a malformed file (the text is a fraction of the
-  // model it replaces: ~80 B per file handle against ~725 B).
-  std::string body;
-  int count = 0;
-  report::Report r;
-  JsonPieces json;
-  google::protobuf::RepeatedPtrField<report::Subtask> scratch;
-  std::string tail;
-  FLINKSTATE_RETURN_IF_ERROR(BuildCompletedCheckpointReportStreaming(
-      stream, options, &r, [&](report::Operator&& op) -> absl::Status {
-        body.append(count == 0 ? "[\n  " : ",\n  ");
-        ++count;
-        return AppendOperatorJson(&op, &json, &scratch, &tail, &body);
-      }));
-  body.append(count == 0 ? "[]" : "\n ]");
-  FLINKSTATE_ASSIGN_OR_RETURN(std::string all, RenderReportJson(r));
+  // The head (everything before "operators" in field order) is written as
+  // soon as the reader has it; each operator is printed while the next one
+  // is read (`OperatorJsonPrinter`); the rest follows the last operator.
   static constexpr absl::string_view kOperators = "\n \"operators\": []";
-  const size_t at = absl::string_view(all).find(kOperators);
+  report::Report r;
+  OperatorJsonPrinter printer(write, options.print_on_second_thread);
+  absl::Status read = BuildCompletedCheckpointReportStreaming(
+      input, options, &r,
+      [&](report::Operator&& op) -> absl::Status {
+        *printer.Next() = std::move(op);
+        return printer.Submit();
+      },
+      [&]() -> absl::Status {
+        FLINKSTATE_ASSIGN_OR_RETURN(std::string head, RenderReportJson(r));
+        const size_t at = absl::string_view(head).find(kOperators);
+        if (at == std::string::npos) {
+          return absl::InternalError("inspect: no operators field in the report JSON");
+        }
+        head.resize(at + kOperators.size() - 2);  // up to and including ": "
+        write(head);
+        return absl::OkStatus();
+      });
+  int count = 0;
+  const absl::Status printed = printer.Finish(&count);
+  FLINKSTATE_RETURN_IF_ERROR(read);
+  FLINKSTATE_RETURN_IF_ERROR(printed);
+  write(count == 0 ? "[]" : "\n ]");
+  FLINKSTATE_ASSIGN_OR_RETURN(std::string tail, RenderReportJson(r));
+  const size_t at = absl::string_view(tail).find(kOperators);
   if (at == std::string::npos) {
     return absl::InternalError("inspect: no operators field in the report JSON");
   }
-  write(absl::string_view(all).substr(0, at + kOperators.size() - 2));
-  write(body);
-  write(absl::string_view(all).substr(at + kOperators.size()));
+  write(absl::string_view(tail).substr(at + kOperators.size()));
   return absl::OkStatus();
 }
 

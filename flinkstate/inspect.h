@@ -86,25 +86,30 @@ report::Report BuildReport(const StateFile& file, serde::ByteView input,
     serde::ByteView input, const InspectOptions& options,
     const std::function<void(absl::string_view)>& write);
 
-// The report of a completedCheckpoint decoded into `stream`, exactly
-// `BuildReport(ReadCompletedCheckpoint(stream), stream.input(), options)`,
-// built one operator at a time (`ReadCompletedCheckpointStreaming`): memory
-// is the report and one operator's model, not the whole model. `*status`
-// gets the reading error (as `ReadCompletedCheckpoint`); the report is then
-// incomplete. Lifetime: `stream` and its input only during the call.
-report::Report BuildCompletedCheckpointReport(const javaobj::Stream& stream,
+// The report of a completedCheckpoint, exactly
+// `BuildReport(ReadCompletedCheckpointBytes(input), input, options)`, built
+// in one pass one operator at a time (`ScanCompletedCheckpoint`): memory is
+// the report, one operator's model and the stream's handle table, not the
+// whole model. `*status` gets the reading error (as
+// `ReadCompletedCheckpointBytes`); the report is then incomplete.
+// Lifetime: `input` only during the call.
+report::Report BuildCompletedCheckpointReport(serde::ByteView input,
                                               const InspectOptions& options,
                                               absl::Status* status);
 
 // The JSON report of a completedCheckpoint, exactly
-// `RenderReportJson(BuildCompletedCheckpointReport(stream, options, &s))`,
-// written through `write` once the whole graph has been read (nothing is
-// written if reading fails: the error of `ReadCompletedCheckpoint` is
-// returned; `Internal` if the JSON cannot be rendered). Memory: one
-// operator's model and report entry at a time, plus the operators' JSON text
-// until it is written.
+// `RenderReportJson(BuildCompletedCheckpointReport(input, options, &s))`,
+// written through `write` as it is produced: the head once the graph's own
+// fields are read (the reader skips the operators once to reach those that
+// follow them), then each operator, printed on a second thread while the
+// next one is read when `options.print_on_second_thread` (calls of `write`
+// never overlap and have all returned when this returns). A read error
+// after the head was written is returned with the text written so far
+// incomplete (the caller discards or terminates it); the error is that of
+// `ReadCompletedCheckpointBytes`. Memory: one operator's model and report
+// entry at a time and the handle table.
 [[nodiscard]] absl::Status StreamCompletedCheckpointReportJson(
-    const javaobj::Stream& stream, const InspectOptions& options,
+    serde::ByteView input, const InspectOptions& options,
     const std::function<void(absl::string_view)>& write);
 
 // A human summary for a terminal (sizes in KiB/MiB, widest items first).

@@ -593,7 +593,7 @@ absl::Status VerifyRelocatedCompletedCheckpoint(const StateFile& before,
   // The output's report is built one operator at a time (the same report as
   // from its whole model, without holding that model).
   absl::Status read;
-  report::Report after = BuildCompletedCheckpointReport(s, {}, &read);
+  report::Report after = BuildCompletedCheckpointReport(s.input(), {}, &read);
   FLINKSTATE_RETURN_IF_ERROR(read);
   const std::vector<ReportDifference> d = DiffReports(BuildReport(before, before_input, {}), after);
   if (!d.empty()) {

@@ -76,21 +76,20 @@ class HeldJson {
 int InspectCompletedCheckpointFile(const CommandArgs& a, const serde::MappedFile& f,
                                    Clock::time_point start) {
   f.AdviseSequential();
-  absl::StatusOr<javaobj::Stream> stream = javaobj::DecodeStream(f.bytes());
   auto fail = [&](const absl::Status& s) {
     // A file truncated meanwhile read as zeros (SIGBUS guard): report that.
     if (absl::Status intact = f.CheckIntact(); !intact.ok()) return Fail(intact);
     return Fail(serde::InFile(s, f.path()));
   };
-  if (!stream.ok()) return fail(stream.status());
   InspectOptions options;
   options.file_name = f.path();
   options.top = a.top;
+  options.release_consumed_input = true;
   if (a.json) {
     options.subtasks = a.subtasks;
     options.extra_warnings = a.interrupted_runs;  // on stderr too
     HeldJson out;
-    absl::Status s = StreamCompletedCheckpointReportJson(*stream, options, out.Sink());
+    absl::Status s = StreamCompletedCheckpointReportJson(f.bytes(), options, out.Sink());
     if (s.ok()) s = f.CheckIntact();
     if (!s.ok()) {
       out.Abandon();
@@ -101,7 +100,7 @@ int InspectCompletedCheckpointFile(const CommandArgs& a, const serde::MappedFile
   }
   options.subtasks = false;
   absl::Status s;
-  report::Report r = BuildCompletedCheckpointReport(*stream, options, &s);
+  report::Report r = BuildCompletedCheckpointReport(f.bytes(), options, &s);
   if (!s.ok()) return fail(s);
   if (absl::Status intact = f.CheckIntact(); !intact.ok()) return Fail(intact);
   std::cout << Printable(RenderReportText(r, options.top));

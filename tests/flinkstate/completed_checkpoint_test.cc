@@ -632,9 +632,9 @@ TEST(CompletedCheckpointStreamingTest, ReportIsTheWholeModelsOnEveryRealFile) {
       options.top = 3;
       std::string streamed;
       absl::Status st = StreamCompletedCheckpointReportJson(
-          *s, options, [&](absl::string_view piece) { streamed.append(piece.data(), piece.size()); });
+          in, options, [&](absl::string_view piece) { streamed.append(piece.data(), piece.size()); });
       absl::Status built_status;
-      const report::Report built = BuildCompletedCheckpointReport(*s, options, &built_status);
+      const report::Report built = BuildCompletedCheckpointReport(in, options, &built_status);
       if (!whole.ok()) {
         EXPECT_EQ(st, whole.status());
         EXPECT_TRUE(streamed.empty()) << "written before the error";

@@ -1008,6 +1008,32 @@ bool StreamCursor::NextAnnotationObject() {
   }
 }
 
+bool StreamCursor::NextAnnotationItem(bool* at_end) {
+  if (!ok()) return false;
+  p_ += block_left_;
+  block_left_ = 0;
+  for (;;) {
+    if (aborted_) {
+      *at_end = true;
+      return true;
+    }
+    if (!Need(1)) return false;
+    const uint8_t t = *p_;
+    if (t == kTcEndBlockData) {
+      ++p_;
+      *at_end = true;
+      return true;
+    }
+    if (!IsBlockTag(t)) {
+      *at_end = false;
+      return true;
+    }
+    uint64_t len, at;
+    if (!ReadBlockHeader(&len, &at)) return false;
+    p_ += len;
+  }
+}
+
 bool StreamCursor::FinishAnnotation(bool expect_end) {
   if (!ok()) return false;
   if (expect_end && block_left_ > 0) {

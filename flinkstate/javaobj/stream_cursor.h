@@ -199,6 +199,10 @@ class StreamCursor {
   // "unexpected items after the entries" (`layout_error()`).
   bool FinishAnnotation(bool expect_end);
   bool SkipAnnotation() { return FinishAnnotation(false); }
+  // Moves past whole block data items to the next object of the annotation
+  // (`*at_end` false; then read it) or past its TC_ENDBLOCKDATA (`*at_end`
+  // true). For walkers that copy the block bytes as they are.
+  bool NextAnnotationItem(bool* at_end);
 
   // --- References ----------------------------------------------------------
 
@@ -220,8 +224,9 @@ class StreamCursor {
   // The descriptor defined at `offset` (a TC_CLASSDESC / TC_PROXYCLASSDESC
   // item), or kNoDesc.
   DescId DescAt(uint64_t offset) const;
-  // The offset of descriptor `id`'s defining item.
+  // The offset of descriptor `id`'s defining item, and where it ends.
   uint64_t desc_offset(DescId id) const { return desc_offsets_[id]; }
+  uint64_t desc_end(DescId id) const { return desc_ends_[id]; }
 
   // --- State ---------------------------------------------------------------
 

@@ -52,6 +52,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -207,6 +208,11 @@ struct ScanCompletedCheckpointOptions {
   // them (`UtfBody`, the report's text source read them there). A
   // TC_LONGSTRING is decoded either way.
   bool decode_strings = true;
+  // True: the keyed and channel state slots of every subtask are read past
+  // (their grammar checked) but not into the model, which holds only the
+  // operator state handles: for the edits of operator state, whose plans
+  // and verifies look at nothing else, in a fraction of the time.
+  bool operator_state_only = false;
 };
 
 // `ReadCompletedCheckpointStreaming` in one pass over `input` with
@@ -222,6 +228,12 @@ struct ScanCompletedCheckpointOptions {
 [[nodiscard]] absl::StatusOr<StateFile> ScanCompletedCheckpoint(
     serde::ByteView input, const CompletedOperatorSink& sink = nullptr,
     const ScanCompletedCheckpointOptions& options = {});
+
+// The `checkpointID` of the CompletedCheckpoint at the head of `input`, read
+// from the root object's primitive fields only (the class descriptors before
+// them and nothing after): for a file opened to be edited in streaming
+// passes. nullopt if the head cannot be read that far.
+std::optional<int64_t> PeekCompletedCheckpointId(serde::ByteView input);
 
 // True if `input` starts a Java stream whose first object's class is
 // `CompletedCheckpoint` (cheap: looks only at the first class name).

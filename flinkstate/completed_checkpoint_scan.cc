@@ -32,6 +32,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "flinkstate/completed_checkpoint.h"
+#include "flinkstate/internal/completed_checkpoint_scan.h"
 #include "flinkstate/internal/completed_checkpoint_shapes.h"
 #include "flinkstate/javaobj/layouts.h"
 #include "flinkstate/javaobj/stream_constants.h"
@@ -181,8 +182,8 @@ struct EntryPos {
 class GraphScanner {
  public:
   GraphScanner(serde::ByteView input, const ScanCompletedCheckpointOptions& options,
-               const CompletedOperatorSink* sink)
-      : in_(input), c_(input), options_(options), sink_(sink),
+               const CompletedOperatorSink* sink, internal::ScanHooks* hooks)
+      : hooks_(hooks), in_(input), c_(input), options_(options), sink_(sink),
         release_(input, options.release_consumed_input),
         skip_release_(input, options.release_consumed_input) {}
 
@@ -194,6 +195,7 @@ class GraphScanner {
     file_.kind = StateFileKind::kCompletedCheckpoint;
     file_.size = in_.size();
     file_.metadata.version = 0;
+    if (hooks_ != nullptr) hooks_->OnStart(&c_);
     if (!c_.ReadHeader()) return Failed();
     bool root_seen = false;
     while (!c_.AtStreamEnd()) {
@@ -235,6 +237,8 @@ class GraphScanner {
 
   // A failed read: the model reader's verdict decides what is reported.
   absl::Status Failed() {
+    // The sink's, head sink's or hooks' own error, as is.
+    if (!caller_status_.ok()) return caller_status_;
     absl::Status own = c_.ok() ? absl::InternalError("completedCheckpoint: scan stopped")
                                : c_.status();
     absl::StatusOr<StateFile> model = ReadCompletedCheckpointBytes(in_);
@@ -557,6 +561,20 @@ class GraphScanner {
   template <typename OnKey, typename OnValue>
   bool Container(CursorValue* v, javaobj::ContainerKind* kind, int64_t* count, OnKey&& on_key,
                  OnValue&& on_value, int unwrap = 0) {
+    struct Depth {
+      int& d;
+      explicit Depth(int& x) : d(++x) {}
+      ~Depth() { --d; }
+    } depth(container_depth_);
+    return ContainerAt(v, kind, count, on_key, on_value, unwrap);
+  }
+  // True while reading the entries of the state map the hooks watch.
+  bool HookedMap() const {
+    return hooks_ != nullptr && container_depth_ == state_map_depth_ && !c_.replaying();
+  }
+  template <typename OnKey, typename OnValue>
+  bool ContainerAt(CursorValue* v, javaobj::ContainerKind* kind, int64_t* count, OnKey& on_key,
+                   OnValue& on_value, int unwrap) {
     *kind = javaobj::ContainerKind::kList;
     *count = 0;
     if (IsNull(*v)) return Done(v);
@@ -614,12 +632,16 @@ class GraphScanner {
       if (!ObjectWithAnnotation(v, base, [&](const Obj&) {
             seen = true;
             uint8_t b[4];
+            count_where_.clear();
             if (!c_.ReadBlockBytes(nullptr, hash_map ? 4 : 8, nullptr) ||
-                !c_.ReadBlockBytes(b, 4, nullptr)) {
+                !c_.ReadBlockBytes(b, 4, &count_where_)) {
               return false;
             }
             const int32_t n = static_cast<int32_t>(serde::DecodeBigEndian32(b));
             *count = n;
+            if (hash_map && HookedMap()) {
+              hooks_->OnStateMap(hook_op_, hook_subtask_, hook_slot_, count_where_, n);
+            }
             return Entries(n, hash_map, on_key, on_value);
           })) {
         return false;
@@ -768,9 +790,11 @@ class GraphScanner {
     // The entries to come, for a reader that reserves room for them (a
     // hint: never more than the bytes left could hold).
     entries_hint_ = static_cast<uint64_t>(n) < c_.input().size() - c_.position() ? n : 0;
+    const bool hooked = HookedMap();
     for (int64_t i = 0; i < n; ++i) {
       if (!c_.NextAnnotationObject()) return false;
       uint64_t begin = c_.position();
+      if (hooked) hooks_->OnStateEntryBegin();
       if (pairs) {
         CursorValue k;
         if (!c_.ReadValue(&k) || !on_key(&k)) return false;
@@ -884,7 +908,10 @@ class GraphScanner {
         head.metadata.checkpoint_id = file_.metadata.checkpoint_id;
         auto copy = std::make_shared<CompletedCheckpointInfo>(*info_);
         head.completed = std::move(copy);
-        if (absl::Status s = options_.head_sink(head); !s.ok()) return c_.SetError(s);
+        if (absl::Status s = options_.head_sink(head); !s.ok()) {
+          caller_status_ = s;
+          return c_.SetError(s);
+        }
       }
       if (has_ops) {
         // The skipping pass left the operators' pages resident; the reading
@@ -1037,7 +1064,10 @@ class GraphScanner {
           release_.Upto(val->offset);
           const int i = index++;
           if (sink_ != nullptr) {
-            if (absl::Status s = (*sink_)(i, std::move(op)); !s.ok()) return c_.SetError(s);
+            if (absl::Status s = (*sink_)(i, std::move(op)); !s.ok()) {
+              caller_status_ = s;
+              return c_.SetError(s);
+            }
           } else {
             file_.metadata.operators.push_back(std::move(op));
           }
@@ -1054,7 +1084,10 @@ class GraphScanner {
     Obj o;
     if (!ReadObj(v, &o, [&](Fid f, CursorValue* x) -> bool {
           switch (f) {
-            case kOperatorID: return IdBytes(x, &op->id);
+            case kOperatorID:
+              if (!IdBytes(x, &op->id)) return false;
+              if (hooks_ != nullptr) hooks_->OnOperator(index, op->id);
+              return true;
             case kOperatorName: return StrUtf(x, &op->name);
             case kOperatorUid: return StrUtf(x, &op->uid);
             case kCoordinatorState:
@@ -1137,6 +1170,7 @@ class GraphScanner {
             }
             case kManagedKeyedState:
             case kRawKeyedState: {
+              if (options_.operator_state_only) return Done(x);
               const bool m = f == kManagedKeyedState;
               const char* slot = m ? "managedKeyedState" : "rawKeyedState";
               auto* out = m ? &st->managed_keyed_state : &st->raw_keyed_state;
@@ -1152,6 +1186,7 @@ class GraphScanner {
             }
             case kInputChannelState:
             case kResultSubpartitionState: {
+              if (options_.operator_state_only) return Done(x);
               const bool in = f == kInputChannelState;
               const char* slot = in ? "inputChannelState" : "resultSubpartitionState";
               auto* out = in ? &st->input_channel_state : &st->result_subpartition_state;
@@ -1594,6 +1629,18 @@ class GraphScanner {
               h->states.clear();
               map_null = IsNull(*x);
               map_def = x->def;
+              // The hooks watch this map's entries (its definition only).
+              const int saved_map_depth = state_map_depth_;
+              state_map_depth_ = container_depth_ + 1;
+              hook_op_ = op_index;
+              hook_subtask_ = subtask;
+              hook_slot_ = slot;
+              const bool watched = hooks_ != nullptr && !x->reference && !c_.replaying();
+              struct Restore {
+                int& d;
+                int v;
+                ~Restore() { d = v; }
+              } restore{state_map_depth_, saved_map_depth};
               javaobj::ContainerKind kind;
               int64_t count;
               Utf name;
@@ -1629,11 +1676,23 @@ class GraphScanner {
                           return false;
                         }
                         entry.range = {begin, val->end - begin};
+                        if (watched) {
+                          if (absl::Status st = hooks_->OnStateEntryEnd(entry); !st.ok()) {
+                            caller_status_ = st;
+                            return c_.SetError(st);
+                          }
+                        }
                         h->states.push_back(std::move(entry));
                         (void)have_name;
                         return true;
                       })) {
                 return false;
+              }
+              if (watched) {
+                if (absl::Status st = hooks_->OnStateMapEnd(); !st.ok()) {
+                  caller_status_ = st;
+                  return c_.SetError(st);
+                }
               }
               if (!map_null && kind != javaobj::ContainerKind::kMap) {
                 return Fail(mp, "expected a map", x->def);
@@ -1708,6 +1767,14 @@ class GraphScanner {
   }
 
   static constexpr int kMaxKeyedDepth = 16;
+  internal::ScanHooks* hooks_ = nullptr;
+  absl::Status caller_status_;
+  int container_depth_ = 0;
+  int state_map_depth_ = -1;
+  int hook_op_ = -1;
+  int hook_subtask_ = -1;
+  const char* hook_slot_ = "";
+  std::vector<SourceRange> count_where_;
   // Container layouts that do not match are noted, not fatal (masterHookStates).
   bool tolerant_ = false;
   bool layout_failed_ = false;
@@ -1734,8 +1801,50 @@ class GraphScanner {
 absl::StatusOr<StateFile> ScanCompletedCheckpoint(serde::ByteView input,
                                                   const CompletedOperatorSink& sink,
                                                   const ScanCompletedCheckpointOptions& options) {
-  GraphScanner g(input, options, sink ? &sink : nullptr);
+  GraphScanner g(input, options, sink ? &sink : nullptr, nullptr);
   return g.Read();
 }
+
+std::optional<int64_t> PeekCompletedCheckpointId(serde::ByteView input) {
+  StreamCursor c(input);
+  CursorValue root;
+  if (!c.ReadHeader() || !c.ReadContent(&root) || root.tag != javaobj::kTcObject ||
+      root.reference || root.end != 0) {
+    return std::nullopt;
+  }
+  // The primitive values of each class come before its object fields: stop
+  // at the first object field (the visitor's false ends the read).
+  std::vector<uint64_t> prims;
+  struct Visit {
+    std::vector<uint64_t>& prims;
+    void Class(DescId, uint64_t at) { prims.push_back(at); }
+    bool Field(DescId, uint32_t) { return false; }
+    bool Annotation(DescId) { return false; }
+  } visit{prims};
+  c.ReadObjectData(&root, visit);
+  const javaobj::ClassDesc& d = c.desc(root.desc);
+  for (size_t ci = std::min(prims.size(), d.chain.size()); ci-- > 0;) {
+    const javaobj::ClassDesc& cls = c.desc(d.chain[ci]);
+    for (const javaobj::FieldDesc& f : cls.fields) {
+      if (f.name == "checkpointID" && f.type_code == 'J' &&
+          prims[ci] + f.prim_offset + 8 <= input.size()) {
+        return static_cast<int64_t>(
+            serde::DecodeBigEndian64(input.data() + prims[ci] + f.prim_offset));
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+namespace internal {
+
+absl::StatusOr<StateFile> ScanCompletedCheckpointWithHooks(
+    serde::ByteView input, const CompletedOperatorSink& sink,
+    const ScanCompletedCheckpointOptions& options, ScanHooks* hooks) {
+  GraphScanner g(input, options, sink ? &sink : nullptr, hooks);
+  return g.Read();
+}
+
+}  // namespace internal
 
 }  // namespace flinkstate

@@ -8,6 +8,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "flinkstate/serde/status_macros.h"
 
 namespace flinkstate {
 namespace {
@@ -89,6 +90,62 @@ std::array<uint8_t, 16> OperatorIdFromUid(absl::string_view uid) {
   return MurmurHash3X64_128(uid, 0);
 }
 
+absl::StatusOr<OperatorSelection> OperatorSelection::Parse(
+    const std::vector<std::string>& selectors, absl::string_view what) {
+  OperatorSelection sel;
+  sel.what_ = std::string(what);
+  for (const std::string& raw : selectors) {
+    if (raw.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": an empty --operator"));
+    }
+    Target t;
+    const std::string lower = absl::AsciiStrToLower(raw);
+    t.is_id = !absl::StartsWith(raw, "uid:") && lower.size() == 32 &&
+              lower.find_first_not_of("0123456789abcdef") == std::string::npos;
+    if (t.is_id) {
+      for (int i = 0; i < 16; ++i) {
+        t.id[i] = static_cast<uint8_t>(std::stoi(lower.substr(2 * i, 2), nullptr, 16));
+      }
+      t.text = lower;
+    } else {
+      absl::string_view uid = raw;
+      if (absl::StartsWith(uid, "uid:")) uid.remove_prefix(4);
+      t.id = OperatorIdFromUid(uid);
+      t.text = std::string(uid);
+    }
+    sel.targets_.push_back(std::move(t));
+  }
+  return sel;
+}
+
+bool OperatorSelection::Selects(const std::array<uint8_t, 16>& id) {
+  if (targets_.empty()) return true;
+  bool selected = false;
+  for (Target& t : targets_) {
+    if (t.id == id) {
+      t.matched = true;
+      selected = true;
+    }
+  }
+  return selected;
+}
+
+absl::Status OperatorSelection::CheckAllMatched(const std::vector<OperatorState>& ops) const {
+  for (const Target& t : targets_) {
+    if (t.matched) continue;
+    std::string present;
+    for (const OperatorState& op : ops) {
+      absl::StrAppend(&present, present.empty() ? "" : ", ", op.IdHex());
+      if (!op.uid.value.empty()) absl::StrAppend(&present, " (uid ", op.uid.value, ")");
+    }
+    return absl::NotFoundError(absl::StrCat(
+        what_, ": no operator ", t.is_id ? "with ID " : "with uid ", absl::CHexEscape(t.text),
+        " in the file; nothing was written (operators: ", present.empty() ? "none" : present,
+        ")"));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::vector<int>> SelectOperators(const StateFile& file,
                                                  const std::vector<std::string>& selectors,
                                                  absl::string_view what) {
@@ -98,41 +155,12 @@ absl::StatusOr<std::vector<int>> SelectOperators(const StateFile& file,
     return absl::InvalidArgumentError(absl::StrCat(
         what, ": operator-snapshot files carry no operator ID; drop --operator"));
   }
+  FLINKSTATE_ASSIGN_OR_RETURN(OperatorSelection sel, OperatorSelection::Parse(selectors, what));
   const std::vector<OperatorState>& ops = file.metadata.operators;
-  std::vector<bool> selected(ops.size(), false);
-  for (const std::string& raw : selectors) {
-    if (raw.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(what, ": an empty --operator"));
-    }
-    const std::string lower = absl::AsciiStrToLower(raw);
-    const bool is_id = !absl::StartsWith(raw, "uid:") && lower.size() == 32 &&
-                       lower.find_first_not_of("0123456789abcdef") == std::string::npos;
-    absl::string_view uid = raw;
-    if (absl::StartsWith(uid, "uid:")) uid.remove_prefix(4);
-    const std::array<uint8_t, 16> hashed = OperatorIdFromUid(uid);
-    bool found = false;
-    for (size_t i = 0; i < ops.size(); ++i) {
-      if (is_id ? ops[i].IdHex() == lower : ops[i].id == hashed) {
-        selected[i] = true;
-        found = true;
-      }
-    }
-    if (!found) {
-      std::string present;
-      for (const OperatorState& op : ops) {
-        absl::StrAppend(&present, present.empty() ? "" : ", ", op.IdHex());
-        if (!op.uid.value.empty()) absl::StrAppend(&present, " (uid ", op.uid.value, ")");
-      }
-      return absl::NotFoundError(absl::StrCat(
-          what, ": no operator ", is_id ? "with ID " : "with uid ",
-          absl::CHexEscape(is_id ? lower : std::string(uid)),
-          " in the file; nothing was written (operators: ",
-          present.empty() ? "none" : present, ")"));
-    }
-  }
   for (size_t i = 0; i < ops.size(); ++i) {
-    if (selected[i]) out.push_back(static_cast<int>(i));
+    if (sel.Selects(ops[i].id)) out.push_back(static_cast<int>(i));
   }
+  FLINKSTATE_RETURN_IF_ERROR(sel.CheckAllMatched(ops));
   return out;
 }
 

@@ -61,6 +61,43 @@ std::array<uint8_t, 16> OperatorIdFromUid(absl::string_view uid);
     const StateFile& file, const std::vector<std::string>& selectors,
     absl::string_view what);
 
+// `SelectOperators` for a pass that meets the operators one at a time: the
+// same selectors, matched against each operator's ID as it comes, and the
+// same errors once the pass is over.
+//
+//   ```c++ (const std::vector<OperatorState>& ops)
+//   FLINKSTATE_ASSIGN_OR_RETURN(OperatorSelection sel,
+//                               OperatorSelection::Parse({"uid:source"}, "strip-state"));
+//   for (const OperatorState& op : ops) bool chosen = sel.Selects(op.id);
+//   FLINKSTATE_RETURN_IF_ERROR(sel.CheckAllMatched(ops));
+//   ```
+//
+// Thread safety: a value type; `Selects` records matches (not thread-safe).
+class OperatorSelection {
+ public:
+  // Return values: `InvalidArgument` for an empty selector.
+  [[nodiscard]] static absl::StatusOr<OperatorSelection> Parse(
+      const std::vector<std::string>& selectors, absl::string_view what);
+  // True if there are no selectors (every operator is selected).
+  bool empty() const { return targets_.empty(); }
+  // True if the operator with ID `id` (16 bytes in file order) is selected
+  // (always, without selectors).
+  bool Selects(const std::array<uint8_t, 16>& id);
+  // `NotFound` naming the first selector that matched none of the operators
+  // `ops` seen (listing them), as `SelectOperators`; else OK.
+  [[nodiscard]] absl::Status CheckAllMatched(const std::vector<OperatorState>& ops) const;
+
+ private:
+  struct Target {
+    std::array<uint8_t, 16> id;
+    bool is_id = false;
+    std::string text;  // as given (the lowercase hex, or the uid)
+    bool matched = false;
+  };
+  std::vector<Target> targets_;
+  std::string what_;
+};
+
 }  // namespace flinkstate
 
 #endif  // FLINKSTATE_FLINKSTATE_OPERATOR_ID_H_

@@ -209,7 +209,11 @@ absl::StatusOr<DropResult> PlanDropOperators(const LoadedFile& file,
         " holds no operators to drop; give a _metadata or completedCheckpoint file"));
   }
   if (file.kind == FileKind::kCompletedCheckpoint) {
-    return PlanDropOperatorsCompletedCheckpoint(*file.stream, file.model, operator_ids);
+    FLINKSTATE_ASSIGN_OR_RETURN(CompletedTree tree, DecodeCompletedTree(file));
+    FLINKSTATE_ASSIGN_OR_RETURN(
+        DropResult r, PlanDropOperatorsCompletedCheckpoint(*tree.stream, tree.model, operator_ids));
+    r.shells = std::make_shared<const StateFile>(std::move(tree.model));
+    return r;
   }
   if (file.metadata_deferred) {
     FLINKSTATE_ASSIGN_OR_RETURN(std::shared_ptr<const StateFile> shells, ReadInputShells(file));
@@ -234,7 +238,14 @@ absl::Status VerifyDropped(const LoadedFile& before, serde::ByteView output,
   if (before.kind == FileKind::kCompletedCheckpoint) {
     FLINKSTATE_RETURN_IF_ERROR(javaobj::VerifyRoundTrip(output));
     FLINKSTATE_ASSIGN_OR_RETURN(StateFile after, ReadCompletedCheckpointBytes(output));
-    return VerifyDropped(before.model, after, dropped_ids);
+    if (!before.completed_deferred) return VerifyDropped(before.model, after, dropped_ids);
+    std::shared_ptr<const StateFile> model =
+        planned != nullptr ? planned->shells : nullptr;
+    if (model == nullptr) {
+      FLINKSTATE_ASSIGN_OR_RETURN(StateFile m, ScanCompletedCheckpoint(before.bytes()));
+      model = std::make_shared<const StateFile>(std::move(m));
+    }
+    return VerifyDropped(*model, after, dropped_ids);
   }
   FLINKSTATE_ASSIGN_OR_RETURN(StateFile after, ReadStateFileRoundTrip(output));
   return VerifyDropped(before.model, after, dropped_ids);

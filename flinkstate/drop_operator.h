@@ -36,8 +36,9 @@ struct DropResult {
   std::vector<std::string> dropped_ids;
   uint64_t bytes_removed = 0;
   // A `_metadata` file opened with `OpenOptions::defer_metadata_model`: its
-  // header and operators without their subtasks, read in one streaming pass,
-  // for `VerifyDropped(before, output, ids, this)`. Null for other plans.
+  // header and operators without their subtasks, read in one streaming pass;
+  // a completedCheckpoint: its whole model. For
+  // `VerifyDropped(before, output, ids, this)`. Null for other plans.
   std::shared_ptr<const StateFile> shells;
 };
 

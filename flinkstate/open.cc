@@ -102,9 +102,18 @@ absl::Status Decode(LoadedFile& f, const OpenOptions& options) {
       return absl::OkStatus();
     }
     case FileKind::kCompletedCheckpoint: {
-      auto stream = std::make_shared<javaobj::Stream>();
-      FLINKSTATE_ASSIGN_OR_RETURN(f.model, ReadCompletedCheckpointBytes(b, stream.get()));
-      f.stream = std::move(stream);
+      if (options.defer_metadata_model && !f.decoded) {
+        f.completed_deferred = true;
+        f.model.kind = StateFileKind::kCompletedCheckpoint;
+        f.model.size = b.size();
+        f.model.metadata.checkpoint_id = PeekCompletedCheckpointId(b).value_or(0);
+        f.model.completed = std::make_shared<const CompletedCheckpointInfo>();
+        return absl::OkStatus();
+      }
+      // One pass over the bytes, without decoding the stream into a model.
+      ScanCompletedCheckpointOptions scan;
+      scan.release_consumed_input = !f.decoded && serde::IsLocalFileMapping(b);
+      FLINKSTATE_ASSIGN_OR_RETURN(f.model, ScanCompletedCheckpoint(b, nullptr, scan));
       return absl::OkStatus();
     }
     case FileKind::kJavaStream: {
@@ -127,6 +136,24 @@ absl::Status Decode(LoadedFile& f, const OpenOptions& options) {
 }
 
 }  // namespace
+
+absl::StatusOr<CompletedTree> DecodeCompletedTree(const LoadedFile& file) {
+  CompletedTree t;
+  if (file.stream != nullptr) {
+    t.stream = file.stream;
+    FLINKSTATE_ASSIGN_OR_RETURN(t.model, ReadCompletedCheckpoint(*t.stream));
+    return t;
+  }
+  auto stream = std::make_shared<javaobj::Stream>();
+  absl::StatusOr<StateFile> model = ReadCompletedCheckpointBytes(file.bytes(), stream.get());
+  if (!model.ok()) {
+    return serde::WithMessage(model.status(),
+                              absl::StrCat(file.path, ": ", model.status().message()));
+  }
+  t.model = *std::move(model);
+  t.stream = std::move(stream);
+  return t;
+}
 
 const char* FileKindName(FileKind kind) {
   switch (kind) {

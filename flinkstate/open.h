@@ -106,6 +106,9 @@ struct OpenOptions {
   // over the mapping with memory independent of the file's size. Errors in
   // the file are reported by those passes instead of by `Open`. Other uses
   // of the model need it decoded (the default).
+  // A raw completedCheckpoint is likewise left unread
+  // (`LoadedFile::completed_deferred`): `model` holds the kind, size and
+  // checkpoint id, and `model.completed` an empty `CompletedCheckpointInfo`.
   bool defer_metadata_model = false;
 };
 
@@ -132,7 +135,12 @@ struct LoadedFile {
   // the kind, size, version and checkpoint id only (no operators, master
   // states or properties); the edits stream the file.
   bool metadata_deferred = false;
-  // kCompletedCheckpoint: the decoded stream the model refers to.
+  // kCompletedCheckpoint opened with `OpenOptions::defer_metadata_model`:
+  // see there; the edits read the file in streaming passes.
+  bool completed_deferred = false;
+  // kCompletedCheckpoint: null. The model is read in one pass without
+  // decoding the stream (`ScanCompletedCheckpoint`); an edit that needs the
+  // decoded stream gets it with `DecodeCompletedTree`.
   std::shared_ptr<const javaobj::Stream> stream;
   // kHaPointer.
   std::optional<HaPointer> pointer;
@@ -149,6 +157,19 @@ struct LoadedFile {
            kind == FileKind::kCompletedCheckpoint;
   }
 };
+
+// A completedCheckpoint decoded into a `javaobj::Stream` and the model read
+// from it (with item ids in `OperatorHandleRef`), for the edits that work on
+// the decoded stream (the `javaobj::StreamRewriter`).
+struct CompletedTree {
+  std::shared_ptr<const javaobj::Stream> stream;
+  StateFile model;
+};
+// Decodes `file` (kCompletedCheckpoint; `file.stream` if it has one).
+// Memory: the decoded stream, ~20 bytes per stream item. Errors: the
+// decoder's and `ReadCompletedCheckpoint`'s, prefixed with the path.
+// Lifetime: the tree refers to `file`'s bytes.
+[[nodiscard]] absl::StatusOr<CompletedTree> DecodeCompletedTree(const LoadedFile& file);
 
 // Opens `path` (a file, or a checkpoint/savepoint directory: its
 // `_metadata`), sniffs and decodes it.

@@ -909,7 +909,10 @@ absl::StatusOr<RelocateResult> PlanRelocate(const LoadedFile& file,
       if (options.mode != RelocateMode::kPrefix) {
         return PlanRelocate(file.model, file.bytes(), options);  // refuses, saying why
       }
-      return PlanRelocateCompletedCheckpoint(*file.stream, options);
+      {
+        FLINKSTATE_ASSIGN_OR_RETURN(CompletedTree tree, DecodeCompletedTree(file));
+        return PlanRelocateCompletedCheckpoint(*tree.stream, options);
+      }
     case FileKind::kHaPointer: {
       if (options.mode != RelocateMode::kPrefix) {
         return absl::FailedPreconditionError(absl::StrCat(
@@ -937,8 +940,13 @@ absl::Status VerifyRelocated(const LoadedFile& before, serde::ByteView output,
     return VerifyRelocated(model, after, options);
   }
   switch (before.kind) {
-    case FileKind::kCompletedCheckpoint:
-      return VerifyRelocatedCompletedCheckpoint(before.model, before.bytes(), output, options);
+    case FileKind::kCompletedCheckpoint: {
+      if (!before.completed_deferred) {
+        return VerifyRelocatedCompletedCheckpoint(before.model, before.bytes(), output, options);
+      }
+      FLINKSTATE_ASSIGN_OR_RETURN(StateFile model, ScanCompletedCheckpoint(before.bytes()));
+      return VerifyRelocatedCompletedCheckpoint(model, before.bytes(), output, options);
+    }
     case FileKind::kHaPointer: {
       FLINKSTATE_RETURN_IF_ERROR(javaobj::VerifyRoundTrip(output));
       FLINKSTATE_ASSIGN_OR_RETURN(HaPointer after, DecodeHaPointer(output));

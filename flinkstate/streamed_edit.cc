@@ -83,4 +83,12 @@ serde::ByteView UtfBody(serde::ByteView input, const Utf& u) {
   return serde::Slice(input, SourceRange{u.range.offset + 2, u.range.size - 2});
 }
 
+std::string TextOf(serde::ByteView input, const Utf& u) {
+  if (!u.value.empty() || u.range.size < 2) return u.value;
+  const serde::ByteView b = UtfBody(input, u);
+  if (serde::IsPlainAscii(b)) return std::string(serde::AsStringView(b));
+  absl::StatusOr<std::string> t = serde::ModifiedUtf8ToUtf8(b);
+  return t.ok() ? *std::move(t) : std::string();
+}
+
 }  // namespace flinkstate

@@ -62,6 +62,9 @@ struct StreamedExpectation {
   uint64_t master_states = 0;
   uint64_t properties_size = 0;
   std::vector<std::array<uint8_t, 16>> operators;
+  // completedCheckpoint: a digest of the graph's own fields (job, pointers,
+  // properties, timestamps).
+  std::array<uint8_t, 16> head{};
 };
 
 // `op` without its subtasks: what operator selection (`SelectOperators`) and
@@ -76,6 +79,10 @@ OperatorState OperatorShell(const OperatorState& op);
 // The body of a `writeUTF` string `u` of a model read from `input` (without
 // its u2 length). Precondition: `u` was decoded from `input`.
 serde::ByteView UtfBody(serde::ByteView input, const Utf& u);
+
+// The text of `u` as UTF-8: its `value`, or (a model read without decoding
+// its strings) its body in `input` decoded ("" if that is malformed).
+std::string TextOf(serde::ByteView input, const Utf& u);
 
 }  // namespace flinkstate
 

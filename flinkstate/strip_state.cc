@@ -12,6 +12,8 @@
 #include "absl/strings/match.h"
 #include "flinkstate/completed_checkpoint.h"
 #include "flinkstate/inspect.h"
+#include "flinkstate/internal/completed_checkpoint_scan.h"
+#include "flinkstate/javaobj/stream_editor.h"
 #include "flinkstate/report_diff.h"
 #include "flinkstate/javaobj/layouts.h"
 #include "flinkstate/javaobj/stream_reader.h"
@@ -308,6 +310,9 @@ class NameMatcher {
     by_bytes_ = m.ok();
   }
   bool Matches(serde::ByteView input, const Utf& u) const {
+    // A name decoded by its reader (a TC_LONGSTRING of a completedCheckpoint)
+    // has no bytes in the input to compare.
+    if (u.range.size < 2) return u.value == name_;
     const serde::ByteView b = UtfBody(input, u);
     if (by_bytes_) return b == serde::AsBytes(body_);
     // Not valid UTF-8: compare with the decoded text, as the model does.
@@ -335,7 +340,7 @@ std::array<uint8_t, 16> StripDigest(serde::ByteView input, const OperatorState& 
       d.AddBytes(serde::AsBytes(c.slot));
       for (const StateNameEntry& e : h.states) {
         if ((*drop)(e)) continue;
-        d.AddBytes(UtfBody(input, e.name));
+        d.AddBytes(e.name.range.size < 2 ? serde::AsBytes(e.name.value) : UtfBody(input, e.name));
         d.AddU64(e.mode);
         d.AddU64(e.offsets.count);
       }
@@ -535,6 +540,223 @@ absl::Status VerifyStrippedStreamed(const LoadedFile& before, serde::ByteView ou
   return absl::OkStatus();
 }
 
+// --- completedCheckpoint files in one pass (javaobj::StreamEditor) -------------
+//
+// One pass of the one-pass reader (`ScanCompletedCheckpoint`) plans the strip:
+// the stream editor observes its cursor, each matching entry of a selected
+// operator's `stateNameToPartitionOffsets` map is removed as soon as it has
+// been read (with the map's size patched and later references renumbered),
+// and per operator the digests of its entries as they are and as they will
+// be are kept for the verify, which reads the output in one such pass. The
+// plan's output is byte for byte the StreamRewriter's over the decoded
+// stream (completed_checkpoint_scan_test); memory is the cursor's and the
+// editor's handle tables (8 bytes per stream handle) and the plan's pieces.
+
+// What a completedCheckpoint's head must still be after an edit.
+std::array<uint8_t, 16> CompletedHeadDigest(const StateFile& head) {
+  EditDigest d;
+  d.AddU64(static_cast<uint64_t>(head.metadata.checkpoint_id));
+  if (head.completed) {
+    const CompletedCheckpointInfo& c = *head.completed;
+    for (const std::string* t :
+         {&c.job_id, &c.external_pointer, &c.storage_location_class, &c.exclusive_checkpoint_dir,
+          &c.metadata_path, &c.properties.kind, &c.properties.type_name,
+          &c.properties.sharing_files_strategy, &c.restored_properties.kind}) {
+      d.AddBytes(serde::AsBytes(*t));
+    }
+    d.AddU64(static_cast<uint64_t>(c.timestamp));
+    d.AddU64(static_cast<uint64_t>(c.completion_timestamp));
+    d.AddU64(static_cast<uint64_t>(c.master_hook_states));
+  }
+  return d.Finish();
+}
+
+class CompletedStripHooks : public internal::ScanHooks {
+ public:
+  CompletedStripHooks(serde::ByteView input, const StripOptions& options,
+                      OperatorSelection* selection)
+      : input_(input), matcher_(options.state_name), selection_(selection) {}
+
+  void OnStart(javaobj::StreamCursor* cursor) override {
+    editor_ = std::make_unique<javaobj::StreamEditor>(cursor);
+  }
+  void OnOperator(int index, const std::array<uint8_t, 16>& id) override {
+    selected_ = selection_->Selects(id);
+    op_index_ = index;
+    op_id_ = id;
+  }
+  void OnStateMap(int op_index, int subtask, const char* slot,
+                  const std::vector<serde::SourceRange>& count, int32_t size) override {
+    in_map_ = true;
+    subtask_ = subtask;
+    slot_ = slot;
+    size_ = size;
+    kept_ = size;
+    patches_.clear();
+    count_ = count;
+    if (!selected_) return;
+    for (const serde::SourceRange& r : count) patches_.push_back(editor_->AddPatch(r));
+  }
+  void OnStateEntryBegin() override {
+    if (selected_) mark_ = editor_->MarkHere();
+  }
+  absl::Status OnStateEntryEnd(const StateNameEntry& e) override {
+    if (!selected_ || !matcher_.Matches(input_, e.name)) return absl::OkStatus();
+    if (!in_map_) {
+      // A state map of another layout (a singleton, a TreeMap): the
+      // decoded stream's rewriter says what it can do with it.
+      return absl::UnimplementedError("strip-state: a state map that is no HashMap");
+    }
+    FLINKSTATE_RETURN_IF_ERROR(editor_->RemoveSince(mark_));
+    --kept_;
+    StrippedEntry s;
+    s.operator_index = op_index_;
+    OperatorState shell;
+    shell.id = op_id_;
+    s.operator_id = shell.IdHex();
+    s.subtask_index = subtask_;
+    s.slot = slot_;
+    s.mode = e.mode;
+    s.entry_count = e.offsets.count;
+    s.bytes = e.range.size;
+    removed.push_back(std::move(s));
+    return absl::OkStatus();
+  }
+  absl::Status OnStateMapEnd() override {
+    if (in_map_ && selected_ && kept_ != size_) {
+      uint8_t be[4];
+      serde::EncodeBigEndian32(static_cast<uint32_t>(kept_), be);
+      size_t k = 0;
+      for (size_t i = 0; i < patches_.size(); ++i) {
+        editor_->SetPatch(patches_[i], std::string(reinterpret_cast<const char*>(be) + k,
+                                                   count_[i].size));
+        k += count_[i].size;
+      }
+    }
+    in_map_ = false;
+    return absl::OkStatus();
+  }
+
+  bool selected() const { return selected_; }
+  javaobj::StreamEditor& editor() { return *editor_; }
+  std::vector<StrippedEntry> removed;
+
+ private:
+  serde::ByteView input_;
+  NameMatcher matcher_;
+  OperatorSelection* selection_;
+  std::unique_ptr<javaobj::StreamEditor> editor_;
+  bool selected_ = true;
+  int op_index_ = -1;
+  std::array<uint8_t, 16> op_id_{};
+  bool in_map_ = false;
+  int subtask_ = -1;
+  std::string slot_;
+  int32_t size_ = 0;
+  int32_t kept_ = 0;
+  std::vector<serde::SourceRange> count_;
+  std::vector<size_t> patches_;
+  javaobj::StreamEditor::Mark mark_;
+};
+
+absl::StatusOr<StripResult> PlanStripCompletedStreamed(const LoadedFile& file,
+                                                       const StripOptions& options) {
+  const serde::ByteView input = file.bytes();
+  FLINKSTATE_ASSIGN_OR_RETURN(OperatorSelection selection,
+                              OperatorSelection::Parse(options.operator_ids, "strip-state"));
+  CompletedStripHooks hooks(input, options, &selection);
+  const NameMatcher matcher(options.state_name);
+  auto expected = std::make_shared<StreamedExpectation>();
+  std::vector<OperatorState> shells;
+  std::set<std::string> names;  // of the selected operators
+  ScanCompletedCheckpointOptions scan;
+  scan.decode_strings = false;
+  scan.operator_state_only = true;
+  scan.release_consumed_input = serde::IsLocalFileMapping(input);
+  absl::StatusOr<StateFile> head = internal::ScanCompletedCheckpointWithHooks(
+      input,
+      [&](int index, OperatorState&& op) -> absl::Status {
+        OperatorState shell = OperatorShell(op);
+        shell.uid.value = TextOf(input, op.uid);
+        shells.push_back(std::move(shell));
+        const bool selected = hooks.selected();
+        struct Names : HandleVisitor {
+          void OnOperatorHandle(const HandleContext&, const OperatorStateHandle& h) override {
+            for (const StateNameEntry& e : h.states) names->insert(TextOf(input, e.name));
+          }
+          serde::ByteView input;
+          std::set<std::string>* names;
+        } v;
+        v.input = input;
+        v.names = &names;
+        if (selected) WalkOperator(op, index, &v);
+        expected->operators.push_back(StripDigest(input, op, index, [&](const StateNameEntry& e) {
+          return selected && matcher.Matches(input, e.name);
+        }));
+        return absl::OkStatus();
+      },
+      scan, &hooks);
+  FLINKSTATE_RETURN_IF_ERROR(file.CheckIntact());
+  if (!head.ok()) {
+    if (head.status().code() == absl::StatusCode::kUnimplemented) {
+      // Maps of another layout: the decoded stream's planner.
+      FLINKSTATE_ASSIGN_OR_RETURN(CompletedTree tree, DecodeCompletedTree(file));
+      return PlanStripCompletedCheckpoint(*tree.stream, tree.model, options);
+    }
+    return WithFilePath(file, head.status());
+  }
+  FLINKSTATE_RETURN_IF_ERROR(selection.CheckAllMatched(shells));
+  if (hooks.removed.empty()) return NotFoundAmong(names, !selection.empty(), options);
+  StripResult result;
+  FLINKSTATE_ASSIGN_OR_RETURN(result.plan, hooks.editor().Finish());
+  result.removed = std::move(hooks.removed);
+  result.stats = hooks.editor().stats();
+  result.bytes_removed =
+      input.size() > result.plan.output_size() ? input.size() - result.plan.output_size() : 0;
+  expected->checkpoint_id = head->metadata.checkpoint_id;
+  expected->head = CompletedHeadDigest(*head);
+  result.expected = std::move(expected);
+  return result;
+}
+
+absl::Status VerifyStrippedCompletedStreamed(const LoadedFile& before, serde::ByteView output,
+                                             const StripOptions& options,
+                                             const StripResult* planned) {
+  std::shared_ptr<const StreamedExpectation> expected =
+      planned != nullptr ? planned->expected : nullptr;
+  if (expected == nullptr) {
+    FLINKSTATE_ASSIGN_OR_RETURN(StripResult again, PlanStripCompletedStreamed(before, options));
+    expected = again.expected;
+  }
+  size_t ops = 0;
+  ScanCompletedCheckpointOptions scan;
+  scan.decode_strings = false;
+  scan.operator_state_only = true;
+  scan.release_consumed_input = serde::IsLocalFileMapping(output);
+  absl::StatusOr<StateFile> head = ScanCompletedCheckpoint(
+      output,
+      [&](int index, OperatorState&& op) -> absl::Status {
+        ++ops;
+        if (static_cast<size_t>(index) >= expected->operators.size() ||
+            StripDigest(output, op, index, [](const StateNameEntry&) { return false; }) !=
+                expected->operators[index]) {
+          return absl::DataLossError(absl::StrCat("strip-state verify: operator ", index, " (",
+                                                  op.IdHex(),
+                                                  ") does not hold the expected entries"));
+        }
+        return absl::OkStatus();
+      },
+      scan);
+  FLINKSTATE_RETURN_IF_ERROR(head.status());
+  if (ops != expected->operators.size() ||
+      head->metadata.checkpoint_id != expected->checkpoint_id ||
+      CompletedHeadDigest(*head) != expected->head) {
+    return absl::DataLossError(
+        "strip-state verify: the CompletedCheckpoint's own fields or operator list changed");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 // --- One entry point for every kind ----------------------------------------------
@@ -548,7 +770,9 @@ absl::StatusOr<StripResult> PlanStripState(const LoadedFile& file, const StripOp
         "completedCheckpoint file"));
   }
   if (file.kind == FileKind::kCompletedCheckpoint) {
-    return PlanStripCompletedCheckpoint(*file.stream, file.model, options);
+    if (file.completed_deferred) return PlanStripCompletedStreamed(file, options);
+    FLINKSTATE_ASSIGN_OR_RETURN(CompletedTree tree, DecodeCompletedTree(file));
+    return PlanStripCompletedCheckpoint(*tree.stream, tree.model, options);
   }
   if (file.metadata_deferred) return PlanStripStreamed(file, options);
   return PlanStripState(file.model, file.bytes(), options);
@@ -558,6 +782,9 @@ absl::Status VerifyStripped(const LoadedFile& before, serde::ByteView output,
                             const StripOptions& options, const StripResult* planned) {
   if (before.metadata_deferred) return VerifyStrippedStreamed(before, output, options, planned);
   if (before.kind == FileKind::kCompletedCheckpoint) {
+    if (before.completed_deferred) {
+      return VerifyStrippedCompletedStreamed(before, output, options, planned);
+    }
     return VerifyStrippedCompletedCheckpoint(before.model, output, options);
   }
   FLINKSTATE_ASSIGN_OR_RETURN(StateFile after, ReadStateFileRoundTrip(output));

@@ -16,6 +16,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -539,6 +540,54 @@ TEST(DoctorTest, HeapForecastWithinTwiceWhatFlinksLoaderTakes) {
     const double got = static_cast<double>(r.heap().checkpoint_bytes());
     EXPECT_GE(got, measured / 2) << input;
     EXPECT_LE(got, measured * 2) << input;
+  }
+}
+
+TEST(DoctorTest, HeapDuringTheRestoreWithinTwiceWhatARealJobManagerHolds) {
+  // harness.sh jmheap: a MiniCluster without TaskManagers, 8 more copies of
+  // the incident job restored from the checkpoint (every task's restore
+  // assigned, none deployed) minus 8 more started fresh, per job, median of 3
+  // rounds. A restore from a path keeps that one checkpoint, so the doctor's
+  // figure is one checkpoint plus the assigned restores (within 2x, as the
+  // issue states it), and its peak, which adds the descriptors in flight, is
+  // not below what the JobManager held. With the plan the job's chains are
+  // the tasks; without it each operator subtask stands for one.
+  // At parallelism 8 (from 4) the split and keyed state are redistributed
+  // into new handles and arrays: that part is measured too.
+  for (const auto& [input, referee, plan, parallelism] :
+       {std::tuple{"flink-1.15.2/incident-gen3-checkpoint", "jmheap-1.15.2-incident-gen3.json",
+                   "plan-1.15.2-incident-v2-jsonplangenerator.json", 0},
+        std::tuple{"flink-1.15.2/incident-gen3-checkpoint", "jmheap-1.15.2-incident-gen3-p8.json",
+                   "", 8},
+        std::tuple{"flink-2.3.0/incident-gen3-checkpoint", "jmheap-2.3.0-incident-gen3.json",
+                   "plan-incident-v2-rest.json", 0}}) {
+    google::protobuf::Struct root;
+    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(
+                    Slurp(kData + "/doctor/" + referee), &root)
+                    .ok())
+        << referee;
+    const double measured = root.fields()
+                                .at("jobManagerHeap")
+                                .struct_value()
+                                .fields()
+                                .at("duringRestoreBytes")
+                                .number_value();
+    ASSERT_GT(measured, 0) << referee;
+    for (bool with_plan : {false, true}) {
+      if (with_plan && std::string(plan).empty()) continue;
+      DoctorOptions o;
+      o.parallelism = parallelism;
+      if (with_plan) o.plan_file = kData + "/doctor/" + plan;
+      report::DoctorReport r = RunDoctor({kData + "/" + input}, o);
+      EXPECT_EQ(r.restore().chains_size() > 0, with_plan) << input;
+      const report::HeapForecast& h = r.heap();
+      const double before = static_cast<double>(h.checkpoint_bytes() + h.assigned_restore_bytes());
+      EXPECT_EQ(h.before_deployment_bytes(), h.retained_bytes() + h.assigned_restore_bytes());
+      EXPECT_EQ(h.restore_bytes(), h.assigned_restore_bytes() + h.in_flight_bytes());
+      EXPECT_GE(before, measured / 2) << input << " plan " << with_plan;
+      EXPECT_LE(before, measured * 2) << input << " plan " << with_plan;
+      EXPECT_GE(static_cast<double>(h.restore_peak_bytes()), measured) << input;
+    }
   }
 }
 

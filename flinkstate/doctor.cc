@@ -988,6 +988,8 @@ absl::StatusOr<std::vector<report::TaskPayload>> ForecastTasks(
 }
 
 uint64_t DescriptorOverheadBytes(const StateFile& file) {
+  // Only Flink 2.x can have written it, so only 2.x restores it.
+  if (WriterReleases(file).first.major >= 2) return kFlink2DescriptorOverheadBytes;
   if (file.kind == StateFileKind::kCompletedCheckpoint && file.completed) {
     const std::string& v = file.completed->flink_versions;
     for (const char* akka : {"1.13", "1.14", "1.15", "1.16", "1.17"}) {
@@ -2083,6 +2085,10 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
   }
   const Input& cur = inputs[newest];
   const StateFile& f = cur.file.model;
+  // A Pekko cluster restoring a file only Flink 2.x can have written is a 2.x cluster.
+  if (conf_overhead == kPekkoDescriptorOverheadBytes && WriterReleases(f).first.major >= 2) {
+    conf_overhead = kFlink2DescriptorOverheadBytes;
+  }
 
   // The frame size a --flink-conf sets, read as the restoring release reads
   // it: Akka up to 1.17 (akka.framesize only), Pekko from 1.18 on
@@ -2103,7 +2109,8 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
       const auto [lo, hi] = WriterReleases(f);
       auto akka = [](const FlinkRelease& x) { return x.major == 1 && x.minor <= 17; };
       if (akka(lo)) systems.push_back(RpcSystem::kAkka);
-      if (!akka(hi) || conf_overhead == kPekkoDescriptorOverheadBytes) {
+      if (!akka(hi) || conf_overhead == kPekkoDescriptorOverheadBytes ||
+          conf_overhead == kFlink2DescriptorOverheadBytes) {
         systems.push_back(RpcSystem::kPekko);
       }
     }
@@ -2155,8 +2162,9 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
   // --flink-version names it as well: Akka up to 1.17, Pekko from 1.18 on.
   if (!options.flink_version.empty()) {
     if (absl::StatusOr<FlinkRelease> fr = ParseFlinkRelease(options.flink_version); fr.ok()) {
-      conf_overhead = fr->major == 1 && fr->minor <= 17 ? kAkkaDescriptorOverheadBytes
-                                                        : kPekkoDescriptorOverheadBytes;
+      conf_overhead = fr->major >= 2                     ? kFlink2DescriptorOverheadBytes
+                      : fr->major == 1 && fr->minor <= 17 ? kAkkaDescriptorOverheadBytes
+                                                          : kPekkoDescriptorOverheadBytes;
     }
   }
   const uint64_t overhead = conf_overhead > 0 ? conf_overhead : DescriptorOverheadBytes(f);
@@ -2604,7 +2612,8 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
   r.add_notes(
       "restore: Flink's RoundRobinOperatorStateRepartitioner and key-group assignment, sized as "
       "Java serialization of each task's OperatorSubtaskState with the 1.15-1.20 class shapes; "
-      "a task adds the deployment descriptor's own bytes (an estimate: 21500 with Akka, 25500 with Pekko, from real deployments)");
+      "a task adds the deployment descriptor's own bytes (an estimate from real deployments: 21500 with Akka, "
+      "25500 with Pekko up to 1.20, 23000 on Flink 2)");
   r.add_notes(absl::StrCat(
       "rpc: job and task information and wide inputs' shuffle descriptors go to the BLOB server "
       "from blob.offload.minsize (", blob_min, " bytes) on in every release (the overhead "

@@ -8,7 +8,7 @@
 # --only-frames):
 #   R (2.3.0)   minsize 16384:   restore offloaded      -> must match doctor --flink-version R
 #   R (2.3.0)   default minsize: restore in the RPC     -> must match doctor (default minsize)
-#   C (2.1.3)   minsize 16384:   no restore offload before 2.2 -> must match doctor --flink-version C,
+#   C (2.1.3, 1.20.5) minsize 16384: no restore offload before 2.2 -> must match doctor --flink-version C,
 #               at 40000 (fails; Flink's encoded size within 5% + 1 KiB of doctor's minFrameSize)
 #               and at doctor's minFrameSize (deploys)
 # "Match": Flink deployed <=> doctor exits 0 with no TASK_OVER_FRAME_SIZE; Flink did not deploy
@@ -18,8 +18,8 @@
 # --flink-version doctor must say which release it assumed (FLINK_VERSION_ASSUMED, metadata v6 is
 # 2.1 or later). The chaining comes from harness payload --plan-out.
 #   doctor_blob_referee.sh FLINKSTATE_BIN CONFORMANCE_OUT WORK_DIR
-# FLINKSTATE_DOCTOR_BLOB_RELEASE (2.3.0), FLINKSTATE_DOCTOR_BLOB_CONTRAST (2.1.3, any release that
-# sends the restore in the RPC, e.g. 1.20.5; none: skip it).
+# FLINKSTATE_DOCTOR_BLOB_RELEASE (2.3.0), FLINKSTATE_DOCTOR_BLOB_CONTRAST (releases that send the
+# restore in the RPC; default "2.1.3 1.20.5"; none: skip them).
 set -uo pipefail
 bin=$1
 out=$2
@@ -27,7 +27,7 @@ work=$3
 here=$(cd "$(dirname "$0")" && pwd)
 H="$here/flink/harness.sh"
 R=${FLINKSTATE_DOCTOR_BLOB_RELEASE:-2.3.0}
-C=${FLINKSTATE_DOCTOR_BLOB_CONTRAST:-2.1.3}
+CONTRAST=(${FLINKSTATE_DOCTOR_BLOB_CONTRAST:-2.1.3 1.20.5})
 FRAME=40000
 MINSIZE=16384
 rm -rf "$work"; mkdir -p "$work"
@@ -107,11 +107,12 @@ w=$(jq_ "$work/$R.assumed.doctor.json" "sum(1 for w in d['warnings'] if w['code'
 [ "$w" -eq 1 ] || bad "no --flink-version: doctor did not warn FLINK_VERSION_ASSUMED"
 say "no --flink-version: $(jq_ "$work/$R.assumed.doctor.json" "d['restore']['flinkVersionSource']")"
 
-# --- a release that sends every restore in the RPC (2.x before 2.2 by default), same lowered
+# --- releases that send every restore in the RPC (2.1.3 and 1.20.5 by default), same lowered
 # threshold: at 40000 the deployment fails as doctor says, with Flink's encoded size within the
 # stated margin of doctor's minFrameSize, and at doctor's minFrameSize it deploys. Its gen-3
 # incident comes from ci.sh's output when that release ran there, else from harness incident here.
-if [ "$C" != none ]; then
+for C in "${CONTRAST[@]}"; do
+  [ "$C" = none ] && continue
   f=$(gen3 "$C")
   if [ -n "$f" ]; then
     in="$out/flink-$C/incident/$f"
@@ -145,7 +146,7 @@ if [ "$C" != none ]; then
       bad "harness deploy $C ($work/$C.deploy.log)"
     fi
   fi
-fi
+done
 
 echo "doctor BLOB referee: $fail failed (${SECONDS}s)"
 [ "$fail" -eq 0 ]

@@ -1106,6 +1106,41 @@ TEST(DoctorTest, Flink23DeploysExactlyWhenTheTaskRestoreGoesToTheBlobServer) {
   EXPECT_EQ(DoctorExitCode(r), 1);
 }
 
+TEST(DoctorTest, Flink21SendsTheTaskRestoreInTheRpcWhateverTheMinsize) {
+  // harness.sh deploy --only-frames --frames 40000@16384 on 2.1.3's own gen-3
+  // incident: its TaskDeploymentDescriptor has the plain JobManagerTaskRestore
+  // field, so the lowered blob.offload.minsize changes nothing and the
+  // submitTask RPC is discarded as oversized.
+  google::protobuf::Struct root;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(
+                  Slurp(kData + "/doctor/deploy-2.1.3-incident-gen3-rpc.json"), &root)
+                  .ok());
+  const auto& cases =
+      root.fields().at("deployment").struct_value().fields().at("cases").list_value().values();
+  ASSERT_EQ(cases.size(), 1);
+  const auto& f = cases[0].struct_value().fields();
+  ASSERT_FALSE(f.at("deployed").bool_value());
+  const double n = f.at("encodedBytes").number_value();
+  for (const char* release : {"2.1.3", ""}) {
+    DoctorOptions o;
+    o.flink_version = release;
+    o.plan_file = kData + "/doctor/plan-2.1.3-incident-v2-jsonplangenerator.json";
+    o.frame_size = static_cast<uint64_t>(f.at("frameSize").number_value());
+    o.blob_offload_min_size = static_cast<uint64_t>(f.at("blobOffloadMinsize").number_value());
+    report::DoctorReport r = RunDoctor({kData + "/flink-2.1.3/incident-gen3-checkpoint"}, o);
+    ASSERT_TRUE(r.restore().chaining_known()) << release;
+    EXPECT_FALSE(r.restore().task_restore_offloading()) << release;
+    EXPECT_EQ(r.restore().tasks_restore_offloaded(), 0u);
+    EXPECT_GT(r.restore().tasks_over_frame_size(), 0u);
+    EXPECT_EQ(DoctorExitCode(r), 1);
+    EXPECT_EQ(r.restore().descriptor_overhead_bytes(), kFlink2DescriptorOverheadBytes);
+    EXPECT_GE(static_cast<double>(r.restore().min_frame_size()), n) << release;
+    EXPECT_LE(static_cast<double>(r.restore().min_frame_size()), n * 1.05 + 1024) << release;
+    // Without the release: metadata v6 is 2.1 or later, and the choice decides.
+    EXPECT_EQ(CountWarnings(r, "FLINK_VERSION_ASSUMED"), std::string(release).empty() ? 1 : 0);
+  }
+}
+
 TEST(DoctorTest, WithoutAReleaseTheAssumptionIsNamedWhereItDecides) {
   // Metadata v6 is written by 2.1 (restore in the RPC) and 2.2+ (offloaded).
   DoctorOptions o;

@@ -2257,6 +2257,39 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
   }
   for (const auto& t : tasks) *rf->add_tasks() = t;
 
+  // Channel state (unaligned checkpoints) at a new parallelism: Flink
+  // redistributes it by each edge's SubtaskStateMapper
+  // (StateAssignmentOperation.reDistributeInputChannelStates /
+  // reDistributeResultSubpartitionStates, release-1.15.2 .. 2.3.0) and adds
+  // InflightDataRescalingDescriptors; the checkpoint records neither the
+  // partitioners nor the gates, and the referee does not rescale it, so the
+  // forecast keeps old subtask i's handles with new subtask i mod N. Said.
+  if (loadable && options.parallelism > 0) {
+    for (const OperatorState& op : f.metadata.operators) {
+      if (op.parallelism == options.parallelism) continue;
+      uint64_t handles = 0;
+      for (const OperatorSubtaskState& st : op.subtasks) {
+        handles += st.input_channel_state.size() + st.result_subpartition_state.size();
+      }
+      if (handles == 0) continue;
+      report::DoctorWarning* w = AddWarning(
+          &r, "CHANNEL_STATE_APPROXIMATED",
+          absl::StrCat("operator ", op.IdHex(), " holds ", handles,
+                       " in-flight channel-state handles (an unaligned checkpoint) and restores at "
+                       "parallelism ", options.parallelism, " instead of ", op.parallelism,
+                       ": Flink hands them out by each edge's SubtaskStateMapper and adds "
+                       "rescaling descriptors, neither of which the checkpoint records; the "
+                       "forecast gives old subtask i's to new subtask i mod ",
+                       options.parallelism, ", so this operator's payloads are approximate"),
+          "rescale from a savepoint (it holds no channel state): flink savepoint JOB_ID, then "
+          "restore the savepoint at the new parallelism");
+      w->set_operator_id(op.IdHex());
+      w->set_uid(op.uid.value);
+      w->set_name(op.name.value);
+      w->set_bytes(handles);
+    }
+  }
+
   if (options.parallelism > 0) {
     for (const OperatorState& op : f.metadata.operators) {
       if (op.max_parallelism > 0 && options.parallelism > op.max_parallelism) {

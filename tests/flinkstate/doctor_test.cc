@@ -1141,6 +1141,28 @@ TEST(DoctorTest, Flink21SendsTheTaskRestoreInTheRpcWhateverTheMinsize) {
   }
 }
 
+TEST(DoctorTest, ChannelStateAtANewParallelismIsSaidToBeApproximate) {
+  // The unaligned checkpoint holds in-flight channel state: at its own
+  // parallelism it stays with its subtask (as the payload referee measures),
+  // at another Flink's SubtaskStateMappers decide, which doctor approximates.
+  const std::string ckpt = kData + "/flink-1.20.5/unaligned-completedCheckpoint";
+  report::DoctorReport own = RunDoctor({ckpt});
+  EXPECT_EQ(CountWarnings(own, "CHANNEL_STATE_APPROXIMATED"), 0);
+  DoctorOptions o;
+  o.parallelism = 3;
+  report::DoctorReport r = RunDoctor({ckpt}, o);
+  const int n = CountWarnings(r, "CHANNEL_STATE_APPROXIMATED");
+  EXPECT_GT(n, 0);
+  for (const auto& w : r.warnings()) {
+    if (w.code() != "CHANNEL_STATE_APPROXIMATED") continue;
+    EXPECT_EQ(w.operator_id().size(), 32u);
+    EXPECT_GT(w.bytes(), 0u);
+    EXPECT_TRUE(absl::StrContains(w.message(), "instead of 2")) << w.message();
+    EXPECT_TRUE(absl::StrContains(w.command(), "savepoint")) << w.command();
+  }
+  EXPECT_TRUE(absl::StrContains(RenderDoctorText(r), "CHANNEL_STATE_APPROXIMATED"));
+}
+
 TEST(DoctorTest, WithoutAReleaseTheAssumptionIsNamedWhereItDecides) {
   // Metadata v6 is written by 2.1 (restore in the RPC) and 2.2+ (offloaded).
   DoctorOptions o;

@@ -48,6 +48,17 @@
 // the frame size; its limit is then the BLOB server's storage and the heap
 // of the TaskManager that downloads and deserializes it.
 //
+// JobManager heap (`heap`): the checkpoint's object graph in a 64-bit JVM
+// with compressed oops, times the retained checkpoints; plus what a restore
+// adds (release-1.15.2 .. 2.3.0): the objects StateAssignmentOperation creates
+// for every task, which its Execution holds until the task is deployed
+// (`assigned_restore_bytes`; union and broadcast entries share the
+// checkpoint's StateMetaInfo, re-split and key-group-sliced offsets are
+// copies), and every task's serialized descriptor as if all were in flight at
+// once (`in_flight_bytes`, an upper bound of a transient part). The first two
+// are judged against a real JobManager holding every task's assigned restore
+// before deployment (conformance `harness.sh jmheap`, within 2x).
+//
 // Thread safety: `Doctor` keeps no state; concurrent calls are safe.
 
 #ifndef FLINKSTATE_FLINKSTATE_DOCTOR_H_

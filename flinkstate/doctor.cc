@@ -319,12 +319,28 @@ class JavaSizer {
 };
 
 // What a task receives, with its parts accounted.
+// 64-bit HotSpot with compressed oops: 12-byte headers, 4-byte references,
+// 8-byte alignment.
+uint64_t Align8(uint64_t n) { return (n + 7) & ~uint64_t{7}; }
+uint64_t JvmObject(uint64_t refs, uint64_t prim) { return Align8(12 + 4 * refs + prim); }
+uint64_t JvmArray(uint64_t bytes) { return Align8(16 + bytes); }
+uint64_t JvmString(uint64_t len) { return 24 + JvmArray(len); }
+uint64_t JvmHashMap(uint64_t entries) {
+  uint64_t cap = 16;
+  while (cap * 3 / 4 < entries) cap *= 2;
+  return 48 + JvmArray(4 * cap) + 32 * entries;
+}
+uint64_t JvmArrayList(uint64_t n) { return 24 + JvmArray(4 * std::max<uint64_t>(n, 10)); }
+
 struct Payload {
   uint64_t total = 0;
   uint64_t union_bytes = 0;
   uint64_t inline_bytes = 0;
   uint64_t offset_bytes = 0;
   uint32_t handles = 0;
+  // JobManager heap of the objects the state assignment creates for the task
+  // (`TaskPayload.assigned_heap_bytes`).
+  uint64_t assigned_heap = 0;
 };
 
 std::string PtrKey(const char* what, const void* p) {
@@ -725,6 +741,16 @@ uint64_t OperatorHandlesSize(JavaSizer& js, const std::vector<RestoredHandle>& h
     // A handle that carries only union entries counts whole (its delegate
     // travels because of them).
     p->union_bytes += all_union ? b : union_part;
+    // JobManager heap the state assignment creates
+    // (RoundRobinOperatorStateRepartitioner, release-1.15.2 .. 2.3.0): a new
+    // OperatorStreamStateHandle and HashMap unless the checkpoint's handle is
+    // kept, and a new StateMetaInfo with its own long[] for every re-split
+    // entry (repartitionSplitState's Arrays.copyOfRange); union and broadcast
+    // entries share the checkpoint's StateMetaInfo.
+    if (r.kept == nullptr) p->assigned_heap += JvmObject(2, 0) + JvmHashMap(r.entries.size());
+    for (const RestoredEntry& e : r.entries) {
+      if (e.meta_key.empty()) p->assigned_heap += JvmObject(2, 0) + JvmArray(8 * e.offsets);
+    }
     sizes->push_back(b);
     all += b;
   }
@@ -827,20 +853,37 @@ class OperatorRestore {
   // The `OperatorSubtaskState` object of new subtask `i` (no stream header).
   uint64_t Size(JavaSizer& js, int i, absl::string_view dir, Payload* p) const {
     uint64_t b = js.Object(kOperatorSubtaskState);
+    // The new OperatorSubtaskState in the JobManager's heap (8 references, 2
+    // longs) and a StateObjectCollection over an ArrayList per non-empty slot
+    // (an empty slot is the shared StateObjectCollection.empty()).
+    p->assigned_heap += JvmObject(8, 16);
+    auto collection_heap = [p](size_t n) {
+      if (n > 0) p->assigned_heap += JvmObject(1, 0) + JvmArrayList(n);
+    };
     std::vector<uint64_t> sizes;
     OperatorHandlesSize(js, managed_.For(i), dir, p, &sizes);
     b += CollectionSize(js, sizes);
+    collection_heap(sizes.size());
     sizes.clear();
     OperatorHandlesSize(js, raw_.For(i), dir, p, &sizes);
     b += CollectionSize(js, sizes);
+    collection_heap(sizes.size());
     // Keyed: the old handles whose key groups intersect the new range.
     for (int k = 0; k < 2; ++k) {
       sizes.clear();
       for (const KeyedAssigned& a : keyed_[k][i]) {
         sizes.push_back(KeyedHandleSize(js, *a.handle, a.key_groups, dir, p));
         ++p->handles;
+        // KeyGroupsStateHandle.getIntersection: a new handle, KeyGroupRangeOffsets,
+        // KeyGroupRange and a copy of the intersection's offsets; the other
+        // kinds go whole (the checkpoint's object).
+        if (a.key_groups >= 0) {
+          p->assigned_heap += JvmObject(2, 0) + JvmObject(2, 0) + JvmObject(0, 12) +
+                              JvmArray(8 * static_cast<uint64_t>(a.key_groups));
+        }
       }
       b += CollectionSize(js, sizes);
+      collection_heap(sizes.size());
     }
     for (int k = 0; k < 2; ++k) {
       sizes.clear();
@@ -849,6 +892,7 @@ class OperatorRestore {
         ++p->handles;
       }
       b += CollectionSize(js, sizes);
+      collection_heap(sizes.size());
     }
     // inputRescalingDescriptor, outputRescalingDescriptor: the one
     // NO_RESCALE instance, written once per stream.
@@ -936,6 +980,7 @@ absl::StatusOr<std::vector<report::TaskPayload>> ForecastTasks(
       t.set_offset_bytes(p.offset_bytes);
       t.set_parallelism(r.new_parallelism());
       t.set_handles(p.handles);
+      t.set_assigned_heap_bytes(p.assigned_heap);
       tasks.push_back(std::move(t));
     }
   }
@@ -943,6 +988,8 @@ absl::StatusOr<std::vector<report::TaskPayload>> ForecastTasks(
 }
 
 uint64_t DescriptorOverheadBytes(const StateFile& file) {
+  // Only Flink 2.x can have written it, so only 2.x restores it.
+  if (WriterReleases(file).first.major >= 2) return kFlink2DescriptorOverheadBytes;
   if (file.kind == StateFileKind::kCompletedCheckpoint && file.completed) {
     const std::string& v = file.completed->flink_versions;
     for (const char* akka : {"1.13", "1.14", "1.15", "1.16", "1.17"}) {
@@ -1639,19 +1686,6 @@ void MatchPlan(const StateFile& f, int restore_parallelism, std::vector<PlanVert
 // Heap
 // ---------------------------------------------------------------------------
 
-// 64-bit HotSpot with compressed oops: 12-byte headers, 4-byte references,
-// 8-byte alignment.
-uint64_t Align8(uint64_t n) { return (n + 7) & ~uint64_t{7}; }
-uint64_t JvmObject(uint64_t refs, uint64_t prim) { return Align8(12 + 4 * refs + prim); }
-uint64_t JvmArray(uint64_t bytes) { return Align8(16 + bytes); }
-uint64_t JvmString(uint64_t len) { return 24 + JvmArray(len); }
-uint64_t JvmHashMap(uint64_t entries) {
-  uint64_t cap = 16;
-  while (cap * 3 / 4 < entries) cap *= 2;
-  return 48 + JvmArray(4 * cap) + 32 * entries;
-}
-uint64_t JvmArrayList(uint64_t n) { return 24 + JvmArray(4 * std::max<uint64_t>(n, 10)); }
-
 uint64_t HeapStream(const StreamStateHandle& h) {
   switch (static_cast<HandleTag>(h.tag)) {
     case HandleTag::kNull: return 0;
@@ -2051,6 +2085,10 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
   }
   const Input& cur = inputs[newest];
   const StateFile& f = cur.file.model;
+  // A Pekko cluster restoring a file only Flink 2.x can have written is a 2.x cluster.
+  if (conf_overhead == kPekkoDescriptorOverheadBytes && WriterReleases(f).first.major >= 2) {
+    conf_overhead = kFlink2DescriptorOverheadBytes;
+  }
 
   // The frame size a --flink-conf sets, read as the restoring release reads
   // it: Akka up to 1.17 (akka.framesize only), Pekko from 1.18 on
@@ -2071,7 +2109,8 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
       const auto [lo, hi] = WriterReleases(f);
       auto akka = [](const FlinkRelease& x) { return x.major == 1 && x.minor <= 17; };
       if (akka(lo)) systems.push_back(RpcSystem::kAkka);
-      if (!akka(hi) || conf_overhead == kPekkoDescriptorOverheadBytes) {
+      if (!akka(hi) || conf_overhead == kPekkoDescriptorOverheadBytes ||
+          conf_overhead == kFlink2DescriptorOverheadBytes) {
         systems.push_back(RpcSystem::kPekko);
       }
     }
@@ -2123,8 +2162,9 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
   // --flink-version names it as well: Akka up to 1.17, Pekko from 1.18 on.
   if (!options.flink_version.empty()) {
     if (absl::StatusOr<FlinkRelease> fr = ParseFlinkRelease(options.flink_version); fr.ok()) {
-      conf_overhead = fr->major == 1 && fr->minor <= 17 ? kAkkaDescriptorOverheadBytes
-                                                        : kPekkoDescriptorOverheadBytes;
+      conf_overhead = fr->major >= 2                     ? kFlink2DescriptorOverheadBytes
+                      : fr->major == 1 && fr->minor <= 17 ? kAkkaDescriptorOverheadBytes
+                                                          : kPekkoDescriptorOverheadBytes;
     }
   }
   const uint64_t overhead = conf_overhead > 0 ? conf_overhead : DescriptorOverheadBytes(f);
@@ -2216,6 +2256,39 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
                absl::StrCat("flinkstate verify ", ShellQuote(cur.path)));
   }
   for (const auto& t : tasks) *rf->add_tasks() = t;
+
+  // Channel state (unaligned checkpoints) at a new parallelism: Flink
+  // redistributes it by each edge's SubtaskStateMapper
+  // (StateAssignmentOperation.reDistributeInputChannelStates /
+  // reDistributeResultSubpartitionStates, release-1.15.2 .. 2.3.0) and adds
+  // InflightDataRescalingDescriptors; the checkpoint records neither the
+  // partitioners nor the gates, and the referee does not rescale it, so the
+  // forecast keeps old subtask i's handles with new subtask i mod N. Said.
+  if (loadable && options.parallelism > 0) {
+    for (const OperatorState& op : f.metadata.operators) {
+      if (op.parallelism == options.parallelism) continue;
+      uint64_t handles = 0;
+      for (const OperatorSubtaskState& st : op.subtasks) {
+        handles += st.input_channel_state.size() + st.result_subpartition_state.size();
+      }
+      if (handles == 0) continue;
+      report::DoctorWarning* w = AddWarning(
+          &r, "CHANNEL_STATE_APPROXIMATED",
+          absl::StrCat("operator ", op.IdHex(), " holds ", handles,
+                       " in-flight channel-state handles (an unaligned checkpoint) and restores at "
+                       "parallelism ", options.parallelism, " instead of ", op.parallelism,
+                       ": Flink hands them out by each edge's SubtaskStateMapper and adds "
+                       "rescaling descriptors, neither of which the checkpoint records; the "
+                       "forecast gives old subtask i's to new subtask i mod ",
+                       options.parallelism, ", so this operator's payloads are approximate"),
+          "rescale from a savepoint (it holds no channel state): flink savepoint JOB_ID, then "
+          "restore the savepoint at the new parallelism");
+      w->set_operator_id(op.IdHex());
+      w->set_uid(op.uid.value);
+      w->set_name(op.name.value);
+      w->set_bytes(handles);
+    }
+  }
 
   if (options.parallelism > 0) {
     for (const OperatorState& op : f.metadata.operators) {
@@ -2530,25 +2603,50 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
   heap->set_checkpoint_bytes(ckpt_heap);
   heap->set_retained(std::max(options.retained, 1));
   heap->set_retained_bytes(ckpt_heap * static_cast<uint64_t>(heap->retained()));
-  uint64_t restore_objects = 0;
-  for (const auto& t : tasks) {
-    // New handle objects and maps per restored handle (~100 bytes each) and
-    // the serialized descriptor's byte[] (payload + overhead).
-    restore_objects += 112ull * t.handles() + JvmArray(t.payload_bytes() + overhead);
+  // What the restore adds (StateAssignmentOperation, Execution.deploy,
+  // release-1.15.2 .. 2.3.0): every task's assigned restore, held until the
+  // task is deployed, and its serialized descriptor while it is sent.
+  uint64_t assigned = 0;
+  uint64_t in_flight = 0;
+  for (const auto& t : tasks) assigned += t.assigned_heap_bytes();
+  // A JobManagerTaskRestore (checkpoint id, TaskStateSnapshot) per task; the
+  // snapshot's HashMap of OperatorID -> OperatorSubtaskState and the IDs.
+  auto task_objects = [](uint64_t operators) {
+    return JvmObject(1, 8) + JvmObject(1, 2) + JvmHashMap(operators) +
+           operators * JvmObject(0, 16);
+  };
+  if (rf->chains_size() > 0) {
+    for (const report::ChainPayload& c : rf->chains()) {
+      assigned += task_objects(static_cast<uint64_t>(c.operator_ids_size()));
+      in_flight += JvmArray(c.deployment_bytes());
+    }
+  } else {
+    // Without a plan each operator subtask stands for a task of its own.
+    for (const report::TaskPayload& t : rf->tasks()) {
+      assigned += task_objects(1);
+      in_flight += JvmArray(t.rpc_bytes());
+    }
   }
+  const uint64_t restore_objects = assigned + in_flight;
+  heap->set_assigned_restore_bytes(assigned);
+  heap->set_in_flight_bytes(in_flight);
+  heap->set_before_deployment_bytes(heap->retained_bytes() + assigned);
   heap->set_restore_bytes(restore_objects);
   heap->set_restore_peak_bytes(heap->retained_bytes() + restore_objects);
   r.add_notes(absl::StrCat(
       "heap: an estimate for a 64-bit JVM with compressed oops (12-byte headers, 4-byte "
       "references, 8-byte alignment): the checkpoint's object graph (handles, long[] offsets, "
       "inline byte[], strings, HashMaps) x ", heap->retained(),
-      " retained, plus per task the handles the redistribution creates and the serialized "
-      "deployment descriptor (payload + ", overhead,
-      " bytes) in flight during the restore"));
+      " retained, plus the objects the state assignment creates for every task (held until the "
+      "task is deployed: ", assigned, " bytes; before any task is deployed the JobManager holds ",
+      heap->before_deployment_bytes(), " bytes), plus every task's serialized deployment "
+      "descriptor (its restore + ", overhead, " bytes, a BLOB key where offloaded: ", in_flight,
+      " bytes) as if all were in flight at once, an upper bound of that transient part"));
   r.add_notes(
       "restore: Flink's RoundRobinOperatorStateRepartitioner and key-group assignment, sized as "
       "Java serialization of each task's OperatorSubtaskState with the 1.15-1.20 class shapes; "
-      "a task adds the deployment descriptor's own bytes (an estimate: 21500 with Akka, 25500 with Pekko, from real deployments)");
+      "a task adds the deployment descriptor's own bytes (an estimate from real deployments: 21500 with Akka, "
+      "25500 with Pekko up to 1.20, 23000 on Flink 2)");
   r.add_notes(absl::StrCat(
       "rpc: job and task information and wide inputs' shuffle descriptors go to the BLOB server "
       "from blob.offload.minsize (", blob_min, " bytes) on in every release (the overhead "
@@ -2561,8 +2659,9 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
         &r, "HEAP_LARGE",
         absl::StrCat("the JobManager needs about ", HumanBytes(heap->restore_peak_bytes()),
                      " of heap during the restore (", HumanBytes(ckpt_heap), " per checkpoint x ",
-                     heap->retained(), " retained + ", HumanBytes(restore_objects),
-                     " of descriptors)"),
+                     heap->retained(), " retained + ", HumanBytes(assigned),
+                     " of assigned restores + ", HumanBytes(in_flight),
+                     " of descriptors in flight)"),
         "jobmanager.memory.heap.size: " + HumanBytes(heap->restore_peak_bytes() * 2));
     w->set_bytes(heap->restore_peak_bytes());
   }
@@ -2947,9 +3046,12 @@ std::string RenderDoctorText(const report::DoctorReport& r) {
   const report::HeapForecast& h = r.heap();
   absl::StrAppend(&o, "jobmanager heap (estimate): ", h.checkpoint_bytes(), " bytes (",
                   HumanBytes(h.checkpoint_bytes()), ") per checkpoint x ", h.retained(),
-                  " retained + ", h.restore_bytes(), " bytes during the restore = ",
+                  " retained + ", h.assigned_restore_bytes(),
+                  " bytes of assigned task restores = ", h.before_deployment_bytes(), " bytes (",
+                  HumanBytes(h.before_deployment_bytes()), ") before the tasks deploy; + ",
+                  h.in_flight_bytes(), " bytes of serialized descriptors if all were in flight = ",
                   h.restore_peak_bytes(), " bytes (", HumanBytes(h.restore_peak_bytes()),
-                  ") at the restore's peak\n");
+                  ") at most at the restore's peak\n");
   const report::History& hi = r.history();
   absl::StrAppend(&o, "history (", hi.checkpoints_size(), " checkpoints, by id):\n");
   for (const auto& c : hi.checkpoints()) {

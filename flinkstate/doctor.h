@@ -48,6 +48,17 @@
 // the frame size; its limit is then the BLOB server's storage and the heap
 // of the TaskManager that downloads and deserializes it.
 //
+// JobManager heap (`heap`): the checkpoint's object graph in a 64-bit JVM
+// with compressed oops, times the retained checkpoints; plus what a restore
+// adds (release-1.15.2 .. 2.3.0): the objects StateAssignmentOperation creates
+// for every task, which its Execution holds until the task is deployed
+// (`assigned_restore_bytes`; union and broadcast entries share the
+// checkpoint's StateMetaInfo, re-split and key-group-sliced offsets are
+// copies), and every task's serialized descriptor as if all were in flight at
+// once (`in_flight_bytes`, an upper bound of a transient part). The first two
+// are judged against a real JobManager holding every task's assigned restore
+// before deployment (conformance `harness.sh jmheap`, within 2x).
+//
 // Thread safety: `Doctor` keeps no state; concurrent calls are safe.
 
 #ifndef FLINKSTATE_FLINKSTATE_DOCTOR_H_
@@ -76,9 +87,13 @@ inline constexpr uint64_t kDefaultFrameSize = 10485760;
 // size of encoded class" minus the task's JobManagerTaskRestore): 19,526 -
 // 19,543 bytes with Akka (1.15.2), 23,564 with Pekko (1.20.5), 22,198 (2.3.0).
 // It grows with the shuffle descriptors of wide inputs, which the checkpoint
-// does not record.
+// does not record. Flink 2.x sends less than 1.20 beside the restore
+// (21,909 bytes on 2.1.3, 22,198 - 22,279 on 2.3.0; harness `deploy
+// --only-frames` at a 40,000-byte frame): 25500 made the minimum frame size
+// overshoot 2.1.3's encoded size by 7.1%, beyond the referee's 5% + 1 KiB.
 inline constexpr uint64_t kAkkaDescriptorOverheadBytes = 21500;   // Flink <= 1.17
-inline constexpr uint64_t kPekkoDescriptorOverheadBytes = 25500;  // Flink >= 1.18
+inline constexpr uint64_t kPekkoDescriptorOverheadBytes = 25500;  // Flink 1.18 - 1.20
+inline constexpr uint64_t kFlink2DescriptorOverheadBytes = 23000; // Flink >= 2.0
 
 // The smallest frame size Akka and Pekko accept (their remoting refuses a
 // `maximum-frame-size` below 32000 bytes): `restore.min_frame_size` is never
@@ -119,11 +134,13 @@ bool OffloadsTaskRestore(const FlinkRelease& release);
 std::pair<FlinkRelease, FlinkRelease> WriterReleases(const StateFile& file);
 
 // The overhead for the release that wrote `file`: Akka for metadata v1-v3
-// (Flink <= 1.15) and completedCheckpoint shapes of 1.13-1.17, Pekko
+// (Flink <= 1.15) and completedCheckpoint shapes of 1.13-1.17, Flink 2's
+// when only 2.x can have written it (metadata v5+), Pekko 1.18-1.20's
 // otherwise (metadata v4 is written by 1.16-1.20: the larger, Pekko's, is
 // taken, so that the minimum frame size stays enough). `Doctor` uses the
-// restoring cluster's instead when `flink_conf` has `pekko.` or `akka.` keys, or
-// `flink_version` names the release (Akka up to 1.17).
+// restoring cluster's instead when `flink_conf` has `pekko.` or `akka.` keys
+// (`pekko.`: 1.18-1.20's, unless only 2.x can have written the file), or
+// `flink_version` names the release (Akka up to 1.17, Pekko 1.18-1.20, 2.x).
 uint64_t DescriptorOverheadBytes(const StateFile& file);
 
 struct DoctorOptions {

@@ -132,9 +132,12 @@ std::string RenderDoctorHtml(const report::DoctorReport& r) {
   absl::StrAppend(&o, "</table>\n");
   const report::HeapForecast& h = r.heap();
   absl::StrAppend(&o, "<h2>JobManager heap (estimate)</h2><p id=\"heap\">", h.checkpoint_bytes(),
-                  " bytes per checkpoint x ", h.retained(), " retained + ", h.restore_bytes(),
-                  " bytes during the restore = <b>", h.restore_peak_bytes(), "</b> bytes (",
-                  HumanBytes(h.restore_peak_bytes()), ")</p>\n");
+                  " bytes per checkpoint x ", h.retained(), " retained + ",
+                  h.assigned_restore_bytes(), " bytes of assigned task restores = ",
+                  h.before_deployment_bytes(), " bytes before the tasks deploy; + ",
+                  h.in_flight_bytes(), " bytes of descriptors if all were in flight = <b>",
+                  h.restore_peak_bytes(), "</b> bytes (", HumanBytes(h.restore_peak_bytes()),
+                  ") at most</p>\n");
   absl::StrAppend(&o, "<h2>Growth over the history</h2><div id=\"growth-box\"></div>\n"
                       "<table id=\"history\"><tr><th>checkpoint</th><th>file bytes</th>"
                       "<th>union entries</th><th>growth</th></tr>\n");

@@ -15,7 +15,11 @@ JobManager). DOCTOR.json is the doctor's report. Checks, each printed as PASS/FA
 * where deployment was measured (deployment.encodedBytes N): minFrameSize <= N*(1+tolerance) +
   deployment.aboveSlackBytes, and no try that failed to deploy had a frame >= minFrameSize (the try
   at the doctor's own minFrameSize, which the driver adds, must deploy);
-* where heap was measured: heap.checkpointBytes within a factor heap-factor of heap.measuredBytes.
+* where heap was measured: heap.checkpointBytes within a factor heap-factor of heap.measuredBytes;
+* where a JobManager's heap during a real restore was measured (jobManagerHeap.duringRestoreBytes,
+  harness.sh jmheap: every task's restore assigned, none deployed): heap.checkpointBytes +
+  heap.assignedRestoreBytes within a factor heap-factor of it, and heap.restorePeakBytes (the
+  descriptors in flight added; for one retained checkpoint) not below it.
 
 Exit 0 when every check passes, 1 otherwise, 2 on usage errors.
 """
@@ -132,6 +136,32 @@ def main():
             ok = measured / a.heap_factor <= got <= measured * a.heap_factor
             check(ok, "heap.checkpointBytes %d not within %gx of the JobManager's measured %d" % (got, a.heap_factor, measured))
             print("heap: doctor %d, measured %d (ratio %.2f, allowed 1/%g..%g)" % (got, measured, got / measured, a.heap_factor, a.heap_factor))
+    # The JobManager during a real restore (harness.sh jmheap): every task's restore assigned, none
+    # deployed. A restore from a path puts that one checkpoint in the CompletedCheckpointStore, so the
+    # doctor's figure for it is one checkpoint plus the assigned restores, whatever --retained says.
+    jmh = oracle.get("jobManagerHeap")
+    if jmh and jmh.get("duringRestoreBytes") is not None:
+        measured = int(jmh["duringRestoreBytes"])
+        d_heap = doctor.get("heap", {})
+        ckpt = num(d_heap.get("checkpointBytes"))
+        assigned = num(d_heap.get("assignedRestoreBytes"))
+        peak = num(d_heap.get("restorePeakBytes"))
+        retained = int(d_heap.get("retained", 1))
+        if check(ckpt is not None and assigned is not None and peak is not None,
+                 "doctor JSON lacks heap.checkpointBytes, heap.assignedRestoreBytes or heap.restorePeakBytes"):
+            before = ckpt + assigned
+            check(measured > 0, "the JobManager's measured restore heap %d is not positive" % measured)
+            ok = measured > 0 and measured / a.heap_factor <= before <= measured * a.heap_factor
+            check(ok, "heap before deployment (checkpointBytes %d + assignedRestoreBytes %d = %d) not within %gx of "
+                  "the JobManager's measured %d during the restore" % (ckpt, assigned, before, a.heap_factor, measured))
+            # the peak adds the descriptors in flight: it may not be below what the JobManager held
+            check(peak - (retained - 1) * ckpt >= measured,
+                  "heap.restorePeakBytes %d (for one retained checkpoint: %d) is below the JobManager's measured %d"
+                  % (peak, peak - (retained - 1) * ckpt, measured))
+            print("jobmanager heap during the restore: doctor %d (checkpoint %d + assigned restores %d), measured %d "
+                  "(ratio %.2f, allowed 1/%g..%g); peak forecast %d" % (before, ckpt, assigned, measured,
+                                                                      before / measured if measured else float("inf"),
+                                                                      a.heap_factor, a.heap_factor, peak))
     return report(a, fails, passes)
 
 

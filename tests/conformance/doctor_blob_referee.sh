@@ -8,7 +8,9 @@
 # --only-frames):
 #   R (2.3.0)   minsize 16384:   restore offloaded      -> must match doctor --flink-version R
 #   R (2.3.0)   default minsize: restore in the RPC     -> must match doctor (default minsize)
-#   C (1.20.5)  minsize 16384:   no restore offload in 1.x -> must match doctor --flink-version C
+#   C (2.1.3, 1.20.5) minsize 16384: no restore offload before 2.2 -> must match doctor --flink-version C,
+#               at 40000 (fails; Flink's encoded size within 5% + 1 KiB of doctor's minFrameSize)
+#               and at doctor's minFrameSize (deploys)
 # "Match": Flink deployed <=> doctor exits 0 with no TASK_OVER_FRAME_SIZE; Flink did not deploy
 # <=> doctor exits 1 with TASK_OVER_FRAME_SIZE, and Flink logged "Discarding oversized payload"
 # of an encoded size within 5% + 1 KiB of doctor's minFrameSize. The offloaded case must be
@@ -16,7 +18,8 @@
 # --flink-version doctor must say which release it assumed (FLINK_VERSION_ASSUMED, metadata v6 is
 # 2.1 or later). The chaining comes from harness payload --plan-out.
 #   doctor_blob_referee.sh FLINKSTATE_BIN CONFORMANCE_OUT WORK_DIR
-# FLINKSTATE_DOCTOR_BLOB_RELEASE (2.3.0), FLINKSTATE_DOCTOR_BLOB_CONTRAST (1.20.5; none: skip it).
+# FLINKSTATE_DOCTOR_BLOB_RELEASE (2.3.0), FLINKSTATE_DOCTOR_BLOB_CONTRAST (releases that send the
+# restore in the RPC; default "2.1.3 1.20.5"; none: skip them).
 set -uo pipefail
 bin=$1
 out=$2
@@ -24,7 +27,7 @@ work=$3
 here=$(cd "$(dirname "$0")" && pwd)
 H="$here/flink/harness.sh"
 R=${FLINKSTATE_DOCTOR_BLOB_RELEASE:-2.3.0}
-C=${FLINKSTATE_DOCTOR_BLOB_CONTRAST:-1.20.5}
+CONTRAST=(${FLINKSTATE_DOCTOR_BLOB_CONTRAST:-2.1.3 1.20.5})
 FRAME=40000
 MINSIZE=16384
 rm -rf "$work"; mkdir -p "$work"
@@ -41,7 +44,7 @@ jq_() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(
 
 # judge: label, deploy JSON, case index, doctor JSON, doctor exit code
 judge() {
-  local label=$1 dep=$2 i=$3 doc=$4 rc=$5
+  local label=$1 dep=$2 i=$3 doc=$4 rc=$5 FRAME=${6:-$FRAME}
   local deployed encoded mfs over
   deployed=$(jq_ "$dep" "d['deployment']['cases'][$i]['deployed']")
   encoded=$(jq_ "$dep" "d['deployment']['cases'][$i]['encodedBytes']")
@@ -49,7 +52,10 @@ judge() {
   over=$(jq_ "$doc" "sum(1 for w in d.get('warnings', []) if w['code'] == 'TASK_OVER_FRAME_SIZE')")
   say "$label: Flink deployed=$deployed encoded=$encoded; doctor exit $rc, minFrameSize $mfs, TASK_OVER_FRAME_SIZE x$over"
   if [ "$deployed" = True ]; then
-    [ "$rc" -eq 0 ] && [ "$over" -eq 0 ] && [ "$mfs" -le "$FRAME" ] ||
+    # exit 1 is right too when the only reason is the next restore (the union state grows again)
+    local next
+    next=$(jq_ "$doc" "sum(1 for w in d.get('warnings', []) if w['code'] == 'FRAME_SIZE_AT_NEXT_RESTORE')")
+    { [ "$rc" -eq 0 ] || { [ "$rc" -eq 1 ] && [ "$next" -gt 0 ]; }; } && [ "$over" -eq 0 ] && [ "$mfs" -le "$FRAME" ] ||
       bad "$label: Flink deployed at frame $FRAME, doctor forecast a failure"
   else
     [ "$rc" -eq 1 ] && [ "$over" -gt 0 ] || bad "$label: Flink did not deploy at frame $FRAME, doctor forecast it would"
@@ -101,26 +107,46 @@ w=$(jq_ "$work/$R.assumed.doctor.json" "sum(1 for w in d['warnings'] if w['code'
 [ "$w" -eq 1 ] || bad "no --flink-version: doctor did not warn FLINK_VERSION_ASSUMED"
 say "no --flink-version: $(jq_ "$work/$R.assumed.doctor.json" "d['restore']['flinkVersionSource']")"
 
-# --- a release that sends every restore in the RPC, same lowered threshold
-if [ "$C" != none ]; then
+# --- releases that send every restore in the RPC (2.1.3 and 1.20.5 by default), same lowered
+# threshold: at 40000 the deployment fails as doctor says, with Flink's encoded size within the
+# stated margin of doctor's minFrameSize, and at doctor's minFrameSize it deploys. Its gen-3
+# incident comes from ci.sh's output when that release ran there, else from harness incident here.
+for C in "${CONTRAST[@]}"; do
+  [ "$C" = none ] && continue
   f=$(gen3 "$C")
-  if [ -z "$f" ]; then
-    bad "no gen3-v2 checkpoint of $C (run ci.sh first)"
-  else
+  if [ -n "$f" ]; then
     in="$out/flink-$C/incident/$f"
-    echo '{"release":"'"$C"'"}' >"$work/$C.deploy.json"
-    if "$H" deploy --release "$C" --from "$in" --oracle "$work/$C.deploy.json" --work "$work/deploy-$C" \
-         --only-frames --frames "$FRAME@$MINSIZE" >"$work/$C.deploy.log" 2>"$work/$C.deploy.err"; then
+  elif "$H" incident --release "$C" --out "$work/incident-$C" >"$work/$C.incident.log" 2>&1; then
+    f=$(awk -F'\t' '$2=="gen3-v2" && $5=="checkpoint" {f=$7} END {print f}' "$work/incident-$C/MANIFEST.txt")
+    in="$work/incident-$C/$f"
+  else
+    in=""
+    bad "harness incident $C ($work/$C.incident.log)"
+  fi
+  if [ -n "$in" ] && [ -f "$in" ]; then
+    "$H" payload --release "$C" --in "$in" --job incident-v2 --plan-out "$work/$C.plan.json" --out "$work/$C.deploy.json" \
+      >"$work/$C.payload.log" 2>&1 || bad "harness payload $C ($work/$C.payload.log)"
+    "$bin" doctor --json --flink-version "$C" --frame-size "$FRAME" --blob-offload-minsize "$MINSIZE" \
+      --plan "$work/$C.plan.json" "$in" >"$work/$C.doctor.json" 2>"$work/$C.doctor.err"
+    rc=$?
+    cmfs=$(jq_ "$work/$C.doctor.json" "int(d['restore']['minFrameSize'])" 2>/dev/null)
+    coff=$(jq_ "$work/$C.doctor.json" "d['restore'].get('taskRestoreOffloading', False)" 2>/dev/null)
+    [ "$coff" = False ] || bad "$C: doctor models task restore offloading ($coff) for a release without it"
+    if [ -z "$cmfs" ] || [ "$cmfs" -le "$FRAME" ]; then
+      bad "$C: doctor's minFrameSize '$cmfs' is not above the $FRAME-byte frame: the case would not test the RPC"
+    elif "$H" deploy --release "$C" --from "$in" --oracle "$work/$C.deploy.json" --work "$work/deploy-$C" \
+           --only-frames --frames "$FRAME@$MINSIZE,$cmfs@$MINSIZE" >"$work/$C.deploy.log" 2>"$work/$C.deploy.err"; then
       grep '^deploy' "$work/$C.deploy.log"
-      "$bin" doctor --json --flink-version "$C" --frame-size "$FRAME" --blob-offload-minsize "$MINSIZE" \
-        "$in" >"$work/$C.doctor.json" 2>"$work/$C.doctor.err"
-      rc=$?
       judge "$C minsize $MINSIZE" "$work/$C.deploy.json" 0 "$work/$C.doctor.json" $rc
+      # at doctor's own minFrameSize the same restore must deploy
+      "$bin" doctor --json --flink-version "$C" --frame-size "$cmfs" --blob-offload-minsize "$MINSIZE" \
+        --plan "$work/$C.plan.json" "$in" >"$work/$C.doctor-mfs.json" 2>"$work/$C.doctor-mfs.err"
+      judge "$C minsize $MINSIZE" "$work/$C.deploy.json" 1 "$work/$C.doctor-mfs.json" $? "$cmfs"
     else
       bad "harness deploy $C ($work/$C.deploy.log)"
     fi
   fi
-fi
+done
 
 echo "doctor BLOB referee: $fail failed (${SECONDS}s)"
 [ "$fail" -eq 0 ]

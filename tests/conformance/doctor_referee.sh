@@ -8,7 +8,10 @@
 # at small frame sizes (flink/harness.sh deploy: Flink's logged "actual size of encoded class"
 # N, a try just below N that must fail, one just above that must deploy, one at the doctor's
 # minFrameSize that must deploy). Every case also compares heap.checkpointBytes with the heap one
-# copy of the checkpoint takes when Flink's own loader builds it (harness payload --heap; within 2x).
+# copy of the checkpoint takes when Flink's own loader builds it (harness payload --heap; within 2x),
+# and gen 3 on FLINKSTATE_DOCTOR_JMHEAP_RELEASES (1.15.2 2.3.0) the heap a real JobManager holds
+# during the restore, every task's restore assigned and none deployed (harness jmheap), with
+# heap.checkpointBytes + heap.assignedRestoreBytes (within 2x) and heap.restorePeakBytes (not below).
 #   doctor_referee.sh FLINKSTATE_BIN CONFORMANCE_OUT WORK_DIR
 # CONFORMANCE_OUT is ci.sh's OUTDIR (flink-<release>/{generate,incident}/MANIFEST.txt).
 # Cases: on the deploy release (1.15.2) gen 1, 2, 3, the HA file of gen 3, gen 3 at parallelism 8,
@@ -23,6 +26,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 H="$here/flink/harness.sh"
 RELEASES=(${FLINKSTATE_DOCTOR_RELEASES:-1.15.2 1.20.5 2.3.0})
 DEPLOY_RELEASE=${FLINKSTATE_DOCTOR_DEPLOY_RELEASE:-1.15.2}
+JMHEAP_RELEASES=${FLINKSTATE_DOCTOR_JMHEAP_RELEASES:-1.15.2 2.3.0}
 rm -rf "$work"; mkdir -p "$work"
 
 if ! "$bin" doctor --help >"$work/doctor-help.txt" 2>&1; then
@@ -54,6 +58,16 @@ run_case() {
     tail -3 "$work/$label.payload.log" | sed 's/^/    /'
     return
   fi
+  # the JobManager's heap during a real restore of the gen-3 incident (harness jmheap), on the releases
+  # FLINKSTATE_DOCTOR_JMHEAP_RELEASES names (default: the deploy release and the newest)
+  if [ "$label" = "$r-incident-gen3" ] && [[ " $JMHEAP_RELEASES " == *" $r "* ]] &&
+     ! "$H" jmheap --release "$r" --from "$in" --oracle "$work/$label.oracle.json" --work "$work/jmheap-$r" \
+         >"$work/$label.jmheap.log" 2>"$work/$label.jmheap.err"; then
+    fail=$((fail + 1)); SUMMARY+=("FAIL  $label  (harness jmheap: $work/$label.jmheap.log)"); echo "${SUMMARY[-1]}"
+    tail -3 "$work/$label.jmheap.log" | sed 's/^/    /'
+    return
+  fi
+  grep '^jmheap' "$work/$label.jmheap.log" 2>/dev/null | tail -1
   # the job's plan (REST /jobs/:id/plan shape) when the doctor takes one: then chains are judged too
   local plan=(); grep -q -- '--plan' "$work/doctor-help.txt" && plan=(--plan "$work/$label.plan.json")
   "$bin" doctor --json "${popt[@]}" "${plan[@]}" "$in" >"$work/$label.doctor.json" 2>"$work/$label.doctor.err"

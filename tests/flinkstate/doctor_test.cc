@@ -16,6 +16,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -542,6 +543,54 @@ TEST(DoctorTest, HeapForecastWithinTwiceWhatFlinksLoaderTakes) {
   }
 }
 
+TEST(DoctorTest, HeapDuringTheRestoreWithinTwiceWhatARealJobManagerHolds) {
+  // harness.sh jmheap: a MiniCluster without TaskManagers, 8 more copies of
+  // the incident job restored from the checkpoint (every task's restore
+  // assigned, none deployed) minus 8 more started fresh, per job, median of 3
+  // rounds. A restore from a path keeps that one checkpoint, so the doctor's
+  // figure is one checkpoint plus the assigned restores (within 2x, as the
+  // issue states it), and its peak, which adds the descriptors in flight, is
+  // not below what the JobManager held. With the plan the job's chains are
+  // the tasks; without it each operator subtask stands for one.
+  // At parallelism 8 (from 4) the split and keyed state are redistributed
+  // into new handles and arrays: that part is measured too.
+  for (const auto& [input, referee, plan, parallelism] :
+       {std::tuple{"flink-1.15.2/incident-gen3-checkpoint", "jmheap-1.15.2-incident-gen3.json",
+                   "plan-1.15.2-incident-v2-jsonplangenerator.json", 0},
+        std::tuple{"flink-1.15.2/incident-gen3-checkpoint", "jmheap-1.15.2-incident-gen3-p8.json",
+                   "", 8},
+        std::tuple{"flink-2.3.0/incident-gen3-checkpoint", "jmheap-2.3.0-incident-gen3.json",
+                   "plan-incident-v2-rest.json", 0}}) {
+    google::protobuf::Struct root;
+    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(
+                    Slurp(kData + "/doctor/" + referee), &root)
+                    .ok())
+        << referee;
+    const double measured = root.fields()
+                                .at("jobManagerHeap")
+                                .struct_value()
+                                .fields()
+                                .at("duringRestoreBytes")
+                                .number_value();
+    ASSERT_GT(measured, 0) << referee;
+    for (bool with_plan : {false, true}) {
+      if (with_plan && std::string(plan).empty()) continue;
+      DoctorOptions o;
+      o.parallelism = parallelism;
+      if (with_plan) o.plan_file = kData + "/doctor/" + plan;
+      report::DoctorReport r = RunDoctor({kData + "/" + input}, o);
+      EXPECT_EQ(r.restore().chains_size() > 0, with_plan) << input;
+      const report::HeapForecast& h = r.heap();
+      const double before = static_cast<double>(h.checkpoint_bytes() + h.assigned_restore_bytes());
+      EXPECT_EQ(h.before_deployment_bytes(), h.retained_bytes() + h.assigned_restore_bytes());
+      EXPECT_EQ(h.restore_bytes(), h.assigned_restore_bytes() + h.in_flight_bytes());
+      EXPECT_GE(before, measured / 2) << input << " plan " << with_plan;
+      EXPECT_LE(before, measured * 2) << input << " plan " << with_plan;
+      EXPECT_GE(static_cast<double>(h.restore_peak_bytes()), measured) << input;
+    }
+  }
+}
+
 TEST(DoctorTest, TwoReleasesOfTheSameHaCheckpointDiffer) {
   report::DoctorReport r = RunDoctor(
       {kData + "/flink-1.13.6/incident-gen3-completedCheckpoint",
@@ -1055,6 +1104,63 @@ TEST(DoctorTest, Flink23DeploysExactlyWhenTheTaskRestoreGoesToTheBlobServer) {
   EXPECT_FALSE(r.restore().task_restore_offloading());
   EXPECT_GT(r.restore().tasks_over_frame_size(), 0u);
   EXPECT_EQ(DoctorExitCode(r), 1);
+}
+
+TEST(DoctorTest, Flink21SendsTheTaskRestoreInTheRpcWhateverTheMinsize) {
+  // harness.sh deploy --only-frames --frames 40000@16384 on 2.1.3's own gen-3
+  // incident: its TaskDeploymentDescriptor has the plain JobManagerTaskRestore
+  // field, so the lowered blob.offload.minsize changes nothing and the
+  // submitTask RPC is discarded as oversized.
+  google::protobuf::Struct root;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(
+                  Slurp(kData + "/doctor/deploy-2.1.3-incident-gen3-rpc.json"), &root)
+                  .ok());
+  const auto& cases =
+      root.fields().at("deployment").struct_value().fields().at("cases").list_value().values();
+  ASSERT_EQ(cases.size(), 1);
+  const auto& f = cases[0].struct_value().fields();
+  ASSERT_FALSE(f.at("deployed").bool_value());
+  const double n = f.at("encodedBytes").number_value();
+  for (const char* release : {"2.1.3", ""}) {
+    DoctorOptions o;
+    o.flink_version = release;
+    o.plan_file = kData + "/doctor/plan-2.1.3-incident-v2-jsonplangenerator.json";
+    o.frame_size = static_cast<uint64_t>(f.at("frameSize").number_value());
+    o.blob_offload_min_size = static_cast<uint64_t>(f.at("blobOffloadMinsize").number_value());
+    report::DoctorReport r = RunDoctor({kData + "/flink-2.1.3/incident-gen3-checkpoint"}, o);
+    ASSERT_TRUE(r.restore().chaining_known()) << release;
+    EXPECT_FALSE(r.restore().task_restore_offloading()) << release;
+    EXPECT_EQ(r.restore().tasks_restore_offloaded(), 0u);
+    EXPECT_GT(r.restore().tasks_over_frame_size(), 0u);
+    EXPECT_EQ(DoctorExitCode(r), 1);
+    EXPECT_EQ(r.restore().descriptor_overhead_bytes(), kFlink2DescriptorOverheadBytes);
+    EXPECT_GE(static_cast<double>(r.restore().min_frame_size()), n) << release;
+    EXPECT_LE(static_cast<double>(r.restore().min_frame_size()), n * 1.05 + 1024) << release;
+    // Without the release: metadata v6 is 2.1 or later, and the choice decides.
+    EXPECT_EQ(CountWarnings(r, "FLINK_VERSION_ASSUMED"), std::string(release).empty() ? 1 : 0);
+  }
+}
+
+TEST(DoctorTest, ChannelStateAtANewParallelismIsSaidToBeApproximate) {
+  // The unaligned checkpoint holds in-flight channel state: at its own
+  // parallelism it stays with its subtask (as the payload referee measures),
+  // at another Flink's SubtaskStateMappers decide, which doctor approximates.
+  const std::string ckpt = kData + "/flink-1.20.5/unaligned-completedCheckpoint";
+  report::DoctorReport own = RunDoctor({ckpt});
+  EXPECT_EQ(CountWarnings(own, "CHANNEL_STATE_APPROXIMATED"), 0);
+  DoctorOptions o;
+  o.parallelism = 3;
+  report::DoctorReport r = RunDoctor({ckpt}, o);
+  const int n = CountWarnings(r, "CHANNEL_STATE_APPROXIMATED");
+  EXPECT_GT(n, 0);
+  for (const auto& w : r.warnings()) {
+    if (w.code() != "CHANNEL_STATE_APPROXIMATED") continue;
+    EXPECT_EQ(w.operator_id().size(), 32u);
+    EXPECT_GT(w.bytes(), 0u);
+    EXPECT_TRUE(absl::StrContains(w.message(), "instead of 2")) << w.message();
+    EXPECT_TRUE(absl::StrContains(w.command(), "savepoint")) << w.command();
+  }
+  EXPECT_TRUE(absl::StrContains(RenderDoctorText(r), "CHANNEL_STATE_APPROXIMATED"));
 }
 
 TEST(DoctorTest, WithoutAReleaseTheAssumptionIsNamedWhereItDecides) {

@@ -16,6 +16,9 @@
 #                       (restore incident v2 with dedicated RPC services at frame sizes around the real
 #                        encoded size; adds "deployment" and "heap" to FILE.json)
 #                       [--only-frames --frames F[@MINSIZE],... [--blob-offload-minsize N]]: just those tries
+#   harness.sh jmheap   --release V --from CHECKPOINT --oracle FILE.json [--parallelism N] [--jobs 8] [--rounds 3]
+#                       (the JobManager's heap during a restore: copies of incident v2 restored with every task's
+#                        restore assigned and none deployed, minus as many started fresh; adds "jobManagerHeap")
 #   harness.sh streams  --release V FILE            (operator-state streams: meta infos, element counts, JSON)
 #   harness.sh build    --release V                 (only build; prints the classpath file)
 #
@@ -26,7 +29,7 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 die() { echo "harness.sh: $*" >&2; exit 2; }
-[ $# -ge 1 ] || die "usage: harness.sh generate|incident|verify|restore|strip|count|payload|deploy|build --release V ..."
+[ $# -ge 1 ] || die "usage: harness.sh generate|incident|verify|restore|strip|count|payload|deploy|jmheap|build --release V ..."
 cmd="$1"; shift
 
 release=""

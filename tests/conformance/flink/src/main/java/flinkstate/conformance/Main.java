@@ -72,6 +72,9 @@ public final class Main {
             case "deploy":
                 rc = Deploy.run(o);
                 break;
+            case "jmheap":
+                rc = JmHeap.run(o);
+                break;
             case "streams":
                 rc = StateStreams.run(o);
                 break;
@@ -86,7 +89,7 @@ public final class Main {
     }
 
     static void usage() {
-        System.err.println("usage: Main generate|incident|restore|verify|count|strip|k8s-ha|payload|deploy|streams [--opt value]... [FILE]");
+        System.err.println("usage: Main generate|incident|restore|verify|count|strip|k8s-ha|payload|deploy|jmheap|streams [--opt value]... [FILE]");
         Runtime.getRuntime().halt(2);
     }
 

@@ -215,9 +215,10 @@ const Command kCommands[] = {
        AddDryRun(app, a);
        app.add_flag("--deep", a.deep,
                     "also remove the state's meta info and element bytes from the "
-                    "operator-state streams (_metadata, operator snapshot), fixing the other "
-                    "states' offsets: inline streams in place, a state file by writing a new "
-                    "one beside it (the original untouched) that the handle then points to");
+                    "operator-state streams (_metadata, operator snapshot, completedCheckpoint), "
+                    "fixing the other states' offsets: inline streams in place, a state file by "
+                    "writing a new one beside it (the original untouched) that the handle then "
+                    "points to");
        app.add_option("--state-root", a.state_roots,
                       "with --deep: state files under PREFIX (e.g. s3://bucket/ckpts) are in "
                       "the local directory DIR, and their new files are written there "

@@ -31,6 +31,7 @@
 #include "flinkstate/operator_state_stream.h"
 #include "flinkstate/serde/endian.h"
 #include "flinkstate/serde/mapped_file.h"
+#include "tests/fixtures/completed_checkpoint_writer.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
@@ -970,6 +971,173 @@ TEST(DeepStripCompletedCheckpointTest, OnlySelectedOperatorsAndTheirSubtaskSizes
   EXPECT_EQ(changed, r->removed.size());
   EXPECT_THAT(VerifyDeepStripped(*in, View(stale), o),
               StatusIs(absl::StatusCode::kInternal, "OperatorSubtaskState.stateSize"));
+}
+
+// The 1.17 checkpoint `md` written as a completedCheckpoint at `path` by the
+// fixture writer; its keyed state (changelog handles, which the fixture does
+// not write) is left out: the test is about operator state.
+absl::Status WriteHaOf117(Loaded& md, const std::string& external_pointer,
+                          const std::string& path) {
+  for (OperatorState& op : md.model.metadata.operators) {
+    for (OperatorSubtaskState& s : op.subtasks) {
+      for (auto* list : {&s.managed_keyed_state, &s.raw_keyed_state}) {
+        for (KeyedStateHandle& k : *list) k.tag = 0;
+      }
+    }
+  }
+  CompletedCheckpointWriteOptions wo;
+  wo.external_pointer = external_pointer;
+  return WriteCompletedCheckpointFromMetadata(md.model, View(md.bytes), wo, path);
+}
+
+// An HA file whose operator state lives in relative state files: the corpus's
+// Flink 1.17 checkpoint (two RelativeFileStateHandles, `source-state` only)
+// written as a completedCheckpoint by the test fixture (Flink 1.19-1.20
+// shapes; its `filePath` is the checkpoint directory + the relative path, as
+// Flink's FsCheckpointStreamFactory makes it). The new streams are what Flink
+// 1.17's OperatorBackendSerializationProxy.write writes for no states; the
+// handle gets the new relativePath, filePath and stateSize.
+TEST(DeepStripCompletedCheckpointTest, RelativeStateFilesGetNewFilesBesideThem) {
+  const std::string dir = CopyToTemp(kFlink117, kFlink117Files);
+  Loaded md = Load(dir + "/_metadata");
+  ASSERT_EQ(mkdir((dir + "/ha").c_str(), 0755), 0);
+  const std::string ha_path = dir + "/ha/completedCheckpoint0123456789ab";
+  ASSERT_THAT(WriteHaOf117(md, "file:" + dir, ha_path), IsOk());
+  md = Load(dir + "/_metadata");
+  absl::StatusOr<LoadedFile> ha = Open(ha_path);
+  ASSERT_THAT(ha.status(), IsOk());
+  const DeepStripFiles files = DeepStripFilesFor(*ha, dir + "/ha", {});
+  EXPECT_EQ(files.sources.base_dir, dir);  // the checkpoint directory, not the HA one
+  StripOptions o;
+  o.state_name = "source-state";
+  absl::StatusOr<DeepStripResult> r = PlanDeepStripState(*ha, o, files);
+  ASSERT_THAT(r.status(), IsOk());
+  ASSERT_EQ(r->new_files.size(), 2u);
+  const std::string kEmptyV5("\0\0\0\x05\0\0\0\0", 8);
+  DeepStripStreams streams = DeepStripStreamsFor(*ha, files);
+  std::vector<std::string> contents;
+  contents.reserve(2);
+  for (const NewStateFile& nf : r->new_files) {
+    EXPECT_TRUE(nf.write);
+    EXPECT_TRUE(nf.relative);
+    EXPECT_EQ(nf.path, dir + "/" + nf.new_handle_path);
+    absl::StatusOr<std::string> c = nf.plan.ApplyToString(nf.input.bytes());
+    ASSERT_THAT(c.status(), IsOk());
+    EXPECT_EQ(*c, kEmptyV5);
+    contents.push_back(*c);
+    streams.new_streams[nf.new_handle_path] = View(contents.back());
+  }
+  absl::StatusOr<std::string> out = r->plan.ApplyToString(ha->bytes());
+  ASSERT_THAT(out.status(), IsOk());
+  EXPECT_THAT(VerifyDeepStripped(*ha, View(*out), o, streams), IsOk());
+  // Without the new streams the verify reads the original files: it fails.
+  EXPECT_THAT(VerifyDeepStripped(*ha, View(*out), o, DeepStripStreamsFor(*ha, files)),
+              StatusIs(absl::StatusCode::kInternal, "verify"));
+  absl::StatusOr<LoadedFile> after = OpenBytes(*out, "after");
+  ASSERT_THAT(after.status(), IsOk());
+  std::set<std::string> new_names;
+  for (const NewStateFile& nf : r->new_files) new_names.insert(nf.new_handle_path);
+  for (const OperatorState& op : after->model.metadata.operators) {
+    for (const OperatorSubtaskState& s : op.subtasks) {
+      for (const OperatorStateHandle& h : s.managed_operator_state) {
+        EXPECT_TRUE(h.states.empty());
+        EXPECT_EQ(h.delegate->tag, static_cast<uint8_t>(HandleTag::kRelativeStream));
+        EXPECT_EQ(h.delegate->state_size, 8);
+        EXPECT_EQ(new_names.count(h.delegate->path.value), 1u) << h.delegate->path.value;
+      }
+    }
+  }
+  // Flink opens `filePath`: it names the new file in the checkpoint directory.
+  std::set<std::string> uris;
+  for (javaobj::ItemId i = 0; i < after->stream->num_items(); ++i) {
+    if (!after->stream->IsInstanceOf(i, "org.apache.flink.runtime.state.filesystem."
+                                        "RelativeFileStateHandle")) {
+      continue;
+    }
+    const javaobj::ItemId uri = after->stream->FieldValue(
+        after->stream->FieldValue(after->stream->FieldValue(i, "filePath"), "uri"), "string");
+    uris.insert(*after->stream->StringValue(uri));
+  }
+  std::set<std::string> want;
+  for (const std::string& n : new_names) want.insert("file:" + dir + "/" + n);
+  EXPECT_EQ(uris, want);
+
+  // The _metadata of the same checkpoint names the same new files: planned in
+  // one transaction (repair), the HA plan points to the _metadata's files...
+  DeepStripFiles mdf;
+  mdf.sources.base_dir = dir;
+  absl::StatusOr<DeepStripResult> rm = PlanDeepStripState(md.model, View(md.bytes), o, mdf);
+  ASSERT_THAT(rm.status(), IsOk());
+  DeepStripFiles shared = files;
+  shared.planned = &rm->new_files;
+  absl::StatusOr<DeepStripResult> rs = PlanDeepStripState(*ha, o, shared);
+  ASSERT_THAT(rs.status(), IsOk());
+  ASSERT_EQ(rs->new_files.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_FALSE(rs->new_files[i].write);
+    EXPECT_TRUE(rs->new_files[i].planned_elsewhere);
+    EXPECT_EQ(rs->new_files[i].path, rm->new_files[i].path);
+    EXPECT_EQ(rs->new_files[i].new_handle_path, rm->new_files[i].new_handle_path);
+  }
+  // ... and once the _metadata's deep strip has written them, a later deep
+  // strip of the HA file finds them with the planned bytes and reuses them.
+  absl::StatusOr<serde::MappedFile> input = serde::MappedFile::Open(dir + "/_metadata");
+  ASSERT_THAT(input.status(), IsOk());
+  serde::TransactionOptions to;
+  to.sync = false;
+  ASSERT_THAT(WriteDeepStripped(
+                  *rm, o.state_name, *input, dir + "/_metadata.deep", "",
+                  [&](const std::map<std::string, serde::ByteView>& ns) {
+                    return serde::OutputVerifier([&, ns](serde::ByteView b) {
+                      absl::StatusOr<StateFile> a = ReadStateFile(b);
+                      if (!a.ok()) return a.status();
+                      return VerifyDeepStripped(md.model, View(md.bytes), *a, b, o,
+                                                {mdf.sources, mdf.sources, ns});
+                    });
+                  },
+                  to),
+              IsOk());
+  absl::StatusOr<DeepStripResult> later = PlanDeepStripState(*ha, o, files);
+  ASSERT_THAT(later.status(), IsOk());
+  ASSERT_EQ(later->new_files.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_FALSE(later->new_files[i].write);
+    EXPECT_FALSE(later->new_files[i].planned_elsewhere);
+    EXPECT_EQ(later->new_files[i].path, rm->new_files[i].path);
+  }
+  absl::StatusOr<std::string> out2 = later->plan.ApplyToString(ha->bytes());
+  ASSERT_THAT(out2.status(), IsOk());
+  EXPECT_EQ(*out2, *out);  // the same HA output as before
+  // The verify reads the existing new files from disk.
+  EXPECT_THAT(VerifyDeepStripped(*ha, View(*out2), o, DeepStripStreamsFor(*ha, files)), IsOk());
+  // A file with the name but other bytes is not reused: the next name is taken.
+  WriteAll(later->new_files[0].path, "not the stream");
+  absl::StatusOr<DeepStripResult> other = PlanDeepStripState(*ha, o, files);
+  ASSERT_THAT(other.status(), IsOk());
+  EXPECT_TRUE(other->new_files[0].write);
+  EXPECT_NE(other->new_files[0].path, later->new_files[0].path);
+  EXPECT_FALSE(other->new_files[1].write);
+}
+
+TEST(DeepStripCompletedCheckpointTest, RelativeHandleWithoutCheckpointDirectoryIsRefused) {
+  const std::string dir = CopyToTemp(kFlink117, kFlink117Files);
+  Loaded md = Load(dir + "/_metadata");
+  const std::string ha_path = dir + "/completedCheckpoint0123456789ab";
+  // Not local, and no --state-root.
+  ASSERT_THAT(WriteHaOf117(md, "s3://bucket/job/chk-3", ha_path), IsOk());
+  absl::StatusOr<LoadedFile> ha = Open(ha_path);
+  ASSERT_THAT(ha.status(), IsOk());
+  StripOptions o;
+  o.state_name = "source-state";
+  const DeepStripFiles files = DeepStripFilesFor(*ha, dir, {});
+  EXPECT_EQ(files.sources.base_dir, "");
+  EXPECT_THAT(PlanDeepStripState(*ha, o, files).status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition, "checkpoint directory"));
+  // Mapped by a state root, it is found.
+  const DeepStripFiles mapped =
+      DeepStripFilesFor(*ha, dir, {{"s3://bucket/job/chk-3", dir}});
+  EXPECT_EQ(mapped.sources.base_dir, dir);
+  EXPECT_THAT(PlanDeepStripState(*ha, o, mapped).status(), IsOk());
 }
 
 TEST(DeepStripCompletedCheckpointTest, FileMergingSegmentIsRefused) {

@@ -773,8 +773,8 @@ absl::Status PlanHandles(const StateFile& file, serde::ByteView input, const Str
         return PlanHandle(h, e, subtask, ctx);
       }));
   if (result->removed.empty()) {
-    return absl::NotFoundError(absl::StrCat(kLayer, ": no operator state handle or stream holds '",
-                                            options.state_name, "'"));
+    // Neither a handle nor a stream header holds it: the names that are held.
+    return StateNotFound(file, options);
   }
   return absl::OkStatus();
 }

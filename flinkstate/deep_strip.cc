@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
 #include "flinkstate/completed_checkpoint.h"
 #include "flinkstate/javaobj/layouts.h"
 #include "flinkstate/javaobj/stream_reader.h"
@@ -774,7 +775,10 @@ absl::Status PlanHandles(const StateFile& file, serde::ByteView input, const Str
       }));
   if (result->removed.empty()) {
     // Neither a handle nor a stream header holds it: the names that are held.
-    return StateNotFound(file, options);
+    const absl::Status none = StateNotFound(file, options);
+    absl::string_view why = none.message();
+    if (!absl::IsNotFound(none) || !absl::ConsumePrefix(&why, "strip-state: ")) return none;
+    return absl::NotFoundError(absl::StrCat(kLayer, ": ", why));
   }
   return absl::OkStatus();
 }

@@ -37,7 +37,7 @@ namespace {
 // file (operator state names present: ...)", without the edit's own words.
 std::string WhyNothing(const absl::Status& s) {
   absl::string_view m = s.message();
-  absl::ConsumePrefix(&m, "strip-state: ");
+  if (!absl::ConsumePrefix(&m, "strip-state: ")) absl::ConsumePrefix(&m, "strip-state --deep: ");
   return absl::StrReplaceAll(m, {{"; nothing was written", ""}});
 }
 

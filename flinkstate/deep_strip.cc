@@ -867,16 +867,9 @@ DeepStripFiles DeepStripFilesFor(const LoadedFile& file, const std::string& outp
   DeepStripFiles files;
   files.sources.state_roots = std::move(state_roots);
   files.output_dir = output_dir;
-  if (!checkpoint_dir.empty()) {
-    files.sources.base_dir = checkpoint_dir;
-  } else if (file.kind == FileKind::kCompletedCheckpoint && file.model.completed != nullptr) {
-    const std::string& dir = file.model.completed->exclusive_checkpoint_dir;
-    absl::StatusOr<std::string> local =
-        dir.empty() ? absl::NotFoundError("") : LocalStatePath(dir, false, files.sources);
-    if (local.ok()) files.sources.base_dir = *local;
-  } else {
-    files.sources.base_dir = serde::DirName(file.path);
-  }
+  files.sources.base_dir = !checkpoint_dir.empty()
+                               ? checkpoint_dir
+                               : RelativeHandleDir(file.model, file.path, files.sources);
   return files;
 }
 

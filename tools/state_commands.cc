@@ -72,7 +72,8 @@ int StateOne(const CommandArgs& a, const std::string& path,
   absl::StatusOr<Input> in = LoadStateFileToRead(path);
   if (!in.ok()) return Fail(in.status());
   StateStreamSources sources = base_sources;
-  sources.base_dir = DirOf(in->path);
+  // A completedCheckpoint's relative handles are in its checkpoint directory.
+  sources.base_dir = RelativeHandleDir(in->model, in->path, sources);
   StateReportOptions options;
   options.kafka_source_splits = a.kafka_source_splits;
   report::OperatorStateStreamReport rep =

@@ -19,7 +19,12 @@
 #      other state must come back with the values logged when the checkpoint was taken, the state
 #      must not be among the restored backend's registered names, and the checkpoint Flink takes
 #      next must hold no entry of it;
-#   5. reads that next checkpoint with Flink's classes: no stream carries a meta info of the state.
+#   5. reads that next checkpoint with Flink's classes: no stream carries a meta info of the state;
+#   6-9. the same for file-backed operator state: the control of step 1 runs with the inline-state
+#      threshold at 0, so the checkpoint it takes, and the HA file its ZooKeeper HA store writes,
+#      name every stream by a RelativeFileStateHandle; `repair --deep` writes one new state file
+#      per stream, named by both files (the originals untouched); Flink reads the new files from
+#      the HA file's `filePath`s as before less the state, and recovers the job from the HA file.
 #   restore_deep_stripped_ha.sh FLINKSTATE_BIN INCIDENT_DIR RELEASE WORK_DIR
 set -euo pipefail
 bin=$1
@@ -56,9 +61,10 @@ echo "== 1. Flink $release reads the HA file's streams (before)"
 echo "== 1b. control: recovered from the unrepaired HA file, the same checks fail"
 mkdir -p "$work/control"
 cp "$ha_file" "$work/control/"
+# (With state files: the checkpoint this run takes is the input of steps 6-9.)
 if "$harness" restore --release "$release" --from-ha "$work/control/$(basename "$ha_file")" \
      --expect-stripped "$state" --expect-unregistered "$state" --state-log "$incident/statelog" \
-     --generations 1 --out "$work/control/restore" >"$work/control.txt" 2>&1; then
+     --memory-threshold 0 --generations 1 --out "$work/control/restore" >"$work/control.txt" 2>&1; then
   echo "FAIL: the recovery from the unrepaired HA file passed the checks"; exit 1
 fi
 grep -q "^FAIL restore1: $state is not among the registered" "$work/control.txt" ||
@@ -125,4 +131,72 @@ if left:
     sys.exit(1)
 print("PASS: no meta info of %s in the checkpoint Flink took after the recovery" % sys.argv[2])
 PY
+
+# --- File-backed operator state: the control run's checkpoint (memory threshold 0) keeps every
+# non-empty operator-state stream in a state file named by a RelativeFileStateHandle, in both its
+# _metadata and the HA completedCheckpoint the run's ZooKeeper HA store wrote for it.
+echo "== 6. the control run's checkpoint with state files, and its HA file"
+fchk=$(for d in "$work"/control/restore/restore1/checkpoints/*/chk-*; do echo "${d##*/chk-} $d"; done |
+       sort -n | tail -1 | cut -d' ' -f2-)
+fid=${fchk##*/chk-}
+fha=$work/control/restore/restore1/ha/restore1
+fha_file=
+for f in "$fha"/completedCheckpoint*; do
+  n=$("$bin" inspect --json "$f" | python3 -c 'import json,sys; print(json.load(sys.stdin)["checkpointId"])')
+  [[ $n == "$fid" ]] && fha_file=$f
+done
+[[ -n $fha_file ]] || { echo "no HA file of checkpoint $fid in $fha"; exit 1; }
+"$bin" state --json "$fha_file" >"$work/files-before-ours.json"
+python3 - "$work/files-before-ours.json" "$state" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+n = sum(1 for o in r["operators"] for s in o["subtasks"]
+        if s["source"] != "inline" and any(m["name"] == sys.argv[2] for m in s["metaInfos"]))
+if n == 0:
+    print("FAIL: no state file of the HA file holds %s" % sys.argv[2]); sys.exit(1)
+print("%d state file(s) named by the HA file hold %s" % (n, sys.argv[2]))
+PY
+"$harness" streams --release "$release" "$fha_file" >"$work/files-before.json"
+(cd "$fchk" && sha256sum $(ls | grep -v '^_metadata$')) >"$work/files-originals.sha256"
+
+echo "== 7. flinkstate repair --deep --apply (new state files, one per stream, for both files)"
+"$bin" repair --deep --json --apply --state "$state" --ha-dir "$fha" "$fchk" >"$work/files-repair.json"
+rm -f "$fchk/_metadata.bak" "$fha_file.bak"
+(cd "$fchk" && sha256sum -c --quiet "$work/files-originals.sha256")
+echo "the original state files are as Flink wrote them"
+python3 - "$work/files-repair.json" "$fha_file" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+md = [f for f in p["files"] if f["kind"] == "metadata"]
+ha = [f for f in p["files"] if f["path"] == sys.argv[2]]
+assert len(md) == 1 and len(ha) == 1, p
+new = {f["path"] for f in md[0].get("newStateFiles", [])}
+assert new, md
+assert {f["path"] for f in ha[0]["newStateFiles"]} == new, ha
+assert all(f["writtenForMetadata"] for f in ha[0]["newStateFiles"]), ha
+print("%d new state file(s), named by both files" % len(new))
+PY
+
+echo "== 8. Flink $release loads the repaired HA file and reads the new state files"
+"$harness" streams --release "$release" "$fha_file" >"$work/files-after.json"
+"$bin" state --json "$fha_file" >"$work/files-ours.json"
+python3 "$here/compare_state_streams.py" "$work/files-after.json" "$work/files-ours.json"
+python3 - "$work/files-before.json" "$work/files-after.json" "$state" <<'PY'
+import json, sys
+before, after, name = (json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3])
+def less(j):
+    return {o["operatorId"]: ({(s["index"], s["slot"]): (
+                [m for m in s["metaInfos"] if m["name"] != name],
+                [t for t in s["states"] if t["name"] != name]) for s in o["subtasks"]},
+            [t for t in o["states"] if t["name"] != name]) for o in j["operators"]}
+has = sum(1 for o in after["operators"] for s in o["subtasks"] for m in s["metaInfos"] if m["name"] == name)
+if has or less(before) != less(after):
+    print("FAIL: %d stream(s) still hold %s, or the other states changed" % (has, name)); sys.exit(1)
+print("PASS: the new state files hold every other state as before, in Flink's reading")
+PY
+
+echo "== 9. Flink $release recovers the job from the repaired HA file with new state files"
+"$harness" restore --release "$release" --from-ha "$fha_file" --expect-stripped "$state" \
+  --expect-unregistered "$state" --state-log "$work/control/restore/statelog" --generations 1 \
+  --out "$work/files-restore"
 echo "DEEP REPAIR HA RECOVERY PASSED"

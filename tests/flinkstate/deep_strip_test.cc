@@ -1008,6 +1008,11 @@ TEST(DeepStripCompletedCheckpointTest, RelativeStateFilesGetNewFilesBesideThem) 
   ASSERT_THAT(ha.status(), IsOk());
   const DeepStripFiles files = DeepStripFilesFor(*ha, dir + "/ha", {});
   EXPECT_EQ(files.sources.base_dir, dir);  // the checkpoint directory, not the HA one
+  // The `state` report reads the HA file's relative handles there too.
+  StateStreamSources src;
+  src.base_dir = RelativeHandleDir(ha->model, ha->path, src);
+  EXPECT_EQ(src.base_dir, dir);
+  EXPECT_EQ(BuildOperatorStateStreamReport(ha->model, ha->bytes(), src).streams_unreadable(), 0u);
   StripOptions o;
   o.state_name = "source-state";
   absl::StatusOr<DeepStripResult> r = PlanDeepStripState(*ha, o, files);

@@ -240,6 +240,13 @@ absl::Status Repair::PlanFile(const std::string& path, FileKind want,
     out->set_element_bytes_removed(r->element_bytes_removed);
     FillRemoved(r->removed, out);
     for (const NewStateFile& nf : r->new_files) {
+      if (nf.write && serde::IsUrl(path)) {
+        // Object stores: the transaction replaces existing objects only.
+        return absl::UnimplementedError(absl::StrCat(
+            path, ": repair --deep: ", nf.where, " needs a new state file beside ",
+            nf.handle_path, "; writing new state files in an object-store repair is not "
+            "implemented (repair a local copy; nothing was written)"));
+      }
       repair::NewStateFile* p = out->add_new_state_files();
       p->set_operator_id(nf.operator_id);
       p->set_subtask_index(nf.subtask_index);
@@ -363,11 +370,7 @@ absl::StatusOr<std::unique_ptr<Repair>> Repair::Plan(const RepairOptions& option
         "usage: repair: the checkpoint directories and --ha-dir must all be s3:// or all be "
         "local (one transaction cannot span both)");
   }
-  if (remote && options.deep) {
-    return absl::UnimplementedError(
-        "repair --deep: writing new state files to an object store is not implemented; repair "
-        "a local copy, or repair without --deep (nothing was written)");
-  }
+
   for (const std::string& d : options.checkpoint_dirs) {
     Dir dir{d, RealPathOf(d)};
     if (dir.real.empty()) {

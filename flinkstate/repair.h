@@ -81,7 +81,9 @@ struct RepairOptions {
   // new state file beside its original, written and verified in the same
   // transaction, before anything is renamed (the original state files are
   // never modified). A `_metadata` and its completedCheckpoint name the same
-  // state files: both point to one new file. Local files only.
+  // state files: both point to one new file. In an object-store repair only
+  // inline streams are rewritten: a stream in a state file is refused
+  // (`Unimplemented`), as new objects are not part of its transaction.
   bool deep = false;
   // With `deep`: (prefix, local directory) pairs for state files under
   // remote prefixes (`--state-root`, operator_state_report.h); their new

@@ -741,15 +741,6 @@ TEST(RepairTest, ADeepRepairWithNewStateFilesCrashedAtEveryStepIsFinishedOrUndon
   }
 }
 
-TEST(RepairTest, DeepRepairToAnObjectStoreIsRefused) {
-  RepairOptions o;
-  o.strip.state_name = kState;
-  o.checkpoint_dirs = {"s3://bucket/job/chk-9"};
-  o.ha_dir = "s3://bucket/ha/cluster-1";
-  o.deep = true;
-  EXPECT_THAT(Repair::Plan(o).status(),
-              StatusIs(absl::StatusCode::kUnimplemented, "object store"));
-}
 
 }  // namespace
 }  // namespace flinkstate

@@ -1044,6 +1044,21 @@ class S3RepairTest(unittest.TestCase):
         self.assertEqual(rc, 0, err)
         self.assertIn("nothing to strip", out)
 
+    def test_deep_strip_of_a_remote_ha_file_equals_the_local_one(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "deep")
+            subprocess.run([FLINKSTATE, "strip-state", "--deep", "--state", self.STATE, self.ha, out],
+                           check=True, capture_output=True)
+            with open(out, "rb") as f:
+                want = f.read()
+        ha_key = "%s/%s" % (self.ha_dir, self.ha_name)
+        rc, text, err = run(["strip-state", "--deep", "--state", self.STATE, "s3://flink/" + ha_key,
+                             "s3://flink/%s/deep" % self.root], self.env)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("of completedCheckpoint 9", text)
+        self.assertEqual(self.get("%s/deep" % self.root), want)
+        self.assertEqual(self.get(ha_key), self.ha_bytes)
+
     def test_deep_repair_needing_new_state_files_is_refused(self):
         # Operator state in relative state files (the corpus's Flink 1.17
         # checkpoint), read through --state-root from a local copy: the new

@@ -12,15 +12,18 @@
 // a plain `strip-state` left behind, where the element before them has a
 // fixed-length serializer) are dropped as well.
 //
-//   ```c++ (const flinkstate::StateFile& f, serde::ByteView in)
+//   ```c++ (const flinkstate::LoadedFile& f)
 //   flinkstate::StripOptions o;
 //   o.state_name = "topic-partition-offset-states";
-//   flinkstate::DeepStripFiles files;
-//   files.sources.base_dir = "/ckpt/chk-7";  // the input's directory
+//   // Relative handles: the input's directory, or a completedCheckpoint's
+//   // checkpoint directory; the output goes beside the input.
+//   const flinkstate::DeepStripFiles files =
+//       flinkstate::DeepStripFilesFor(f, flinkstate::serde::DirName(f.path), {});
 //   FLINKSTATE_ASSIGN_OR_RETURN(flinkstate::DeepStripResult r,
-//                               flinkstate::PlanDeepStripState(f, in, o, files));
+//                               flinkstate::PlanDeepStripState(f, o, files));
 //   // r.plan: the edit plan for the file (serde/edit_plan.h); r.new_files:
-//   // the state files to write beside the originals (WriteDeepStripped)
+//   // the state files to write beside the originals (WriteDeepStripped);
+//   // VerifyDeepStripped(f, output, o, DeepStripStreamsFor(f, files)) checks it.
 //   ```
 //
 // Scope: `_metadata`, operator-snapshot and HA `completedCheckpoint` files

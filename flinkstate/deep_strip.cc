@@ -14,6 +14,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
+#include "flinkstate/completed_checkpoint.h"
+#include "flinkstate/javaobj/layouts.h"
+#include "flinkstate/javaobj/stream_reader.h"
+#include "flinkstate/javaobj/stream_writer.h"
+#include "flinkstate/metadata_writer.h"
 #include "flinkstate/operator_id.h"
 #include "flinkstate/operator_state_stream.h"
 #include "flinkstate/serde/data_output.h"
@@ -238,15 +244,32 @@ absl::StatusOr<std::string> EncodeFileHandle(uint8_t tag, int64_t state_size,
   return bytes;
 }
 
+// The deep strip of one handle, before it is written in its file's encoding.
+struct HandleEdit {
+  const OperatorStateHandle* h = nullptr;
+  std::string where;
+  uint64_t subtask_offset = 0;    // the subtask's range offset (its identity)
+  int entry_index = -1;           // the name's entry in `h->states`, or -1
+  StreamRewrite rw;               // the stream's edits and the new offsets
+  bool inline_stream = false;
+  uint64_t old_stream_size = 0;
+  int new_file = -1;              // file-backed: index into the result's new_files
+  std::string new_name;           // ... and the new file's name
+};
+
 // What planning shares across handles.
 struct PlanContext {
   serde::ByteView input;
   const std::string& name;
   const DeepStripFiles& files;
-  std::vector<serde::Replacement>* reps;
+  // `_metadata` and operator snapshots: Flink resolves relative handles
+  // against the file's own directory, so the output must stay beside them.
+  bool relative_follows_output;
   DeepStripResult* result;
+  std::vector<HandleEdit>* edits;
   std::map<std::string, std::string> files_rewritten;  // canonical original -> where
   std::set<std::string> names_taken;                    // new local paths
+  std::map<uint64_t, std::string> inline_streams;       // data offset -> where
 };
 
 std::string Where(const StrippedEntry& e) {
@@ -254,21 +277,80 @@ std::string Where(const StrippedEntry& e) {
                       " subtask ", e.subtask_index, " ", e.slot);
 }
 
-// The new local path for a stream read from `local` (its directory, a name
-// no file there has and no other new file of this plan takes).
-std::string NewLocalPath(const std::string& local, const std::string& state,
-                         std::set<std::string>* taken, std::string* name) {
+// True if the two plans (over the same input) produce the same bytes the
+// same way.
+bool SamePlan(const serde::EditPlan& a, const serde::EditPlan& b) {
+  if (a.output_size() != b.output_size() || a.pieces().size() != b.pieces().size()) return false;
+  for (size_t i = 0; i < a.pieces().size(); ++i) {
+    const serde::EditPiece& x = a.pieces()[i];
+    const serde::EditPiece& y = b.pieces()[i];
+    if (x.kind != y.kind || x.bytes != y.bytes || x.range.offset != y.range.offset ||
+        x.range.size != y.range.size) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// True if the file at `path` holds exactly what `plan` makes of `input`.
+bool FileHolds(const std::string& path, const serde::EditPlan& plan, serde::ByteView input) {
+  absl::StatusOr<serde::MappedFile> f = serde::MappedFile::Open(path);
+  if (!f.ok() || f->size() != plan.output_size()) return false;
+  const serde::ByteView have = f->bytes();
+  uint64_t at = 0;
+  for (const serde::EditPiece& p : plan.pieces()) {
+    serde::ByteView want;
+    if (p.kind == serde::EditPiece::Kind::kCopy) {
+      want = input.subspan(p.range.offset, p.range.size);
+    } else {
+      want = serde::AsBytes(p.bytes);
+    }
+    if (!std::equal(want.begin(), want.end(), have.begin() + at)) return false;
+    at += want.size();
+  }
+  return f->CheckIntact().ok();
+}
+
+// Names the new state file of `nf` (whose `plan` and `original` are set)
+// beside the original read from `local`: a file another plan of the
+// transaction writes with the same bytes, else the first free name of the
+// UUID form, or a file that exists with exactly the planned bytes.
+void NameNewFile(const std::string& local, const std::string& canonical, PlanContext& ctx,
+                 NewStateFile* nf, std::string* new_name) {
+  if (ctx.files.planned != nullptr) {
+    for (const NewStateFile& o : *ctx.files.planned) {
+      if (Canonical(o.original) == canonical && SamePlan(o.plan, nf->plan)) {
+        nf->path = o.path;
+        nf->write = false;
+        nf->planned_elsewhere = true;
+        *new_name = BaseName(o.path);
+        return;
+      }
+    }
+  }
   for (int attempt = 0;; ++attempt) {
-    *name = NewStateFileName(BaseName(local), state, attempt);
-    const std::string p = WithBaseName(local, *name);
-    if (taken->count(p) != 0 || ::access(p.c_str(), F_OK) == 0) continue;
-    taken->insert(p);
-    return p;
+    *new_name = NewStateFileName(BaseName(local), ctx.name, attempt);
+    const std::string p = WithBaseName(local, *new_name);
+    if (ctx.names_taken.count(p) != 0) continue;
+    bool taken_elsewhere = false;
+    if (ctx.files.planned != nullptr) {
+      for (const NewStateFile& o : *ctx.files.planned) taken_elsewhere |= o.path == p;
+    }
+    if (taken_elsewhere) continue;
+    if (::access(p.c_str(), F_OK) == 0) {
+      if (!FileHolds(p, nf->plan, nf->input.bytes())) continue;
+      nf->write = false;  // an earlier run wrote exactly this stream there
+    }
+    ctx.names_taken.insert(p);
+    nf->path = p;
+    return;
   }
 }
 
-// Plans one handle. Appends to `ctx.reps` and `ctx.result`.
-absl::Status PlanHandle(const OperatorStateHandle& h, StrippedEntry entry, PlanContext& ctx) {
+// Plans one handle: appends its `HandleEdit` to `ctx.edits` and its entry
+// (and new state file) to `ctx.result`.
+absl::Status PlanHandle(const OperatorStateHandle& h, StrippedEntry entry,
+                        uint64_t subtask_offset, PlanContext& ctx) {
   const std::string where = Where(entry);
   const std::string& name = ctx.name;
   int entry_index = -1;
@@ -302,7 +384,8 @@ absl::Status PlanHandle(const OperatorStateHandle& h, StrippedEntry entry, PlanC
           kLayer, ": ", where, ": relative state file ", hp,
           " needs the checkpoint directory to be found; nothing was written"));
     }
-    absl::StatusOr<ResolvedStream> rs = ResolveStateStream(*h.delegate, ctx.input, ctx.files.sources);
+    absl::StatusOr<ResolvedStream> rs =
+        ResolveStateStream(*h.delegate, ctx.input, ctx.files.sources);
     if (!rs.ok()) {
       return serde::WithLocation(
           serde::WithMessage(rs.status(),
@@ -327,40 +410,32 @@ absl::Status PlanHandle(const OperatorStateHandle& h, StrippedEntry entry, PlanC
         kLayer, ": ", where, ": the handle has offsets for '", name,
         "' but its stream header has no meta info for it"));
   }
-  FLINKSTATE_ASSIGN_OR_RETURN(StreamRewrite rw, RewriteStream(d, entry_index, name, where));
-  // The handle's entries: the name's removed, the others' offsets moved.
-  std::vector<serde::Replacement>& reps = *ctx.reps;
+  HandleEdit edit;
+  edit.h = &h;
+  edit.where = where;
+  edit.subtask_offset = subtask_offset;
+  edit.entry_index = entry_index;
+  edit.inline_stream = inline_stream;
+  edit.old_stream_size = stream.size();
+  FLINKSTATE_ASSIGN_OR_RETURN(edit.rw, RewriteStream(d, entry_index, name, where));
   uint64_t entry_bytes = 0;
   if (entry_index >= 0) {
     const StateNameEntry& e = h.states[entry_index];
-    reps.push_back({h.count_range, BigEndian32(static_cast<uint32_t>(h.states.size() - 1))});
-    reps.push_back({e.range, ""});
     entry_bytes = e.range.size;
     entry.mode = e.mode;
     entry.entry_count = e.offsets.count;
   }
-  for (size_t i = 0; i < h.states.size(); ++i) {
-    if (static_cast<int>(i) == entry_index) continue;
-    std::string offs(8 * rw.offsets[i].size(), '\0');
-    for (size_t j = 0; j < rw.offsets[i].size(); ++j) {
-      serde::EncodeBigEndian64(static_cast<uint64_t>(rw.offsets[i][j]),
-                               reinterpret_cast<uint8_t*>(&offs[8 * j]));
-    }
-    if (!offs.empty()) reps.push_back({h.states[i].offsets.range, std::move(offs)});
-  }
-  ctx.result->element_bytes_removed += d.bytes.size() - rw.size - rw.meta_bytes;
+  ctx.result->element_bytes_removed += d.bytes.size() - edit.rw.size - edit.rw.meta_bytes;
   ++ctx.result->meta_infos_removed;
   if (inline_stream) {
-    // The stream's edits, moved to its place in the file, and its new length.
-    const SourceRange data = h.delegate->data;
-    reps.push_back({{data.offset - 4, 4}, BigEndian32(static_cast<uint32_t>(rw.size))});
-    for (serde::Replacement& r : rw.edits) {
-      if (r.range.size == 0 && r.bytes.empty()) continue;
-      r.range.offset += data.offset;
-      reps.push_back(std::move(r));
+    if (auto [it, fresh] = ctx.inline_streams.emplace(h.delegate->data.offset, where); !fresh) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          kLayer, ": ", where, " and ", it->second,
+          " share one inline stream; it cannot be rewritten for each, nothing was written"));
     }
-    entry.bytes = entry_bytes + (data.size - rw.size);
+    entry.bytes = entry_bytes + (stream.size() - edit.rw.size);
     ctx.result->removed.push_back(entry);
+    ctx.edits->push_back(std::move(edit));
     return absl::OkStatus();
   }
   // A file-backed stream: a new state file beside the original.
@@ -380,7 +455,7 @@ absl::Status PlanHandle(const OperatorStateHandle& h, StrippedEntry entry, PlanC
   nf.handle_path = h.delegate->path.value;
   nf.original = local;
   nf.original_bytes = stream.size();
-  if (nf.relative) {
+  if (nf.relative && ctx.relative_follows_output) {
     const std::string out_dir =
         ctx.files.output_dir.empty() ? ctx.files.sources.base_dir : ctx.files.output_dir;
     if (Canonical(out_dir) != Canonical(ctx.files.sources.base_dir)) {
@@ -392,30 +467,256 @@ absl::Status PlanHandle(const OperatorStateHandle& h, StrippedEntry entry, PlanC
           "written"));
     }
   }
-  std::string new_name;
-  nf.path = NewLocalPath(local, name, &ctx.names_taken, &new_name);
-  nf.new_handle_path = WithBaseName(nf.handle_path, new_name);
-  nf.bytes = rw.size;
+  nf.bytes = edit.rw.size;
   std::vector<serde::Replacement> file_edits;
-  for (serde::Replacement& r : rw.edits) {
+  for (const serde::Replacement& r : edit.rw.edits) {
     if (r.range.size == 0 && r.bytes.empty()) continue;
-    file_edits.push_back(std::move(r));
-  }
-  FLINKSTATE_ASSIGN_OR_RETURN(nf.plan,
-                              serde::EditPlan::FromReplacements(stream.size(), std::move(file_edits)));
-  if (nf.plan.output_size() != rw.size) {
-    return absl::InternalError(absl::StrCat(kLayer, ": ", where, ": planned stream size differs"));
+    file_edits.push_back(r);
   }
   FLINKSTATE_ASSIGN_OR_RETURN(
-      std::string handle,
-      EncodeFileHandle(h.delegate->tag, static_cast<int64_t>(rw.size), nf.new_handle_path));
-  reps.push_back({h.delegate->range, std::move(handle)});
+      nf.plan, serde::EditPlan::FromReplacements(stream.size(), std::move(file_edits)));
+  if (nf.plan.output_size() != edit.rw.size) {
+    return absl::InternalError(absl::StrCat(kLayer, ": ", where, ": planned stream size differs"));
+  }
   nf.input = std::move(resolved.file);
+  NameNewFile(local, canonical, ctx, &nf, &edit.new_name);
+  nf.new_handle_path = WithBaseName(nf.handle_path, edit.new_name);
   entry.bytes = entry_bytes;
   ctx.result->removed.push_back(entry);
+  edit.new_file = static_cast<int>(ctx.result->new_files.size());
   ctx.result->new_files.push_back(std::move(nf));
+  ctx.edits->push_back(std::move(edit));
   return absl::OkStatus();
 }
+
+// The new offsets of entry `i` of `e`, as packed big-endian i64.
+std::string NewOffsets(const HandleEdit& e, size_t i) {
+  const std::vector<int64_t>& offs = e.rw.offsets[i];
+  std::string bytes(8 * offs.size(), '\0');
+  for (size_t j = 0; j < offs.size(); ++j) {
+    serde::EncodeBigEndian64(static_cast<uint64_t>(offs[j]),
+                             reinterpret_cast<uint8_t*>(&bytes[8 * j]));
+  }
+  return bytes;
+}
+
+// `_metadata` and operator snapshots: the edits as bytes of the metadata
+// serializers' layout (`MetadataV2V3SerializerBase`).
+absl::Status EncodeMetadataEdit(const HandleEdit& e, const DeepStripResult& result,
+                                std::vector<serde::Replacement>* reps) {
+  const OperatorStateHandle& h = *e.h;
+  if (e.entry_index >= 0) {
+    reps->push_back({h.count_range, BigEndian32(static_cast<uint32_t>(h.states.size() - 1))});
+    reps->push_back({h.states[e.entry_index].range, ""});
+  }
+  for (size_t i = 0; i < h.states.size(); ++i) {
+    if (static_cast<int>(i) == e.entry_index) continue;
+    std::string offs = NewOffsets(e, i);
+    if (!offs.empty()) reps->push_back({h.states[i].offsets.range, std::move(offs)});
+  }
+  if (e.inline_stream) {
+    // The stream's edits, moved to its place in the file, and its new length.
+    const SourceRange data = h.delegate->data;
+    reps->push_back({{data.offset - 4, 4}, BigEndian32(static_cast<uint32_t>(e.rw.size))});
+    for (const serde::Replacement& r : e.rw.edits) {
+      if (r.range.size == 0 && r.bytes.empty()) continue;
+      reps->push_back({{r.range.offset + data.offset, r.range.size}, r.bytes});
+    }
+    return absl::OkStatus();
+  }
+  const NewStateFile& nf = result.new_files[e.new_file];
+  FLINKSTATE_ASSIGN_OR_RETURN(
+      std::string handle,
+      EncodeFileHandle(h.delegate->tag, static_cast<int64_t>(nf.bytes), nf.new_handle_path));
+  reps->push_back({h.delegate->range, std::move(handle)});
+  return absl::OkStatus();
+}
+
+// --- completedCheckpoint files: the same edits through the javaobj rewriter ---
+
+constexpr char kOperatorSubtaskStateClass[] =
+    "org.apache.flink.runtime.checkpoint.OperatorSubtaskState";
+
+// The item that starts at byte `offset` of the stream (items are numbered in
+// stream order and start at increasing offsets), or kNoItem.
+javaobj::ItemId ItemAt(const javaobj::Stream& s, uint64_t offset) {
+  javaobj::ItemId lo = 0, hi = static_cast<javaobj::ItemId>(s.num_items());
+  while (lo < hi) {
+    const javaobj::ItemId mid = lo + (hi - lo) / 2;
+    if (s.range(mid).offset < offset) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo < s.num_items() && s.range(lo).offset == offset ? lo : javaobj::kNoItem;
+}
+
+// The OperatorSubtaskState object of the map entry (key Integer, value the
+// subtask state) that starts at byte `entry_offset`, or kNoItem.
+javaobj::ItemId SubtaskObject(const javaobj::Stream& s, uint64_t entry_offset) {
+  const javaobj::ItemId key = ItemAt(s, entry_offset);
+  if (key == javaobj::kNoItem) return key;
+  const javaobj::ItemId value = s.subtree_end(key);
+  if (value >= s.num_items()) return javaobj::kNoItem;
+  const javaobj::ItemId obj = s.Resolve(value);
+  return s.kind(obj) == javaobj::ItemKind::kObject ? obj : javaobj::kNoItem;
+}
+
+// Writes handle edits of a completedCheckpoint as rewriter edits. Item ids are
+// found from the model's ranges (a handle's range is its object; a state name
+// entry's and a subtask's are their map entries), and checked against them.
+class CompletedCheckpointEncoder {
+ public:
+  explicit CompletedCheckpointEncoder(const javaobj::Stream& s) : s_(s), rw_(s) {}
+
+  absl::Status Add(const HandleEdit& e, const DeepStripResult& result) {
+    const OperatorStateHandle& h = *e.h;
+    const javaobj::ItemId handle = ItemAt(s_, h.range.offset);
+    if (handle == javaobj::kNoItem || s_.range(handle).size != h.range.size) {
+      return Mismatch(e, "the handle object", h.range.offset);
+    }
+    // A handle object two subtasks share is one object: edited once.
+    if (!handles_.insert(handle).second) return absl::OkStatus();
+    // stateNameToPartitionOffsets: the name's entry out, the others' offsets moved.
+    const javaobj::ItemId map =
+        javaobj::UnwrapCollection(s_, s_.FieldValue(handle, "stateNameToPartitionOffsets"));
+    absl::StatusOr<javaobj::ContainerView> view = javaobj::ViewContainer(s_, map);
+    if (!view.ok() || view->entries.size() != h.states.size()) {
+      return Mismatch(e, "stateNameToPartitionOffsets", h.range.offset);
+    }
+    for (size_t i = 0; i < h.states.size(); ++i) {
+      if (!s_.StringEquals(view->entries[i].key, h.states[i].name.value)) {
+        return Mismatch(e, "a state name", view->entries[i].range.offset);
+      }
+    }
+    if (e.entry_index >= 0) {
+      if (!view->resizable) {
+        return serde::DecodeError(
+            absl::StatusCode::kFailedPrecondition, kLayer, e.where,
+            absl::StrCat("the state map is a ", view->class_name, " that cannot shrink in place"),
+            s_.range(map).offset);
+      }
+      FLINKSTATE_RETURN_IF_ERROR(rw_.RemoveEntry(*view, static_cast<size_t>(e.entry_index)));
+    }
+    for (size_t i = 0; i < h.states.size(); ++i) {
+      if (static_cast<int>(i) == e.entry_index) continue;
+      const javaobj::ItemId meta = s_.Resolve(view->entries[i].value);
+      const javaobj::ItemId offs = s_.Resolve(s_.FieldValue(meta, "offsets"));
+      if (offs == javaobj::kNoItem || s_.kind(offs) != javaobj::ItemKind::kArray ||
+          s_.item(offs).payload.offset != h.states[i].offsets.range.offset) {
+        return Mismatch(e, "StateMetaInfo.offsets", s_.range(meta).offset);
+      }
+      std::string bytes = NewOffsets(e, i);
+      const serde::ByteView now = serde::Slice(s_.input(), h.states[i].offsets.range);
+      if (serde::AsBytes(bytes) == now) continue;
+      FLINKSTATE_RETURN_IF_ERROR(rw_.EditArrayElements(offs, {{{0, now.size()}, std::move(bytes)}}));
+    }
+    // The stream.
+    const javaobj::ItemId delegate = s_.Resolve(s_.FieldValue(handle, "delegateStateHandle"));
+    if (delegate == javaobj::kNoItem || s_.range(delegate).offset != h.delegate->range.offset) {
+      return Mismatch(e, "delegateStateHandle", h.range.offset);
+    }
+    if (e.inline_stream) {
+      const javaobj::ItemId data = s_.Resolve(s_.FieldValue(delegate, "data"));
+      if (data == javaobj::kNoItem || s_.kind(data) != javaobj::ItemKind::kArray ||
+          s_.item(data).payload.offset != h.delegate->data.offset) {
+        return Mismatch(e, "ByteStreamStateHandle.data", s_.range(delegate).offset);
+      }
+      std::vector<serde::Replacement> edits;
+      for (const serde::Replacement& r : e.rw.edits) {
+        if (r.range.size != 0 || !r.bytes.empty()) edits.push_back(r);
+      }
+      return rw_.EditArrayElements(data, std::move(edits));
+    }
+    const NewStateFile& nf = result.new_files[e.new_file];
+    FLINKSTATE_RETURN_IF_ERROR(
+        rw_.SetPrimitiveField(delegate, "stateSize", static_cast<int64_t>(nf.bytes)));
+    // Flink opens `filePath`; a relative handle also keeps its `relativePath`.
+    const javaobj::ItemId uri = s_.FieldValue(s_.FieldValue(delegate, "filePath"), "uri");
+    const javaobj::ItemId uri_string = s_.FieldValue(uri, "string");
+    absl::StatusOr<std::string> old_uri = s_.StringValue(uri_string);
+    if (uri_string == javaobj::kNoItem || !old_uri.ok()) {
+      return Mismatch(e, "FileStateHandle.filePath", s_.range(delegate).offset);
+    }
+    FLINKSTATE_RETURN_IF_ERROR(ReplaceString(uri_string, WithBaseName(*old_uri, e.new_name)));
+    if (nf.relative) {
+      FLINKSTATE_RETURN_IF_ERROR(
+          ReplaceString(s_.FieldValue(delegate, "relativePath"), nf.new_handle_path));
+    }
+    return absl::OkStatus();
+  }
+
+  // Each changed subtask's `stateSize` (and `checkpointedSize`) less `lost`
+  // (keyed by the subtask's map entry offset).
+  absl::Status SetSubtaskSizes(const std::map<uint64_t, int64_t>& lost) {
+    for (const auto& [entry_offset, bytes] : lost) {
+      if (bytes == 0) continue;
+      const javaobj::ItemId st = SubtaskObject(s_, entry_offset);
+      if (st == javaobj::kNoItem || !s_.IsInstanceOf(st, kOperatorSubtaskStateClass)) {
+        return serde::DecodeError(absl::StatusCode::kInternal, kLayer, "",
+                                  "no OperatorSubtaskState where the model has a subtask",
+                                  entry_offset);
+      }
+      if (!subtasks_.insert(st).second) continue;
+      for (const char* field : {"stateSize", "checkpointedSize"}) {
+        absl::StatusOr<int64_t> v = s_.PrimFieldInt(st, field);
+        if (!v.ok()) continue;  // checkpointedSize: Flink 1.14+
+        if (*v < bytes) {
+          return serde::DecodeError(
+              absl::StatusCode::kFailedPrecondition, kLayer, "",
+              absl::StrCat("OperatorSubtaskState.", field, " ", *v, " is less than the ", bytes,
+                           " stream bytes removed; the file does not add up, nothing was written"),
+              s_.range(st).offset);
+        }
+        FLINKSTATE_RETURN_IF_ERROR(rw_.SetPrimitiveField(st, field, *v - bytes));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<serde::EditPlan> Build(javaobj::RewriteStats* stats) {
+    // A replaced path string that another object also refers to would change
+    // there too: refuse rather than edit something else.
+    if (!replaced_.empty()) {
+      for (javaobj::ItemId i = 0; i < s_.num_items(); ++i) {
+        if (s_.kind(i) != javaobj::ItemKind::kReference) continue;
+        const javaobj::ItemId t = s_.Resolve(i);
+        if (replaced_.count(t) == 0) continue;
+        return serde::DecodeError(
+            absl::StatusCode::kFailedPrecondition, kLayer, "",
+            absl::StrCat("the path string at byte ", s_.range(t).offset,
+                         " is shared with another object (a back-reference at byte ",
+                         s_.range(i).offset, "); it cannot change for one handle, nothing was "
+                         "written"),
+            s_.range(i).offset);
+      }
+    }
+    FLINKSTATE_ASSIGN_OR_RETURN(serde::EditPlan plan, rw_.BuildPlan());
+    *stats = rw_.stats();
+    return plan;
+  }
+
+ private:
+  absl::Status Mismatch(const HandleEdit& e, absl::string_view what, uint64_t at) {
+    return serde::DecodeError(absl::StatusCode::kInternal, kLayer, e.where,
+                              absl::StrCat(what, " is not where the model says"), at);
+  }
+
+  absl::Status ReplaceString(javaobj::ItemId site, const std::string& value) {
+    if (site == javaobj::kNoItem || s_.kind(s_.Resolve(site)) != javaobj::ItemKind::kString) {
+      return absl::InternalError(absl::StrCat(kLayer, ": a path is not a string"));
+    }
+    if (s_.kind(site) != javaobj::ItemKind::kReference) replaced_.insert(site);
+    return rw_.ReplaceValue(site, javaobj::NewValue::String(value));
+  }
+
+  const javaobj::Stream& s_;
+  javaobj::StreamRewriter rw_;
+  std::set<javaobj::ItemId> handles_;
+  std::set<javaobj::ItemId> subtasks_;
+  std::set<javaobj::ItemId> replaced_;  // defining strings replaced
+};
 
 template <typename Fn>
 absl::Status ForEachHandle(const StateFile& file, const std::vector<int>& ops, Fn&& fn) {
@@ -431,7 +732,7 @@ absl::Status ForEachHandle(const StateFile& file, const std::vector<int>& ops, F
         e.operator_id = id;
         e.subtask_index = s.subtask_index;
         e.slot = slot;
-        FLINKSTATE_RETURN_IF_ERROR(fn(h, e));
+        FLINKSTATE_RETURN_IF_ERROR(fn(h, e, s.range.offset));
       }
     }
     return absl::OkStatus();
@@ -449,17 +750,37 @@ absl::Status ForEachHandle(const StateFile& file, const std::vector<int>& ops, F
 }
 
 absl::StatusOr<std::vector<int>> Operators(const StateFile& file, const StripOptions& options) {
-  if (file.kind == StateFileKind::kCompletedCheckpoint) {
-    return absl::UnimplementedError(absl::StrCat(
-        kLayer, ": HA completedCheckpoint files are not handled yet; strip the _metadata "
-                "with --deep and the completedCheckpoint without"));
-  }
   std::vector<int> ops;
   if (!options.operator_ids.empty()) {
     return SelectOperators(file, options.operator_ids, "strip-state --deep");
   }
   for (size_t i = 0; i < file.metadata.operators.size(); ++i) ops.push_back(static_cast<int>(i));
   return ops;
+}
+
+// Plans every handle of the selected operators (the part all kinds share).
+absl::Status PlanHandles(const StateFile& file, serde::ByteView input, const StripOptions& options,
+                         const DeepStripFiles& files, DeepStripResult* result,
+                         std::vector<HandleEdit>* edits) {
+  if (options.state_name.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(kLayer, ": no state name"));
+  }
+  FLINKSTATE_ASSIGN_OR_RETURN(std::vector<int> ops, Operators(file, options));
+  PlanContext ctx{input,  options.state_name, files, file.kind != StateFileKind::kCompletedCheckpoint,
+                  result, edits,              {},    {},
+                  {}};
+  FLINKSTATE_RETURN_IF_ERROR(ForEachHandle(
+      file, ops, [&](const OperatorStateHandle& h, const StrippedEntry& e, uint64_t subtask) {
+        return PlanHandle(h, e, subtask, ctx);
+      }));
+  if (result->removed.empty()) {
+    // Neither a handle nor a stream header holds it: the names that are held.
+    const absl::Status none = StateNotFound(file, options);
+    absl::string_view why = none.message();
+    if (!absl::IsNotFound(none) || !absl::ConsumePrefix(&why, "strip-state: ")) return none;
+    return absl::NotFoundError(absl::StrCat(kLayer, ": ", why));
+  }
+  return absl::OkStatus();
 }
 
 // A handle's stream for the verify: inline bytes, a new stream handed in, or
@@ -477,31 +798,153 @@ absl::StatusOr<serde::ByteView> VerifyStreamBytes(
   return held->bytes;
 }
 
+// The bytes a handle's stream occupies by its own account (inline bytes or
+// the file handle's stateSize; 0 for others), as Flink's getStateSize counts.
+int64_t StreamStateSize(const OperatorStateHandle& h) {
+  if (IsTag(h.delegate.get(), HandleTag::kByteStream)) {
+    return static_cast<int64_t>(h.delegate->data.size);
+  }
+  if (IsFileBacked(h.delegate.get())) return h.delegate->state_size;
+  return 0;
+}
+
+// completedCheckpoint: every OperatorSubtaskState's stateSize (and
+// checkpointedSize) in `after` is `before`'s less what its operator-state
+// streams lost.
+absl::Status VerifySubtaskSizes(const StateFile& before, const javaobj::Stream& sb,
+                                const StateFile& after, const javaobj::Stream& sa) {
+  auto fail = [](const std::string& what) {
+    return absl::InternalError(absl::StrCat(kLayer, ": verify: ", what));
+  };
+  if (before.metadata.operators.size() != after.metadata.operators.size()) {
+    return fail("the operators changed");
+  }
+  for (size_t i = 0; i < before.metadata.operators.size(); ++i) {
+    const OperatorState& ob = before.metadata.operators[i];
+    const OperatorState& oa = after.metadata.operators[i];
+    if (ob.subtasks.size() != oa.subtasks.size()) return fail("the subtasks changed");
+    for (size_t k = 0; k < ob.subtasks.size(); ++k) {
+      int64_t lost = 0;
+      using Slot = std::vector<OperatorStateHandle> OperatorSubtaskState::*;
+      for (Slot slot : {&OperatorSubtaskState::managed_operator_state,
+                        &OperatorSubtaskState::raw_operator_state}) {
+        const std::vector<OperatorStateHandle>& hb = ob.subtasks[k].*slot;
+        const std::vector<OperatorStateHandle>& ha = oa.subtasks[k].*slot;
+        if (hb.size() != ha.size()) return fail("the operator state handles changed");
+        for (size_t j = 0; j < hb.size(); ++j) lost += StreamStateSize(hb[j]) - StreamStateSize(ha[j]);
+      }
+      const javaobj::ItemId xb = SubtaskObject(sb, ob.subtasks[k].range.offset);
+      const javaobj::ItemId xa = SubtaskObject(sa, oa.subtasks[k].range.offset);
+      if (xb == javaobj::kNoItem || xa == javaobj::kNoItem) return fail("a subtask object is missing");
+      for (const char* field : {"stateSize", "checkpointedSize"}) {
+        absl::StatusOr<int64_t> vb = sb.PrimFieldInt(xb, field);
+        absl::StatusOr<int64_t> va = sa.PrimFieldInt(xa, field);
+        if (vb.ok() != va.ok()) return fail(absl::StrCat("OperatorSubtaskState.", field, " changed shape"));
+        if (vb.ok() && *va != *vb - lost) {
+          return fail(absl::StrCat("operator ", oa.IdHex(), " subtask ", oa.subtasks[k].subtask_index,
+                                   ": OperatorSubtaskState.", field, " ", *va, ", expected ", *vb,
+                                   " - ", lost));
+        }
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The decoded Java stream of a completedCheckpoint `LoadedFile` (`held` owns
+// it when the file was opened without one).
+absl::StatusOr<const javaobj::Stream*> StreamOf(const LoadedFile& file, javaobj::Stream* held) {
+  if (file.stream != nullptr) return file.stream.get();
+  FLINKSTATE_ASSIGN_OR_RETURN(*held, javaobj::DecodeStream(file.bytes()));
+  return held;
+}
+
 }  // namespace
+
+DeepStripFiles DeepStripFilesFor(const LoadedFile& file, const std::string& output_dir,
+                                 std::vector<std::pair<std::string, std::string>> state_roots,
+                                 const std::string& checkpoint_dir) {
+  DeepStripFiles files;
+  files.sources.state_roots = std::move(state_roots);
+  files.output_dir = output_dir;
+  files.sources.base_dir = !checkpoint_dir.empty()
+                               ? checkpoint_dir
+                               : RelativeHandleDir(file.model, file.path, files.sources);
+  return files;
+}
+
+DeepStripStreams DeepStripStreamsFor(const LoadedFile& file, const DeepStripFiles& files) {
+  DeepStripStreams streams;
+  streams.before = files.sources;
+  streams.after = files.sources;
+  if (file.kind != FileKind::kCompletedCheckpoint && !files.output_dir.empty()) {
+    streams.after.base_dir = files.output_dir;
+  }
+  return streams;
+}
 
 absl::StatusOr<DeepStripResult> PlanDeepStripState(const StateFile& file, serde::ByteView input,
                                                     const StripOptions& options,
                                                     const DeepStripFiles& files) {
-  if (options.state_name.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(kLayer, ": no state name"));
+  if (file.kind == StateFileKind::kCompletedCheckpoint) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        kLayer, ": a completedCheckpoint is edited through its decoded Java stream "
+                "(PlanDeepStripCompletedCheckpoint, or the LoadedFile overload)"));
   }
-  FLINKSTATE_ASSIGN_OR_RETURN(std::vector<int> ops, Operators(file, options));
   DeepStripResult result;
+  std::vector<HandleEdit> edits;
+  FLINKSTATE_RETURN_IF_ERROR(PlanHandles(file, input, options, files, &result, &edits));
   std::vector<serde::Replacement> reps;
-  PlanContext ctx{input, options.state_name, files, &reps, &result, {}, {}};
-  FLINKSTATE_RETURN_IF_ERROR(
-      ForEachHandle(file, ops, [&](const OperatorStateHandle& h, const StrippedEntry& e) {
-        return PlanHandle(h, e, ctx);
-      }));
-  if (result.removed.empty()) {
-    return absl::NotFoundError(absl::StrCat(kLayer, ": no operator state handle or stream holds '",
-                                            options.state_name, "'"));
-  }
+  for (const HandleEdit& e : edits) FLINKSTATE_RETURN_IF_ERROR(EncodeMetadataEdit(e, result, &reps));
   FLINKSTATE_ASSIGN_OR_RETURN(result.plan,
                               serde::EditPlan::FromReplacements(input.size(), std::move(reps)));
   result.bytes_removed =
       static_cast<int64_t>(input.size()) - static_cast<int64_t>(result.plan.output_size());
   return result;
+}
+
+absl::StatusOr<DeepStripResult> PlanDeepStripCompletedCheckpoint(const javaobj::Stream& stream,
+                                                                 const StateFile& file,
+                                                                 const StripOptions& options,
+                                                                 const DeepStripFiles& files) {
+  if (file.kind != StateFileKind::kCompletedCheckpoint) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(kLayer, ": not a completedCheckpoint model"));
+  }
+  DeepStripResult result;
+  std::vector<HandleEdit> edits;
+  FLINKSTATE_RETURN_IF_ERROR(PlanHandles(file, stream.input(), options, files, &result, &edits));
+  CompletedCheckpointEncoder enc(stream);
+  std::map<uint64_t, int64_t> lost;  // per subtask (its map entry's offset)
+  for (const HandleEdit& e : edits) {
+    FLINKSTATE_RETURN_IF_ERROR(enc.Add(e, result));
+    lost[e.subtask_offset] += static_cast<int64_t>(e.old_stream_size) -
+                              static_cast<int64_t>(e.rw.size);
+  }
+  FLINKSTATE_RETURN_IF_ERROR(enc.SetSubtaskSizes(lost));
+  FLINKSTATE_ASSIGN_OR_RETURN(result.plan, enc.Build(&result.stats));
+  result.bytes_removed = static_cast<int64_t>(stream.input().size()) -
+                         static_cast<int64_t>(result.plan.output_size());
+  return result;
+}
+
+absl::StatusOr<DeepStripResult> PlanDeepStripState(const LoadedFile& file,
+                                                    const StripOptions& options,
+                                                    const DeepStripFiles& files) {
+  if (!file.is_state_file() || file.encoding != Encoding::kRaw || file.metadata_deferred) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        file.path, ": ", kLayer, ": ", FileKindWithArticle(file.kind),
+        file.encoding != Encoding::kRaw ? " stored wrapped (decode it first)" : "",
+        file.metadata_deferred ? " opened without its model" : "",
+        " cannot be deep-stripped; give a _metadata, operator-snapshot or completedCheckpoint "
+        "file"));
+  }
+  if (file.kind != FileKind::kCompletedCheckpoint) {
+    return PlanDeepStripState(file.model, file.bytes(), options, files);
+  }
+  javaobj::Stream held;
+  FLINKSTATE_ASSIGN_OR_RETURN(const javaobj::Stream* stream, StreamOf(file, &held));
+  return PlanDeepStripCompletedCheckpoint(*stream, file.model, options, files);
 }
 
 absl::Status VerifyDeepStripped(const StateFile& before, serde::ByteView before_bytes,
@@ -511,8 +954,9 @@ absl::Status VerifyDeepStripped(const StateFile& before, serde::ByteView before_
   auto fail = [](const std::string& what) {
     return absl::InternalError(absl::StrCat(kLayer, ": verify: ", what));
   };
+  if (before.kind != after.kind) return fail("the file kind changed");
   std::set<std::string> selected;
-  if (!options.operator_ids.empty() && before.kind == StateFileKind::kMetadata) {
+  if (!options.operator_ids.empty() && before.kind != StateFileKind::kOperatorSnapshot) {
     absl::StatusOr<std::vector<int>> ops = Operators(before, options);
     if (!ops.ok()) return fail(std::string(ops.status().message()));
     for (int i : *ops) selected.insert(before.metadata.operators[i].IdHex());
@@ -527,7 +971,7 @@ absl::Status VerifyDeepStripped(const StateFile& before, serde::ByteView before_
     std::vector<H> out;
     std::vector<int> all;
     for (size_t i = 0; i < f.metadata.operators.size(); ++i) all.push_back(static_cast<int>(i));
-    ForEachHandle(f, all, [&](const OperatorStateHandle& h, const StrippedEntry& e) {
+    ForEachHandle(f, all, [&](const OperatorStateHandle& h, const StrippedEntry& e, uint64_t) {
       out.push_back({&h, Where(e), selected.empty() || selected.count(e.operator_id) != 0});
       return absl::OkStatus();
     }).IgnoreError();  // the callback never fails
@@ -603,6 +1047,36 @@ absl::Status VerifyDeepStripped(const StateFile& before, serde::ByteView before_
   return absl::OkStatus();
 }
 
+absl::Status VerifyDeepStripped(const LoadedFile& before, serde::ByteView output,
+                                const StripOptions& options, const DeepStripStreams& streams) {
+  if (before.kind != FileKind::kCompletedCheckpoint) {
+    FLINKSTATE_ASSIGN_OR_RETURN(StateFile after, ReadStateFileRoundTrip(output));
+    return VerifyDeepStripped(before.model, before.bytes(), after, output, options, streams);
+  }
+  javaobj::Stream held;
+  FLINKSTATE_ASSIGN_OR_RETURN(const javaobj::Stream* sb, StreamOf(before, &held));
+  // Decoded once for the round trip, the model and the sizes.
+  FLINKSTATE_ASSIGN_OR_RETURN(javaobj::Stream sa, javaobj::DecodeStream(output));
+  FLINKSTATE_RETURN_IF_ERROR(javaobj::VerifyRoundTrip(sa));
+  FLINKSTATE_ASSIGN_OR_RETURN(StateFile after, ReadCompletedCheckpoint(sa));
+  FLINKSTATE_RETURN_IF_ERROR(
+      VerifyDeepStripped(before.model, before.bytes(), after, output, options, streams));
+  return VerifySubtaskSizes(before.model, *sb, after, sa);
+}
+
+serde::OutputVerifier NewStateFileVerifier(const std::string& state_name,
+                                           const NewStateFile& nf) {
+  return [&state_name, &nf](serde::ByteView out) -> absl::Status {
+    absl::StatusOr<OperatorStateStreamHeader> h = ReadOperatorStateStreamHeader(out);
+    if (!h.ok()) return serde::Annotate(h.status(), absl::StrCat(kLayer, ": verify: ", nf.path));
+    if (!h->complete() || HeaderHas(*h, state_name) || out.size() != nf.bytes) {
+      return absl::InternalError(absl::StrCat(kLayer, ": verify: ", nf.path,
+                                              ": the new stream is not the planned one"));
+    }
+    return absl::OkStatus();
+  };
+}
+
 absl::Status WriteDeepStripped(
     const DeepStripResult& result, const std::string& state_name,
     const serde::MappedFile& input, const std::string& output, const std::string& backup,
@@ -610,8 +1084,10 @@ absl::Status WriteDeepStripped(
         make_verify,
     serde::TransactionOptions options) {
   std::vector<serde::FileChange> changes;
+  std::vector<const NewStateFile*> written;
   serde::DirectoryLocks locks;
   for (const NewStateFile& nf : result.new_files) {
+    if (!nf.write) continue;
     serde::FileChange c;
     c.target = serde::AbsolutePath(nf.path);
     if (c.target.empty()) {
@@ -627,16 +1103,9 @@ absl::Status WriteDeepStripped(
     }
     c.input = &nf.input;
     c.plan = &nf.plan;
-    c.verify = [&state_name, &nf](serde::ByteView out) -> absl::Status {
-      absl::StatusOr<OperatorStateStreamHeader> h = ReadOperatorStateStreamHeader(out);
-      if (!h.ok()) return serde::Annotate(h.status(), absl::StrCat(kLayer, ": verify: ", nf.path));
-      if (!h->complete() || HeaderHas(*h, state_name) || out.size() != nf.bytes) {
-        return absl::InternalError(absl::StrCat(kLayer, ": verify: ", nf.path,
-                                                ": the new stream is not the planned one"));
-      }
-      return absl::OkStatus();
-    };
+    c.verify = NewStateFileVerifier(state_name, nf);
     changes.push_back(std::move(c));
+    written.push_back(&nf);
   }
   serde::FileChange m;
   m.target = serde::AbsolutePath(output);
@@ -656,18 +1125,18 @@ absl::Status WriteDeepStripped(
   m.input = &input;
   m.plan = &result.plan;
   changes.push_back(std::move(m));
-  // The _metadata is verified last, against the new state files as written:
-  // by then `CommitFiles` has named their temporary files and written them.
-  const size_t n = result.new_files.size();
+  // The edited file is verified last, against the new state files as
+  // written: by then `CommitFiles` has named their temporary files and
+  // written them.
   std::vector<serde::FileChange>* all = &changes;
-  changes.back().verify = [all, n, &result, &make_verify](serde::ByteView out) -> absl::Status {
+  changes.back().verify = [all, &written, &make_verify](serde::ByteView out) -> absl::Status {
     std::vector<serde::MappedFile> mapped;
-    mapped.reserve(n);
+    mapped.reserve(written.size());
     std::map<std::string, serde::ByteView> new_streams;
-    for (size_t i = 0; i < n; ++i) {
+    for (size_t i = 0; i < written.size(); ++i) {
       FLINKSTATE_ASSIGN_OR_RETURN(serde::MappedFile f, serde::MappedFile::Open((*all)[i].temp));
       mapped.push_back(std::move(f));
-      new_streams[result.new_files[i].new_handle_path] = mapped.back().bytes();
+      new_streams[written[i]->new_handle_path] = mapped.back().bytes();
     }
     return make_verify(new_streams)(out);
   };

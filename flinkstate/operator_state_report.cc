@@ -14,6 +14,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "flinkstate/completed_checkpoint.h"
 #include "flinkstate/kafka_state.h"
 #include "flinkstate/operator_state_stream.h"
 #include "flinkstate/serde/status_macros.h"
@@ -72,6 +73,19 @@ absl::StatusOr<std::string> LocalStatePath(const std::string& path, bool relativ
         "state file ", path, " is remote: give --state-root PREFIX=DIR for a local copy"));
   }
   return StripFileScheme(path);
+}
+
+std::string RelativeHandleDir(const StateFile& file, const std::string& path,
+                              const StateStreamSources& sources) {
+  if (file.kind != StateFileKind::kCompletedCheckpoint) {
+    const size_t slash = path.rfind('/');
+    if (slash == std::string::npos) return ".";
+    return slash == 0 ? "/" : path.substr(0, slash);
+  }
+  if (file.completed == nullptr || file.completed->exclusive_checkpoint_dir.empty()) return "";
+  absl::StatusOr<std::string> local =
+      LocalStatePath(file.completed->exclusive_checkpoint_dir, false, sources);
+  return local.ok() ? *local : "";
 }
 
 absl::StatusOr<ResolvedStream> ResolveStateStream(const StreamStateHandle& d,

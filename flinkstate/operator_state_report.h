@@ -73,6 +73,15 @@ struct ResolvedStream {
 [[nodiscard]] absl::StatusOr<std::string> LocalStatePath(
     const std::string& path, bool relative, const StateStreamSources& sources);
 
+// The directory the relative handles of `file` (read from `path`) resolve
+// in: for a `_metadata` or operator snapshot its own directory; for an HA
+// completedCheckpoint the checkpoint's directory, `exclusiveCheckpointDir`
+// as a local path (a `file:` URI, or mapped by `sources.state_roots`), "" if
+// neither applies (Flink opens such a handle by its absolute `filePath`,
+// which names that directory).
+std::string RelativeHandleDir(const StateFile& file, const std::string& path,
+                              const StateStreamSources& sources);
+
 // Opens the stream of `delegate`. `input` is the file the handle was decoded
 // from (inline bytes are ranges into it).
 // Return values: `Unimplemented` for a delegate kind that holds no stream

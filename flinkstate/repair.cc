@@ -3,6 +3,7 @@
 #include "flinkstate/repair.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -36,7 +37,7 @@ namespace {
 // file (operator state names present: ...)", without the edit's own words.
 std::string WhyNothing(const absl::Status& s) {
   absl::string_view m = s.message();
-  absl::ConsumePrefix(&m, "strip-state: ");
+  if (!absl::ConsumePrefix(&m, "strip-state: ")) absl::ConsumePrefix(&m, "strip-state --deep: ");
   return absl::StrReplaceAll(m, {{"; nothing was written", ""}});
 }
 
@@ -191,12 +192,18 @@ struct Repair::Item {
   serde::EditPlan plan;
   serde::OutputVerifier verify;
   std::string target;
+  // --deep: the plan's new state files (and what its verify reads).
+  bool deep = false;
+  std::vector<NewStateFile> new_files;
+  DeepStripStreams streams;
 };
 
 Repair::Repair() = default;
 Repair::~Repair() = default;
 
 absl::Status Repair::PlanFile(const std::string& path, FileKind want,
+                              const std::string& checkpoint_dir,
+                              const std::vector<NewStateFile>* planned,
                               repair::RepairFile* out) {
   absl::StatusOr<LoadedFile> in = Open(path);
   if (!in.ok()) {
@@ -214,12 +221,59 @@ absl::Status Repair::PlanFile(const std::string& path, FileKind want,
   out->set_input_size(in->file.size());
   const StripOptions& o = options_.strip;
   Item item;
-  absl::StatusOr<StripResult> r = PlanStripState(*in, o);
-  if (absl::IsNotFound(r.status())) return r.status();
-  if (!r.ok()) return serde::WithMessage(r.status(), absl::StrCat(path, ": ", r.status().message()));
-  item.plan = std::move(r->plan);
-  out->set_bytes_removed(r->bytes_removed);
-  FillRemoved(r->removed, out);
+  if (options_.deep) {
+    const std::string real_path = RealPathOf(path);
+    DeepStripFiles files = DeepStripFilesFor(
+        *in, serde::DirName(real_path.empty() ? path : real_path), options_.state_roots,
+        want == FileKind::kCompletedCheckpoint ? checkpoint_dir : "");
+    files.planned = planned;
+    absl::StatusOr<DeepStripResult> r = PlanDeepStripState(*in, o, files);
+    if (absl::IsNotFound(r.status())) return r.status();
+    if (!r.ok()) {
+      return serde::WithMessage(r.status(), absl::StrCat(path, ": ", r.status().message()));
+    }
+    item.deep = true;
+    item.streams = DeepStripStreamsFor(*in, files);
+    item.plan = std::move(r->plan);
+    out->set_bytes_removed(r->bytes_removed > 0 ? static_cast<uint64_t>(r->bytes_removed) : 0);
+    out->set_meta_infos_removed(r->meta_infos_removed);
+    out->set_element_bytes_removed(r->element_bytes_removed);
+    FillRemoved(r->removed, out);
+    for (const NewStateFile& nf : r->new_files) {
+      if (nf.write && serde::IsUrl(path)) {
+        // Object stores: the transaction replaces existing objects only.
+        return absl::UnimplementedError(absl::StrCat(
+            path, ": repair --deep: ", nf.where, " needs a new state file beside ",
+            nf.handle_path, "; writing new state files in an object-store repair is not "
+            "implemented (repair a local copy; nothing was written)"));
+      }
+      repair::NewStateFile* p = out->add_new_state_files();
+      p->set_operator_id(nf.operator_id);
+      p->set_subtask_index(nf.subtask_index);
+      p->set_handle_path(nf.handle_path);
+      p->set_new_handle_path(nf.new_handle_path);
+      p->set_original(nf.original);
+      p->set_path(nf.path);
+      p->set_original_bytes(nf.original_bytes);
+      p->set_bytes(nf.bytes);
+      p->set_exists(!nf.write && !nf.planned_elsewhere);
+      p->set_written_for_metadata(nf.planned_elsewhere);
+      if (!nf.write) continue;
+      // A new target: its directory is locked as every target's, and one
+      // that exists already (made since the plan by someone else) is refused.
+      FLINKSTATE_RETURN_IF_ERROR(locks_.Add(serde::DirName(serde::AbsolutePath(nf.path))));
+    }
+    item.new_files = std::move(r->new_files);
+  } else {
+    absl::StatusOr<StripResult> r = PlanStripState(*in, o);
+    if (absl::IsNotFound(r.status())) return r.status();
+    if (!r.ok()) {
+      return serde::WithMessage(r.status(), absl::StrCat(path, ": ", r.status().message()));
+    }
+    item.plan = std::move(r->plan);
+    out->set_bytes_removed(r->bytes_removed);
+    FillRemoved(r->removed, out);
+  }
   out->set_output_size(item.plan.output_size());
   if (serde::IsUrl(path)) {
     repair::Transfer* t = out->mutable_transfer();
@@ -267,7 +321,15 @@ absl::Status Repair::PlanFile(const std::string& path, FileKind want,
   items_.push_back(std::move(item));
   Item& it = items_.back();  // a deque: the model does not move any more
   const LoadedFile* before = &it.in;
-  it.verify = [before, o](serde::ByteView bytes) { return VerifyStripped(*before, bytes, o); };
+  if (it.deep) {
+    // Set again by Apply, with the new state files' temporary files.
+    const DeepStripStreams streams = it.streams;
+    it.verify = [before, o, streams](serde::ByteView bytes) {
+      return VerifyDeepStripped(*before, bytes, o, streams);
+    };
+  } else {
+    it.verify = [before, o](serde::ByteView bytes) { return VerifyStripped(*before, bytes, o); };
+  }
   return absl::OkStatus();
 }
 
@@ -283,6 +345,7 @@ absl::StatusOr<std::unique_ptr<Repair>> Repair::Plan(const RepairOptions& option
   r->options_ = options;
   repair::RepairPlan& plan = r->plan_;
   plan.set_state_name(options.strip.state_name);
+  plan.set_deep(options.deep);
   for (const std::string& id : options.strip.operator_ids) plan.add_operator_ids(id);
   plan.set_ha_dir(options.ha_dir);
 
@@ -290,6 +353,8 @@ absl::StatusOr<std::unique_ptr<Repair>> Repair::Plan(const RepairOptions& option
   struct Dir {
     std::string path, real;
     int64_t checkpoint_id = -1;
+    // --deep: the new state files its _metadata's plan writes.
+    const std::vector<NewStateFile>* new_files = nullptr;
   };
   std::vector<Dir> dirs;
   std::vector<std::string> lock_dirs;
@@ -305,6 +370,7 @@ absl::StatusOr<std::unique_ptr<Repair>> Repair::Plan(const RepairOptions& option
         "usage: repair: the checkpoint directories and --ha-dir must all be s3:// or all be "
         "local (one transaction cannot span both)");
   }
+
   for (const std::string& d : options.checkpoint_dirs) {
     Dir dir{d, RealPathOf(d)};
     if (dir.real.empty()) {
@@ -388,10 +454,11 @@ absl::StatusOr<std::unique_ptr<Repair>> Repair::Plan(const RepairOptions& option
       return absl::NotFoundError(absl::StrCat(d.path, ": no _metadata in this directory"));
     }
     repair::RepairFile f;
-    absl::Status s = r->PlanFile(meta, FileKind::kMetadata, &f);
+    absl::Status s = r->PlanFile(meta, FileKind::kMetadata, d.path, nullptr, &f);
     if (!s.ok() && !absl::IsNotFound(s)) return AfterRecovery(s, plan);
     d.checkpoint_id = r->items_.empty() || !s.ok()
                           ? -1 : r->items_.back().in.model.metadata.checkpoint_id;
+    if (s.ok()) d.new_files = &r->items_.back().new_files;
     if (absl::IsNotFound(s)) {
       // Read anyway for its checkpoint ID (matching the HA files).
       FLINKSTATE_ASSIGN_OR_RETURN(LoadedFile again, Open(meta));
@@ -479,7 +546,8 @@ absl::StatusOr<std::unique_ptr<Repair>> Repair::Plan(const RepairOptions& option
       ++matched;
       probe = absl::StatusOr<LoadedFile>();  // release before planning reopens it
       repair::RepairFile f;
-      absl::Status s = r->PlanFile(path, FileKind::kCompletedCheckpoint, &f);
+      absl::Status s =
+          r->PlanFile(path, FileKind::kCompletedCheckpoint, match->path, match->new_files, &f);
       if (absl::IsNotFound(s)) {
         plan.add_notes(absl::StrCat(path, ": nothing to strip: ", WhyNothing(s)));
         plan.add_unchanged(path);
@@ -508,7 +576,10 @@ absl::StatusOr<std::unique_ptr<Repair>> Repair::Plan(const RepairOptions& option
 }
 
 std::string Repair::PlanText() const {
-  std::string out = absl::StrCat("repair: remove '", plan_.state_name(), "'\n");
+  std::string out = absl::StrCat("repair: remove '", plan_.state_name(), "'",
+                                 plan_.deep() ? " deeply (also from the operator-state streams)"
+                                              : "",
+                                 "\n");
   for (const std::string& a : plan_.recovered()) absl::StrAppend(&out, "  recovered: ", a, "\n");
   for (const repair::RepairFile& f : plan_.files()) {
     uint64_t handles = 0, entries = 0;
@@ -522,6 +593,18 @@ std::string Repair::PlanText() const {
     for (const auto& op : f.operators()) {
       absl::StrAppend(&out, "    operator ", op.operator_id(), ": ", op.entries(), " entries, ",
                       Human(op.bytes()), "\n");
+    }
+    if (plan_.deep()) {
+      absl::StrAppend(&out, "    streams: ", f.meta_infos_removed(), " meta info(s), ",
+                      Human(f.element_bytes_removed()), " of element bytes\n");
+    }
+    for (const repair::NewStateFile& nf : f.new_state_files()) {
+      absl::StrAppend(&out, "    state file ", nf.handle_path(), " (", nf.original_bytes(),
+                      " B) -> ",
+                      nf.written_for_metadata() ? "the _metadata's new "
+                      : nf.exists()             ? "existing "
+                                                : "new ",
+                      nf.path(), " (", nf.bytes(), " B)\n");
     }
     if (f.has_transfer()) {
       absl::StrAppend(&out, "    ", f.target(), " <- ", f.target(),
@@ -591,6 +674,62 @@ absl::Status Repair::Apply() {
     return absl::OkStatus();
   }
   std::vector<serde::FileChange> changes = ChangesOf<serde::FileChange>();
+  // --deep: the new state files first (new targets, no backup), each
+  // verified as written; then every edited file, whose verify reads the new
+  // streams from their temporary files.
+  std::vector<serde::FileChange> new_files;
+  std::map<std::string, size_t> written_at;  // new file path -> index in `new_files`
+  for (Item& it : items_) {
+    for (const NewStateFile& nf : it.new_files) {
+      if (!nf.write) continue;
+      serde::FileChange c;
+      c.target = serde::AbsolutePath(nf.path);
+      if (c.target.empty()) {
+        return absl::NotFoundError(absl::StrCat("repair: the directory of ", nf.path,
+                                                " does not exist (nothing was replaced)"));
+      }
+      if (::access(c.target.c_str(), F_OK) == 0) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "repair: the new state file ", c.target,
+            " exists already (created since the plan); run again (nothing was replaced)"));
+      }
+      c.input = &nf.input;
+      c.plan = &nf.plan;
+      c.verify = NewStateFileVerifier(options_.strip.state_name, nf);
+      written_at[nf.path] = new_files.size();
+      new_files.push_back(std::move(c));
+    }
+  }
+  if (!new_files.empty()) {
+    std::vector<serde::FileChange>* all = &changes;
+    for (size_t i = 0; i < items_.size(); ++i) {
+      Item& it = items_[i];
+      if (!it.deep) continue;
+      std::vector<std::pair<std::string, size_t>> reads;  // new handle path -> change
+      for (const NewStateFile& nf : it.new_files) {
+        auto w = written_at.find(nf.path);
+        if (w != written_at.end()) reads.emplace_back(nf.new_handle_path, w->second);
+      }
+      const LoadedFile* before = &it.in;
+      const StripOptions o = options_.strip;
+      const DeepStripStreams base = it.streams;
+      changes[i].verify = [all, reads, before, o, base](serde::ByteView bytes) -> absl::Status {
+        DeepStripStreams streams = base;
+        std::vector<serde::MappedFile> mapped;
+        mapped.reserve(reads.size());
+        for (const auto& [handle_path, at] : reads) {
+          FLINKSTATE_ASSIGN_OR_RETURN(serde::MappedFile f,
+                                      serde::MappedFile::Open((*all)[at].temp));
+          mapped.push_back(std::move(f));
+          streams.new_streams[handle_path] = mapped.back().bytes();
+        }
+        return VerifyDeepStripped(*before, bytes, o, streams);
+      };
+    }
+    // The new files go first: CommitFiles writes and verifies in order.
+    for (size_t i = 0; i < changes.size(); ++i) new_files.push_back(std::move(changes[i]));
+    changes = std::move(new_files);
+  }
   serde::TransactionOptions to;
   to.sync = options_.sync;
   to.ops = options_.ops;

@@ -4,7 +4,9 @@
 // -----------------------------------------------------------------------------
 // `repair`: removes a state name from a whole job at once, every
 // `chk-<n>/_metadata` given and the HA `completedCheckpoint` files that the
-// JobManager recovers from, as one crash-safe transaction.
+// JobManager recovers from, as one crash-safe transaction. With
+// `RepairOptions::deep`, also from the operator-state streams (deep_strip.h),
+// new state files included in the same transaction.
 //
 //   ```c++
 //   flinkstate::RepairOptions o;
@@ -56,11 +58,13 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "flinkstate/deep_strip.h"
 #include "flinkstate/open.h"
 #include "flinkstate/repair.pb.h"
 #include "flinkstate/serde/edit_plan.h"
@@ -71,6 +75,20 @@ namespace flinkstate {
 
 struct RepairOptions {
   StripOptions strip;
+  // `repair --deep`: strip-state --deep on every file (deep_strip.h): the
+  // state's meta info and element bytes leave the operator-state streams too.
+  // Inline streams are rewritten in the files; a file-backed stream gets a
+  // new state file beside its original, written and verified in the same
+  // transaction, before anything is renamed (the original state files are
+  // never modified). A `_metadata` and its completedCheckpoint name the same
+  // state files: both point to one new file. In an object-store repair only
+  // inline streams are rewritten: a stream in a state file is refused
+  // (`Unimplemented`), as new objects are not part of its transaction.
+  bool deep = false;
+  // With `deep`: (prefix, local directory) pairs for state files under
+  // remote prefixes (`--state-root`, operator_state_report.h); their new
+  // files are written into the local directory.
+  std::vector<std::pair<std::string, std::string>> state_roots;
   // Checkpoint (or savepoint) directories: each holds a `_metadata`.
   std::vector<std::string> checkpoint_dirs;
   // `<high-availability.storageDir>/<cluster-id>`; "" to repair only the
@@ -127,7 +145,11 @@ class Repair {
  private:
   struct Item;
   Repair();
-  absl::Status PlanFile(const std::string& path, FileKind want, repair::RepairFile* out);
+  // `checkpoint_dir`: the directory of the checkpoint the file belongs to
+  // (relative handles of a completedCheckpoint resolve there); `planned`:
+  // the new state files its `_metadata` gets (deep repairs), or null.
+  absl::Status PlanFile(const std::string& path, FileKind want, const std::string& checkpoint_dir,
+                        const std::vector<NewStateFile>* planned, repair::RepairFile* out);
   // One change per item (serde::FileChange or objstore::ObjectChange: the
   // same fields), backups named with the backup suffix.
   template <typename Change>

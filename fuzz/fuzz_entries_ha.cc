@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -15,7 +16,9 @@
 #include "absl/strings/string_view.h"
 #include "flinkstate/checkpoint_metadata.h"
 #include "flinkstate/completed_checkpoint.h"
+#include "flinkstate/deep_strip.h"
 #include "flinkstate/ha_pointer.h"
+#include "flinkstate/open.h"
 #include "flinkstate/relocate.h"
 #include "flinkstate/strip_state.h"
 #include "flinkstate/handle_walker.h"
@@ -120,6 +123,38 @@ void FuzzCompletedCheckpointBytes(ByteView input, uint8_t sel) {
                  "strip of a present state says not found: ", r.status().ToString());
       CheckError(kT, r.status());
       CountOutcome("completedCheckpoint: strip refused");
+    }
+    // The deep strip of the same name: an accepted plan applies, its output
+    // passes the deep verify (round trip, no trace of the name, every other
+    // element byte-identical, subtask sizes); it is never "not found" for a
+    // name a handle holds, and never an internal error.
+    absl::StatusOr<DeepStripResult> d = PlanDeepStripCompletedCheckpoint(stream, *f, opt);
+    if (d.ok()) {
+      absl::StatusOr<std::string> out = d->plan.ApplyToString(input);
+      FUZZ_CHECK(kT, out.ok(), "deep strip plan does not apply");
+      CheckPlanOutput(kT, d->plan, input, *out);
+      std::vector<std::string> contents;
+      contents.reserve(d->new_files.size());
+      DeepStripStreams streams;
+      for (const NewStateFile& nf : d->new_files) {
+        absl::StatusOr<std::string> c = nf.plan.ApplyToString(nf.input.bytes());
+        FUZZ_CHECK(kT, c.ok(), "deep strip state file plan does not apply");
+        contents.push_back(*std::move(c));
+        streams.new_streams[nf.new_handle_path] = serde::AsBytes(contents.back());
+      }
+      absl::StatusOr<LoadedFile> before =
+          OpenBytes(std::string(serde::AsStringView(input)), "fuzz");
+      FUZZ_CHECK(kT, before.ok() && before->kind == FileKind::kCompletedCheckpoint,
+                 "an accepted completedCheckpoint does not open again");
+      absl::Status v = VerifyDeepStripped(*before, serde::AsBytes(*out), opt, streams);
+      FUZZ_CHECK(kT, v.ok(), "VerifyDeepStripped: ", v.ToString());
+      CountOutcome("completedCheckpoint: deep strip verified");
+    } else {
+      FUZZ_CHECK(kT, d.status().code() != absl::StatusCode::kNotFound &&
+                         d.status().code() != absl::StatusCode::kInternal,
+                 "deep strip of a present state: ", d.status().ToString());
+      CheckError(kT, d.status());
+      CountOutcome("completedCheckpoint: deep strip refused");
     }
   }
   if (!c.paths.empty()) {

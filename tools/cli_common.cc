@@ -907,6 +907,7 @@ int FinishDryRun(const CommandArgs& a, const OutputTarget& t, const Input& in,
     report::WritePlan merged = *p;
     merged.clear_steps();
     for (const report::EditReport::NewStateFile& f : rep.new_state_files()) {
+      if (f.exists()) continue;  // there already, with these bytes: nothing to write
       const std::string temp = absl::StrCat(f.path(), ".flinkstate-tmp-<token>");
       for (const std::string action : {"write", "read back", "rename"}) {
         report::WritePlan::Step* s = merged.add_steps();
@@ -932,7 +933,8 @@ int FinishDryRun(const CommandArgs& a, const OutputTarget& t, const Input& in,
   std::string out = absl::StrCat("would write ", t.output, " (", plan.output_size(), " B)");
   if (!t.backup.empty()) absl::StrAppend(&out, "; backup ", t.backup);
   for (const report::EditReport::NewStateFile& f : rep.new_state_files()) {
-    absl::StrAppend(&out, "; new state file ", f.path(), " (", f.bytes(), " B)");
+    absl::StrAppend(&out, f.exists() ? "; existing state file " : "; new state file ", f.path(),
+                    " (", f.bytes(), " B)");
   }
   absl::StrAppend(&out, "\n");
   int i = 0;

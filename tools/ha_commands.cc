@@ -27,6 +27,7 @@
 #include "flinkstate/ha_pointer.h"
 #include "flinkstate/relocate.h"
 #include "flinkstate/strip_state.h"
+#include "flinkstate/deep_strip.h"
 #include "flinkstate/repair.h"
 #include "flinkstate/javaobj/stream_reader.h"
 #include "flinkstate/javaobj/stream_writer.h"
@@ -263,7 +264,16 @@ int RunRepair(const CommandArgs& a) {
   RepairOptions options;
   options.strip.state_name = a.state;
   options.strip.operator_ids = a.operators;
+  options.deep = a.deep;
   if (options.strip.state_name.empty()) return Usage("repair needs --state NAME");
+  if (!a.state_roots.empty() && !a.deep) return Usage("repair: --state-root needs --deep");
+  for (const std::string& root : a.state_roots) {
+    const size_t eq = root.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == root.size()) {
+      return Usage(absl::StrCat("--state-root takes PREFIX=DIR, not \"", root, "\""));
+    }
+    options.state_roots.emplace_back(root.substr(0, eq), root.substr(eq + 1));
+  }
   if (a.positional.empty()) return Usage("repair needs at least one CHECKPOINT_DIR");
   options.checkpoint_dirs = a.positional;
   options.ha_dir = a.ha_dir;
@@ -301,7 +311,14 @@ int RunRepair(const CommandArgs& a) {
       const std::string backup = f + a.backup_suffix;
       if (!Exists(backup)) continue;
       absl::StatusOr<Input> before = LoadStateFile(backup);
-      if (before.ok() && PlanStripState(*before, options.strip).ok()) return kExitOk;
+      if (!before.ok()) continue;
+      if (options.deep ? PlanDeepStripState(*before, options.strip,
+                                            DeepStripFilesFor(*before, DirOf(f),
+                                                              options.state_roots))
+                             .ok()
+                       : PlanStripState(*before, options.strip).ok()) {
+        return kExitOk;
+      }
     }
     if (!json) {
       std::cerr << "flinkstate: repair: no file holds operator state '"
@@ -333,6 +350,13 @@ int RunRepair(const CommandArgs& a) {
   std::cout << "repaired " << repair.plan().files_size() << " file(s), "
             << Human(repair.plan().bytes_removed()) << " removed; originals kept as:\n";
   for (const auto& f : repair.plan().files()) std::cout << "  " << Printable(f.backup()) << "\n";
+  for (const auto& f : repair.plan().files()) {
+    for (const auto& nf : f.new_state_files()) {
+      if (nf.exists() || nf.written_for_metadata()) continue;
+      std::cout << "wrote new state file " << Printable(nf.path()) << " (" << nf.bytes()
+                << " B), verified; " << Printable(nf.original()) << " left as it was\n";
+    }
+  }
   if (repair.plan().has_transferred()) {
     const auto& t = repair.plan().transferred();
     std::cout << "transferred: upload " << t.upload_bytes() << " B, read back "

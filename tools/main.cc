@@ -215,9 +215,10 @@ const Command kCommands[] = {
        AddDryRun(app, a);
        app.add_flag("--deep", a.deep,
                     "also remove the state's meta info and element bytes from the "
-                    "operator-state streams (_metadata, operator snapshot), fixing the other "
-                    "states' offsets: inline streams in place, a state file by writing a new "
-                    "one beside it (the original untouched) that the handle then points to");
+                    "operator-state streams (_metadata, operator snapshot, completedCheckpoint), "
+                    "fixing the other states' offsets: inline streams in place, a state file by "
+                    "writing a new one beside it (the original untouched) that the handle then "
+                    "points to");
        app.add_option("--state-root", a.state_roots,
                       "with --deep: state files under PREFIX (e.g. s3://bucket/ckpts) are in "
                       "the local directory DIR, and their new files are written there "
@@ -382,6 +383,17 @@ const Command kCommands[] = {
                       "(high-availability.storageDir/<cluster-id>)")
            ->type_name("DIR");
        app.add_flag("--apply", a.apply, "write (default: a dry run)");
+       app.add_flag("--deep", a.deep,
+                    "strip-state --deep on every file: also remove the state's meta info and "
+                    "element bytes from the operator-state streams; file-backed streams get new "
+                    "state files beside the originals, in the same transaction");
+       app.add_option("--state-root", a.state_roots,
+                      "with --deep: state files under PREFIX are in the local directory DIR "
+                      "(repeatable)")
+           ->type_name("PREFIX=DIR")
+           ->expected(1)
+           ->allow_extra_args(false)
+           ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
        app.add_option("--backup-suffix", a.backup_suffix, "suffix of the backups")
            ->type_name("S")
            ->capture_default_str();

@@ -72,7 +72,8 @@ int StateOne(const CommandArgs& a, const std::string& path,
   absl::StatusOr<Input> in = LoadStateFileToRead(path);
   if (!in.ok()) return Fail(in.status());
   StateStreamSources sources = base_sources;
-  sources.base_dir = DirOf(in->path);
+  // A completedCheckpoint's relative handles are in its checkpoint directory.
+  sources.base_dir = RelativeHandleDir(in->model, in->path, sources);
   StateReportOptions options;
   options.kafka_source_splits = a.kafka_source_splits;
   report::OperatorStateStreamReport rep =
@@ -112,6 +113,7 @@ void AddNewStateFiles(const DeepStripResult& r, report::EditReport* rep) {
     p->set_path(ValidUtf8(nf.path));
     p->set_original_bytes(nf.original_bytes);
     p->set_bytes(nf.bytes);
+    p->set_exists(!nf.write);
   }
 }
 
@@ -120,33 +122,29 @@ void AddNewStateFiles(const DeepStripResult& r, report::EditReport* rep) {
 int RunDeepStripState(const CommandArgs& a) {
   StreamEdit e;
   if (std::optional<int> rc = PrepareStreamEdit(a, "strip-state --deep", &e)) return *rc;
-  DeepStripFiles files;
-  files.sources.base_dir = DirOf(e.in.path);
-  if (absl::Status st = AddStateRoots(a, &files.sources); !st.ok()) return Usage(st.message());
-  files.output_dir = DirOf(e.target.output);
-  absl::StatusOr<DeepStripResult> result =
-      PlanDeepStripState(e.in.model, e.in.bytes(), e.options, files);
+  StateStreamSources roots;
+  if (absl::Status st = AddStateRoots(a, &roots); !st.ok()) return Usage(st.message());
+  const DeepStripFiles files = DeepStripFilesFor(e.in, DirOf(e.target.output), roots.state_roots);
+  absl::StatusOr<DeepStripResult> result = PlanDeepStripState(e.in, e.options, files);
   if (!result.ok()) return Fail(serde::LocatedIn(result.status(), "", e.in.path));
+  const bool ha = e.in.kind == FileKind::kCompletedCheckpoint;
   std::ostream& out = Text(a);
   out << "removing '" << Printable(e.options.state_name) << "' deeply from "
-      << result->removed.size() << " operator state handle(s): " << result->meta_infos_removed
-      << " meta info(s), " << Human(result->element_bytes_removed) << " of element bytes\n";
+      << result->removed.size() << " operator state handle(s)"
+      << (ha ? absl::StrCat(" of completedCheckpoint ", e.in.model.metadata.checkpoint_id) : "")
+      << ": " << result->meta_infos_removed << " meta info(s), "
+      << Human(result->element_bytes_removed) << " of element bytes\n";
   for (const NewStateFile& nf : result->new_files) {
     out << "  " << Printable(nf.where) << ": state file " << Printable(nf.handle_path) << " ("
-        << nf.original_bytes << " B) -> new " << Printable(nf.new_handle_path) << " ("
-        << nf.bytes << " B)\n";
+        << nf.original_bytes << " B) -> " << (nf.write ? "new " : "existing ")
+        << Printable(nf.new_handle_path) << " (" << nf.bytes << " B)\n";
   }
-  const StateFile& before = e.in.model;
-  const serde::ByteView before_bytes = e.in.bytes();
-  DeepStripStreams streams;
-  streams.before = files.sources;
-  streams.after = files.sources;
-  streams.after.base_dir = files.output_dir;
+  const DeepStripStreams streams = DeepStripStreamsFor(e.in, files);
   auto make_verify = [&](const std::map<std::string, serde::ByteView>& new_streams) {
     DeepStripStreams s = streams;
     s.new_streams = new_streams;
-    return StateFileVerifier([&, s](const StateFile& after, serde::ByteView after_bytes) {
-      return VerifyDeepStripped(before, before_bytes, after, after_bytes, e.options, s);
+    return serde::OutputVerifier([&, s](serde::ByteView after) {
+      return VerifyDeepStripped(e.in, after, e.options, s);
     });
   };
   report::EditReport rep =
@@ -159,6 +157,7 @@ int RunDeepStripState(const CommandArgs& a) {
     std::map<std::string, serde::ByteView> new_streams;
     contents.reserve(result->new_files.size());
     for (const NewStateFile& nf : result->new_files) {
+      if (!nf.write) continue;  // there already: the check reads it
       absl::StatusOr<std::string> c = nf.plan.ApplyToString(nf.input.bytes());
       if (!c.ok()) return Fail(c.status());
       contents.push_back(*std::move(c));
@@ -168,8 +167,10 @@ int RunDeepStripState(const CommandArgs& a) {
     return FinishDryRun(a, e.target, e.in, result->plan, make_verify(new_streams),
                         std::move(rep));
   }
+  bool writes_files = false;
+  for (const NewStateFile& nf : result->new_files) writes_files |= nf.write;
   absl::Status s;
-  if (result->new_files.empty()) {
+  if (!writes_files) {
     s = WriteVerified(e.target, e.in, result->plan, make_verify({}));
   } else {
     if (e.in.decoded) {
@@ -192,11 +193,20 @@ int RunDeepStripState(const CommandArgs& a) {
   }
   if (!s.ok()) return Fail(s);
   const int64_t delta = result->bytes_removed;
-  out << absl::StrFormat("wrote %s: %s -> %s (%s %s), verified\n", Printable(e.target.output),
+  const std::string rewriter =
+      ha ? absl::StrFormat("; %u references renumbered, %u definitions re-emitted",
+                           result->stats.renumbered_references, result->stats.rematerialized)
+         : "";
+  out << absl::StrFormat("wrote %s: %s -> %s (%s %s%s), verified\n", Printable(e.target.output),
                          Human(e.in.bytes().size()), Human(result->plan.output_size()),
                          Human(static_cast<uint64_t>(delta < 0 ? -delta : delta)),
-                         delta < 0 ? "added" : "removed");
+                         delta < 0 ? "added" : "removed", rewriter);
   for (const NewStateFile& nf : result->new_files) {
+    if (!nf.write) {
+      out << "state file " << Printable(nf.path) << " (" << nf.bytes
+          << " B) was there already with these bytes; the handle points to it\n";
+      continue;
+    }
     out << "wrote new state file " << Printable(nf.path) << " (" << nf.bytes << " B), verified; "
         << Printable(nf.original) << " left as it was\n";
     if (serde::IsUrl(nf.new_handle_path)) {

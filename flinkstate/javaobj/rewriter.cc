@@ -2,6 +2,7 @@
 
 #include "flinkstate/javaobj/rewriter.h"
 
+#include <iterator>
 #include <set>
 #include <utility>
 
@@ -66,7 +67,177 @@ absl::Status StreamRewriter::MarkEdited(ItemId id, EditKind kind) {
             "javaobj: rewrite: item at byte ", s_.item(id).range.offset, " is already edited")),
         "javaobj", "", s_.item(id).range.offset);
   }
+  if (edited_in_place_.count(id) != 0) {
+    return serde::WithLocation(
+        absl::FailedPreconditionError(absl::StrCat(
+            "javaobj: rewrite: item at byte ", s_.range(id).offset,
+            " is edited in place already; it cannot also be removed or replaced")),
+        "javaobj", "", s_.range(id).offset);
+  }
   edit_[id] = kind;
+  return absl::OkStatus();
+}
+
+absl::Status StreamRewriter::AddPatch(uint64_t offset, uint64_t size, std::string bytes) {
+  auto next = patches_.lower_bound(offset);
+  const bool overlaps_next =
+      next != patches_.end() && (next->first < offset + size ||
+                                 (next->first == offset && (size == 0 || next->second.size == 0)));
+  bool overlaps_prev = false;
+  if (next != patches_.begin()) {
+    auto prev = std::prev(next);
+    overlaps_prev = prev->first + prev->second.size > offset;
+  }
+  if (overlaps_next || overlaps_prev) {
+    return serde::WithLocation(
+        absl::FailedPreconditionError(absl::StrCat(
+            "javaobj: rewrite: two edits of the bytes at byte ", offset, " overlap")),
+        "javaobj", "", offset);
+  }
+  patches_.emplace(offset, Patch{size, std::move(bytes)});
+  return absl::OkStatus();
+}
+
+namespace {
+
+// The defining item `id` checked for an in-place edit (`what` names the API).
+absl::Status CheckInPlaceTarget(const Stream& s, ItemId id, ItemKind want,
+                                const std::vector<uint8_t>& edit, absl::string_view what) {
+  if (id >= s.num_items()) {
+    return absl::FailedPreconditionError(absl::StrCat("javaobj: rewrite: ", what, ": no item ", id));
+  }
+  const uint64_t at = s.range(id).offset;
+  if (s.kind(id) != want) {
+    return serde::WithLocation(
+        absl::FailedPreconditionError(absl::StrCat(
+            "javaobj: rewrite: ", what, ": the ", ItemKindName(s.kind(id)), " at byte ", at,
+            " is not a defining ", ItemKindName(want), " (edit the item a reference points to)")),
+        "javaobj", "", at);
+  }
+  if (edit[id] != 0) {
+    return serde::WithLocation(
+        absl::FailedPreconditionError(absl::StrCat(
+            "javaobj: rewrite: ", what, ": the ", ItemKindName(want), " at byte ", at,
+            " is removed or replaced already")),
+        "javaobj", "", at);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status StreamRewriter::EditArrayElements(ItemId array,
+                                               std::vector<serde::Replacement> edits) {
+  FLINKSTATE_RETURN_IF_ERROR(
+      CheckInPlaceTarget(s_, array, ItemKind::kArray, edit_, "EditArrayElements"));
+  const Item it = s_.item(array);
+  const uint64_t at = it.range.offset;
+  auto fail = [&](const std::string& why) {
+    return serde::WithLocation(
+        absl::FailedPreconditionError(absl::StrCat("javaobj: rewrite: EditArrayElements: array at byte ",
+                                                   at, ": ", why)),
+        "javaobj", "", at);
+  };
+  const int width = PrimitiveSize(it.element_type);
+  if (width <= 0 || it.element_type == 'L' || it.element_type == '[') {
+    return fail(absl::StrCat("elements of type '", std::string(1, it.element_type),
+                             "' are not primitive"));
+  }
+  if (edited_in_place_.count(array) != 0) return fail("edited in place already");
+  const serde::SourceRange payload = it.payload;
+  int64_t size = static_cast<int64_t>(payload.size);
+  uint64_t end = 0;
+  for (const serde::Replacement& e : edits) {
+    if (e.range.offset < end || e.range.offset > payload.size ||
+        e.range.size > payload.size - e.range.offset) {
+      return fail(absl::StrCat("edit at element byte ", e.range.offset,
+                               " is out of order or outside the ", payload.size,
+                               " element bytes"));
+    }
+    end = e.range.offset + e.range.size;
+    size += static_cast<int64_t>(e.bytes.size()) - static_cast<int64_t>(e.range.size);
+  }
+  if (size % width != 0) {
+    return fail(absl::StrCat("the edited elements are ", size, " bytes, not a whole number of ",
+                             width, "-byte elements"));
+  }
+  const int64_t count = size / width;
+  if (count > 0x7FFFFFFF) return fail(absl::StrCat(count, " elements do not fit an array length"));
+  // The i32 `length` just before the elements (TC_ARRAY classDesc length values).
+  if (payload.offset < 4) return fail("no length before the elements");
+  std::vector<std::pair<uint64_t, Patch>> add;
+  if (static_cast<uint64_t>(count) != it.count) {
+    std::string len(4, '\0');
+    serde::EncodeBigEndian32(static_cast<uint32_t>(count), reinterpret_cast<uint8_t*>(len.data()));
+    add.push_back({payload.offset - 4, Patch{4, std::move(len)}});
+  }
+  for (serde::Replacement& e : edits) {
+    if (e.range.size == 0 && e.bytes.empty()) continue;
+    add.push_back({payload.offset + e.range.offset, Patch{e.range.size, std::move(e.bytes)}});
+  }
+  // An insertion at the very end of the elements lies at the array's last
+  // byte boundary, outside the bytes the walk copies for the array: anchor it
+  // on the patch or element byte before it.
+  const uint64_t end_abs = payload.offset + payload.size;
+  if (!add.empty() && add.back().second.size == 0 && add.back().first == end_abs) {
+    std::string tail = std::move(add.back().second.bytes);
+    add.pop_back();
+    if (!add.empty() && add.back().first + add.back().second.size == end_abs) {
+      add.back().second.bytes += tail;
+    } else if (payload.size > 0) {
+      std::string last(1, static_cast<char>(s_.input()[end_abs - 1]));
+      add.push_back({end_abs - 1, Patch{1, last + tail}});
+    } else {
+      return absl::InternalError("javaobj: rewrite: EditArrayElements: no length patch");
+    }
+  }
+  for (auto& [offset, patch] : add) {
+    FLINKSTATE_RETURN_IF_ERROR(AddPatch(offset, patch.size, std::move(patch.bytes)));
+  }
+  edited_in_place_.insert(array);
+  ++stats_.edited_in_place;
+  return absl::OkStatus();
+}
+
+absl::Status StreamRewriter::SetPrimitiveField(ItemId object, absl::string_view field,
+                                               int64_t value) {
+  FLINKSTATE_RETURN_IF_ERROR(
+      CheckInPlaceTarget(s_, object, ItemKind::kObject, edit_, "SetPrimitiveField"));
+  const uint64_t at = s_.range(object).offset;
+  auto fail = [&](const std::string& why) {
+    return serde::WithLocation(
+        absl::FailedPreconditionError(absl::StrCat("javaobj: rewrite: SetPrimitiveField: ",
+                                                   s_.ClassNameOf(object), " at byte ", at,
+                                                   ": field '", field, "' ", why)),
+        "javaobj", "", at);
+  };
+  // The field's type code, as `PrimFieldRange` finds it (most derived first).
+  char type = 0;
+  const ClassDataList cds = s_.class_data(object);
+  for (size_t c = cds.size(); c-- > 0 && type == 0;) {
+    for (const FieldDesc& f : s_.desc(cds[c].desc).fields) {
+      if (f.is_primitive() && f.name == field) {
+        type = f.type_code;
+        break;
+      }
+    }
+  }
+  const serde::SourceRange r = s_.PrimFieldRange(object, field);
+  if (type == 0 || r.size == 0) return fail("is no primitive field of the object");
+  if (type == 'F' || type == 'D') return fail("is a floating-point field");
+  const int bits = 8 * static_cast<int>(r.size);
+  const bool fits =
+      type == 'Z' ? (value == 0 || value == 1)
+      : type == 'C' ? (value >= 0 && value <= 0xFFFF)
+      : bits == 64 || (value >= -(int64_t{1} << (bits - 1)) && value < (int64_t{1} << (bits - 1)));
+  if (!fits) return fail(absl::StrCat("cannot hold ", value));
+  std::string bytes(r.size, '\0');
+  for (uint64_t i = 0; i < r.size; ++i) {
+    bytes[r.size - 1 - i] = static_cast<char>((static_cast<uint64_t>(value) >> (8 * i)) & 0xFF);
+  }
+  FLINKSTATE_RETURN_IF_ERROR(AddPatch(r.offset, r.size, std::move(bytes)));
+  edited_in_place_.insert(object);
+  ++stats_.edited_in_place;
   return absl::OkStatus();
 }
 
@@ -204,11 +375,11 @@ absl::Status StreamRewriter::Gap(uint64_t from, uint64_t to, std::string* buf) {
     while (p != patches_.end() && p->first < b) {
       if (buf) {
         buf->append(reinterpret_cast<const char*>(in.data()) + a, p->first - a);
-        buf->append(p->second);
+        buf->append(p->second.bytes);
       } else {
-        replacements_.push_back({{p->first, p->second.size()}, p->second});
+        replacements_.push_back({{p->first, p->second.size}, p->second.bytes});
       }
-      a = p->first + p->second.size();
+      a = p->first + p->second.size;
       ++p;
     }
     if (buf && b > a) {
@@ -373,8 +544,9 @@ absl::StatusOr<serde::EditPlan> StreamRewriter::BuildPlan() {
       size_t k = 0;
       for (const serde::SourceRange& piece : loc.pieces) {
         if (piece.size == 0) continue;
-        patches_[piece.offset] =
-            std::string(reinterpret_cast<const char*>(be) + k, piece.size);
+        FLINKSTATE_RETURN_IF_ERROR(AddPatch(
+            piece.offset, piece.size,
+            std::string(reinterpret_cast<const char*>(be) + k, piece.size)));
         k += piece.size;
       }
       if (k != 4) return absl::InternalError("javaobj: rewrite: bad count location");

@@ -35,6 +35,12 @@
 // Block framing is kept: counts are patched in place (same width), so no
 // block changes length.
 //
+// Values edited in place (`EditArrayElements`, `SetPrimitiveField`) keep
+// their item and handle: only the edited bytes (and an array's length) are new
+// in the plan, the rest of the array stays a copy piece, and no reference
+// needs renumbering. They are edits of the one object, so every site that
+// refers to it sees them.
+//
 // Sharing semantics: `ReplaceValue` on a defining item replaces the value for
 // every site that references it (spec §12 rule 4); on a TC_REFERENCE item it
 // changes only that site.
@@ -50,6 +56,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -114,6 +121,7 @@ struct RewriteStats {
   uint64_t renumbered_references = 0;
   uint64_t demoted_definitions = 0;  // definitions turned into references
   uint64_t patched_counts = 0;
+  uint64_t edited_in_place = 0;      // arrays and primitive fields edited in place
 };
 
 class StreamRewriter {
@@ -142,6 +150,30 @@ class StreamRewriter {
   // Appends an entry to `container` (maps need `key`; lists/sets ignore it).
   [[nodiscard]] absl::Status AppendEntry(const ContainerView& container,
                                          NewValue key, NewValue value);
+  // Edits the elements of the primitive array `array` (a TC_ARRAY item that
+  // defines an array of B C D F I J S or Z) in place: `edits` replace ranges
+  // of its element bytes (offsets relative to the first element byte; sorted,
+  // not overlapping, within the elements; an empty range inserts) and the
+  // array's `length` becomes the new element count. A `byte[]` of 300 MB with
+  // a few edits stays a few copy pieces. Every site that refers to the array
+  // sees the edit (it is one object).
+  // Return values: `FailedPrecondition` for an item that is not a defining
+  // primitive array, an array removed, replaced or edited already, edits out
+  // of order or bounds, an edited size that is not a whole number of elements
+  // or over 2^31 - 1 elements.
+  [[nodiscard]] absl::Status EditArrayElements(ItemId array,
+                                               std::vector<serde::Replacement> edits);
+  // Sets primitive field `field` of the object `object` (a TC_OBJECT item
+  // that defines it; the field found from the most derived class up, as
+  // `Stream::FieldValue` does) to `value`, written big-endian in the field's
+  // width (B, C, S, I, J; Z as 0 or 1). Every site that refers to the object
+  // sees it.
+  // Return values: `FailedPrecondition` for an item that is not a defining
+  // object, an object removed or replaced, no such primitive field, a `float`
+  // or `double` field, a value that does not fit the field's width, or a
+  // field already set.
+  [[nodiscard]] absl::Status SetPrimitiveField(ItemId object, absl::string_view field,
+                                               int64_t value);
 
   // Produces the plan. Can be called once.
   // Return values: `FailedPrecondition` for conflicting edits; `Internal`
@@ -160,13 +192,25 @@ class StreamRewriter {
                          int32_t* defined_handle);
   void Emit(serde::SourceRange range, std::string bytes, std::string* buf);
   absl::Status MarkEdited(ItemId id, EditKind kind);
+  // Replaces input bytes `[offset, offset + size)` that lie inside one item's
+  // own bytes (no child item) with `bytes`; refuses an overlap with another
+  // patch.
+  absl::Status AddPatch(uint64_t offset, uint64_t size, std::string bytes);
 
   const Stream& s_;
   std::vector<ItemId> parent_;
   std::vector<uint8_t> edit_;
   std::map<ItemId, NewValue> replacement_;
   std::map<uint64_t, std::vector<NewValue>> inserts_;
-  std::map<uint64_t, std::string> patches_;
+  // Input bytes replaced wherever they are copied: `size` bytes at the key.
+  struct Patch {
+    uint64_t size = 0;
+    std::string bytes;
+  };
+  std::map<uint64_t, Patch> patches_;
+  // Items whose bytes `EditArrayElements` / `SetPrimitiveField` patched
+  // (they may not also be removed or replaced).
+  std::set<ItemId> edited_in_place_;
   struct CountChange {
     std::vector<CountLocation> counts;
     int64_t size = 0;

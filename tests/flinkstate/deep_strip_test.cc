@@ -13,21 +13,29 @@
 #include <dirent.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "flinkstate/completed_checkpoint.h"
+#include "flinkstate/javaobj/stream_reader.h"
 #include "flinkstate/metadata_reader.h"
+#include "flinkstate/open.h"
 #include "flinkstate/operator_state_report.h"
 #include "flinkstate/operator_state_stream.h"
 #include "flinkstate/serde/endian.h"
 #include "flinkstate/serde/mapped_file.h"
+#include "tests/fixtures/completed_checkpoint_writer.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
 
@@ -143,13 +151,14 @@ TEST(DeepStripTest, AfterPlainStripTheLeftoverGoesToo) {
   for (const StrippedEntry& e : deep->removed) EXPECT_EQ(e.entry_count, 128u);
 }
 
-TEST(DeepStripTest, CompletedCheckpointIsRefused) {
+TEST(DeepStripTest, CompletedCheckpointModelAloneIsRefused) {
+  // A completedCheckpoint is edited through its decoded Java stream.
   StateFile f;
   f.kind = StateFileKind::kCompletedCheckpoint;
   StripOptions o;
   o.state_name = "x";
   EXPECT_THAT(PlanDeepStripState(f, {}, o).status(),
-              StatusIs(absl::StatusCode::kUnimplemented, "completedCheckpoint"));
+              StatusIs(absl::StatusCode::kInvalidArgument, "decoded Java stream"));
 }
 
 
@@ -606,6 +615,574 @@ TEST(DeepStripTest, VerifyLeavesOperatorsNotSelectedAlone) {
   all.operator_ids.clear();
   EXPECT_THAT(VerifyDeepStripped(in.model, View(in.bytes), *after, View(*out), all),
               StatusIs(absl::StatusCode::kInternal, "entries differ"));
+}
+
+}  // namespace
+}  // namespace flinkstate
+
+// --- HA completedCheckpoint files -----------------------------------------------
+
+namespace flinkstate {
+namespace {
+
+// Every completedCheckpoint file real Flink releases wrote into tests/testdata.
+std::vector<std::string> CompletedCheckpointFiles() {
+  std::vector<std::string> out;
+  const std::string root = FLINKSTATE_SOURCE_DIR "/tests/testdata";
+  for (const std::string& rel : FilesOf(root)) {
+    if (rel.rfind("flink-", 0) != 0) continue;
+    for (const std::string& c : FilesOf(root + "/" + rel)) {
+      for (const std::string& f : FilesOf(root + "/" + rel + "/" + c)) {
+        if (f.rfind("completedCheckpoint", 0) == 0) out.push_back(root + "/" + rel + "/" + c + "/" + f);
+      }
+    }
+  }
+  return out;
+}
+
+std::string DirOf(const std::string& p) { return p.substr(0, p.rfind('/')); }
+
+// What the release's own classes read from one file's operator-state streams
+// (state-streams.json, `harness.sh streams`: OperatorBackendSerializationProxy
+// and each state's restored serializer at every offset), reduced to what a
+// deep strip must keep: per (operator, subtask, slot) the proxy version, the
+// meta infos in order (name, mode, serializer classes) and per state name the
+// element count; per operator and state name the elements and distinct values.
+struct FlinkStreams {
+  struct Stream {
+    int proxy_version = 0;
+    std::vector<std::string> meta_infos;
+    std::map<std::string, int64_t> elements;
+  };
+  std::map<std::tuple<std::string, int, std::string>, Stream> streams;
+  std::map<std::pair<std::string, std::string>, std::pair<int64_t, int64_t>> totals;
+};
+
+std::string MetaKey(const std::string& name, const std::string& mode,
+                    const std::map<std::string, std::string>& serializers) {
+  std::string k = name + " " + mode;
+  for (const auto& [key, cls] : serializers) absl::StrAppend(&k, " ", key, "=", cls);
+  return k;
+}
+
+int64_t Num(const google::protobuf::Value& v) {
+  return v.has_string_value() ? std::stoll(v.string_value())
+                              : static_cast<int64_t>(v.number_value());
+}
+
+const google::protobuf::Value* Field(const google::protobuf::Struct& s, const std::string& k) {
+  auto it = s.fields().find(k);
+  return it == s.fields().end() ? nullptr : &it->second;
+}
+
+// Flink's reading (state-streams.json) without `strip`.
+FlinkStreams FromFlink(const std::string& json_path, const std::string& strip) {
+  FlinkStreams out;
+  google::protobuf::Struct doc;
+  EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(ReadAll(json_path), &doc).ok())
+      << json_path;
+  for (const google::protobuf::Value& op : Field(doc, "operators")->list_value().values()) {
+    const auto& o = op.struct_value();
+    const std::string id = Field(o, "operatorId")->string_value();
+    for (const google::protobuf::Value& sv : Field(o, "subtasks")->list_value().values()) {
+      const auto& s = sv.struct_value();
+      FlinkStreams::Stream& st = out.streams[{id, static_cast<int>(Num(*Field(s, "index"))),
+                                              Field(s, "slot")->string_value()}];
+      st.proxy_version = static_cast<int>(Num(*Field(s, "proxyVersion")));
+      for (const google::protobuf::Value& mv : Field(s, "metaInfos")->list_value().values()) {
+        const auto& m = mv.struct_value();
+        if (Field(m, "name")->string_value() == strip) continue;
+        std::map<std::string, std::string> ser;
+        for (const auto& [k, v] : Field(m, "serializers")->struct_value().fields()) {
+          ser[k] = v.string_value();
+        }
+        st.meta_infos.push_back(MetaKey(Field(m, "name")->string_value(),
+                                        Field(m, "distributionMode")->string_value(), ser));
+      }
+      for (const google::protobuf::Value& xv : Field(s, "states")->list_value().values()) {
+        const auto& x = xv.struct_value();
+        if (Field(x, "name")->string_value() == strip) continue;
+        st.elements[Field(x, "name")->string_value()] = Num(*Field(x, "elements"));
+      }
+    }
+    for (const google::protobuf::Value& tv : Field(o, "states")->list_value().values()) {
+      const auto& t = tv.struct_value();
+      if (Field(t, "name")->string_value() == strip) continue;
+      const google::protobuf::Value* d = Field(t, "distinct");
+      out.totals[{id, Field(t, "name")->string_value()}] = {Num(*Field(t, "elements")),
+                                                            d ? Num(*d) : -1};
+    }
+  }
+  return out;
+}
+
+// flinkstate's reading of `file`, in the same form.
+FlinkStreams FromUs(const LoadedFile& file) {
+  FlinkStreams out;
+  report::OperatorStateStreamReport r =
+      BuildOperatorStateStreamReport(file.model, file.bytes(), {});
+  for (const auto& op : r.operators()) {
+    bool any = false;
+    for (const auto& s : op.subtasks()) {
+      any = true;
+      FlinkStreams::Stream& st = out.streams[{op.operator_id(), s.subtask_index(), s.slot()}];
+      st.proxy_version = static_cast<int>(s.proxy_version());
+      for (const auto& m : s.meta_infos()) {
+        std::map<std::string, std::string> ser;
+        for (const auto& x : m.serializers()) ser[x.key()] = x.snapshot_class();
+        st.meta_infos.push_back(MetaKey(m.name(), m.distribution_mode(), ser));
+      }
+      for (const auto& x : s.states()) st.elements[x.name()] = static_cast<int64_t>(x.elements());
+    }
+    if (!any) continue;
+    for (const auto& t : op.states()) {
+      out.totals[{op.operator_id(), t.name()}] = {static_cast<int64_t>(t.elements()),
+                                                  static_cast<int64_t>(t.distinct_elements())};
+    }
+  }
+  return out;
+}
+
+void ExpectSameReading(const FlinkStreams& flink, const FlinkStreams& us) {
+  EXPECT_EQ(flink.streams.size(), us.streams.size());
+  for (const auto& [key, want] : flink.streams) {
+    SCOPED_TRACE(absl::StrCat(std::get<0>(key), " subtask ", std::get<1>(key), " ",
+                              std::get<2>(key)));
+    auto it = us.streams.find(key);
+    ASSERT_NE(it, us.streams.end());
+    EXPECT_EQ(it->second.proxy_version, want.proxy_version);
+    EXPECT_EQ(it->second.meta_infos, want.meta_infos);
+    EXPECT_EQ(it->second.elements, want.elements);
+  }
+  for (const auto& [key, want] : flink.totals) {
+    SCOPED_TRACE(key.first + " " + key.second);
+    auto it = us.totals.find(key);
+    ASSERT_NE(it, us.totals.end());
+    EXPECT_EQ(it->second.first, want.first);
+    if (want.second >= 0) {
+      EXPECT_EQ(it->second.second, want.second);
+    }
+  }
+}
+
+std::set<std::string> OperatorStateNames(const StateFile& f) {
+  std::set<std::string> names;
+  for (const OperatorState& op : f.metadata.operators) {
+    for (const OperatorSubtaskState& s : op.subtasks) {
+      for (const auto* list : {&s.managed_operator_state, &s.raw_operator_state}) {
+        for (const OperatorStateHandle& h : *list) {
+          for (const StateNameEntry& e : h.states) names.insert(e.name.value);
+        }
+      }
+    }
+  }
+  return names;
+}
+
+// Every completedCheckpoint real Flink (1.13.6 ... 2.3.0) wrote into the test
+// data, every operator state name in it: the deep strip plans, its output
+// decodes and passes the verify (round trip, no trace of the name, every
+// other element byte-identical, subtask sizes), and where the release's own
+// reading of the input is committed (state-streams.json) the output reads as
+// that reading less the stripped state.
+TEST(DeepStripCompletedCheckpointTest, EveryStateOfEveryTestdataFile) {
+  size_t stripped = 0, refereed = 0, files = 0;
+  for (const std::string& p : CompletedCheckpointFiles()) {
+    if (p.find("file-merging") != std::string::npos) continue;  // segment files, refused below
+    ++files;
+    absl::StatusOr<LoadedFile> in = Open(p);
+    ASSERT_THAT(in.status(), IsOk()) << p;
+    ASSERT_EQ(in->kind, FileKind::kCompletedCheckpoint);
+    const std::string flink_json = DirOf(p) + "/state-streams.json";
+    const bool have_referee = ::access(flink_json.c_str(), F_OK) == 0;
+    for (const std::string& name : OperatorStateNames(in->model)) {
+      SCOPED_TRACE(absl::StrCat(p, " ", name));
+      StripOptions o;
+      o.state_name = name;
+      absl::StatusOr<DeepStripResult> r = PlanDeepStripState(*in, o);
+      ASSERT_THAT(r.status(), IsOk());
+      EXPECT_TRUE(r->new_files.empty());  // the testdata's operator state is inline
+      EXPECT_EQ(r->meta_infos_removed, r->removed.size());
+      EXPECT_GT(r->bytes_removed, 0);
+      EXPECT_EQ(r->stats.removed_items, r->removed.size());
+      ASSERT_THAT(r->plan.Validate(in->bytes().size()), IsOk());
+      absl::StatusOr<std::string> out = r->plan.ApplyToString(in->bytes());
+      ASSERT_THAT(out.status(), IsOk());
+      EXPECT_THAT(VerifyDeepStripped(*in, View(*out), o), IsOk());
+      absl::StatusOr<LoadedFile> after = OpenBytes(*out, "out");
+      ASSERT_THAT(after.status(), IsOk());
+      EXPECT_EQ(after->kind, FileKind::kCompletedCheckpoint);
+      EXPECT_EQ(OperatorStateNames(after->model).count(name), 0u);
+      report::OperatorStateStreamReport rep =
+          BuildOperatorStateStreamReport(after->model, after->bytes(), {});
+      EXPECT_EQ(rep.streams_unreadable(), 0u);
+      for (const auto& op : rep.operators()) {
+        for (const auto& s : op.subtasks()) {
+          EXPECT_TRUE(s.header_stopped().empty()) << s.header_stopped();
+          for (const auto& mi : s.meta_infos()) EXPECT_NE(mi.name(), name);
+          EXPECT_EQ(s.unreferenced_bytes(), 0u);
+        }
+      }
+      if (have_referee) {
+        ExpectSameReading(FromFlink(flink_json, name), FromUs(*after));
+        ++refereed;
+      }
+      // A second deep strip finds nothing.
+      EXPECT_THAT(PlanDeepStripState(*after, o).status(),
+                  StatusIs(absl::StatusCode::kNotFound, name));
+      ++stripped;
+    }
+  }
+  EXPECT_GE(files, 30u);
+  EXPECT_GT(stripped, 80u);
+  EXPECT_GT(refereed, 20u);
+}
+
+// The referee's reading of the unchanged inputs agrees with ours (so the
+// comparison above can fail for the right reason).
+TEST(DeepStripCompletedCheckpointTest, FlinkReadingOfTheInputsAgrees) {
+  size_t n = 0;
+  for (const std::string& p : CompletedCheckpointFiles()) {
+    const std::string flink_json = DirOf(p) + "/state-streams.json";
+    if (::access(flink_json.c_str(), F_OK) != 0 || p.find("file-merging") != std::string::npos) {
+      continue;
+    }
+    SCOPED_TRACE(p);
+    absl::StatusOr<LoadedFile> in = Open(p);
+    ASSERT_THAT(in.status(), IsOk());
+    ExpectSameReading(FromFlink(flink_json, ""), FromUs(*in));
+    ++n;
+  }
+  EXPECT_GE(n, 9u);
+}
+
+// The incident's checkpoint 9 as `_metadata` and as the HA file of the same
+// run: the deep strip writes byte-identical operator-state streams into both
+// (one stream rewrite for both kinds), and the union state's 512 offsets
+// leave both (the harness's count 8 * 4^3).
+TEST(DeepStripCompletedCheckpointTest, StreamsEqualThoseOfTheMetadataOfTheSameCheckpoint) {
+  size_t releases = 0;
+  for (const std::string& p : CompletedCheckpointFiles()) {
+    if (p.find("/incident-gen3-completedCheckpoint/") == std::string::npos) continue;
+    const std::string meta = DirOf(DirOf(p)) + "/incident-gen3-checkpoint/_metadata";
+    if (::access(meta.c_str(), F_OK) != 0) continue;
+    SCOPED_TRACE(p);
+    absl::StatusOr<LoadedFile> ha = Open(p);
+    absl::StatusOr<LoadedFile> md = Open(meta);
+    ASSERT_THAT(ha.status(), IsOk());
+    ASSERT_THAT(md.status(), IsOk());
+    ASSERT_EQ(ha->model.metadata.checkpoint_id, md->model.metadata.checkpoint_id);
+    for (const char* state : {"topic-partition-offset-states", "records-seen"}) {
+      SCOPED_TRACE(state);
+      StripOptions o;
+      o.state_name = state;
+      absl::StatusOr<DeepStripResult> rh = PlanDeepStripState(*ha, o);
+      absl::StatusOr<DeepStripResult> rm = PlanDeepStripState(*md, o);
+      ASSERT_THAT(rh.status(), IsOk());
+      ASSERT_THAT(rm.status(), IsOk());
+      EXPECT_EQ(rh->element_bytes_removed, rm->element_bytes_removed);
+      uint64_t entries = 0;
+      for (const StrippedEntry& e : rh->removed) entries += e.entry_count;
+      if (std::string(state) == "topic-partition-offset-states") {
+        EXPECT_EQ(entries, 512u);
+      }
+      absl::StatusOr<std::string> oh = rh->plan.ApplyToString(ha->bytes());
+      absl::StatusOr<std::string> om = rm->plan.ApplyToString(md->bytes());
+      ASSERT_THAT(oh.status(), IsOk());
+      ASSERT_THAT(om.status(), IsOk());
+      absl::StatusOr<LoadedFile> ah = OpenBytes(*oh, "ha");
+      absl::StatusOr<LoadedFile> am = OpenBytes(*om, "md");
+      ASSERT_THAT(ah.status(), IsOk());
+      ASSERT_THAT(am.status(), IsOk());
+      auto streams = [](const LoadedFile& f) {
+        std::map<std::pair<std::string, int>, std::string> out;
+        for (const OperatorState& op : f.model.metadata.operators) {
+          for (const OperatorSubtaskState& s : op.subtasks) {
+            for (const OperatorStateHandle& h : s.managed_operator_state) {
+              if (h.delegate == nullptr || h.delegate->tag != static_cast<uint8_t>(HandleTag::kByteStream)) continue;
+              out[{op.IdHex(), s.subtask_index}] =
+                  std::string(serde::AsStringView(serde::Slice(f.bytes(), h.delegate->data)));
+            }
+          }
+        }
+        return out;
+      };
+      const auto sh = streams(*ah);
+      EXPECT_FALSE(sh.empty());
+      EXPECT_EQ(sh, streams(*am));
+    }
+    ++releases;
+  }
+  EXPECT_GE(releases, 8u);
+}
+
+// The planner finds the stream's items from the model's ranges, so it plans
+// the same edits from the one-pass model (ScanCompletedCheckpoint, no item
+// tree) as from the model read over the decoded stream.
+TEST(DeepStripCompletedCheckpointTest, TheOnePassModelGivesTheSamePlan) {
+  size_t compared = 0;
+  for (const std::string& p : CompletedCheckpointFiles()) {
+    if (p.find("file-merging") != std::string::npos) continue;
+    SCOPED_TRACE(p);
+    absl::StatusOr<LoadedFile> in = Open(p);
+    ASSERT_THAT(in.status(), IsOk());
+    absl::StatusOr<StateFile> scanned = ScanCompletedCheckpoint(in->bytes());
+    ASSERT_THAT(scanned.status(), IsOk());
+    absl::StatusOr<javaobj::Stream> stream = javaobj::DecodeStream(in->bytes());
+    ASSERT_THAT(stream.status(), IsOk());
+    for (const std::string& name : OperatorStateNames(in->model)) {
+      StripOptions o;
+      o.state_name = name;
+      absl::StatusOr<DeepStripResult> a = PlanDeepStripState(*in, o);
+      absl::StatusOr<DeepStripResult> b = PlanDeepStripCompletedCheckpoint(*stream, *scanned, o);
+      ASSERT_THAT(a.status(), IsOk()) << name;
+      ASSERT_THAT(b.status(), IsOk()) << name;
+      EXPECT_EQ(*a->plan.ApplyToString(in->bytes()), *b->plan.ApplyToString(in->bytes())) << name;
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, 80u);
+}
+
+TEST(DeepStripCompletedCheckpointTest, OnlySelectedOperatorsAndTheirSubtaskSizes) {
+  // records-seen is in two operators of Flink 1.20.5's all-kinds HA file
+  // (state-streams.json: 615b72df... and ba8dd8ef...).
+  const std::string p = FLINKSTATE_SOURCE_DIR
+      "/tests/testdata/flink-1.20.5/hashmap-completedCheckpoint/completedCheckpointdcd8eb989daf";
+  absl::StatusOr<LoadedFile> in = Open(p);
+  ASSERT_THAT(in.status(), IsOk());
+  StripOptions o;
+  o.state_name = "records-seen";
+  o.operator_ids = {"ba8dd8ef2eae404f0d1d8e7ed11057a1"};
+  absl::StatusOr<DeepStripResult> r = PlanDeepStripState(*in, o);
+  ASSERT_THAT(r.status(), IsOk());
+  ASSERT_FALSE(r->removed.empty());
+  for (const StrippedEntry& e : r->removed) EXPECT_EQ(e.operator_id, o.operator_ids[0]);
+  absl::StatusOr<std::string> out = r->plan.ApplyToString(in->bytes());
+  ASSERT_THAT(out.status(), IsOk());
+  EXPECT_THAT(VerifyDeepStripped(*in, View(*out), o), IsOk());
+  StripOptions all = o;
+  all.operator_ids.clear();
+  EXPECT_THAT(VerifyDeepStripped(*in, View(*out), all),
+              StatusIs(absl::StatusCode::kInternal, "entries differ"));
+  // The plan changed each stripped subtask's stateSize (and, 1.14+,
+  // checkpointedSize) by the bytes its stream lost. An output whose first
+  // changed stateSize is put back to the input's value fails the verify.
+  absl::StatusOr<javaobj::Stream> sb = javaobj::DecodeStream(in->bytes());
+  absl::StatusOr<javaobj::Stream> sa = javaobj::DecodeStream(View(*out));
+  ASSERT_THAT(sb.status(), IsOk());
+  ASSERT_THAT(sa.status(), IsOk());
+  auto subtasks = [](const javaobj::Stream& s) {
+    std::vector<javaobj::ItemId> ids;
+    for (javaobj::ItemId i = 0; i < s.num_items(); ++i) {
+      if (s.IsInstanceOf(i, "org.apache.flink.runtime.checkpoint.OperatorSubtaskState")) {
+        ids.push_back(i);
+      }
+    }
+    return ids;
+  };
+  const std::vector<javaobj::ItemId> xb = subtasks(*sb), xa = subtasks(*sa);
+  ASSERT_EQ(xb.size(), xa.size());
+  size_t changed = 0;
+  std::string stale = *out;
+  for (size_t i = 0; i < xb.size(); ++i) {
+    const int64_t b = *sb->PrimFieldInt(xb[i], "stateSize");
+    const int64_t a = *sa->PrimFieldInt(xa[i], "stateSize");
+    if (a == b) continue;
+    EXPECT_LT(a, b);
+    EXPECT_EQ(*sa->PrimFieldInt(xa[i], "checkpointedSize"),
+              *sb->PrimFieldInt(xb[i], "checkpointedSize") - (b - a));
+    if (changed++ == 0) {
+      const serde::SourceRange at = sa->PrimFieldRange(xa[i], "stateSize");
+      stale.replace(at.offset, 8, std::string(serde::AsStringView(sb->PrimFieldBytes(xb[i], "stateSize"))));
+    }
+  }
+  EXPECT_EQ(changed, r->removed.size());
+  EXPECT_THAT(VerifyDeepStripped(*in, View(stale), o),
+              StatusIs(absl::StatusCode::kInternal, "OperatorSubtaskState.stateSize"));
+}
+
+// The 1.17 checkpoint `md` written as a completedCheckpoint at `path` by the
+// fixture writer; its keyed state (changelog handles, which the fixture does
+// not write) is left out: the test is about operator state.
+absl::Status WriteHaOf117(Loaded& md, const std::string& external_pointer,
+                          const std::string& path) {
+  for (OperatorState& op : md.model.metadata.operators) {
+    for (OperatorSubtaskState& s : op.subtasks) {
+      for (auto* list : {&s.managed_keyed_state, &s.raw_keyed_state}) {
+        for (KeyedStateHandle& k : *list) k.tag = 0;
+      }
+    }
+  }
+  CompletedCheckpointWriteOptions wo;
+  wo.external_pointer = external_pointer;
+  return WriteCompletedCheckpointFromMetadata(md.model, View(md.bytes), wo, path);
+}
+
+// An HA file whose operator state lives in relative state files: the corpus's
+// Flink 1.17 checkpoint (two RelativeFileStateHandles, `source-state` only)
+// written as a completedCheckpoint by the test fixture (Flink 1.19-1.20
+// shapes; its `filePath` is the checkpoint directory + the relative path, as
+// Flink's FsCheckpointStreamFactory makes it). The new streams are what Flink
+// 1.17's OperatorBackendSerializationProxy.write writes for no states; the
+// handle gets the new relativePath, filePath and stateSize.
+TEST(DeepStripCompletedCheckpointTest, RelativeStateFilesGetNewFilesBesideThem) {
+  const std::string dir = CopyToTemp(kFlink117, kFlink117Files);
+  Loaded md = Load(dir + "/_metadata");
+  ASSERT_EQ(mkdir((dir + "/ha").c_str(), 0755), 0);
+  const std::string ha_path = dir + "/ha/completedCheckpoint0123456789ab";
+  ASSERT_THAT(WriteHaOf117(md, "file:" + dir, ha_path), IsOk());
+  md = Load(dir + "/_metadata");
+  absl::StatusOr<LoadedFile> ha = Open(ha_path);
+  ASSERT_THAT(ha.status(), IsOk());
+  const DeepStripFiles files = DeepStripFilesFor(*ha, dir + "/ha", {});
+  EXPECT_EQ(files.sources.base_dir, dir);  // the checkpoint directory, not the HA one
+  // The `state` report reads the HA file's relative handles there too.
+  StateStreamSources src;
+  src.base_dir = RelativeHandleDir(ha->model, ha->path, src);
+  EXPECT_EQ(src.base_dir, dir);
+  EXPECT_EQ(BuildOperatorStateStreamReport(ha->model, ha->bytes(), src).streams_unreadable(), 0u);
+  StripOptions o;
+  o.state_name = "source-state";
+  absl::StatusOr<DeepStripResult> r = PlanDeepStripState(*ha, o, files);
+  ASSERT_THAT(r.status(), IsOk());
+  ASSERT_EQ(r->new_files.size(), 2u);
+  const std::string kEmptyV5("\0\0\0\x05\0\0\0\0", 8);
+  DeepStripStreams streams = DeepStripStreamsFor(*ha, files);
+  std::vector<std::string> contents;
+  contents.reserve(2);
+  for (const NewStateFile& nf : r->new_files) {
+    EXPECT_TRUE(nf.write);
+    EXPECT_TRUE(nf.relative);
+    EXPECT_EQ(nf.path, dir + "/" + nf.new_handle_path);
+    absl::StatusOr<std::string> c = nf.plan.ApplyToString(nf.input.bytes());
+    ASSERT_THAT(c.status(), IsOk());
+    EXPECT_EQ(*c, kEmptyV5);
+    contents.push_back(*c);
+    streams.new_streams[nf.new_handle_path] = View(contents.back());
+  }
+  absl::StatusOr<std::string> out = r->plan.ApplyToString(ha->bytes());
+  ASSERT_THAT(out.status(), IsOk());
+  EXPECT_THAT(VerifyDeepStripped(*ha, View(*out), o, streams), IsOk());
+  // Without the new streams the verify reads the original files: it fails.
+  EXPECT_THAT(VerifyDeepStripped(*ha, View(*out), o, DeepStripStreamsFor(*ha, files)),
+              StatusIs(absl::StatusCode::kInternal, "verify"));
+  absl::StatusOr<LoadedFile> after = OpenBytes(*out, "after");
+  ASSERT_THAT(after.status(), IsOk());
+  std::set<std::string> new_names;
+  for (const NewStateFile& nf : r->new_files) new_names.insert(nf.new_handle_path);
+  for (const OperatorState& op : after->model.metadata.operators) {
+    for (const OperatorSubtaskState& s : op.subtasks) {
+      for (const OperatorStateHandle& h : s.managed_operator_state) {
+        EXPECT_TRUE(h.states.empty());
+        EXPECT_EQ(h.delegate->tag, static_cast<uint8_t>(HandleTag::kRelativeStream));
+        EXPECT_EQ(h.delegate->state_size, 8);
+        EXPECT_EQ(new_names.count(h.delegate->path.value), 1u) << h.delegate->path.value;
+      }
+    }
+  }
+  // Flink opens `filePath`: it names the new file in the checkpoint directory.
+  std::set<std::string> uris;
+  for (javaobj::ItemId i = 0; i < after->stream->num_items(); ++i) {
+    if (!after->stream->IsInstanceOf(i, "org.apache.flink.runtime.state.filesystem."
+                                        "RelativeFileStateHandle")) {
+      continue;
+    }
+    const javaobj::ItemId uri = after->stream->FieldValue(
+        after->stream->FieldValue(after->stream->FieldValue(i, "filePath"), "uri"), "string");
+    uris.insert(*after->stream->StringValue(uri));
+  }
+  std::set<std::string> want;
+  for (const std::string& n : new_names) want.insert("file:" + dir + "/" + n);
+  EXPECT_EQ(uris, want);
+
+  // The _metadata of the same checkpoint names the same new files: planned in
+  // one transaction (repair), the HA plan points to the _metadata's files...
+  DeepStripFiles mdf;
+  mdf.sources.base_dir = dir;
+  absl::StatusOr<DeepStripResult> rm = PlanDeepStripState(md.model, View(md.bytes), o, mdf);
+  ASSERT_THAT(rm.status(), IsOk());
+  DeepStripFiles shared = files;
+  shared.planned = &rm->new_files;
+  absl::StatusOr<DeepStripResult> rs = PlanDeepStripState(*ha, o, shared);
+  ASSERT_THAT(rs.status(), IsOk());
+  ASSERT_EQ(rs->new_files.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_FALSE(rs->new_files[i].write);
+    EXPECT_TRUE(rs->new_files[i].planned_elsewhere);
+    EXPECT_EQ(rs->new_files[i].path, rm->new_files[i].path);
+    EXPECT_EQ(rs->new_files[i].new_handle_path, rm->new_files[i].new_handle_path);
+  }
+  // ... and once the _metadata's deep strip has written them, a later deep
+  // strip of the HA file finds them with the planned bytes and reuses them.
+  absl::StatusOr<serde::MappedFile> input = serde::MappedFile::Open(dir + "/_metadata");
+  ASSERT_THAT(input.status(), IsOk());
+  serde::TransactionOptions to;
+  to.sync = false;
+  ASSERT_THAT(WriteDeepStripped(
+                  *rm, o.state_name, *input, dir + "/_metadata.deep", "",
+                  [&](const std::map<std::string, serde::ByteView>& ns) {
+                    return serde::OutputVerifier([&, ns](serde::ByteView b) {
+                      absl::StatusOr<StateFile> a = ReadStateFile(b);
+                      if (!a.ok()) return a.status();
+                      return VerifyDeepStripped(md.model, View(md.bytes), *a, b, o,
+                                                {mdf.sources, mdf.sources, ns});
+                    });
+                  },
+                  to),
+              IsOk());
+  absl::StatusOr<DeepStripResult> later = PlanDeepStripState(*ha, o, files);
+  ASSERT_THAT(later.status(), IsOk());
+  ASSERT_EQ(later->new_files.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_FALSE(later->new_files[i].write);
+    EXPECT_FALSE(later->new_files[i].planned_elsewhere);
+    EXPECT_EQ(later->new_files[i].path, rm->new_files[i].path);
+  }
+  absl::StatusOr<std::string> out2 = later->plan.ApplyToString(ha->bytes());
+  ASSERT_THAT(out2.status(), IsOk());
+  EXPECT_EQ(*out2, *out);  // the same HA output as before
+  // The verify reads the existing new files from disk.
+  EXPECT_THAT(VerifyDeepStripped(*ha, View(*out2), o, DeepStripStreamsFor(*ha, files)), IsOk());
+  // A file with the name but other bytes is not reused: the next name is taken.
+  WriteAll(later->new_files[0].path, "not the stream");
+  absl::StatusOr<DeepStripResult> other = PlanDeepStripState(*ha, o, files);
+  ASSERT_THAT(other.status(), IsOk());
+  EXPECT_TRUE(other->new_files[0].write);
+  EXPECT_NE(other->new_files[0].path, later->new_files[0].path);
+  EXPECT_FALSE(other->new_files[1].write);
+}
+
+TEST(DeepStripCompletedCheckpointTest, RelativeHandleWithoutCheckpointDirectoryIsRefused) {
+  const std::string dir = CopyToTemp(kFlink117, kFlink117Files);
+  Loaded md = Load(dir + "/_metadata");
+  const std::string ha_path = dir + "/completedCheckpoint0123456789ab";
+  // Not local, and no --state-root.
+  ASSERT_THAT(WriteHaOf117(md, "s3://bucket/job/chk-3", ha_path), IsOk());
+  absl::StatusOr<LoadedFile> ha = Open(ha_path);
+  ASSERT_THAT(ha.status(), IsOk());
+  StripOptions o;
+  o.state_name = "source-state";
+  const DeepStripFiles files = DeepStripFilesFor(*ha, dir, {});
+  EXPECT_EQ(files.sources.base_dir, "");
+  EXPECT_THAT(PlanDeepStripState(*ha, o, files).status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition, "checkpoint directory"));
+  // Mapped by a state root, it is found.
+  const DeepStripFiles mapped =
+      DeepStripFilesFor(*ha, dir, {{"s3://bucket/job/chk-3", dir}});
+  EXPECT_EQ(mapped.sources.base_dir, dir);
+  EXPECT_THAT(PlanDeepStripState(*ha, o, mapped).status(), IsOk());
+}
+
+TEST(DeepStripCompletedCheckpointTest, FileMergingSegmentIsRefused) {
+  const std::string p = FLINKSTATE_SOURCE_DIR
+      "/tests/testdata/flink-2.3.0/file-merging-completedCheckpoint/completedCheckpointbb1c0365749d";
+  absl::StatusOr<LoadedFile> in = Open(p);
+  ASSERT_THAT(in.status(), IsOk());
+  StripOptions o;
+  o.state_name = "records-seen";
+  EXPECT_THAT(PlanDeepStripState(*in, o).status(),
+              StatusIs(absl::StatusCode::kUnimplemented, "segment"));
 }
 
 }  // namespace

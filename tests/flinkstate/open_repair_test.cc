@@ -12,7 +12,9 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
@@ -20,11 +22,15 @@
 #include "gtest/gtest.h"
 #include "flinkstate/open.h"
 #include "flinkstate/completed_checkpoint.h"
+#include "flinkstate/deep_strip.h"
+#include "flinkstate/metadata_reader.h"
+#include "flinkstate/operator_state_report.h"
 #include "flinkstate/repair.h"
 #include "flinkstate/drop_operator.h"
 #include "flinkstate/relocate.h"
 #include "flinkstate/strip_state.h"
 #include "flinkstate/verify.h"
+#include "tests/fixtures/completed_checkpoint_writer.h"
 #include "tests/flinkstate/corpus.h"
 #include "tests/testing/fault_file_ops.h"
 #include "tests/testing/status_matchers.h"
@@ -479,6 +485,267 @@ TEST(RepairTest, ASecondRepairOfTheSameJobIsLockedOut) {
               StatusIs(absl::StatusCode::kFailedPrecondition, "holds the lock"));
   ASSERT_THAT(first->Apply(), IsOk());
 }
+
+// --- repair --deep --------------------------------------------------------------
+
+// The operator-state names in the stream headers of `f` (every stream read
+// beside `dir`).
+std::set<std::string> MetaInfoNames(const LoadedFile& f, const std::string& dir) {
+  StateStreamSources src;
+  src.base_dir = dir;
+  report::OperatorStateStreamReport r = BuildOperatorStateStreamReport(f.model, f.bytes(), src);
+  std::set<std::string> names;
+  for (const auto& op : r.operators()) {
+    for (const auto& s : op.subtasks()) {
+      EXPECT_TRUE(s.error().empty()) << s.error();
+      for (const auto& m : s.meta_infos()) names.insert(m.name());
+    }
+  }
+  return names;
+}
+
+// Both files of the incident, deep-repaired: the state is in no handle and no
+// stream header, every other element is byte-identical (the deep verify of
+// each output against its backup), the originals are the backups.
+void ExpectDeepRepaired(const RepairJob& job) {
+  StripOptions o;
+  o.state_name = kState;
+  for (const std::string& f : {job.meta(), job.ha()}) {
+    SCOPED_TRACE(f);
+    FLINKSTATE_ASSERT_OK_AND_ASSIGN(LoadedFile before, Open(f + ".bak"));
+    FLINKSTATE_ASSERT_OK_AND_ASSIGN(LoadedFile after, Open(f));
+    EXPECT_THAT(VerifyDeepStripped(before, after.bytes(), o), IsOk());
+    EXPECT_EQ(MetaInfoNames(after, "").count(kState), 0u);
+    EXPECT_EQ(MetaInfoNames(before, "").count(kState), 1u);
+  }
+  EXPECT_EQ(Read(job.meta() + ".bak"), Read(kCheckpoint + "/_metadata"));
+  EXPECT_EQ(Read(job.ha() + ".bak"), Read(kHaFile));
+  EXPECT_EQ(std::distance(fs::directory_iterator(serde::DirName(job.meta())),
+                          fs::directory_iterator()),
+            2);
+  EXPECT_EQ(std::distance(fs::directory_iterator(serde::DirName(job.ha())),
+                          fs::directory_iterator()),
+            2);
+  struct stat st;
+  ASSERT_EQ(::stat(job.ha().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0640u);
+}
+
+TEST(RepairTest, DeepRepairOfARealIncident) {
+  RepairJob job;
+  RepairOptions o = job.Options();
+  o.deep = true;
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Repair> r, Repair::Plan(o));
+  ASSERT_EQ(r->plan().files_size(), 2);
+  EXPECT_TRUE(r->plan().deep());
+  for (const auto& f : r->plan().files()) {
+    uint64_t entries = 0;
+    for (const auto& op : f.operators()) entries += op.entries();
+    EXPECT_EQ(entries, 512u) << f.path();  // 8 * 4^3
+    EXPECT_EQ(f.meta_infos_removed(), 4u) << f.path();  // one stream per subtask, p = 4
+    EXPECT_GT(f.element_bytes_removed(), 0u);
+    EXPECT_EQ(f.new_state_files_size(), 0);  // inline streams
+  }
+  // The two files of one checkpoint lose the same stream bytes.
+  EXPECT_EQ(r->plan().files(0).element_bytes_removed(), r->plan().files(1).element_bytes_removed());
+  EXPECT_THAT(r->PlanText(), HasSubstr("deeply"));
+  ASSERT_THAT(r->Apply(), IsOk());
+  r.reset();
+  ExpectDeepRepaired(job);
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Repair> again, Repair::Plan(o));
+  EXPECT_TRUE(again->empty());
+}
+
+TEST(RepairTest, ADeepRepairCrashedAtEveryStepIsFinishedOrUndoneByTheRerun) {
+  RepairJob job;
+  FaultOps counting(0, FaultOps::kError);
+  {
+    RepairOptions o = job.Options();
+    o.deep = true;
+    o.ops = &counting;
+    FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Repair> r, Repair::Plan(o));
+    ASSERT_THAT(r->Apply(), IsOk());
+  }
+  const int steps = counting.calls();
+  ASSERT_GE(steps, 25);
+  for (int n = 1; n <= steps; ++n) {
+    job.Reset();
+    FaultOps crash(n, FaultOps::kCrash);
+    {
+      RepairOptions o = job.Options();
+      o.deep = true;
+      o.ops = &crash;
+      FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Repair> r, Repair::Plan(o));
+      EXPECT_FALSE(r->Apply().ok()) << "step " << n;
+    }
+    SCOPED_TRACE(crash.failed_step());
+    RepairOptions o = job.Options();
+    o.deep = true;
+    FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Repair> rerun, Repair::Plan(o));
+    ASSERT_THAT(rerun->Apply(), IsOk());
+    rerun.reset();
+    ExpectDeepRepaired(job);
+  }
+}
+
+// A checkpoint whose operator state lives in relative state files (the
+// corpus's Flink 1.17 checkpoint: two RelativeFileStateHandles holding
+// `source-state`) and its HA file (written by the test fixture from the
+// `_metadata`, `filePath` = checkpoint directory + relative path, as Flink
+// makes it), laid out as <root>/<jobId>/chk-3 and <root>/ha/cluster-1.
+class FileBackedRepairJob {
+ public:
+  static constexpr char kState[] = "source-state";
+  FileBackedRepairJob() {
+    std::string tmpl = ::testing::TempDir() + "/flinkstate-deeprepair-XXXXXX";
+    root_ = fs::canonical(::mkdtemp(tmpl.data())).string();
+    chk_ = root_ + "/0123456789abcdef0123456789abcdef/chk-3";
+    ha_dir_ = root_ + "/ha/cluster-1";
+    fs::create_directories(chk_);
+    fs::create_directories(ha_dir_);
+    Reset();
+  }
+  ~FileBackedRepairJob() { fs::remove_all(root_); }
+  void Reset() {
+    for (const std::string& d : {chk_, ha_dir_}) {
+      for (const auto& e : fs::directory_iterator(d)) fs::remove(e.path());
+    }
+    for (const std::string& f : kFiles) fs::copy_file(kSource + "/" + f, chk_ + "/" + f);
+    if (ha_bytes_.empty()) {
+      absl::StatusOr<serde::MappedFile> m = serde::MappedFile::Open(meta());
+      ASSERT_TRUE(m.ok());
+      absl::StatusOr<StateFile> model = ReadStateFile(m->bytes());
+      ASSERT_TRUE(model.ok());
+      // The fixture writes no changelog keyed handles; this is about operator state.
+      for (OperatorState& op : model->metadata.operators) {
+        for (OperatorSubtaskState& s : op.subtasks) {
+          for (KeyedStateHandle& k : s.managed_keyed_state) k.tag = 0;
+          for (KeyedStateHandle& k : s.raw_keyed_state) k.tag = 0;
+        }
+      }
+      CompletedCheckpointWriteOptions wo;
+      wo.external_pointer = "file:" + chk_;
+      ASSERT_TRUE(WriteCompletedCheckpointFromMetadata(*model, m->bytes(), wo, ha()).ok());
+      ha_bytes_ = Read(ha());
+    } else {
+      std::ofstream(ha(), std::ios::binary) << ha_bytes_;
+    }
+  }
+  RepairOptions Options() const {
+    RepairOptions o;
+    o.strip.state_name = kState;
+    o.checkpoint_dirs = {chk_};
+    o.ha_dir = ha_dir_;
+    o.deep = true;
+    return o;
+  }
+  std::string meta() const { return chk_ + "/_metadata"; }
+  std::string ha() const { return ha_dir_ + "/completedCheckpoint00000000beef"; }
+  const std::string& chk() const { return chk_; }
+
+  // Both files repaired; each file-backed stream has ONE new state file
+  // (Flink 1.17's empty proxy: version 5, no states), which both files name;
+  // the originals are untouched; nothing else in the directories.
+  void ExpectRepaired() const {
+    const std::string kEmptyV5("\0\0\0\x05\0\0\0\0", 8);
+    std::set<std::string> names;
+    for (const auto& e : fs::directory_iterator(chk_)) names.insert(e.path().filename().string());
+    std::set<std::string> want(kFiles.begin(), kFiles.end());
+    want.insert("_metadata.bak");
+    std::set<std::string> fresh;
+    for (const std::string& n : names) {
+      if (want.count(n) == 0) fresh.insert(n);
+    }
+    ASSERT_EQ(fresh.size(), 2u) << ::testing::PrintToString(names);
+    for (const std::string& n : fresh) EXPECT_EQ(Read(chk_ + "/" + n), kEmptyV5) << n;
+    for (const std::string& f : kFiles) {
+      if (f != "_metadata") {
+        EXPECT_EQ(Read(chk_ + "/" + f), Read(kSource + "/" + f)) << f;
+      }
+    }
+    EXPECT_EQ(Read(meta() + ".bak"), Read(kSource + "/_metadata"));
+    EXPECT_EQ(Read(ha() + ".bak"), ha_bytes_);
+    EXPECT_EQ(std::distance(fs::directory_iterator(ha_dir_), fs::directory_iterator()), 2);
+    StripOptions o;
+    o.state_name = kState;
+    for (const std::string& f : {meta(), ha()}) {
+      SCOPED_TRACE(f);
+      FLINKSTATE_ASSERT_OK_AND_ASSIGN(LoadedFile before, Open(f + ".bak"));
+      FLINKSTATE_ASSERT_OK_AND_ASSIGN(LoadedFile after, Open(f));
+      const DeepStripFiles files = DeepStripFilesFor(after, serde::DirName(f), {}, chk_);
+      EXPECT_THAT(VerifyDeepStripped(before, after.bytes(), o, DeepStripStreamsFor(after, files)),
+                  IsOk());
+      std::set<std::string> paths;
+      for (const OperatorState& op : after.model.metadata.operators) {
+        for (const OperatorSubtaskState& s : op.subtasks) {
+          for (const OperatorStateHandle& h : s.managed_operator_state) {
+            paths.insert(h.delegate->path.value);
+          }
+        }
+      }
+      EXPECT_EQ(paths, fresh);
+    }
+  }
+
+ private:
+  const std::string kSource = std::string(FLINKSTATE_SHARED_DIR) +
+                              "/corpus/CosmicBeing09__flink/flink-tests/src/test/resources/"
+                              "new-stateful-udf-migration-itcase-flink1.17-hashmap-checkpoint";
+  const std::vector<std::string> kFiles = {"_metadata", "ab0b7f98-28c6-4ddf-b7a8-9f52fd328a3f",
+                                           "f553b465-a96b-4eca-b709-518fbe1e2646"};
+  std::string root_, chk_, ha_dir_, ha_bytes_;
+};
+
+TEST(RepairTest, DeepRepairWritesOneNewStateFilePerStreamForBothFiles) {
+  FileBackedRepairJob job;
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Repair> r, Repair::Plan(job.Options()));
+  ASSERT_EQ(r->plan().files_size(), 2);
+  const auto& md = r->plan().files(0);
+  const auto& ha = r->plan().files(1);
+  ASSERT_EQ(md.new_state_files_size(), 2);
+  ASSERT_EQ(ha.new_state_files_size(), 2);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_FALSE(md.new_state_files(i).exists());
+    EXPECT_TRUE(ha.new_state_files(i).written_for_metadata());
+    EXPECT_EQ(ha.new_state_files(i).path(), md.new_state_files(i).path());
+    EXPECT_EQ(md.new_state_files(i).bytes(), 8u);
+  }
+  EXPECT_THAT(r->PlanText(), HasSubstr("the _metadata's new"));
+  ASSERT_THAT(r->Apply(), IsOk());
+  r.reset();
+  job.ExpectRepaired();
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Repair> again, Repair::Plan(job.Options()));
+  EXPECT_TRUE(again->empty());
+}
+
+TEST(RepairTest, ADeepRepairWithNewStateFilesCrashedAtEveryStepIsFinishedOrUndone) {
+  FileBackedRepairJob job;
+  FaultOps counting(0, FaultOps::kError);
+  {
+    RepairOptions o = job.Options();
+    o.ops = &counting;
+    FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Repair> r, Repair::Plan(o));
+    ASSERT_THAT(r->Apply(), IsOk());
+  }
+  const int steps = counting.calls();
+  ASSERT_GE(steps, 35);  // two new files more than the inline repair
+  for (int n = 1; n <= steps; ++n) {
+    job.Reset();
+    FaultOps crash(n, FaultOps::kCrash);
+    {
+      RepairOptions o = job.Options();
+      o.ops = &crash;
+      FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Repair> r, Repair::Plan(o));
+      EXPECT_FALSE(r->Apply().ok()) << "step " << n;
+    }
+    SCOPED_TRACE(crash.failed_step());
+    FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Repair> rerun, Repair::Plan(job.Options()));
+    ASSERT_THAT(rerun->Apply(), IsOk());
+    rerun.reset();
+    job.ExpectRepaired();
+  }
+}
+
 
 }  // namespace
 }  // namespace flinkstate

@@ -345,5 +345,170 @@ TEST(RewriterTest, RemoveItemRejectsFieldValues) {
   EXPECT_EQ(t.item(t.FieldValue(t.top_level()[0], "element")).kind, ItemKind::kNull);
 }
 
+// --- In-place edits of arrays and primitive fields ------------------------------
+//
+// Expected bytes: the JDK 17 samples' own bytes (../shared/spec/samples/jdk,
+// annotated in the .txt beside each), with the array `length` and elements
+// (or the field value) replaced as `ObjectOutputStream.writeArray` /
+// `defaultWriteFields` write them for the new value (spec §6.4: `newArray:
+// TC_ARRAY classDesc newHandle (int)<size> values[size]`).
+
+std::string Be32(uint32_t v) {
+  std::string s;
+  serde::DataOutput(&s).WriteUint32(v);
+  return s;
+}
+std::string Be64(uint64_t v) {
+  std::string s;
+  serde::DataOutput(&s).WriteUint64(v);
+  return s;
+}
+
+TEST(RewriterTest, EditArrayElementsRewritesLengthAndElements) {
+  // byte_array.bin: new byte[] {1, 2, 3}; length at 0x17, elements at 0x1b.
+  const std::string in = Sample("byte_array");
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(Stream s, DecodeStream(Bytes(in)));
+  const ItemId array = s.top_level()[0];
+  StreamRewriter rw(s);
+  // {1, 2, 3} -> {1, 9, 8, 3}: element 2 replaced by two bytes.
+  ASSERT_THAT(rw.EditArrayElements(array, {{{1, 1}, "\x09\x08"}}), IsOk());
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(serde::EditPlan plan, rw.BuildPlan());
+  const std::string want = in.substr(0, 0x17) + Be32(4) + std::string("\x01\x09\x08\x03", 4);
+  EXPECT_EQ(Apply(plan, in), want);
+  EXPECT_EQ(rw.stats().edited_in_place, 1u);
+  // Only the length and the new elements are inserted; the prefix is copied.
+  EXPECT_LE(plan.inserted_bytes(), 4u + 2u);
+  EXPECT_THAT(VerifyRoundTrip(Bytes(want)), IsOk());
+}
+
+TEST(RewriterTest, EditArrayElementsAppendsAtTheEndBeforeTheNextItem) {
+  // prims.bin: Gen$Prims.arr = new int[] {1, 2} (length at 0xcc, elements at
+  // 0xd0) followed by the field `str` ("x", TC_STRING at 0xd9) and `obj` null
+  // at 0xd8. Appending 7 must land inside the array, before TC_NULL.
+  const std::string in = Sample("prims");
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(Stream s, DecodeStream(Bytes(in)));
+  const ItemId arr = s.Resolve(s.FieldValue(s.top_level()[0], "arr"));
+  ASSERT_EQ(s.range(arr).offset, 0xb9u);
+  StreamRewriter rw(s);
+  ASSERT_THAT(rw.EditArrayElements(arr, {{{8, 0}, Be32(7)}}), IsOk());
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(serde::EditPlan plan, rw.BuildPlan());
+  const std::string want =
+      in.substr(0, 0xcc) + Be32(3) + in.substr(0xd0, 8) + Be32(7) + in.substr(0xd8);
+  const std::string out = Apply(plan, in);
+  EXPECT_EQ(out, want);
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(Stream t, DecodeStream(Bytes(out)));
+  EXPECT_EQ(t.item(t.Resolve(t.FieldValue(t.top_level()[0], "arr"))).count, 3u);
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::string str,
+                                  t.StringValue(t.FieldValue(t.top_level()[0], "str")));
+  EXPECT_EQ(str, "x");
+}
+
+TEST(RewriterTest, EditArrayElementsOfLongArray) {
+  // long_array.bin: new long[] {1, -1}: elements at 0x1b; both replaced and
+  // one removed -> {5}.
+  const std::string in = Sample("long_array");
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(Stream s, DecodeStream(Bytes(in)));
+  StreamRewriter rw(s);
+  ASSERT_THAT(rw.EditArrayElements(s.top_level()[0], {{{0, 8}, Be64(5)}, {{8, 8}, ""}}),
+              IsOk());
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(serde::EditPlan plan, rw.BuildPlan());
+  EXPECT_EQ(Apply(plan, in), in.substr(0, 0x17) + Be32(1) + Be64(5));
+}
+
+TEST(RewriterTest, EditArrayElementsRefusesWhatIsNoWholeEditOfADefiningArray) {
+  const std::string in = Sample("long_array");
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(Stream s, DecodeStream(Bytes(in)));
+  const ItemId array = s.top_level()[0];
+  {
+    StreamRewriter rw(s);  // 16 + 3 bytes are no whole number of longs
+    EXPECT_THAT(rw.EditArrayElements(array, {{{16, 0}, "abc"}}),
+                StatusIs(absl::StatusCode::kFailedPrecondition, "not a whole number of 8-byte"));
+  }
+  {
+    StreamRewriter rw(s);
+    EXPECT_THAT(rw.EditArrayElements(array, {{{8, 16}, ""}}),
+                StatusIs(absl::StatusCode::kFailedPrecondition, "outside the 16 element bytes"));
+    EXPECT_THAT(rw.EditArrayElements(array, {{{8, 8}, ""}, {{0, 8}, ""}}),
+                StatusIs(absl::StatusCode::kFailedPrecondition, "out of order"));
+  }
+  {
+    StreamRewriter rw(s);
+    ASSERT_THAT(rw.EditArrayElements(array, {{{8, 8}, ""}}), IsOk());
+    EXPECT_THAT(rw.EditArrayElements(array, {{{0, 8}, ""}}),
+                StatusIs(absl::StatusCode::kFailedPrecondition, "already"));
+    EXPECT_THAT(rw.RemoveItem(array),
+                StatusIs(absl::StatusCode::kFailedPrecondition, "edited in place already"));
+  }
+  // An object array and a non-array are refused.
+  const std::string objs = Sample("string_array");
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(Stream so, DecodeStream(Bytes(objs)));
+  StreamRewriter rwo(so);
+  EXPECT_THAT(rwo.EditArrayElements(so.top_level()[0], {}),
+              StatusIs(absl::StatusCode::kFailedPrecondition, "not primitive"));
+  const std::string prims = Sample("prims");
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(Stream sp, DecodeStream(Bytes(prims)));
+  StreamRewriter rwp(sp);
+  EXPECT_THAT(rwp.EditArrayElements(sp.top_level()[0], {}),
+              StatusIs(absl::StatusCode::kFailedPrecondition, "not a defining array"));
+}
+
+TEST(RewriterTest, EditOfASharedArrayIsSeenFromEveryReference) {
+  // A HashMap {"a" -> long[] {0, 1}, "b" -> the same array (TC_REFERENCE)}:
+  // the edit is made once, at the definition, and both values read it.
+  std::string in = BigArrayMap(2);
+  const size_t b_key = in.rfind(std::string("\x74\x00\x01" "b", 4));
+  ASSERT_NE(b_key, std::string::npos);
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(Stream s0, DecodeStream(Bytes(in)));
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(ContainerView m0, ViewContainer(s0, s0.top_level()[0]));
+  const ItemId array0 = s0.Resolve(m0.entries[0].value);
+  ASSERT_GE(s0.item(array0).handle, 0);
+  // Entry "b": value "y" (a string) becomes a reference to the array.
+  const uint32_t handle = 0x7E0000 + static_cast<uint32_t>(s0.item(array0).handle);
+  in.replace(b_key + 4, 4, std::string("\x71", 1) + Be32(handle));
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(Stream s, DecodeStream(Bytes(in)));
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(ContainerView m, ViewContainer(s, s.top_level()[0]));
+  ASSERT_EQ(s.kind(m.entries[1].value), ItemKind::kReference);
+  StreamRewriter rw(s);
+  ASSERT_THAT(rw.EditArrayElements(s.Resolve(m.entries[1].value), {{{0, 8}, ""}}), IsOk());
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(serde::EditPlan plan, rw.BuildPlan());
+  const std::string out = Apply(plan, in);
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(Stream t, DecodeStream(Bytes(out)));
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(ContainerView mt, ViewContainer(t, t.top_level()[0]));
+  ASSERT_EQ(mt.entries.size(), 2u);
+  for (const ContainerEntry& e : mt.entries) {
+    const Item a = t.item(t.Resolve(e.value));
+    EXPECT_EQ(a.count, 1u);
+    EXPECT_EQ(out.substr(a.payload.offset, 8), Be64(1));
+  }
+  EXPECT_THAT(VerifyRoundTrip(Bytes(out)), IsOk());
+}
+
+TEST(RewriterTest, SetPrimitiveFieldWritesTheFieldsWidth) {
+  // prims.bin: Gen$Prims.l (J) at 0xae, .i (I) at 0xaa, .s (S) at 0xb6.
+  const std::string in = Sample("prims");
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(Stream s, DecodeStream(Bytes(in)));
+  const ItemId obj = s.top_level()[0];
+  StreamRewriter rw(s);
+  ASSERT_THAT(rw.SetPrimitiveField(obj, "l", 42), IsOk());
+  ASSERT_THAT(rw.SetPrimitiveField(obj, "s", -2), IsOk());
+  EXPECT_THAT(rw.SetPrimitiveField(obj, "l", 43),
+              StatusIs(absl::StatusCode::kFailedPrecondition, "overlap"));
+  EXPECT_THAT(rw.SetPrimitiveField(obj, "i", int64_t{1} << 40),
+              StatusIs(absl::StatusCode::kFailedPrecondition, "cannot hold"));
+  EXPECT_THAT(rw.SetPrimitiveField(obj, "z", 2),
+              StatusIs(absl::StatusCode::kFailedPrecondition, "cannot hold"));
+  EXPECT_THAT(rw.SetPrimitiveField(obj, "d", 1),
+              StatusIs(absl::StatusCode::kFailedPrecondition, "floating-point"));
+  EXPECT_THAT(rw.SetPrimitiveField(obj, "str", 1),
+              StatusIs(absl::StatusCode::kFailedPrecondition, "no primitive field"));
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(serde::EditPlan plan, rw.BuildPlan());
+  const std::string want =
+      in.substr(0, 0xae) + Be64(42) + std::string("\xFF\xFE", 2) + in.substr(0xb8);
+  EXPECT_EQ(Apply(plan, in), want);
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(Stream t, DecodeStream(Bytes(want)));
+  EXPECT_EQ(*t.PrimFieldInt(t.top_level()[0], "l"), 42);
+  EXPECT_EQ(*t.PrimFieldInt(t.top_level()[0], "s"), -2);
+}
+
 }  // namespace
 }  // namespace flinkstate::javaobj

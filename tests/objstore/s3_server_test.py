@@ -1005,6 +1005,82 @@ class S3RepairTest(unittest.TestCase):
         per_file = sum(int(f["transfer"]["uploadBytes"]) for f in plan["files"])
         self.assertEqual(per_file, moved["upload"])
 
+    def test_deep_repair_equals_the_local_deep_repair(self):
+        # The referee for the bytes: `repair --deep` of the same files laid out
+        # locally (the outputs the conformance suite has Flink load and recover).
+        with tempfile.TemporaryDirectory() as tmp:
+            chk = os.path.join(tmp, self.chk_key)
+            ha = os.path.join(tmp, "ha", "default")
+            os.makedirs(chk)
+            os.makedirs(ha)
+            with open(os.path.join(chk, "_metadata"), "wb") as f:
+                f.write(self.meta_bytes)
+            with open(os.path.join(ha, self.ha_name), "wb") as f:
+                f.write(self.ha_bytes)
+            subprocess.run([FLINKSTATE, "repair", "--deep", "--state", self.STATE, "--ha-dir", ha,
+                            "--apply", chk], check=True, capture_output=True)
+            with open(os.path.join(chk, "_metadata"), "rb") as f:
+                want_meta = f.read()
+            with open(os.path.join(ha, self.ha_name), "rb") as f:
+                want_ha = f.read()
+        # Deeper than the plain repair: the streams lose the state too.
+        self.assertLess(len(want_meta), len(self.want_meta))
+        self.assertLess(len(want_ha), len(self.want_ha))
+        rc, out, err = self.repair("--deep", "--json")
+        self.assertEqual(rc, 0, err)
+        plan = json.loads(out)
+        self.assertTrue(plan["deep"])
+        self.assertEqual([f["metaInfosRemoved"] for f in plan["files"]], ["4", "4"])
+        self.assertEqual(self.keys(), self.originals())
+        rc, out, err = self.repair("--deep", "--apply")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("repaired 2 file(s)", out)
+        self.assertEqual(self.keys(), self.repaired())
+        self.assertEqual(self.get(self.chk + "/_metadata"), want_meta)
+        self.assertEqual(self.get("%s/%s" % (self.ha_dir, self.ha_name)), want_ha)
+        self.assertEqual(self.get(self.chk + "/_metadata.bak"), self.meta_bytes)
+        self.assertEqual(self.get("%s/%s.bak" % (self.ha_dir, self.ha_name)), self.ha_bytes)
+        rc, out, err = self.repair("--deep", "--apply")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("nothing to strip", out)
+
+    def test_deep_strip_of_a_remote_ha_file_equals_the_local_one(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "deep")
+            subprocess.run([FLINKSTATE, "strip-state", "--deep", "--state", self.STATE, self.ha, out],
+                           check=True, capture_output=True)
+            with open(out, "rb") as f:
+                want = f.read()
+        ha_key = "%s/%s" % (self.ha_dir, self.ha_name)
+        rc, text, err = run(["strip-state", "--deep", "--state", self.STATE, "s3://flink/" + ha_key,
+                             "s3://flink/%s/deep" % self.root], self.env)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("of completedCheckpoint 9", text)
+        self.assertEqual(self.get("%s/deep" % self.root), want)
+        self.assertEqual(self.get(ha_key), self.ha_bytes)
+
+    def test_deep_repair_needing_new_state_files_is_refused(self):
+        # Operator state in relative state files (the corpus's Flink 1.17
+        # checkpoint), read through --state-root from a local copy: the new
+        # state files cannot be part of an object transaction, so nothing is
+        # written.
+        src = os.path.join(TESTDATA, "..", "..", "..", "shared", "corpus", "CosmicBeing09__flink",
+                           "flink-tests", "src", "test", "resources",
+                           "new-stateful-udf-migration-itcase-flink1.17-hashmap-checkpoint")
+        if not os.path.isdir(src):
+            self.fail("corpus checkpoint missing: " + src)
+        prefix = "%s/fb/chk-3" % self.root
+        for name in os.listdir(src):
+            with open(os.path.join(src, name), "rb") as f:
+                self.s3.put_object(Bucket="flink", Key="%s/%s" % (prefix, name), Body=f.read())
+        before = self.keys()
+        rc, _, err = run(["repair", "--deep", "--apply", "--state", "source-state",
+                          "--state-root", "s3://flink/%s=%s" % (prefix, src),
+                          "s3://flink/" + prefix], self.env)
+        self.assertEqual(rc, 1, err)
+        self.assertIn("writing new state files in an object-store repair is not implemented", err)
+        self.assertEqual(self.keys(), before)
+
     def test_ha_dir_one_level_too_high_names_the_right_one(self):
         rc, _, err = run(["repair", "--state", self.STATE, "--ha-dir",
                           "s3://flink/%s/ha" % self.root, "s3://flink/" + self.chk], self.env)

@@ -523,6 +523,83 @@ check "deep strip of relative state files into another directory is refused" 1 "
 expect_grep "  ... saying why" "relative" "$tmp/err"
 check "--state-root without --deep is a usage error" 2 "$bin" strip-state --state-root s3://x=/tmp --state source-state "$fb/_metadata" "$tmp/fbelse/m"
 
+# strip-state --deep and repair --deep on the HA completedCheckpoint real Flink 1.15.2 wrote in
+# the incident reproduction (checkpoint 9, the same checkpoint as incident-gen3-checkpoint): the
+# output's operator-state streams must read as Flink 1.15.2's own reading of the input
+# (state-streams.json, harness.sh streams) less the stripped state.
+ha_src=$(dirname "$0")/../testdata/flink-1.15.2/incident-gen3-completedCheckpoint
+ha_in=$(ls "$ha_src"/completedCheckpoint* | head -1)
+without_state() {  # without_state FLINK_JSON NAME OUT: Flink's reading less one state
+  python3 - "$1" "$2" "$3" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1])); name = sys.argv[2]
+for o in j["operators"]:
+    for s in o["subtasks"]:
+        s["metaInfos"] = [m for m in s["metaInfos"] if m["name"] != name]
+        s["states"] = [t for t in s["states"] if t["name"] != name]
+    o["states"] = [t for t in o["states"] if t["name"] != name]
+    o["kafka"] = [k for k in o.get("kafka", []) if k["state"] != name]
+json.dump(j, open(sys.argv[3], "w"))
+PY
+}
+compare_streams=$(dirname "$0")/../conformance/compare_state_streams.py
+check "deep strip of an HA file --dry-run" 0 "$bin" strip-state --deep --dry-run --json --state topic-partition-offset-states "$ha_in" "$tmp/ha-deep"
+cp "$tmp/out" "$tmp/ha-dry.json"
+expect_no_file "  ... writes nothing" "$tmp/ha-deep"
+check "deep strip of an HA file" 0 "$bin" strip-state --deep --json --state topic-partition-offset-states "$ha_in" "$tmp/ha-deep"
+cp "$tmp/out" "$tmp/ha-wet.json"
+check "  ... dry run verified, same size as the write, kind completedCheckpoint" 0 python3 -c "
+import json,os,sys
+d=json.load(open(sys.argv[1])); w=json.load(open(sys.argv[2]))
+assert d['dryRun'] and d['verified'] and w['verified'], (d, w)
+assert d['inputKind']=='completedCheckpoint', d
+assert d['outputBytes']==w['outputBytes']==str(os.path.getsize(sys.argv[3])), (d, w)
+assert sum(int(e['entryCount']) for e in w['removed'])==512, w  # 8 * 4^3
+assert not w.get('newStateFiles'), w" "$tmp/ha-dry.json" "$tmp/ha-wet.json" "$tmp/ha-deep"
+check "  ... the output verifies (decode, re-encode byte for byte)" 0 "$bin" verify "$tmp/ha-deep"
+check "  ... state --json of the output" 0 "$bin" state --json "$tmp/ha-deep"
+cp "$tmp/out" "$tmp/ha-deep-state.json"
+without_state "$ha_src/state-streams.json" topic-partition-offset-states "$tmp/ha-flink-less.json"
+check "  ... reads as Flink 1.15.2's reading of the input less the state" 0 python3 "$compare_streams" "$tmp/ha-flink-less.json" "$tmp/ha-deep-state.json"
+check "  ... and not as the input itself (the comparison can fail)" 1 python3 "$compare_streams" "$ha_src/state-streams.json" "$tmp/ha-deep-state.json"
+check "deep strip of an HA file as text" 0 "$bin" strip-state --deep --state topic-partition-offset-states "$ha_in" "$tmp/ha-deep2"
+expect_grep "  ... names the checkpoint and what the rewriter did" "4 operator state handle(s) of completedCheckpoint 9: 4 meta info(s)" "$tmp/out"
+expect_grep "  ... (rewriter)" "references renumbered" "$tmp/out"
+check "  ... the same bytes again" 0 cmp "$tmp/ha-deep" "$tmp/ha-deep2"
+cp "$ha_in" "$tmp/ha-inplace" && chmod 0640 "$tmp/ha-inplace"
+check "deep strip of an HA file --in-place" 0 "$bin" strip-state --deep --in-place --state records-seen "$tmp/ha-inplace"
+check "  ... keeps the original as the backup" 0 cmp "$ha_in" "$tmp/ha-inplace.bak"
+check "  ... and its mode" 0 test "$(stat -c %a "$tmp/ha-inplace")" = 640
+check "  ... a second deep strip finds nothing" 1 "$bin" strip-state --deep --state records-seen "$tmp/ha-inplace" "$tmp/ha-x"
+expect_grep "  ... and lists the names held" "operator state names present: 'SourceReaderState', 'topic-partition-offset-states'" "$tmp/err"
+# repair --deep: the checkpoint directory and the HA directory laid out as a cluster lays them out.
+rj="$tmp/rdeep" J=b7ce16625f4a19ec612f4e844a8fd89f
+mkdir -p "$rj/checkpoints/$J/chk-9" "$rj/ha"
+cp "$(dirname "$0")/../testdata/flink-1.15.2/incident-gen3-checkpoint/_metadata" "$rj/checkpoints/$J/chk-9/"
+cp "$ha_in" "$rj/ha/"
+check "repair --deep dry run" 0 "$bin" repair --deep --json --state topic-partition-offset-states --ha-dir "$rj/ha" "$rj/checkpoints/$J/chk-9"
+cp "$tmp/out" "$tmp/rdeep-plan.json"
+check "  ... plans both files deeply" 0 python3 -c "
+import json,sys
+p=json.load(open(sys.argv[1]))
+assert p['deep'] is True and len(p['files'])==2, p
+for f in p['files']:
+  assert f['metaInfosRemoved']=='4' and int(f['elementBytesRemoved'])>0, f
+assert p['files'][0]['elementBytesRemoved']==p['files'][1]['elementBytesRemoved'], p" "$tmp/rdeep-plan.json"
+check "  ... writes nothing" 0 bash -c "[[ \$(ls '$rj/ha' '$rj/checkpoints/$J/chk-9' | grep -c .) -eq 4 ]]"
+check "repair --deep --apply" 0 "$bin" repair --deep --apply --state topic-partition-offset-states --ha-dir "$rj/ha" "$rj/checkpoints/$J/chk-9"
+check "  ... the HA output is the single-file deep strip's" 0 cmp "$tmp/ha-deep" "$rj/ha/$(basename "$ha_in")"
+check "  ... both outputs verify" 0 "$bin" verify "$rj/ha/$(basename "$ha_in")" "$rj/checkpoints/$J/chk-9/_metadata"
+check "  ... and agree with each other" 0 "$bin" diff "$rj/checkpoints/$J/chk-9/_metadata" "$rj/ha/$(basename "$ha_in")"
+check "  ... the _metadata reads as Flink's reading less the state" 0 "$bin" state --json "$rj/checkpoints/$J/chk-9/_metadata"
+cp "$tmp/out" "$tmp/rdeep-md-state.json"
+without_state "$(dirname "$0")/../testdata/flink-1.15.2/incident-gen3-checkpoint/state-streams.json" topic-partition-offset-states "$tmp/md-flink-less.json"
+check "  ... (compared)" 0 python3 "$compare_streams" "$tmp/md-flink-less.json" "$tmp/rdeep-md-state.json"
+check "repair --deep again: done already" 0 "$bin" repair --deep --apply --state topic-partition-offset-states --ha-dir "$rj/ha" "$rj/checkpoints/$J/chk-9"
+expect_grep "  ... says there is nothing to strip" "nothing to strip" "$tmp/out"
+check "repair --state-root without --deep is a usage error" 2 "$bin" repair --state-root s3://x=/tmp --state x --ha-dir "$rj/ha" "$rj/checkpoints/$J/chk-9"
+ls "$rj/ha" "$rj/checkpoints/$J/chk-9" | grep -q -e flinkstate-tmp -e flinkstate-txn && { echo "FAIL: repair --deep left leftovers"; failures=$((failures + 1)); }
+
 # Files real Flink 1.15.2 wrote in the incident reproduction (tests/testdata).
 real=$(dirname "$0")/../testdata/flink-1.15.2
 real_meta="$real/incident-gen3-checkpoint/_metadata"

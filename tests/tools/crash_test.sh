@@ -11,6 +11,9 @@
 # * `strip-state --deep --in-place` of real relative state files (with CORPUS_ROOT): one
 #   transaction writes new state files and the _metadata; killed at 20 moments and rerun, it
 #   must end with exactly the new files the clean run writes, the originals untouched.
+# * `repair --deep --apply` of the same state files with an HA file (with CORPUS_ROOT): one
+#   transaction writes the new state files, the _metadata and the completedCheckpoint; killed at
+#   20 moments and rerun, it must end with exactly the clean run's files.
 # * Concurrent repairs (the directory lock), an unreadable or truncated HA
 #   file (the whole repair fails, nothing written), --ha-dir one level too
 #   high, a missing --ha-dir, a hard-linked --in-place file, and (as root)
@@ -419,6 +422,60 @@ if [[ -n $corpus ]]; then
     cmp -s <(cd "$fb" && ls | sort) "$tmp/deep.files" && ok || bad "deep strip kill at step $n ($step): files $(ls "$fb")"
     (cd "$fb" && sha256sum -c --quiet "$tmp/deep.sums") >/dev/null 2>&1 && ok ||
       bad "deep strip kill at step $n ($step): a file differs from the clean run's"
+  done
+fi
+
+# --- repair --deep --apply of state files killed at 20 moments ------------------------------
+# The same Flink 1.17 checkpoint with its HA file: the operators with changelog keyed state are
+# dropped (the HA generator does not write those handles) and flinkstate-gen-ha writes the
+# completedCheckpoint whose RelativeFileStateHandles name the state files by `filePath`. One
+# transaction writes the two new state files (shared by both files), the _metadata and the HA
+# file; killed at 20 moments and rerun, it must end with exactly the clean run's files.
+if [[ -n $corpus ]]; then
+  rdp="$tmp/rdeep-pristine"
+  rd="$tmp/rdeep"
+  mkdir -p "$rdp/job/chk-3" "$rdp/ha"
+  cp "$fb_src"/* "$rdp/job/chk-3/" && chmod 644 "$rdp/job/chk-3"/*
+  for op in d5c8b168c6cbfe8c507a10f88b325243 41e91aae0bee218c44306cf7d21940ad \
+            dab25811652d3d4983a30c6e4afacb1c 4b818c7923a927796d24b727201ba34d; do
+    "$bin" drop-operator --operator "$op" --in-place --backup-suffix .dropped "$rdp/job/chk-3/_metadata" >/dev/null 2>&1 ||
+      bad "preparing the deep repair job: drop-operator $op"
+    rm -f "$rdp/job/chk-3/_metadata.dropped"
+  done
+  # The HA file names the checkpoint directory where the killed runs find it ($rd).
+  "$gen_ha" --metadata "$rdp/job/chk-3/_metadata" --out "$rdp/ha/completedCheckpoint0000000000f0" \
+    --external_pointer "file:$rd/job/chk-3" >/dev/null 2>&1 || bad "preparing the deep repair job: gen-ha"
+  rdfresh() { rm -rf "$rd"; cp -a "$rdp" "$rd"; }
+  rdeep() { "$bin" repair --deep --state source-state --ha-dir "$rd/ha" --apply "$rd/job/chk-3"; }
+  rdfresh
+  FLINKSTATE_TEST_OPS_LOG="$tmp/rdeep.ops" rdeep >"$tmp/out" 2>&1 || { bad "clean repair --deep run"; sed 's/^/  | /' "$tmp/out"; }
+  (cd "$rd" && find . -type f | sort) >"$tmp/rdeep.files"
+  (cd "$rd" && find . -type f -exec sha256sum {} + | sort -k2) >"$tmp/rdeep.sums"
+  # 2 state files + 2 new ones, _metadata(.bak), the HA file(.bak)
+  [[ $(wc -l <"$tmp/rdeep.files") -eq 8 ]] && ok || bad "clean repair --deep: files $(cat "$tmp/rdeep.files")"
+  grep -c "wrote new state file" "$tmp/out" | grep -qx 2 && ok || { bad "clean repair --deep: not two new state files"; sed 's/^/  | /' "$tmp/out"; }
+  for f in job/chk-3/_metadata ha/completedCheckpoint0000000000f0; do
+    "$bin" verify "$rd/$f" >/dev/null 2>&1 && ok || bad "clean repair --deep: $f does not verify"
+    "$bin" state --json "$rd/$f" 2>/dev/null | grep -q '"source-state"' && bad "clean repair --deep: $f still has source-state" || ok
+  done
+  total=$(wc -l <"$tmp/rdeep.ops")
+  [[ $total -gt 30 ]] && ok || bad "repair --deep made only $total steps"
+  for n in $(spread "$total"); do
+    rdfresh
+    step=$(sed -n "${n}p" "$tmp/rdeep.ops" | cut -d' ' -f2-3)
+    FLINKSTATE_TEST_KILL_AT=$n rdeep >"$tmp/out" 2>&1
+    rc=$?
+    [[ $rc -eq 137 ]] && ok || bad "repair --deep not killed at step $n ($step): exit $rc"
+    if "$bin" repair --deep --state source-state --ha-dir "$rd/ha" "$rd/job/chk-3" >"$tmp/out" 2>&1; then ok; else bad "repair --deep dry run after a kill at step $n ($step) fails"; sed 's/^/  | /' "$tmp/out"; fi
+    if rdeep >"$tmp/out" 2>&1; then ok; else bad "repair --deep rerun after a kill at step $n ($step)"; sed 's/^/  | /' "$tmp/out"; fi
+    left=$(leftovers "$rd")
+    [[ -z $left ]] && ok || bad "repair --deep kill at step $n ($step) left: $left"
+    cmp -s <(cd "$rd" && find . -type f | sort) "$tmp/rdeep.files" && ok ||
+      bad "repair --deep kill at step $n ($step): files $(cd "$rd" && find . -type f | sort | tr '\n' ' ')"
+    (cd "$rd" && sha256sum -c --quiet "$tmp/rdeep.sums") >/dev/null 2>&1 && ok ||
+      bad "repair --deep kill at step $n ($step): a file differs from the clean run's"
+    "$bin" repair --deep --state source-state --ha-dir "$rd/ha" "$rd/job/chk-3" 2>&1 | grep -q "nothing to strip" &&
+      ok || bad "repair --deep kill at step $n ($step): the state is still there after the rerun"
   done
 fi
 

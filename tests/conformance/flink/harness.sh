@@ -7,6 +7,8 @@
 #   harness.sh restore  --release V --from PATH [--expect-stripped NAME] [--state-log DIR] [--out DIR] [--generations G] [--memory-threshold BYTES]
 #                       [--job-version 1|2] [--without-class CLASS] [--expect-failure TEXT] [--expect-unregistered NAME]
 #                       [--expect-union NAME --union-reference ORIGINAL]
+#   harness.sh restore  --release V --from-ha completedCheckpointFILE [the options above]
+#                       (1.15+: the first generation recovers FILE through ZooKeeper HA, as a JobManager on failover)
 #   harness.sh strip    --release V --in PATH --out PATH --state NAME   (reference rewriter on Flink's own classes)
 #   harness.sh count    --release V FILE            (entries per operator-state name)
 #   harness.sh k8s-ha   --release V --in completedCheckpointFILE --out DIR  (ConfigMap value via Flink's KubernetesStateHandleStore)

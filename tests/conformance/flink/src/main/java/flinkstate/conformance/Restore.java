@@ -6,18 +6,26 @@ import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.fs.FSDataInputStream;
+import org.apache.flink.core.fs.Path;
 import org.apache.flink.core.memory.DataInputViewStreamWrapper;
+import org.apache.flink.runtime.checkpoint.CompletedCheckpoint;
 import org.apache.flink.runtime.checkpoint.OperatorState;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.runtime.jobgraph.JobGraph;
 import org.apache.flink.runtime.jobmaster.JobResult;
 import org.apache.flink.runtime.state.OperatorBackendSerializationProxy;
 import org.apache.flink.runtime.state.OperatorStateHandle;
+import org.apache.flink.runtime.state.RetrievableStreamStateHandle;
 import org.apache.flink.runtime.state.metainfo.StateMetaInfoSnapshot;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.util.InstantiationUtil;
 import org.apache.flink.util.SerializedThrowable;
 
+import java.io.BufferedInputStream;
 import java.io.File;
+import java.io.FileInputStream;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -246,9 +254,43 @@ final class Restore {
         }
     }
 
+    /**
+     * The JobManager's failover path: puts the completedCheckpoint file HA into a fresh ZooKeeper as
+     * the only checkpoint of its job, the way Flink's ZooKeeperStateHandleStore lays it out (1.15+:
+     * /flink/CLUSTER/jobs/JOB/checkpoints/%019d holding a Java-serialized RetrievableStreamStateHandle
+     * that points to the file, with a "locks" child, and the job's checkpoint_id_counter at the next
+     * id), so that the job submitted with that JobID recovers it through Flink's own
+     * DefaultCompletedCheckpointStoreUtils.retrieveCompletedCheckpoints (Flink deserializes the file
+     * with its own classes) instead of restoring a savepoint path.
+     */
+    static JobID seedHaStore(Cluster.Zk zk, String clusterId, File ha, long checkpointId, List<String> report)
+            throws Exception {
+        if (Compat.release() < 115) {
+            throw new IllegalArgumentException("--from-ha needs Flink 1.15+ (the ZooKeeper layout of /jobs/<id>/checkpoints)");
+        }
+        CompletedCheckpoint cc;
+        try (InputStream in = new BufferedInputStream(new FileInputStream(ha))) {
+            cc = InstantiationUtil.deserializeObject(in, Restore.class.getClassLoader());
+        }
+        JobID job = cc.getJobId();
+        String jobPath = "/flink/" + clusterId + "/jobs/" + job;
+        String node = jobPath + "/checkpoints/" + String.format("%019d", checkpointId);
+        byte[] pointer = InstantiationUtil.serializeObject(
+                new RetrievableStreamStateHandle<CompletedCheckpoint>(new Path(ha.toURI()), ha.length()));
+        zk.client.create().creatingParentsIfNeeded().forPath(node, pointer);
+        zk.client.create().forPath(node + "/locks");
+        zk.client.create().creatingParentsIfNeeded().forPath(jobPath + "/checkpoint_id_counter",
+                ByteBuffer.allocate(4).putInt((int) (checkpointId + 1)).array());
+        report.add("HA store: " + node + " -> " + ha + " (" + ha.length() + " bytes), job " + job);
+        return job;
+    }
+
     static int run(Map<String, String> o) throws Exception {
-        File from = new File(Main.req(o, "from")).getAbsoluteFile();
-        if (from.isFile()) {
+        // --from-ha FILE: the first generation recovers the completedCheckpoint FILE through ZooKeeper
+        // HA (the JobManager's failover path) instead of restoring a checkpoint directory.
+        File fromHa = o.containsKey("from-ha") ? new File(o.get("from-ha")).getAbsoluteFile() : null;
+        File from = fromHa != null ? fromHa : new File(Main.req(o, "from")).getAbsoluteFile();
+        if (from.isFile() && fromHa == null) {
             from = from.getParentFile();
         }
         String stripped = o.get("expect-stripped");
@@ -334,6 +376,12 @@ final class Restore {
             String run = "restore" + g;
             File dir = new File(out, run);
             Configuration conf = Main.baseConfig("hashmap", false);
+            boolean viaHa = fromHa != null && g == 1;
+            if (viaHa) {
+                // Nothing the restored job does may subsume (and so discard) the recovered checkpoint:
+                // its files are the input under test.
+                Cluster.setBoth(conf, "1000", "state.checkpoints.num-retained", "execution.checkpointing.num-retained");
+            }
             if (o.containsKey("memory-threshold")) {
                 // state smaller than this stays inline in _metadata; 0 puts every
                 // non-empty state stream into a file of the checkpoint directory
@@ -342,10 +390,17 @@ final class Restore {
             }
             long restoredId = Facts.load(new File(restoreFrom)).checkpointId;
             File kept;
-            try (Cluster cl = new Cluster(conf, new File(dir, "checkpoints"), new File(dir, "savepoints"), null, null, run, parallelism)) {
+            Cluster.Zk zk = viaHa ? new Cluster.Zk(new File(dir, "zk")) : null;
+            JobID haJob = viaHa ? seedHaStore(zk, run, fromHa, restoredId, report) : null;
+            try (Cluster cl = new Cluster(conf, new File(dir, "checkpoints"), new File(dir, "savepoints"), zk,
+                    viaHa ? new File(dir, "ha") : null, run, parallelism)) {
                 StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(cl.conf);
                 Jobs.buildIncident(env, version, parallelism, partitions, logDir.getPath(), run, 0);
-                JobID id = cl.submit(Main.graph(env, restoreFrom, false));
+                JobGraph jg = Main.graph(env, viaHa ? null : restoreFrom, false);
+                if (viaHa) {
+                    jg.setJobID(haJob);  // the job whose checkpoints the HA store holds
+                }
+                JobID id = cl.submit(jg);
                 File log = new File(logDir, run + ".log");
                 long deadline = System.currentTimeMillis() + 120_000;
                 while (!read(log, -1).complete(parallelism) && System.currentTimeMillis() < deadline) {
@@ -358,8 +413,13 @@ final class Restore {
                     chk = cl.awaitCheckpoint(id, Long.parseLong(chk.getName().substring(4)) + 1, 120_000);
                 }
                 kept = chk;
-                allOk &= check(run + ": job RUNNING and checkpoint " + chk.getName() + " completed after restore from checkpoint " + restoredId,
+                allOk &= check(run + ": job RUNNING and checkpoint " + chk.getName() + " completed after restore from checkpoint " + restoredId
+                        + (viaHa ? " recovered from the HA store" : ""),
                         cl.mc.getJobStatus(id).get().name().equals("RUNNING"), report);
+            } finally {
+                if (zk != null) {
+                    zk.close();
+                }
             }
             File log = new File(logDir, run + ".log");
             Values restored = read(log, -1);

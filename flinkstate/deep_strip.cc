@@ -942,6 +942,10 @@ absl::StatusOr<DeepStripResult> PlanDeepStripState(const LoadedFile& file,
   if (file.kind != FileKind::kCompletedCheckpoint) {
     return PlanDeepStripState(file.model, file.bytes(), options, files);
   }
+  if (file.completed_deferred) {  // opened for a streaming edit: no model yet
+    FLINKSTATE_ASSIGN_OR_RETURN(CompletedTree tree, DecodeCompletedTree(file));
+    return PlanDeepStripCompletedCheckpoint(*tree.stream, tree.model, options, files);
+  }
   javaobj::Stream held;
   FLINKSTATE_ASSIGN_OR_RETURN(const javaobj::Stream* stream, StreamOf(file, &held));
   return PlanDeepStripCompletedCheckpoint(*stream, file.model, options, files);
@@ -1055,13 +1059,18 @@ absl::Status VerifyDeepStripped(const LoadedFile& before, serde::ByteView output
   }
   javaobj::Stream held;
   FLINKSTATE_ASSIGN_OR_RETURN(const javaobj::Stream* sb, StreamOf(before, &held));
+  StateFile before_model;
+  if (before.completed_deferred) {
+    FLINKSTATE_ASSIGN_OR_RETURN(before_model, ReadCompletedCheckpoint(*sb));
+  }
+  const StateFile& bm = before.completed_deferred ? before_model : before.model;
   // Decoded once for the round trip, the model and the sizes.
   FLINKSTATE_ASSIGN_OR_RETURN(javaobj::Stream sa, javaobj::DecodeStream(output));
   FLINKSTATE_RETURN_IF_ERROR(javaobj::VerifyRoundTrip(sa));
   FLINKSTATE_ASSIGN_OR_RETURN(StateFile after, ReadCompletedCheckpoint(sa));
   FLINKSTATE_RETURN_IF_ERROR(
-      VerifyDeepStripped(before.model, before.bytes(), after, output, options, streams));
-  return VerifySubtaskSizes(before.model, *sb, after, sa);
+      VerifyDeepStripped(bm, before.bytes(), after, output, options, streams));
+  return VerifySubtaskSizes(bm, *sb, after, sa);
 }
 
 serde::OutputVerifier NewStateFileVerifier(const std::string& state_name,

@@ -1083,14 +1083,16 @@ TEST(DeepStripCompletedCheckpointTest, RelativeStateFilesGetNewFilesBesideThem) 
   }
   // Flink opens `filePath`: it names the new file in the checkpoint directory.
   std::set<std::string> uris;
-  for (javaobj::ItemId i = 0; i < after->stream->num_items(); ++i) {
-    if (!after->stream->IsInstanceOf(i, "org.apache.flink.runtime.state.filesystem."
-                                        "RelativeFileStateHandle")) {
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(CompletedTree tree, DecodeCompletedTree(*after));
+  const javaobj::Stream& decoded = *tree.stream;
+  for (javaobj::ItemId i = 0; i < decoded.num_items(); ++i) {
+    if (!decoded.IsInstanceOf(i, "org.apache.flink.runtime.state.filesystem."
+                                 "RelativeFileStateHandle")) {
       continue;
     }
-    const javaobj::ItemId uri = after->stream->FieldValue(
-        after->stream->FieldValue(after->stream->FieldValue(i, "filePath"), "uri"), "string");
-    uris.insert(*after->stream->StringValue(uri));
+    const javaobj::ItemId uri =
+        decoded.FieldValue(decoded.FieldValue(decoded.FieldValue(i, "filePath"), "uri"), "string");
+    uris.insert(*decoded.StringValue(uri));
   }
   std::set<std::string> want;
   for (const std::string& n : new_names) want.insert("file:" + dir + "/" + n);

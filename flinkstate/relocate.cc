@@ -15,6 +15,7 @@
 #include "flinkstate/inspect.h"
 #include "flinkstate/report_diff.h"
 #include "flinkstate/javaobj/layouts.h"
+#include "flinkstate/javaobj/stream_cursor.h"
 #include "flinkstate/javaobj/rewriter.h"
 #include "flinkstate/javaobj/stream_reader.h"
 #include "flinkstate/javaobj/stream_writer.h"
@@ -23,6 +24,7 @@
 #include "flinkstate/operator_id.h"
 #include "flinkstate/serde/data_output.h"
 #include "flinkstate/serde/error_location.h"
+#include "flinkstate/serde/input_releaser.h"
 #include "flinkstate/serde/modified_utf8.h"
 #include "flinkstate/metadata_reader.h"
 #include "flinkstate/serde/data_input.h"
@@ -634,15 +636,22 @@ struct StreamedRelocation {
   RelocateOptions options;
   std::string from_body;  // modified UTF-8
   std::string to_body;
-  std::vector<uint8_t> list;  // varint((offset - previous offset) << 2 | what)
+  // varint((offset - previous offset) << 2 | what); `offset` is the path's
+  // u2 length (a completedCheckpoint's TC_STRING: its byte after the tag).
+  std::vector<uint8_t> list;
   uint64_t count = 0;
   std::shared_ptr<const StreamedExpectation> expected;
+  // A completedCheckpoint: the `what`s are kHaPathWhat, and a change's
+  // offset is its string item's (one before the recorded offset).
+  bool completed = false;
 };
 
 namespace {
 
 constexpr const char* kPathWhat[] = {"FileStateHandle path", "SegmentFileStateHandle path",
                                      "task-owned directory", "shared directory"};
+// The strings a completedCheckpoint relocation rewrites (`ForEachPathString`).
+constexpr const char* kHaPathWhat[] = {"Path URI", "externalPointer"};
 
 uint8_t PathWhatCode(const char* what) {
   for (uint8_t i = 0; i < 4; ++i) {
@@ -675,6 +684,40 @@ bool StartsAtBoundary(serde::ByteView body, const std::string& from) {
     return false;
   }
   return from.back() == '/' || body.size() == from.size() || body[from.size()] == '/';
+}
+
+// The plan of a streamed relocation: its source re-reads each listed path's
+// length from the input and emits "copy up to the path's u2 length, insert
+// the new length and `to_body`" (the rest of the path is copied with what
+// follows).
+serde::EditPlan StreamedRelocationPlan(std::shared_ptr<const StreamedRelocation> st,
+                                       int64_t delta) {
+  const uint64_t size = st->input.size();
+  const uint64_t inserted = st->count * (2 + st->to_body.size());
+  return serde::EditPlan::FromSource(
+      static_cast<uint64_t>(static_cast<int64_t>(size) + delta), inserted,
+      [st](serde::PieceSink* sink) -> absl::Status {
+        const serde::ByteView in = st->input;
+        std::string insert(2, '\0');
+        insert += st->to_body;
+        uint64_t cursor = 0;
+        uint64_t offset = 0;
+        size_t at = 0;
+        while (at < st->list.size()) {
+          offset += ReadVarint(st->list, &at) >> 2;
+          if (offset + 2 + st->from_body.size() > in.size()) {
+            return absl::FailedPreconditionError("relocate: a planned path lies outside the input");
+          }
+          const uint64_t length = serde::DecodeBigEndian16(in.data() + offset) -
+                                  st->from_body.size() + st->to_body.size();
+          insert[0] = static_cast<char>(length >> 8);
+          insert[1] = static_cast<char>(length);
+          FLINKSTATE_RETURN_IF_ERROR(sink->Copy(SourceRange{cursor, offset - cursor}));
+          FLINKSTATE_RETURN_IF_ERROR(sink->Insert(serde::AsBytes(insert)));
+          cursor = offset + 2 + st->from_body.size();
+        }
+        return sink->Copy(SourceRange{cursor, in.size() - cursor});
+      });
 }
 
 struct RelocateScan {
@@ -787,34 +830,9 @@ absl::StatusOr<RelocateResult> PlanRelocateStreamed(const LoadedFile& file,
                                             absl::CHexEscape(options.from_prefix),
                                             "' at a path boundary; nothing was written"));
   }
-  const uint64_t size = file.bytes().size();
-  const uint64_t inserted = scan.st->count * (2 + scan.st->to_body.size());
   std::shared_ptr<const StreamedRelocation> st = scan.st;
   RelocateResult result;
-  result.plan = serde::EditPlan::FromSource(
-      static_cast<uint64_t>(static_cast<int64_t>(size) + scan.delta), inserted,
-      [st](serde::PieceSink* sink) -> absl::Status {
-        const serde::ByteView in = st->input;
-        std::string insert(2, '\0');
-        insert += st->to_body;
-        uint64_t cursor = 0;
-        uint64_t offset = 0;
-        size_t at = 0;
-        while (at < st->list.size()) {
-          offset += ReadVarint(st->list, &at) >> 2;
-          if (offset + 2 + st->from_body.size() > in.size()) {
-            return absl::FailedPreconditionError("relocate: a planned path lies outside the input");
-          }
-          const uint64_t length = serde::DecodeBigEndian16(in.data() + offset) -
-                                  st->from_body.size() + st->to_body.size();
-          insert[0] = static_cast<char>(length >> 8);
-          insert[1] = static_cast<char>(length);
-          FLINKSTATE_RETURN_IF_ERROR(sink->Copy(SourceRange{cursor, offset - cursor}));
-          FLINKSTATE_RETURN_IF_ERROR(sink->Insert(serde::AsBytes(insert)));
-          cursor = offset + 2 + st->from_body.size();
-        }
-        return sink->Copy(SourceRange{cursor, in.size() - cursor});
-      });
+  result.plan = StreamedRelocationPlan(st, scan.delta);
   result.streamed = std::move(st);
   return result;
 }
@@ -852,6 +870,217 @@ absl::Status VerifyRelocatedStreamed(const LoadedFile& before, serde::ByteView o
   return absl::OkStatus();
 }
 
+// --- completedCheckpoint files in one pass (javaobj::StreamCursor) ----------------
+//
+// The strings a completedCheckpoint relocation rewrites are those
+// `ForEachPathString` visits over a decoded stream: the `string` of every
+// java.net.URI object and the `externalPointer` of every object whose class
+// declares one. A walk over every value of the stream with the cursor finds
+// them in the same order; the plan is the `_metadata` streamed plan's (a
+// TC_STRING's u2 length follows its tag byte), the verify walks the output
+// and compares a digest of every visited string (new body where relocated).
+// Rare forms the plan cannot express (a TC_LONGSTRING, a new path over
+// 65535 bytes, items inside a class descriptor's annotation that the walk
+// does not see) go to the decoded stream's planner.
+
+// Calls `fn(code, value)` for each string `ForEachPathString` visits (code:
+// index into kHaPathWhat; `value` a string or a reference to one), in
+// stream order; `fn` returns false to stop. `*whole` is false if the walk
+// could not see every value (a class descriptor's annotation held items).
+// Return values: the decoder's error for a malformed stream (canonical).
+template <typename Fn>
+absl::Status WalkHaPathStrings(serde::ByteView input, Fn&& fn, bool* whole) {
+  javaobj::StreamCursor c(input);
+  serde::InputReleaser release(input, serde::IsLocalFileMapping(input));
+  c.set_releaser(&release);
+  bool stopped = false;
+  struct Walker {
+    javaobj::StreamCursor& c;
+    Fn& fn;
+    bool& stopped;
+    bool Value() {
+      javaobj::CursorValue v;
+      return c.ReadValue(&v) && Body(&v);
+    }
+    bool Body(javaobj::CursorValue* v) {
+      if (v->end != 0) return true;
+      if (v->tag != javaobj::kTcObject) return c.ReadElements(v, [this](uint64_t) { return Value(); });
+      const javaobj::DescId d = v->desc;
+      const javaobj::ClassDesc& cd = c.desc(d);
+      const bool uri = cd.name == "java.net.URI";
+      const int field = cd.FindField(uri ? "string" : "externalPointer");
+      const uint8_t code = uri ? 0 : 1;
+      struct Visit {
+        Walker& w;
+        javaobj::DescId d;
+        int field;
+        uint8_t code;
+        void Class(javaobj::DescId, uint64_t) {}
+        bool Field(javaobj::DescId cls, uint32_t f) {
+          javaobj::CursorValue x;
+          if (!w.c.ReadValue(&x)) return false;
+          if (cls == d && static_cast<int>(f) == field &&
+              (x.tag == javaobj::kTcString || x.tag == javaobj::kTcLongString)) {
+            if (!w.fn(code, x)) {
+              w.stopped = true;
+              return false;
+            }
+          }
+          return w.Body(&x);
+        }
+        bool Annotation(javaobj::DescId) {
+          for (;;) {
+            bool at_end = false;
+            if (!w.c.NextAnnotationItem(&at_end)) return false;
+            if (at_end) return true;
+            if (!w.Value()) return false;
+          }
+        }
+      } visit{*this, d, field >= 0 && !cd.fields[field].is_primitive() ? field : -1, code};
+      return c.ReadObjectData(v, visit);
+    }
+  } walker{c, fn, stopped};
+  if (c.ReadHeader()) {
+    while (!c.AtStreamEnd() && c.ok()) {
+      javaobj::CursorValue v;
+      if (!c.ReadContent(&v) || !walker.Body(&v)) break;
+    }
+  }
+  if (stopped) return absl::OkStatus();
+  if (!c.ok()) {
+    absl::Status canonical = c.CanonicalError();
+    return canonical.ok() ? c.status() : canonical;
+  }
+  *whole = !c.annotated_descriptors();
+  return absl::OkStatus();
+}
+
+// The streamed plan of a completedCheckpoint, or (`*unsupported`) a note
+// that the decoded stream's planner must do it.
+absl::StatusOr<RelocateResult> PlanRelocateCompletedStreamed(const LoadedFile& file,
+                                                             const RelocateOptions& o,
+                                                             bool* unsupported) {
+  *unsupported = false;
+  FLINKSTATE_RETURN_IF_ERROR(ValidateRelocateOptions(o));
+  const serde::ByteView input = file.bytes();
+  auto st = std::make_shared<StreamedRelocation>();
+  st->input = input;
+  st->options = o;
+  st->completed = true;
+  FLINKSTATE_ASSIGN_OR_RETURN(st->from_body, serde::Utf8ToModifiedUtf8(o.from_prefix));
+  FLINKSTATE_ASSIGN_OR_RETURN(st->to_body, serde::Utf8ToModifiedUtf8(o.to_prefix));
+  EditDigest digest;
+  std::vector<std::pair<uint64_t, uint8_t>> defs;  // (string item offset, what)
+  absl::Status status;
+  std::string now;
+  bool whole = true;
+  absl::Status walked = WalkHaPathStrings(
+      input,
+      [&](uint8_t code, const javaobj::CursorValue& x) {
+        const serde::ByteView body = input.subspan(x.payload.offset, x.payload.size);
+        digest.AddU64(code);
+        if (!StartsAtBoundary(body, st->from_body)) {
+          digest.AddBytes(body);
+          return true;
+        }
+        const char* what = kHaPathWhat[code];
+        const serde::ByteView rest = body.subspan(st->from_body.size());
+        now.assign(st->to_body);
+        now.append(reinterpret_cast<const char*>(rest.data()), rest.size());
+        digest.AddBytes(serde::AsBytes(now));
+        const bool fast = std::memchr(rest.data(), 0xC0, rest.size()) == nullptr;
+        if (!o.allow_unsafe_paths && (!fast || !CheckSafePath(now).ok())) {
+          absl::StatusOr<std::string> text = serde::ModifiedUtf8ToUtf8(rest);
+          const std::string utf8 = absl::StrCat(o.to_prefix, text.ok() ? *text : "");
+          if (absl::Status s = CheckSafePath(utf8); !s.ok()) {
+            status = UnsafePathError("relocate", what, x.def, utf8, s);
+            return false;
+          }
+        }
+        if (x.tag != javaobj::kTcString || now.size() > 0xFFFF) {
+          *unsupported = true;  // the new string's form differs: the rewriter's
+          return false;
+        }
+        defs.emplace_back(x.def, code);
+        return true;
+      },
+      &whole);
+  FLINKSTATE_RETURN_IF_ERROR(file.CheckIntact());
+  FLINKSTATE_RETURN_IF_ERROR(status);
+  if (!walked.ok()) return serde::InFile(walked, file.path);
+  if (*unsupported || !whole) {
+    *unsupported = true;
+    return RelocateResult();
+  }
+  // A string shared by several places is rewritten once, at its definition.
+  std::stable_sort(defs.begin(), defs.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  defs.erase(std::unique(defs.begin(), defs.end(),
+                         [](const auto& a, const auto& b) { return a.first == b.first; }),
+             defs.end());
+  if (defs.empty()) {
+    return absl::NotFoundError(absl::StrCat("relocate: no path starts with '",
+                                            absl::CHexEscape(o.from_prefix),
+                                            "' at a path boundary; nothing was written"));
+  }
+  uint64_t previous = 0;
+  for (const auto& [def, code] : defs) {
+    AppendVarint(((def + 1 - previous) << 2) | code, &st->list);
+    previous = def + 1;
+  }
+  st->list.shrink_to_fit();
+  st->count = defs.size();
+  auto expected = std::make_shared<StreamedExpectation>();
+  expected->checkpoint_id = file.model.metadata.checkpoint_id;
+  expected->head = digest.Finish();
+  st->expected = std::move(expected);
+  const int64_t delta = static_cast<int64_t>(st->count) *
+                        (static_cast<int64_t>(st->to_body.size()) -
+                         static_cast<int64_t>(st->from_body.size()));
+  RelocateResult result;
+  result.plan = StreamedRelocationPlan(st, delta);
+  result.streamed = std::move(st);
+  return result;
+}
+
+absl::Status VerifyRelocatedCompletedStreamed(const LoadedFile& before, serde::ByteView output,
+                                              const StreamedExpectation& expected) {
+  if (!LooksLikeCompletedCheckpoint(output) ||
+      PeekCompletedCheckpointId(output).value_or(-1) != expected.checkpoint_id) {
+    return absl::DataLossError("relocate verify: the output is not the same CompletedCheckpoint");
+  }
+  EditDigest digest;
+  bool whole = true;
+  absl::Status walked = WalkHaPathStrings(
+      output,
+      [&](uint8_t code, const javaobj::CursorValue& x) {
+        digest.AddU64(code);
+        digest.AddBytes(output.subspan(x.payload.offset, x.payload.size));
+        return true;
+      },
+      &whole);
+  if (!walked.ok()) {
+    return absl::DataLossError(
+        absl::StrCat("relocate verify: the output does not decode: ", walked.message()));
+  }
+  if (digest.Finish() != expected.head) {
+    return absl::DataLossError("relocate verify: the paths are not the expected ones");
+  }
+  // The graph is still a CompletedCheckpoint Flink reads (its operator
+  // state; the paths were compared above).
+  ScanCompletedCheckpointOptions scan;
+  scan.decode_strings = false;
+  scan.operator_state_only = true;
+  scan.release_consumed_input = serde::IsLocalFileMapping(output);
+  absl::StatusOr<StateFile> read = ScanCompletedCheckpoint(
+      output, [](int, OperatorState&&) { return absl::OkStatus(); }, scan);
+  if (!read.ok()) {
+    return absl::DataLossError(
+        absl::StrCat("relocate verify: the output does not read: ", read.status().message()));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 uint64_t RelocateResult::changed_count() const {
@@ -876,9 +1105,9 @@ absl::Status RelocateResult::ForEachChanged(
     serde::DataInput in(st.input);
     FLINKSTATE_RETURN_IF_ERROR(in.Seek(offset));
     FLINKSTATE_RETURN_IF_ERROR(in.ReadModifiedUtf8(&c.before));
-    c.what = kPathWhat[v & 3];
+    c.what = st.completed ? kHaPathWhat[(v & 3) % 2] : kPathWhat[v & 3];
     c.after = RelocatedPath(c.before, st.options).value_or(c.before);
-    c.offset = offset;
+    c.offset = st.completed ? offset - 1 : offset;
     if (!fn(c)) break;
   }
   return absl::OkStatus();
@@ -905,14 +1134,19 @@ absl::StatusOr<RelocateResult> PlanRelocate(const LoadedFile& file,
       return PlanRelocate(file.model, file.bytes(), options);
     case FileKind::kOperatorSnapshot:
       return PlanRelocate(file.model, file.bytes(), options);
-    case FileKind::kCompletedCheckpoint:
+    case FileKind::kCompletedCheckpoint: {
       if (options.mode != RelocateMode::kPrefix) {
         return PlanRelocate(file.model, file.bytes(), options);  // refuses, saying why
       }
-      {
-        FLINKSTATE_ASSIGN_OR_RETURN(CompletedTree tree, DecodeCompletedTree(file));
-        return PlanRelocateCompletedCheckpoint(*tree.stream, options);
+      if (file.completed_deferred) {
+        bool unsupported = false;
+        absl::StatusOr<RelocateResult> r =
+            PlanRelocateCompletedStreamed(file, options, &unsupported);
+        if (!r.ok() || !unsupported) return r;
       }
+      FLINKSTATE_ASSIGN_OR_RETURN(CompletedTree tree, DecodeCompletedTree(file));
+      return PlanRelocateCompletedCheckpoint(*tree.stream, options);
+    }
     case FileKind::kHaPointer: {
       if (options.mode != RelocateMode::kPrefix) {
         return absl::FailedPreconditionError(absl::StrCat(
@@ -944,6 +1178,16 @@ absl::Status VerifyRelocated(const LoadedFile& before, serde::ByteView output,
       if (!before.completed_deferred) {
         return VerifyRelocatedCompletedCheckpoint(before.model, before.bytes(), output, options);
       }
+      std::shared_ptr<const StreamedExpectation> expected =
+          planned != nullptr && planned->streamed != nullptr ? planned->streamed->expected
+                                                             : nullptr;
+      if (expected == nullptr && planned == nullptr) {
+        bool unsupported = false;
+        FLINKSTATE_ASSIGN_OR_RETURN(RelocateResult again,
+                                    PlanRelocateCompletedStreamed(before, options, &unsupported));
+        if (!unsupported) expected = again.streamed->expected;
+      }
+      if (expected != nullptr) return VerifyRelocatedCompletedStreamed(before, output, *expected);
       FLINKSTATE_ASSIGN_OR_RETURN(StateFile model, ScanCompletedCheckpoint(before.bytes()));
       return VerifyRelocatedCompletedCheckpoint(model, before.bytes(), output, options);
     }

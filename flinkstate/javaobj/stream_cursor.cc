@@ -774,6 +774,7 @@ bool StreamCursor::ReadNewProxyClassDesc(DescId* out) {
 
 bool StreamCursor::ReadClassDescTail(DescId did) {
   // classAnnotation: items up to TC_ENDBLOCKDATA (`skipCustomData`).
+  if (p_ < end_ && *p_ != kTcEndBlockData) annotated_descs_ = true;
   if (!FinishAnnotation(false)) return false;
   DescId super;
   if (!ReadClassDesc(&super)) return false;

@@ -263,6 +263,11 @@ class StreamCursor {
   // True while a TC_EXCEPTION is unwinding the current top-level item.
   bool unwinding() const { return aborted_; }
   serde::SourceRange trailing() const { return trailing_; }
+  // True if a class descriptor's annotation (`classAnnotation`, written by
+  // `ObjectOutputStream.annotateClass`; empty as the JDK writes it) held an
+  // item: the cursor reads past those items, a walker over values does not
+  // see them.
+  bool annotated_descriptors() const { return annotated_descs_; }
   uint64_t replayed_bytes() const { return replayed_; }
 
   // --- Observation (the streaming rewriter) ----------------------------------
@@ -386,6 +391,7 @@ class StreamCursor {
   bool any_aborted_ = false;
   uint64_t first_exception_ = 0;
   serde::SourceRange trailing_;
+  bool annotated_descs_ = false;
 
   // Replay.
   uint32_t replay_depth_ = 0;

@@ -2,6 +2,8 @@
 
 #include "flinkstate/verify.h"
 
+#include "flinkstate/completed_checkpoint.h"
+
 #include <sys/stat.h>
 
 #include "absl/strings/str_cat.h"
@@ -282,6 +284,41 @@ std::vector<Finding> VerifyStateFile(const StateFile& file, serde::ByteView inpu
   Verifier v(input, options, &findings);
   WalkStateFile(file, &v);
   return findings;
+}
+
+absl::StatusOr<CompletedVerifyResult> VerifyCompletedCheckpointStreaming(
+    serde::ByteView input, const VerifyOptions& options) {
+  CompletedVerifyResult r;
+  ScanCompletedCheckpointOptions scan;
+  scan.decode_strings = false;
+  scan.release_consumed_input = options.release_consumed_input;
+  FLINKSTATE_ASSIGN_OR_RETURN(
+      StateFile head,
+      ScanCompletedCheckpoint(
+          input,
+          [&](int, OperatorState&& op) -> absl::Status {
+            ++r.operators;
+            for (const OperatorSubtaskState& st : op.subtasks) {
+              for (const KeyedStateHandle& k : st.managed_keyed_state) {
+                if (k.key_group_offsets.count != 0 &&
+                    k.key_group_offsets.count != static_cast<uint32_t>(k.num_key_groups)) {
+                  r.findings.push_back(
+                      {absl::StrCat("operators[", op.IdHex(), "].subtasks[", st.subtask_index,
+                                    "]"),
+                       absl::StrCat(k.key_group_offsets.count, " key-group offsets for ",
+                                    k.num_key_groups, " key groups"),
+                       k.range.offset});
+                }
+              }
+            }
+            if (options.progress) options.progress("verifying", op.range.end(), input.size());
+            return absl::OkStatus();
+          },
+          scan));
+  r.checkpoint_id = head.metadata.checkpoint_id;
+  r.flink_versions = head.completed->flink_versions;
+  r.unknown_classes = head.completed->unknown_classes;
+  return r;
 }
 
 }  // namespace flinkstate

@@ -85,6 +85,29 @@ struct StreamVerifyResult {
 [[nodiscard]] absl::StatusOr<StreamVerifyResult> VerifyMetadataStreaming(
     serde::ByteView input, const VerifyOptions& options);
 
+// What `VerifyCompletedCheckpointStreaming` found.
+struct CompletedVerifyResult {
+  std::vector<Finding> findings;
+  int64_t checkpoint_id = 0;
+  int operators = 0;
+  // The Flink releases whose class shapes the stream's descriptors match
+  // (`CompletedCheckpointInfo::flink_versions`).
+  std::string flink_versions;
+  // "<item path>: <class>" of every handle whose class flinkstate does not
+  // know (kept and not checked; `CompletedCheckpointInfo::unknown_classes`).
+  std::vector<std::string> unknown_classes;
+};
+
+// Verifies a completedCheckpoint in one pass (`ScanCompletedCheckpoint`):
+// the whole Java stream reads by the grammar to its last byte, the graph
+// reads as a CompletedCheckpoint, and every key-group handle has one offset
+// per key group of its range (a finding each where not). Memory: one
+// operator's model and the stream's handle table.
+// Return values: the reading errors of `ReadCompletedCheckpointBytes` (a
+// file that does not read is an error, not a finding).
+[[nodiscard]] absl::StatusOr<CompletedVerifyResult> VerifyCompletedCheckpointStreaming(
+    serde::ByteView input, const VerifyOptions& options);
+
 }  // namespace flinkstate
 
 #endif  // FLINKSTATE_FLINKSTATE_VERIFY_H_

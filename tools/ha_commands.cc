@@ -13,6 +13,7 @@
 #include <climits>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <cstdlib>
 #include <iostream>
 #include <map>
@@ -27,6 +28,8 @@
 #include "flinkstate/ha_pointer.h"
 #include "flinkstate/relocate.h"
 #include "flinkstate/strip_state.h"
+#include "flinkstate/verify.h"
+#include "flinkstate/serde/mapped_file.h"
 #include "flinkstate/deep_strip.h"
 #include "flinkstate/repair.h"
 #include "flinkstate/javaobj/stream_reader.h"
@@ -48,55 +51,49 @@ bool Exists(const std::string& p, uint64_t* size = nullptr) {
 
 }  // namespace
 
-int VerifyCompletedInput(const Input& in, const CommandArgs& a) {
+namespace {
+
+// The report of `VerifyCompletedCheckpointStreaming` of `bytes` (the file
+// at `path`), printed; the exit code.
+int ReportCompletedVerify(const std::string& path, serde::ByteView bytes, const CommandArgs& a,
+                          const std::function<absl::Status()>& intact) {
+  VerifyOptions options;
+  options.release_consumed_input = serde::IsLocalFileMapping(bytes);
+  absl::StatusOr<CompletedVerifyResult> v = VerifyCompletedCheckpointStreaming(bytes, options);
+  if (absl::Status s = intact(); !s.ok()) return Fail(s);
+  // A file that does not read is the one finding.
+  if (!v.ok()) return UndecodableFinding(a, path, v.status());
   report::VerifyReport rep;
-  rep.set_file(in.path);
-  rep.set_kind(KindName(in.kind));
+  rep.set_file(ValidUtf8(path));
+  rep.set_kind(KindName(FileKind::kCompletedCheckpoint));
   std::ostream& out = Text(a);
-  auto finding = [&](std::string path, std::string problem, uint64_t offset) {
-    report::VerifyReport::Finding* f = rep.add_findings();
-    f->set_path(ValidUtf8(path));
-    f->set_problem(ValidUtf8(problem));
-    f->set_offset(offset);
-  };
-  if (absl::Status s = javaobj::VerifyRoundTrip(in.bytes()); !s.ok()) {
-    out << in.path << ": " << s.message() << "\n1 finding(s)\n";
-    finding("", std::string(s.message()), 0);
-    return a.json ? PrintJson(rep, kExitInput) : kExitInput;
+  for (const std::string& u : v->unknown_classes) {
+    out << path << ": " << u << ": unknown handle class (kept, not checked)\n";
   }
-  const CompletedCheckpointInfo& c = *in.model.completed;
-  for (const std::string& u : c.unknown_classes) {
-    out << in.path << ": " << u << ": unknown handle class (kept, not checked)\n";
-  }
-  for (const OperatorState& op : in.model.metadata.operators) {
-    for (const OperatorSubtaskState& st : op.subtasks) {
-      for (const KeyedStateHandle& k : st.managed_keyed_state) {
-        if (k.key_group_offsets.count != 0 &&
-            k.key_group_offsets.count != static_cast<uint32_t>(k.num_key_groups)) {
-          const std::string path =
-              absl::StrCat("operators[", op.IdHex(), "].subtasks[", st.subtask_index, "]");
-          const std::string problem = absl::StrCat(k.key_group_offsets.count,
-                                                   " key-group offsets for ",
-                                                   k.num_key_groups, " key groups");
-          out << in.path << ": " << path << ": " << problem << " (at byte " << k.range.offset
-              << ")\n";
-          finding(path, problem, k.range.offset);
-        }
-      }
-    }
+  for (const Finding& f : v->findings) {
+    out << path << ": " << f.path << ": " << f.problem << " (at byte " << f.offset << ")\n";
+    report::VerifyReport::Finding* rf = rep.add_findings();
+    rf->set_path(ValidUtf8(f.path));
+    rf->set_problem(ValidUtf8(f.problem));
+    rf->set_offset(f.offset);
   }
   const int rc = rep.findings_size() == 0 ? kExitOk : kExitInput;
   rep.set_ok(rc == kExitOk);
   if (rc != kExitOk) {
     out << rep.findings_size() << " finding(s)\n";
   } else {
-    rep.set_summary(absl::StrCat("completedCheckpoint ", in.model.metadata.checkpoint_id,
-                                 ", Flink ", c.flink_versions, " class shapes, ",
-                                 in.model.metadata.operators.size(),
-                                 " operators, re-encodes byte for byte"));
-    out << in.path << ": OK (" << rep.summary() << ")\n";
+    rep.set_summary(absl::StrCat("completedCheckpoint ", v->checkpoint_id, ", Flink ",
+                                 v->flink_versions, " class shapes, ", v->operators,
+                                 " operators, the Java stream reads to its last byte"));
+    out << path << ": OK (" << rep.summary() << ")\n";
   }
   return a.json ? PrintJson(rep, rc) : rc;
+}
+
+}  // namespace
+
+int VerifyCompletedInput(const Input& in, const CommandArgs& a) {
+  return ReportCompletedVerify(in.path, in.bytes(), a, [&] { return in.CheckIntact(); });
 }
 
 int UndecodableFinding(const CommandArgs& a, const std::string& path, const absl::Status& s) {
@@ -118,73 +115,8 @@ int UndecodableFinding(const CommandArgs& a, const std::string& path, const absl
 }
 
 int VerifyCompletedFile(const serde::MappedFile& file, const CommandArgs& a) {
-  const std::string& path = file.path();
   file.AdviseSequential();
-  // Decoding and reading errors are findings, as when `Load` fails.
-  std::vector<std::pair<std::string, std::string>> keyed;  // (path, problem)
-  std::vector<uint64_t> keyed_at;
-  absl::StatusOr<javaobj::Stream> stream = javaobj::DecodeStream(file.bytes());
-  absl::StatusOr<StateFile> head = absl::UnknownError("not read");
-  int operators = 0;
-  if (!stream.ok()) {
-    head = stream.status();
-  } else {
-    head = ReadCompletedCheckpointStreaming(
-        *stream, [&](int, OperatorState&& op) -> absl::Status {
-          ++operators;
-          for (const OperatorSubtaskState& st : op.subtasks) {
-            for (const KeyedStateHandle& k : st.managed_keyed_state) {
-              if (k.key_group_offsets.count != 0 &&
-                  k.key_group_offsets.count != static_cast<uint32_t>(k.num_key_groups)) {
-                keyed.emplace_back(
-                    absl::StrCat("operators[", op.IdHex(), "].subtasks[", st.subtask_index, "]"),
-                    absl::StrCat(k.key_group_offsets.count, " key-group offsets for ",
-                                 k.num_key_groups, " key groups"));
-                keyed_at.push_back(k.range.offset);
-              }
-            }
-          }
-          return absl::OkStatus();
-        });
-  }
-  if (absl::Status intact = file.CheckIntact(); !intact.ok()) return Fail(intact);
-  if (!head.ok()) return UndecodableFinding(a, path, head.status());
-  report::VerifyReport rep;
-  rep.set_file(path);
-  rep.set_kind(KindName(FileKind::kCompletedCheckpoint));
-  std::ostream& out = Text(a);
-  auto finding = [&](std::string p, std::string problem, uint64_t offset) {
-    report::VerifyReport::Finding* f = rep.add_findings();
-    f->set_path(ValidUtf8(p));
-    f->set_problem(ValidUtf8(problem));
-    f->set_offset(offset);
-  };
-  if (absl::Status s = javaobj::VerifyRoundTrip(*stream); !s.ok()) {
-    out << path << ": " << s.message() << "\n1 finding(s)\n";
-    finding("", std::string(s.message()), 0);
-    return a.json ? PrintJson(rep, kExitInput) : kExitInput;
-  }
-  const CompletedCheckpointInfo& c = *head->completed;
-  for (const std::string& u : c.unknown_classes) {
-    out << path << ": " << u << ": unknown handle class (kept, not checked)\n";
-  }
-  for (size_t i = 0; i < keyed.size(); ++i) {
-    out << path << ": " << keyed[i].first << ": " << keyed[i].second << " (at byte "
-        << keyed_at[i] << ")\n";
-    finding(keyed[i].first, keyed[i].second, keyed_at[i]);
-  }
-  const int rc = rep.findings_size() == 0 ? kExitOk : kExitInput;
-  rep.set_ok(rc == kExitOk);
-  if (rc != kExitOk) {
-    out << rep.findings_size() << " finding(s)\n";
-  } else {
-    rep.set_summary(absl::StrCat("completedCheckpoint ", head->metadata.checkpoint_id,
-                                 ", Flink ", c.flink_versions, " class shapes, ", operators,
-                                 " operators, re-encodes byte for byte"));
-    out << path << ": OK (" << rep.summary() << ")\n";
-  }
-  if (absl::Status intact = file.CheckIntact(); !intact.ok()) return Fail(intact);
-  return a.json ? PrintJson(rep, rc) : rc;
+  return ReportCompletedVerify(file.path(), file.bytes(), a, [&] { return file.CheckIntact(); });
 }
 
 int InspectPointer(const Input& in, const CommandArgs& a) {

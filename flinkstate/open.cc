@@ -102,7 +102,7 @@ absl::Status Decode(LoadedFile& f, const OpenOptions& options) {
       return absl::OkStatus();
     }
     case FileKind::kCompletedCheckpoint: {
-      if (options.defer_metadata_model && !f.decoded) {
+      if (options.defer_metadata_model) {
         f.completed_deferred = true;
         f.model.kind = StateFileKind::kCompletedCheckpoint;
         f.model.size = b.size();

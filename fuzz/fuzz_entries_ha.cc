@@ -33,6 +33,7 @@
 #include "fuzz/alloc_guard.h"
 #include "fuzz/fuzz_common.h"
 #include "fuzz/fuzz_entries.h"
+#include "tests/testing/model_dump.h"
 
 namespace flinkstate::fuzz {
 
@@ -80,14 +81,72 @@ void FuzzHaPointerBytes(ByteView java, uint8_t sel) {
   CountOutcome("pointer: relocated and checked");
 }
 
+// The one-pass plans of a completedCheckpoint opened for a streaming edit
+// against the decoded stream's: the same refusals, byte-identical outputs,
+// and the one-pass verify accepts them.
+void CheckStreamedEdits(ByteView input, const StripOptions* strip,
+                        const RelocateOptions* relocate) {
+  constexpr absl::string_view kT = "ha_files";
+  OpenOptions defer;
+  defer.defer_metadata_model = true;
+  absl::StatusOr<LoadedFile> whole = OpenBytes(std::string(serde::AsStringView(input)), "fuzz");
+  absl::StatusOr<LoadedFile> deferred =
+      OpenBytes(std::string(serde::AsStringView(input)), "fuzz", defer);
+  FUZZ_CHECK(kT, whole.ok() && deferred.ok() && deferred->completed_deferred,
+             "an accepted completedCheckpoint does not open again");
+  auto same = [&](const absl::StatusOr<serde::EditPlan>& a, const absl::StatusOr<serde::EditPlan>& b,
+                  absl::string_view what) {
+    absl::StatusOr<std::string> x = a->ApplyToString(whole->bytes());
+    absl::StatusOr<std::string> y = b->ApplyToString(deferred->bytes());
+    FUZZ_CHECK(kT, x.ok() && y.ok() && *x == *y, what,
+               ": the one-pass plan's output differs from the rewriter's");
+    return *std::move(y);
+  };
+  if (strip != nullptr) {
+    absl::StatusOr<StripResult> a = PlanStripState(*whole, *strip);
+    absl::StatusOr<StripResult> b = PlanStripState(*deferred, *strip);
+    FUZZ_CHECK(kT, a.ok() == b.ok(), "strip: rewriter ", a.status().ToString(), ", one pass ",
+               b.status().ToString());
+    if (a.ok()) {
+      const std::string out = same(a->plan, b->plan, "strip");
+      absl::Status v = VerifyStripped(*deferred, serde::AsBytes(out), *strip, &*b);
+      FUZZ_CHECK(kT, v.ok(), "one-pass strip verify: ", v.ToString());
+      CountOutcome("completedCheckpoint: one-pass strip equals the rewriter's");
+    }
+  }
+  if (relocate != nullptr) {
+    absl::StatusOr<RelocateResult> a = PlanRelocate(*whole, *relocate);
+    absl::StatusOr<RelocateResult> b = PlanRelocate(*deferred, *relocate);
+    FUZZ_CHECK(kT, a.ok() == b.ok(), "relocate: rewriter ", a.status().ToString(),
+               ", one pass ", b.status().ToString());
+    if (a.ok()) {
+      const std::string out = same(a->plan, b->plan, "relocate");
+      absl::Status v = VerifyRelocated(*deferred, serde::AsBytes(out), *relocate, &*b);
+      FUZZ_CHECK(kT, v.ok(), "one-pass relocate verify: ", v.ToString());
+      CountOutcome("completedCheckpoint: one-pass relocate equals the rewriter's");
+    }
+  }
+}
+
 void FuzzCompletedCheckpointBytes(ByteView input, uint8_t sel) {
   constexpr absl::string_view kT = "ha_files";
   javaobj::Stream stream;
   absl::StatusOr<StateFile> f = ReadCompletedCheckpointBytes(input, &stream);
+  // The one-pass reader: the same verdict and, for an accepted file, the same
+  // model field by field.
+  absl::StatusOr<StateFile> scanned = ScanCompletedCheckpoint(input);
+  FUZZ_CHECK(kT, scanned.ok() == f.ok(), "one-pass reader ", scanned.status().ToString(),
+             ", model reader ", f.status().ToString());
   if (!f.ok()) {
+    FUZZ_CHECK(kT, scanned.status() == f.status(), "one-pass reader's error ",
+               scanned.status().ToString(), " differs from the model reader's ",
+               f.status().ToString());
     CheckError(kT, f.status());
     return;
   }
+  FUZZ_CHECK(kT, testing::DumpModel(*scanned) == testing::DumpModel(*f),
+             "the one-pass model differs from the model reader's");
+  CountOutcome("completedCheckpoint: one-pass model equals the model reader's");
   FUZZ_CHECK(kT, f->kind == StateFileKind::kCompletedCheckpoint && f->completed != nullptr,
              "completedCheckpoint read as another kind");
   absl::Status same = javaobj::VerifyRoundTrip(input, FuzzDecodeOptions());
@@ -104,6 +163,7 @@ void FuzzCompletedCheckpointBytes(ByteView input, uint8_t sel) {
   if (!c.names.empty()) {
     StripOptions opt;
     opt.state_name = c.names[sel % c.names.size()];
+    CheckStreamedEdits(input, &opt, nullptr);
     absl::StatusOr<StripResult> r = PlanStripCompletedCheckpoint(stream, *f, opt);
     if (r.ok()) {
       absl::StatusOr<std::string> out = r->plan.ApplyToString(input);
@@ -162,6 +222,7 @@ void FuzzCompletedCheckpointBytes(ByteView input, uint8_t sel) {
     if (!p.empty()) {
       RelocateOptions opt =
           BoundaryRelocate(p, sel >> 3, (sel & 1) ? "s3://fuzz-bucket/x" : "file:/fuzz");
+      CheckStreamedEdits(input, nullptr, &opt);
       absl::StatusOr<RelocateResult> r = PlanRelocateCompletedCheckpoint(stream, opt);
       FUZZ_CHECK(kT, r.ok(), "relocate of a present prefix fails: ", r.status().ToString());
       FUZZ_CHECK(kT, !r->changed.empty(), "relocate changed nothing");

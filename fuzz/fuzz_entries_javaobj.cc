@@ -21,6 +21,7 @@
 #include "flinkstate/javaobj/layouts.h"
 #include "flinkstate/javaobj/object_model.h"
 #include "flinkstate/javaobj/rewriter.h"
+#include "flinkstate/javaobj/stream_cursor.h"
 #include "flinkstate/javaobj/stream_reader.h"
 #include "flinkstate/javaobj/stream_writer.h"
 #include "flinkstate/serde/byte_view.h"
@@ -148,6 +149,36 @@ void CheckSummaryMatchesModel(absl::string_view kT, ByteView input,
 
 }  // namespace
 
+// The cursor's plain walk against the decoded model `s`: accepted and
+// refused alike, the same items, top-level items, descriptors, trailing
+// bytes and abort, and its canonical error the decoder's.
+void CheckCursorMatchesModel(absl::string_view kT, ByteView input,
+                             const absl::StatusOr<javaobj::Stream>& s) {
+  javaobj::StreamCursor c(input, FuzzDecodeOptions());
+  if (c.ReadHeader()) {
+    while (!c.AtStreamEnd() && c.ok()) {
+      javaobj::CursorValue v;
+      if (!c.ReadContent(&v) || !c.FinishValue(&v)) break;
+    }
+  }
+  FUZZ_CHECK(kT, c.ok() == s.ok(), "cursor ", c.status().ToString(), " but decode ",
+             s.status().ToString());
+  if (!s.ok()) {
+    FUZZ_CHECK(kT, c.CanonicalError() == s.status(), "canonical error ",
+               c.CanonicalError().ToString(), " differs from the decoder's ",
+               s.status().ToString());
+    return;
+  }
+  FUZZ_CHECK(kT, c.num_items() == s->num_items() &&
+                     c.num_top_level() == s->top_level().size() &&
+                     c.num_descs() == s->num_descs() && c.aborted() == s->aborted() &&
+                     c.trailing() == s->trailing(),
+             "cursor read ", c.num_items(), " items, ", c.num_top_level(), " top-level, ",
+             c.num_descs(), " descriptors; the model ", s->num_items(), ", ",
+             s->top_level().size(), ", ", s->num_descs());
+  CountOutcome("javaobj: the cursor reads what the decoder reads");
+}
+
 absl::Status FuzzJavaObjStream(ByteView input) {
   AllocGuard::SetBudget(BudgetFor(input.size(), kJavaObjBudgetMultiple));
   constexpr absl::string_view kT = "javaobj_stream";
@@ -175,6 +206,7 @@ absl::Status FuzzJavaObjStream(ByteView input) {
   }
   absl::StatusOr<javaobj::Stream> s = javaobj::DecodeStream(input, FuzzDecodeOptions());
   CheckSummaryMatchesModel(kT, input, s);
+  CheckCursorMatchesModel(kT, input, s);
   if (!s.ok()) {
     FUZZ_CHECK(kT, absl::StartsWith(s.status().message(), "javaobj: "),
                "error does not name the layer: ", s.status().ToString());

@@ -179,6 +179,31 @@ struct EntryPos {
   uint64_t begin = 0;
 };
 
+// An item path, built only when a message needs it: a root ("top level",
+// "operatorStates"), then segments (".field" or "[index]") that point to
+// their parent (the ~60 file handles of every keyed handle of a wide job
+// never build theirs).
+class Path {
+ public:
+  explicit Path(absl::string_view root) : root_(root) {}
+  Path(const Path& parent, absl::string_view segment) : parent_(&parent), root_(segment) {}
+  Path(const Path& parent, int64_t index) : parent_(&parent), index_(index) {}
+  std::string str() const {
+    std::string out = parent_ != nullptr ? parent_->str() : std::string();
+    if (index_ >= 0) {
+      absl::StrAppend(&out, "[", index_, "]");
+    } else {
+      absl::StrAppend(&out, root_);
+    }
+    return out;
+  }
+
+ private:
+  const Path* parent_ = nullptr;
+  absl::string_view root_;
+  int64_t index_ = -1;
+};
+
 class GraphScanner {
  public:
   GraphScanner(serde::ByteView input, const ScanCompletedCheckpointOptions& options,
@@ -266,6 +291,9 @@ class GraphScanner {
     }
     return Fail("", problem, at);
   }
+  bool Fail(const Path& path, absl::string_view problem, uint64_t at) {
+    return Fail(path.str(), problem, at);
+  }
   // The reader's own error (the model reader will be asked, see `Failed`).
   bool Fail(absl::string_view path, absl::string_view problem, uint64_t at) {
     return c_.SetError(serde::DecodeError(absl::StatusCode::kInvalidArgument,
@@ -286,10 +314,13 @@ class GraphScanner {
     return ids;
   }
   const std::string& ShortNameOf(DescId d) {
-    if (d >= short_names_.size()) short_names_.resize(c_.num_descs());
-    if (!short_done_.count(d)) {
+    if (d >= short_names_.size()) {
+      short_names_.resize(c_.num_descs());
+      short_done_.resize(c_.num_descs(), false);
+    }
+    if (!short_done_[d]) {
       short_names_[d] = internal::ShortClassName(c_.desc(d).DisplayName());
-      short_done_.insert(d);
+      short_done_[d] = true;
     }
     return short_names_[d];
   }
@@ -314,7 +345,7 @@ class GraphScanner {
   // True if object descriptor `d` plays `role` (by name, or by structure
   // with a CLASS_SHAPE_DRIFT warning once per class).
   // (The root's warning goes to `root_warnings_`, the walk's to `walk_`.)
-  bool Matches(DescId d, absl::string_view role, absl::string_view path, uint64_t at,
+  bool Matches(DescId d, absl::string_view role, const Path& path, uint64_t at,
                bool root = false) {
     if (internal::IsKnownForRole(c_.desc(d), role)) return true;
     const KnownClassShape* best = internal::NearestShapeOfRole(c_, d, role);
@@ -322,25 +353,69 @@ class GraphScanner {
     Drift(d, *best, role, path, at, root);
     return true;
   }
-  void Drift(DescId d, const KnownClassShape& best, absl::string_view role,
-             absl::string_view path, uint64_t at, bool root = false) {
-    CompletedCheckpointInfo::ShapeWarning w = internal::DriftWarning(c_, d, best, role, path, at);
+  void Drift(DescId d, const KnownClassShape& best, absl::string_view role, const Path& path,
+             uint64_t at, bool root = false) {
+    CompletedCheckpointInfo::ShapeWarning w =
+        internal::DriftWarning(c_, d, best, role, path.str(), at);
     if (root) {
       root_warnings_.push_back(std::move(w));
     } else {
       walk_.Drift(std::move(w));
     }
   }
-  // The class a handle of `role` is read as (see internal::HandleClassName).
-  std::string HandleClass(DescId d, absl::string_view role, absl::string_view path,
-                          uint64_t at) {
-    const KnownClassShape* drift = nullptr;
-    std::string cls = internal::HandleClassName(c_, d, role, &drift);
-    if (drift != nullptr) Drift(d, *drift, role, path, at);
-    return internal::ShortClassName(cls);
+  // Descriptors of classes the reader compares by name at every path.
+  enum DescKindCode : int8_t { kUnknownDesc = 0, kPathDesc, kUriDesc, kOtherDesc };
+  int8_t DescKind(DescId d) {
+    if (d >= desc_kinds_.size()) desc_kinds_.resize(c_.num_descs(), kUnknownDesc);
+    int8_t& k = desc_kinds_[d];
+    if (k == kUnknownDesc) {
+      const std::string& n = c_.desc(d).name;
+      k = n == kFlinkPathClass ? kPathDesc : n == "java.net.URI" ? kUriDesc : kOtherDesc;
+    }
+    return k;
   }
-  void Unknown(absl::string_view path, const CursorValue& v) {
-    walk_.Unknown(v.def, absl::StrCat(path, ": ", ClassNameOf(v)));
+
+  // The class of handle value `v` in `role` (0 StreamStateHandle, 1
+  // KeyedStateHandle, 2 OperatorStateHandle) as an index into that role's
+  // list of classes the reader knows (kStreamClasses, kKeyedClasses,
+  // kOperatorHandleClasses), or -1: by name, or by structure (a drifted
+  // class, noted at each occurrence). Decided once per descriptor.
+  int RoleCode(const CursorValue& v, const Path& path, int role) {
+    static constexpr const char* kRoles[] = {"StreamStateHandle", "KeyedStateHandle",
+                                             "OperatorStateHandle"};
+    if (!IsObject(v)) return -1;
+    if (v.desc >= role_codes_.size()) {
+      role_codes_.resize(c_.num_descs(), {kUnset, kUnset, kUnset});
+      role_drift_.resize(c_.num_descs(), {nullptr, nullptr, nullptr});
+    }
+    int16_t& code = role_codes_[v.desc][role];
+    if (code == kUnset) {
+      auto find = [&](const std::string& cls) -> int16_t {
+        auto search = [&](const auto& list) -> int16_t {
+          for (size_t i = 0; i < std::size(list); ++i) {
+            if (list[i] == cls) return static_cast<int16_t>(i);
+          }
+          return -1;
+        };
+        return role == 0 ? search(kStreamClasses)
+                         : role == 1 ? search(kKeyedClasses) : search(kOperatorHandleClasses);
+      };
+      code = find(ShortNameOf(v.desc));
+      if (code < 0) {
+        const KnownClassShape* drift = nullptr;
+        code = find(internal::ShortClassName(
+            internal::HandleClassName(c_, v.desc, kRoles[role], &drift)));
+        role_drift_[v.desc][role] = drift;
+      }
+    }
+    if (const KnownClassShape* drift = role_drift_[v.desc][role]) {
+      Drift(v.desc, *drift, kRoles[role], path, v.def);
+    }
+    return code;
+  }
+
+  void Unknown(const Path& path, const CursorValue& v) {
+    walk_.Unknown(v.def, absl::StrCat(path.str(), ": ", ClassNameOf(v)));
   }
 
   // --- values ------------------------------------------------------------------
@@ -473,12 +548,12 @@ class GraphScanner {
   // `org.apache.flink.core.fs.Path` -> `java.net.URI.string`; "" else.
   bool PathUtf(CursorValue* v, Utf* out) {
     *out = Utf();
-    if (!IsObject(*v) || c_.desc(v->desc).name != kFlinkPathClass) return Done(v);
+    if (!IsObject(*v) || DescKind(v->desc) != kPathDesc) return Done(v);
     Obj path;
     return ReadObj(v, &path, [&](Fid f, CursorValue* fv) {
       if (f != kUri) return Done(fv);
       *out = Utf();
-      if (!IsObject(*fv) || c_.desc(fv->desc).name != "java.net.URI") return Done(fv);
+      if (!IsObject(*fv) || DescKind(fv->desc) != kUriDesc) return Done(fv);
       Obj uri;
       return ReadObj(fv, &uri, [&](Fid g, CursorValue* sv) {
         if (g != kString) return Done(sv);
@@ -824,7 +899,7 @@ class GraphScanner {
   // --- the graph ---------------------------------------------------------------------
 
   bool ReadRoot(CursorValue* v) {
-    if (!Matches(v->desc, "CompletedCheckpoint", "top level", v->offset, /*root=*/true)) {
+    if (!Matches(v->desc, "CompletedCheckpoint", Path("top level"), v->offset, /*root=*/true)) {
       return Fail("top level", "not a CompletedCheckpoint", v->offset);
     }
     root_offset_ = v->offset;
@@ -948,7 +1023,8 @@ class GraphScanner {
 
   // A CheckpointProperties value (`SummarizeCheckpointPropertiesObject`),
   // by structure if its class is renamed.
-  bool Properties(CursorValue* v, absl::string_view path, CheckpointPropertiesSummary* p) {
+  bool Properties(CursorValue* v, absl::string_view name, CheckpointPropertiesSummary* p) {
+    const Path path(name);
     *p = CheckpointPropertiesSummary();
     if (IsNull(*v)) {
       p->kind = "null";
@@ -1076,7 +1152,8 @@ class GraphScanner {
   }
 
   bool ReadOperator(CursorValue* v, int index, OperatorState* op) {
-    const std::string path = absl::StrCat("operatorStates[", index, "]");
+    const Path ops("operatorStates");
+    const Path path(ops, index);
     if (!IsObject(*v) || !Matches(v->desc, "OperatorState", path, v->def)) {
       return Fail(path, "expected OperatorState", v->def);
     }
@@ -1092,9 +1169,9 @@ class GraphScanner {
             case kOperatorUid: return StrUtf(x, &op->uid);
             case kCoordinatorState:
               op->coordinator_state = StreamStateHandle();
-              return ReadStream(x, path + ".coordinatorState", &op->coordinator_state);
+              return ReadStream(x, Path(path, ".coordinatorState"), &op->coordinator_state);
             case kOperatorSubtaskStates: {
-              const std::string sp = path + ".operatorSubtaskStates";
+              const Path sp(path, ".operatorSubtaskStates");
               int64_t subtask = 0;
               bool key_ok = false;
               javaobj::ContainerKind kind;
@@ -1114,7 +1191,7 @@ class GraphScanner {
                   [&](CursorValue* val, uint64_t begin) {
                     OperatorSubtaskState st;
                     st.subtask_index = static_cast<int32_t>(subtask);
-                    if (!ReadSubtask(val, absl::StrCat(sp, "[", subtask, "]"), index, &st)) {
+                    if (!ReadSubtask(val, Path(sp, subtask), index, &st)) {
                       return false;
                     }
                     st.range = {begin, val->end - begin};
@@ -1137,7 +1214,7 @@ class GraphScanner {
     return true;
   }
 
-  bool ReadSubtask(CursorValue* v, const std::string& path, int op_index,
+  bool ReadSubtask(CursorValue* v, const Path& path, int op_index,
                    OperatorSubtaskState* st) {
     if (!IsObject(*v) ||
         !Matches(v->desc, "OperatorSubtaskState", path, v->def)) {
@@ -1157,7 +1234,8 @@ class GraphScanner {
               int n = 0;
               const bool read = Collection(x, slot, path, [&](CursorValue* h) {
                 OperatorStateHandle oh;
-                if (!ReadOperatorHandle(h, absl::StrCat(path, ".", slot, "[", n, "]"), op_index,
+                const Path sp(path, m ? ".managedOperatorState" : ".rawOperatorState");
+                if (!ReadOperatorHandle(h, Path(sp, n), op_index,
                                         st->subtask_index, slot, &oh)) {
                   return false;
                 }
@@ -1178,7 +1256,8 @@ class GraphScanner {
               int n = 0;
               return Collection(x, slot, path, [&](CursorValue* h) {
                 KeyedStateHandle kh;
-                if (!ReadKeyed(h, absl::StrCat(path, ".", slot, "[", n, "]"), &kh)) return false;
+                const Path sp(path, m ? ".managedKeyedState" : ".rawKeyedState");
+                if (!ReadKeyed(h, Path(sp, n), &kh)) return false;
                 ++n;
                 out->push_back(std::move(kh));
                 return true;
@@ -1194,7 +1273,8 @@ class GraphScanner {
               int n = 0;
               return Collection(x, slot, path, [&](CursorValue* h) {
                 ChannelStateHandle ch;
-                if (!ReadChannel(h, absl::StrCat(path, ".", slot, "[", n, "]"), &ch)) {
+                const Path sp(path, in ? ".inputChannelState" : ".resultSubpartitionState");
+                if (!ReadChannel(h, Path(sp, n), &ch)) {
                   return false;
                 }
                 ++n;
@@ -1215,9 +1295,10 @@ class GraphScanner {
   // The non-null elements of `StateObjectCollection` value `v`, each handed
   // to `each(CursorValue*)` (which must read it).
   template <typename Each>
-  bool Collection(CursorValue* v, const char* slot, const std::string& path, Each&& each) {
+  bool Collection(CursorValue* v, const char* slot, const Path& path, Each&& each) {
     if (IsNull(*v)) return Done(v);
-    const std::string p = absl::StrCat(path, ".", slot);
+    const std::string dotted = absl::StrCat(".", slot);
+    const Path p(path, dotted);
     if (!IsObject(*v) || !Matches(v->desc, "StateObjectCollection", p, v->def)) {
       return Fail(p, "expected StateObjectCollection", v->def);
     }
@@ -1247,16 +1328,13 @@ class GraphScanner {
   }
 
   // A StreamStateHandle value; leaves tag 0 for null and unknown classes.
-  bool ReadStream(CursorValue* v, const std::string& path, StreamStateHandle* h) {
+  bool ReadStream(CursorValue* v, const Path& path, StreamStateHandle* h) {
     if (IsNull(*v)) return Done(v);
-    std::string cls;
-    if (IsObject(*v)) cls = ShortNameOf(v->desc);
-    if (!absl::c_linear_search(kStreamClasses, cls)) {
-      cls = IsObject(*v) ? HandleClass(v->desc, "StreamStateHandle", path, v->def)
-                         : internal::ShortClassName(ClassNameOf(*v));
-    }
+    // kStreamClasses: 0 ByteStream, 1 RelativeFile, 2 File, 3 SegmentFile,
+    // 4 EmptySegmentFile, 5-7 known without a `_metadata` counterpart.
+    const int k = RoleCode(*v, path, 0);
     Obj o;
-    if (cls == "state.memory.ByteStreamStateHandle") {
+    if (k == 0) {
       h->tag = static_cast<uint8_t>(HandleTag::kByteStream);
       if (!ReadObj(v, &o, [&](Fid f, CursorValue* x) {
             if (f == kHandleName) return StrUtf(x, &h->name);
@@ -1269,7 +1347,7 @@ class GraphScanner {
           })) {
         return false;
       }
-    } else if (cls == "state.filesystem.RelativeFileStateHandle") {
+    } else if (k == 1) {
       h->tag = static_cast<uint8_t>(HandleTag::kRelativeStream);
       if (!ReadObj(v, &o, [&](Fid f, CursorValue* x) {
             if (f == kRelativePath) return StrUtf(x, &h->path);
@@ -1278,7 +1356,7 @@ class GraphScanner {
         return false;
       }
       h->state_size = PrimOr(o, kStateSize, 0);
-    } else if (cls == "state.filesystem.FileStateHandle") {
+    } else if (k == 2) {
       h->tag = static_cast<uint8_t>(HandleTag::kFileStream);
       if (!ReadObj(v, &o, [&](Fid f, CursorValue* x) {
             if (f == kFilePath) return PathUtf(x, &h->path);
@@ -1287,11 +1365,9 @@ class GraphScanner {
         return false;
       }
       h->state_size = PrimOr(o, kStateSize, 0);
-    } else if (cls == "state.filemerging.SegmentFileStateHandle" ||
-               cls == "state.filemerging.EmptySegmentFileStateHandle") {
-      h->tag = static_cast<uint8_t>(cls == "state.filemerging.SegmentFileStateHandle"
-                                        ? HandleTag::kSegmentFile
-                                        : HandleTag::kEmptySegmentFile);
+    } else if (k == 3 || k == 4) {
+      h->tag = static_cast<uint8_t>(k == 3 ? HandleTag::kSegmentFile
+                                           : HandleTag::kEmptySegmentFile);
       if (!ReadObj(v, &o, [&](Fid f, CursorValue* x) {
             switch (f) {
               case kFilePath: return PathUtf(x, &h->path);
@@ -1306,9 +1382,7 @@ class GraphScanner {
       }
       h->state_size = PrimOr(o, kStateSize, 0);
       h->start_pos = PrimOr(o, kStartPos, 0);
-    } else if (cls == "state.PlaceholderStreamStateHandle" ||
-               cls == "state.filemerging.DirectoryStreamStateHandle" ||
-               cls == "state.changelog.inmemory.InMemoryChangelogStateHandle") {
+    } else if (k >= 5) {
       // Known, but without a `_metadata` counterpart in stream position.
       if (!IsObject(*v)) return Done(v);
       if (!SkipFields(v, &o)) return false;
@@ -1330,8 +1404,7 @@ class GraphScanner {
     return true;
   }
 
-  bool ReadNamedHandles(CursorValue* v, const std::string& path,
-                        std::vector<NamedStreamHandle>* out) {
+  bool ReadNamedHandles(CursorValue* v, const Path& path, std::vector<NamedStreamHandle>* out) {
     if (IsNull(*v)) return Done(v);
     javaobj::ContainerKind kind;
     int64_t count;
@@ -1346,7 +1419,7 @@ class GraphScanner {
             out->reserve(out->size() + std::min<uint64_t>(entries_hint_, 1u << 16));
           }
           NamedStreamHandle n;
-          const std::string p = absl::StrCat(path, "[", i, "]");
+          const Path p(path, static_cast<int64_t>(i));
           ++i;
           if (kind == javaobj::ContainerKind::kMap) {  // <= 1.17
             n.local_path = std::move(pending_key);
@@ -1367,7 +1440,7 @@ class GraphScanner {
         });
   }
 
-  bool ReadKeyed(CursorValue* v, const std::string& path, KeyedStateHandle* h) {
+  bool ReadKeyed(CursorValue* v, const Path& path, KeyedStateHandle* h) {
     // Changelog handles nest keyed handles; a hostile stream can make a
     // reference cycle of them. Flink nests one level.
     struct Depth {
@@ -1378,19 +1451,16 @@ class GraphScanner {
     if (keyed_depth_ > kMaxKeyedDepth) {
       return Fail(path, "keyed handles nested too deeply (a reference cycle?)", v->def);
     }
-    std::string cls;
-    if (IsObject(*v)) cls = ShortNameOf(v->desc);
-    if (!absl::c_linear_search(kKeyedClasses, cls)) {
-      cls = IsObject(*v) ? HandleClass(v->desc, "KeyedStateHandle", path, v->def)
-                         : internal::ShortClassName(ClassNameOf(*v));
-    }
+    // kKeyedClasses: 0 KeyGroups, 1 KeyGroupsSavepoint, 2 IncrementalRemote,
+    // 3 ChangelogBackendImpl, 4 ChangelogStream, 5 InMemoryChangelog.
+    const int k = RoleCode(*v, path, 1);
     Obj o;
     if (!IsObject(*v)) {
       Unknown(path, *v);
       return Done(v) && SetRangeOfValue(*v, &h->range);
     }
-    if (cls == "state.KeyGroupsStateHandle" || cls == "state.KeyGroupsSavepointStateHandle") {
-      const bool savepoint = cls == "state.KeyGroupsSavepointStateHandle";
+    if (k == 0 || k == 1) {
+      const bool savepoint = k == 1;
       if (!ReadObj(v, &o, [&](Fid f, CursorValue* x) {
             switch (f) {
               case kGroupRangeOffsets: {
@@ -1408,7 +1478,7 @@ class GraphScanner {
               }
               case kStateHandle:
                 h->delegate = std::make_unique<StreamStateHandle>();
-                return ReadStream(x, path + ".stateHandle", h->delegate.get());
+                return ReadStream(x, Path(path, ".stateHandle"), h->delegate.get());
               case kStateHandleId: return StringId(x, &h->state_handle_id);
               default: return Done(x);
             }
@@ -1420,7 +1490,7 @@ class GraphScanner {
                                     : with_id ? HandleTag::kKeyGroupsV2
                                               : HandleTag::kKeyGroups);
       if (!h->delegate) h->delegate = std::make_unique<StreamStateHandle>();
-    } else if (cls == "state.IncrementalRemoteKeyedStateHandle") {
+    } else if (k == 2) {
       h->meta_data = std::make_unique<StreamStateHandle>();
       if (!ReadObj(v, &o, [&](Fid f, CursorValue* x) {
             switch (f) {
@@ -1444,13 +1514,13 @@ class GraphScanner {
               case kKeyGroupRange:
                 return KeyGroupRange(x, &h->start_key_group, &h->num_key_groups);
               case kMetaStateHandle:
-                return ReadStream(x, path + ".metaStateHandle", h->meta_data.get());
+                return ReadStream(x, Path(path, ".metaStateHandle"), h->meta_data.get());
               case kSharedState:
                 h->shared_state.clear();
-                return ReadNamedHandles(x, path + ".sharedState", &h->shared_state);
+                return ReadNamedHandles(x, Path(path, ".sharedState"), &h->shared_state);
               case kPrivateState:
                 h->private_state.clear();
-                return ReadNamedHandles(x, path + ".privateState", &h->private_state);
+                return ReadNamedHandles(x, Path(path, ".privateState"), &h->private_state);
               case kStateHandleId: return StringId(x, &h->state_handle_id);
               default: return Done(x);
             }
@@ -1462,8 +1532,7 @@ class GraphScanner {
                                             : HandleTag::kIncrementalKeyGroups);
       h->checkpoint_id = PrimOr(o, kCheckpointId, 0);
       h->checkpointed_size = PrimOr(o, kPersistedSizeOfThisCheckpoint, -1);
-    } else if (cls == "state.changelog.ChangelogStateBackendHandle$"
-                      "ChangelogStateBackendHandleImpl") {
+    } else if (k == 3) {
       if (!ReadObj(v, &o, [&](Fid f, CursorValue* x) {
             switch (f) {
               case kKeyGroupRange:
@@ -1474,7 +1543,7 @@ class GraphScanner {
                 const bool m = f == kMaterialized;
                 auto* out = m ? &h->materialized : &h->non_materialized;
                 out->clear();
-                const std::string p = absl::StrCat(path, ".", m ? "materialized" : "nonMaterialized");
+                const Path p(path, m ? ".materialized" : ".nonMaterialized");
                 javaobj::ContainerKind kind;
                 int64_t count;
                 size_t i = 0;
@@ -1484,7 +1553,7 @@ class GraphScanner {
                       const size_t at = i++;
                       if (IsNull(*e)) return Done(e);
                       KeyedStateHandle k;
-                      if (!ReadKeyed(e, absl::StrCat(p, "[", at, "]"), &k)) return false;
+                      if (!ReadKeyed(e, Path(p, static_cast<int64_t>(at)), &k)) return false;
                       out->push_back(std::move(k));
                       return true;
                     });
@@ -1499,7 +1568,7 @@ class GraphScanner {
       h->checkpoint_id = PrimOr(o, kCheckpointId, 0);
       h->materialization_id = PrimOr(o, kMaterializationID, 0);
       h->checkpointed_size = PrimOr(o, kPersistedSizeOfThisCheckpoint, -1);
-    } else if (cls == "state.changelog.ChangelogStateHandleStreamImpl") {
+    } else if (k == 4) {
       if (!ReadObj(v, &o, [&](Fid f, CursorValue* x) {
             switch (f) {
               case kKeyGroupRange:
@@ -1508,7 +1577,7 @@ class GraphScanner {
               case kStorageIdentifier: return StrUtf(x, &h->storage_identifier);
               case kHandlesAndOffsets: {
                 h->increments.clear();
-                const std::string p = absl::StrCat(path, ".handlesAndOffsets");
+                const Path p(path, ".handlesAndOffsets");
                 javaobj::ContainerKind kind;
                 int64_t count;
                 size_t i = 0;
@@ -1529,7 +1598,7 @@ class GraphScanner {
                               return true;
                             }
                             if (tf == kF0) {
-                              return ReadStream(y, absl::StrCat(p, "[", at, "]"), &os.handle);
+                              return ReadStream(y, Path(p, static_cast<int64_t>(at)), &os.handle);
                             }
                             return Done(y);
                           })) {
@@ -1549,7 +1618,7 @@ class GraphScanner {
                                         : HandleTag::kChangelogFileIncrement);
       h->state_size = PrimOr(o, kSize, 0);
       h->checkpointed_size = PrimOr(o, kIncrementalSize, -1);
-    } else if (cls == "state.changelog.inmemory.InMemoryChangelogStateHandle") {
+    } else if (k == 5) {
       h->tag = static_cast<uint8_t>(HandleTag::kChangelogByteIncrement);
       if (!ReadObj(v, &o, [&](Fid f, CursorValue* x) {
             switch (f) {
@@ -1583,30 +1652,22 @@ class GraphScanner {
     return DefRange(*v, o, &h->range);
   }
 
-  bool ReadOperatorHandle(CursorValue* v, const std::string& path, int op_index, int subtask,
+  bool ReadOperatorHandle(CursorValue* v, const Path& path, int op_index, int subtask,
                           const char* slot, OperatorStateHandle* h) {
-    std::string cls;
-    if (IsObject(*v)) cls = ShortNameOf(v->desc);
-    if (!absl::c_linear_search(kOperatorHandleClasses, cls)) {
-      cls = IsObject(*v) ? HandleClass(v->desc, "OperatorStateHandle", path, v->def)
-                         : internal::ShortClassName(ClassNameOf(*v));
-    }
-    const bool merging =
-        cls == "state.filemerging.FileMergingOperatorStreamStateHandle" ||
-        cls == "state.filemerging.EmptyFileMergingOperatorStreamStateHandle";
+    // kOperatorHandleClasses: 0 OperatorStream, 1 FileMerging, 2 EmptyFileMerging.
+    const int k = RoleCode(*v, path, 2);
+    const bool merging = k == 1 || k == 2;
     Obj o;
-    if ((cls != "state.OperatorStreamStateHandle" && !merging) || !IsObject(*v)) {
+    if (k < 0 || !IsObject(*v)) {
       Unknown(path, *v);
       if (!IsObject(*v)) return Done(v) && SetRangeOfValue(*v, &h->range);
       return SkipFields(v, &o) && DefRange(*v, o, &h->range);
     }
     h->tag = static_cast<uint8_t>(merging ? HandleTag::kSegmentPartitionableOperator
                                           : HandleTag::kPartitionableOperator);
-    if (merging) {
-      h->is_empty = cls == "state.filemerging.EmptyFileMergingOperatorStreamStateHandle";
-    }
+    if (merging) h->is_empty = k == 2;
     h->delegate = std::make_unique<StreamStateHandle>();
-    const std::string mp = path + ".stateNameToPartitionOffsets";
+    const Path mp(path, ".stateNameToPartitionOffsets");
     bool map_null = true;
     uint64_t map_def = 0;
     if (!ReadObj(v, &o, [&](Fid f, CursorValue* x) -> bool {
@@ -1624,7 +1685,7 @@ class GraphScanner {
             }
             case kDelegateStateHandle:
               *h->delegate = StreamStateHandle();
-              return ReadStream(x, path + ".delegateStateHandle", h->delegate.get());
+              return ReadStream(x, Path(path, ".delegateStateHandle"), h->delegate.get());
             case kStateNameToPartitionOffsets: {
               h->states.clear();
               map_null = IsNull(*x);
@@ -1657,7 +1718,7 @@ class GraphScanner {
                         StateNameEntry entry;
                         entry.name = name;
                         if (!IsObject(*val) || c_.desc(val->desc).name != kStateMetaInfoClass) {
-                          return Fail(absl::StrCat(mp, "[", Text(name), "]"),
+                          return Fail(absl::StrCat(mp.str(), "[", Text(name), "]"),
                                       "expected OperatorStateHandle$StateMetaInfo", val->def);
                         }
                         Obj meta;
@@ -1714,7 +1775,7 @@ class GraphScanner {
     return DefRange(*v, o, &h->range);
   }
 
-  bool ReadChannel(CursorValue* v, const std::string& path, ChannelStateHandle* h) {
+  bool ReadChannel(CursorValue* v, const Path& path, ChannelStateHandle* h) {
     const std::string cls = IsObject(*v) ? ShortNameOf(v->desc) : "";
     if (cls == "state.InputChannelStateHandle") {
       h->type = 1;
@@ -1755,7 +1816,7 @@ class GraphScanner {
                 h->serialized_channel_offsets = x->payload;
               }
               return Done(x);
-            case kDelegate: return ReadStream(x, path + ".delegate", &h->delegate);
+            case kDelegate: return ReadStream(x, Path(path, ".delegate"), &h->delegate);
             default: return Done(x);
           }
         })) {
@@ -1791,9 +1852,13 @@ class GraphScanner {
   int keyed_depth_ = 0;
   std::vector<std::vector<uint8_t>> fids_;
   std::vector<std::string> short_names_;
-  absl::flat_hash_set<DescId> short_done_;
+  std::vector<bool> short_done_;
   std::vector<CompletedCheckpointInfo::ShapeWarning> root_warnings_;
   internal::WalkFindings walk_;
+  static constexpr int16_t kUnset = -2;
+  std::vector<std::array<int16_t, 3>> role_codes_;
+  std::vector<int8_t> desc_kinds_;
+  std::vector<std::array<const KnownClassShape*, 3>> role_drift_;
 };
 
 }  // namespace

@@ -205,7 +205,11 @@ absl::Status Repair::PlanFile(const std::string& path, FileKind want,
                               const std::string& checkpoint_dir,
                               const std::vector<NewStateFile>* planned,
                               repair::RepairFile* out) {
-  absl::StatusOr<LoadedFile> in = Open(path);
+  // A plain strip streams over the file (memory independent of its size); a
+  // deep one needs the decoded model for the handles it follows.
+  OpenOptions open;
+  open.defer_metadata_model = !options_.deep;
+  absl::StatusOr<LoadedFile> in = Open(path, open);
   if (!in.ok()) {
     return serde::WithMessage(in.status(),
                         absl::StrCat(in.status().message(), " (nothing was written)"));

@@ -39,6 +39,17 @@ final class Incident {
                 int version = g == 0 ? 1 : 2;
                 String run = "gen" + g + "-v" + version;
                 File dir = new File(out, run);
+                // What an earlier run into the same directory left: its job's checkpoints and HA
+                // files (another job id, the same checkpoint ids) and its log, to which the
+                // operators would append this run's values.
+                java.nio.file.Files.deleteIfExists(new File(logDir, run + ".log").toPath());
+                if (dir.exists()) {
+                    try (java.util.stream.Stream<java.nio.file.Path> w = java.nio.file.Files.walk(dir.toPath())) {
+                        for (java.nio.file.Path q : (Iterable<java.nio.file.Path>) w.sorted(java.util.Comparator.reverseOrder())::iterator) {
+                            java.nio.file.Files.delete(q);
+                        }
+                    }
+                }
                 Configuration conf = Main.baseConfig(backend, backend.equals("rocksdb"));
                 File kept;
                 long restoredId = restoreFrom == null ? 0 : Facts.load(new File(restoreFrom)).checkpointId;

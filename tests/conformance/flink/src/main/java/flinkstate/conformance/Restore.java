@@ -298,6 +298,12 @@ final class Restore {
         File out = new File(o.getOrDefault("out", Files.createTempDirectory("flinkstate-restore").toString())).getAbsoluteFile();
         File logDir = new File(out, "statelog");
         logDir.mkdirs();
+        // The jobs' operators append to their run's log: logs of an earlier restore into the same
+        // --out would add that run's values to this one's.
+        File[] old = logDir.listFiles((x, n) -> n.endsWith(".log"));
+        for (File f : old == null ? new File[0] : old) {
+            Files.delete(f.toPath());
+        }
         List<File> searchLogs = new ArrayList<>();
         if (o.containsKey("state-log")) {
             searchLogs.add(new File(o.get("state-log")));

@@ -241,6 +241,29 @@ class S3ServerTest(unittest.TestCase):
                 checked += 1
         self.assertGreater(checked, 20)
 
+    def test_doctor_of_remote_files_equals_the_local_run(self):
+        # The incident's checkpoint and HA file of every release: the same report, every path
+        # read as the remote one (the checkpoint directory too: it was a local path made of
+        # the URL, "/cwd/s3:/flink/...").
+        checked = 0
+        for release, case, case_dir, prefix, files in self.uploaded:
+            if case not in ("incident-gen3-checkpoint", "incident-gen3-completedCheckpoint"):
+                continue
+            n = [f for f in files if f == "_metadata" or f.startswith("completedCheckpoint")][0]
+            local = os.path.join(case_dir, n)
+            remote = "s3://flink/%s/%s" % (prefix, n)
+            lrc, lout, lerr = run(["doctor", "--json", local], self.env)
+            rrc, rout, rerr = run(["doctor", "--json", remote], self.env)
+            with self.subTest(case="%s/%s" % (release, case)):
+                self.assertEqual((rrc, lrc), (0, 0), rerr + lerr)
+                self.assertEqual(json.loads(rout), json.loads(
+                    lout.replace(local, remote).replace(case_dir, "s3://flink/" + prefix)))
+                if n == "_metadata":
+                    self.assertEqual(json.loads(rout)["paths"]["checkpointDir"],
+                                     "s3://flink/" + prefix)
+            checked += 1
+        self.assertGreaterEqual(checked, 10)
+
     def test_dump_and_diff_of_remote_files(self):
         for release, case, case_dir, prefix, files in self.uploaded:
             if not case.endswith("completedCheckpoint"):

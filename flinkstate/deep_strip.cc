@@ -556,25 +556,10 @@ absl::Status EncodeMetadataEdit(const HandleEdit& e, const DeepStripResult& resu
 constexpr char kOperatorSubtaskStateClass[] =
     "org.apache.flink.runtime.checkpoint.OperatorSubtaskState";
 
-// The item that starts at byte `offset` of the stream (items are numbered in
-// stream order and start at increasing offsets), or kNoItem.
-javaobj::ItemId ItemAt(const javaobj::Stream& s, uint64_t offset) {
-  javaobj::ItemId lo = 0, hi = static_cast<javaobj::ItemId>(s.num_items());
-  while (lo < hi) {
-    const javaobj::ItemId mid = lo + (hi - lo) / 2;
-    if (s.range(mid).offset < offset) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  return lo < s.num_items() && s.range(lo).offset == offset ? lo : javaobj::kNoItem;
-}
-
 // The OperatorSubtaskState object of the map entry (key Integer, value the
 // subtask state) that starts at byte `entry_offset`, or kNoItem.
 javaobj::ItemId SubtaskObject(const javaobj::Stream& s, uint64_t entry_offset) {
-  const javaobj::ItemId key = ItemAt(s, entry_offset);
+  const javaobj::ItemId key = s.ItemAt(entry_offset);
   if (key == javaobj::kNoItem) return key;
   const javaobj::ItemId value = s.subtree_end(key);
   if (value >= s.num_items()) return javaobj::kNoItem;
@@ -591,7 +576,7 @@ class CompletedCheckpointEncoder {
 
   absl::Status Add(const HandleEdit& e, const DeepStripResult& result) {
     const OperatorStateHandle& h = *e.h;
-    const javaobj::ItemId handle = ItemAt(s_, h.range.offset);
+    const javaobj::ItemId handle = s_.ItemAt(h.range.offset);
     if (handle == javaobj::kNoItem || s_.range(handle).size != h.range.size) {
       return Mismatch(e, "the handle object", h.range.offset);
     }

@@ -20,6 +20,8 @@
 #include "flinkstate/javaobj/stream_reader.h"
 #include "flinkstate/javaobj/stream_writer.h"
 #include "flinkstate/metadata_writer.h"
+#include "flinkstate/objstore/object_store.h"
+#include "flinkstate/objstore/object_transaction.h"
 #include "flinkstate/operator_id.h"
 #include "flinkstate/operator_state_stream.h"
 #include "flinkstate/serde/data_output.h"
@@ -311,12 +313,23 @@ bool FileHolds(const std::string& path, const serde::EditPlan& plan, serde::Byte
   return f->CheckIntact().ok();
 }
 
+// Whether a file (or, for an object-store URL, an object) is at `path`.
+// Return values: the store's errors other than `NotFound`.
+absl::StatusOr<bool> Exists(const std::string& path) {
+  if (!objstore::IsObjectUrl(path)) return ::access(path.c_str(), F_OK) == 0;
+  absl::StatusOr<uint64_t> size = objstore::ObjectSize(path);
+  if (size.ok()) return true;
+  if (absl::IsNotFound(size.status())) return false;
+  return size.status();
+}
+
 // Names the new state file of `nf` (whose `plan` and `original` are set)
-// beside the original read from `local`: a file another plan of the
-// transaction writes with the same bytes, else the first free name of the
-// UUID form, or a file that exists with exactly the planned bytes.
-void NameNewFile(const std::string& local, const std::string& canonical, PlanContext& ctx,
-                 NewStateFile* nf, std::string* new_name) {
+// beside the original read from `local` (a path, or an object-store URL): a
+// file another plan of the transaction writes with the same bytes, else the
+// first free name of the UUID form, or a file that exists with exactly the
+// planned bytes.
+absl::Status NameNewFile(const std::string& local, const std::string& canonical,
+                         PlanContext& ctx, NewStateFile* nf, std::string* new_name) {
   if (ctx.files.planned != nullptr) {
     for (const NewStateFile& o : *ctx.files.planned) {
       if (Canonical(o.original) == canonical && SamePlan(o.plan, nf->plan)) {
@@ -324,7 +337,7 @@ void NameNewFile(const std::string& local, const std::string& canonical, PlanCon
         nf->write = false;
         nf->planned_elsewhere = true;
         *new_name = BaseName(o.path);
-        return;
+        return absl::OkStatus();
       }
     }
   }
@@ -337,13 +350,19 @@ void NameNewFile(const std::string& local, const std::string& canonical, PlanCon
       for (const NewStateFile& o : *ctx.files.planned) taken_elsewhere |= o.path == p;
     }
     if (taken_elsewhere) continue;
-    if (::access(p.c_str(), F_OK) == 0) {
+    absl::StatusOr<bool> there = Exists(p);
+    if (!there.ok()) {
+      return serde::WithMessage(there.status(),
+                                absl::StrCat(kLayer, ": ", nf->where, ": naming the new state "
+                                             "file: ", there.status().message()));
+    }
+    if (*there) {
       if (!FileHolds(p, nf->plan, nf->input.bytes())) continue;
       nf->write = false;  // an earlier run wrote exactly this stream there
     }
     ctx.names_taken.insert(p);
     nf->path = p;
-    return;
+    return absl::OkStatus();
   }
 }
 
@@ -479,7 +498,7 @@ absl::Status PlanHandle(const OperatorStateHandle& h, StrippedEntry entry,
     return absl::InternalError(absl::StrCat(kLayer, ": ", where, ": planned stream size differs"));
   }
   nf.input = std::move(resolved.file);
-  NameNewFile(local, canonical, ctx, &nf, &edit.new_name);
+  FLINKSTATE_RETURN_IF_ERROR(NameNewFile(local, canonical, ctx, &nf, &edit.new_name));
   nf.new_handle_path = WithBaseName(nf.handle_path, edit.new_name);
   entry.bytes = entry_bytes;
   ctx.result->removed.push_back(entry);
@@ -537,25 +556,10 @@ absl::Status EncodeMetadataEdit(const HandleEdit& e, const DeepStripResult& resu
 constexpr char kOperatorSubtaskStateClass[] =
     "org.apache.flink.runtime.checkpoint.OperatorSubtaskState";
 
-// The item that starts at byte `offset` of the stream (items are numbered in
-// stream order and start at increasing offsets), or kNoItem.
-javaobj::ItemId ItemAt(const javaobj::Stream& s, uint64_t offset) {
-  javaobj::ItemId lo = 0, hi = static_cast<javaobj::ItemId>(s.num_items());
-  while (lo < hi) {
-    const javaobj::ItemId mid = lo + (hi - lo) / 2;
-    if (s.range(mid).offset < offset) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  return lo < s.num_items() && s.range(lo).offset == offset ? lo : javaobj::kNoItem;
-}
-
 // The OperatorSubtaskState object of the map entry (key Integer, value the
 // subtask state) that starts at byte `entry_offset`, or kNoItem.
 javaobj::ItemId SubtaskObject(const javaobj::Stream& s, uint64_t entry_offset) {
-  const javaobj::ItemId key = ItemAt(s, entry_offset);
+  const javaobj::ItemId key = s.ItemAt(entry_offset);
   if (key == javaobj::kNoItem) return key;
   const javaobj::ItemId value = s.subtree_end(key);
   if (value >= s.num_items()) return javaobj::kNoItem;
@@ -572,7 +576,7 @@ class CompletedCheckpointEncoder {
 
   absl::Status Add(const HandleEdit& e, const DeepStripResult& result) {
     const OperatorStateHandle& h = *e.h;
-    const javaobj::ItemId handle = ItemAt(s_, h.range.offset);
+    const javaobj::ItemId handle = s_.ItemAt(h.range.offset);
     if (handle == javaobj::kNoItem || s_.range(handle).size != h.range.size) {
       return Mismatch(e, "the handle object", h.range.offset);
     }
@@ -866,6 +870,9 @@ DeepStripFiles DeepStripFilesFor(const LoadedFile& file, const std::string& outp
                                  const std::string& checkpoint_dir) {
   DeepStripFiles files;
   files.sources.state_roots = std::move(state_roots);
+  // An input in an object store: its state files are read there (and the
+  // new ones written there, beside them).
+  files.sources.read_object_store = objstore::IsObjectUrl(file.path);
   files.output_dir = output_dir;
   files.sources.base_dir = !checkpoint_dir.empty()
                                ? checkpoint_dir
@@ -1086,12 +1093,72 @@ serde::OutputVerifier NewStateFileVerifier(const std::string& state_name,
   };
 }
 
+namespace {
+
+// `WriteDeepStripped` into an object store: one objstore::CommitObjects
+// transaction, the new state files as new objects (put in place first), the
+// edited object's verify reading them as uploaded.
+absl::Status WriteDeepStrippedObjects(
+    const DeepStripResult& result, const std::string& state_name,
+    const serde::MappedFile& input, const std::string& output, const std::string& backup,
+    const std::function<serde::OutputVerifier(const std::map<std::string, serde::ByteView>&)>&
+        make_verify,
+    const serde::TransactionOptions& options) {
+  std::vector<objstore::ObjectChange> changes;
+  std::vector<const NewStateFile*> written;
+  for (const NewStateFile& nf : result.new_files) {
+    if (!nf.write) continue;
+    objstore::ObjectChange c;
+    c.target = nf.path;
+    c.create = true;
+    c.input = &nf.input;
+    c.plan = &nf.plan;
+    c.verify = NewStateFileVerifier(state_name, nf);
+    changes.push_back(std::move(c));
+    written.push_back(&nf);
+  }
+  objstore::ObjectChange m;
+  m.target = output;
+  m.backup = backup;
+  m.input = &input;
+  m.plan = &result.plan;
+  std::vector<objstore::ObjectChange>* all = &changes;
+  m.verify = [all, &written, &make_verify](serde::ByteView out) -> absl::Status {
+    std::map<std::string, serde::ByteView> new_streams;
+    for (size_t i = 0; i < written.size(); ++i) {
+      new_streams[written[i]->new_handle_path] = (*all)[i].written;
+    }
+    return make_verify(new_streams)(out);
+  };
+  changes.push_back(std::move(m));
+  objstore::ObjectTransactionOptions to;
+  to.journal_dir = options.journal_dir.empty() ? serde::DirName(output) : options.journal_dir;
+  to.progress = options.progress;
+  to.intent = options.intent;
+  return serde::LocatedIn(objstore::CommitObjects(changes, to), kLayer, output);
+}
+
+}  // namespace
+
 absl::Status WriteDeepStripped(
     const DeepStripResult& result, const std::string& state_name,
     const serde::MappedFile& input, const std::string& output, const std::string& backup,
     const std::function<serde::OutputVerifier(const std::map<std::string, serde::ByteView>&)>&
         make_verify,
     serde::TransactionOptions options) {
+  for (const NewStateFile& nf : result.new_files) {
+    if (nf.write && objstore::IsObjectUrl(nf.path) != objstore::IsObjectUrl(output)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          kLayer, ": ", nf.where, ": the new state file ", nf.path, " is ",
+          objstore::IsObjectUrl(nf.path) ? "an object" : "a local file", " but ", output, " is ",
+          objstore::IsObjectUrl(output) ? "an object" : "a local file",
+          ": one transaction cannot span both (nothing was written)"));
+    }
+  }
+  if (objstore::IsObjectUrl(output)) {
+    return WriteDeepStrippedObjects(result, state_name, input, output, backup, make_verify,
+                                    options);
+  }
   std::vector<serde::FileChange> changes;
   std::vector<const NewStateFile*> written;
   serde::DirectoryLocks locks;

@@ -37,8 +37,10 @@
 //                             the `data` byte[] edited in place, its unchanged
 //                             bytes copy pieces);
 //   `RelativeFileStateHandle` a NEW state file is written beside the original
-//   `FileStateHandle`         (same directory, a fresh UUID-form name that no
-//                             file there has), holding the rewritten stream;
+//   `FileStateHandle`         (same directory, or the same object-store prefix
+//                             for an input in the store; a fresh UUID-form
+//                             name that no file there has), holding the
+//                             rewritten stream;
 //                             the handle gets the new path (relative stays
 //                             relative, an absolute path keeps its scheme and
 //                             directory) and the new `stateSize`. The
@@ -152,8 +154,8 @@ struct NewStateFile {
   std::string slot;            // managedOperatorState / rawOperatorState
   std::string handle_path;     // the handle's path before (as written in it)
   std::string new_handle_path; // ... and after: same directory, new name
-  std::string original;        // the local file read (never modified)
-  std::string path;            // the local file to write (did not exist)
+  std::string original;        // the file (or object URL) read, never modified
+  std::string path;            // the file (or object URL) to write: did not exist
   bool relative = false;       // a `RelativeFileStateHandle`
   uint64_t original_bytes = 0;
   uint64_t bytes = 0;          // of the new file (= its handle's stateSize)
@@ -257,9 +259,16 @@ DeepStripStreams DeepStripStreamsFor(const LoadedFile& file, const DeepStripFile
 // journal goes in `output`'s directory unless `options.journal_dir` is set.
 // New files not written here (`write` false) are read from disk by the
 // verify, through the `after` sources `make_verify` is built with.
+// An `output` in an object store (with the new state files beside the
+// originals there, as `DeepStripFilesFor` plans them for an input in the
+// store) is written by objstore::CommitObjects instead: the new state files
+// as new objects (uploaded, read back, verified, put in place first under
+// keys that must not exist), the output replacing its object with `backup`;
+// the journal goes in `output`'s "directory" and records `options.intent`.
 // Return values: `FailedPrecondition` if a new state file's name was taken
-// since the plan; those of `CommitFiles` (nothing replaced before its commit
-// point).
+// since the plan; `InvalidArgument` if the new state files and `output` are
+// not all local or all in the store; those of `CommitFiles` or
+// `CommitObjects` (nothing replaced before the commit point).
 [[nodiscard]] absl::Status WriteDeepStripped(
     const DeepStripResult& result, const std::string& state_name,
     const serde::MappedFile& input, const std::string& output, const std::string& backup,

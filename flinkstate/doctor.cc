@@ -35,6 +35,8 @@
 #include "flinkstate/open.h"
 #include "flinkstate/report_diff.h"
 #include "flinkstate/serde/error_location.h"
+#include "flinkstate/serde/file_transaction.h"
+#include "flinkstate/serde/mapped_file.h"
 #include "flinkstate/serde/status_macros.h"
 #include "flinkstate/verify.h"
 #include "google/protobuf/struct.pb.h"
@@ -1944,6 +1946,10 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
         std::string d = in.file.model.completed->exclusive_checkpoint_dir;
         if (absl::StartsWith(d, "file:")) d = std::string(absl::StripPrefix(d, "file:"));
         in.dir = d;
+      } else if (serde::IsUrl(in.file.path)) {
+        // An object (a prefix given: its _metadata, in.file.path): its
+        // "directory" in the store, not a local path made of the URL.
+        in.dir = serde::DirName(in.file.path);
       } else {
         std::error_code ec;
         in.dir = fs::absolute(fs::path(f).parent_path(), ec).lexically_normal().string();

@@ -16,6 +16,7 @@
 #include "absl/strings/str_format.h"
 #include "flinkstate/completed_checkpoint.h"
 #include "flinkstate/kafka_state.h"
+#include "flinkstate/objstore/s3_client.h"
 #include "flinkstate/operator_state_stream.h"
 #include "flinkstate/serde/status_macros.h"
 
@@ -68,6 +69,7 @@ absl::StatusOr<std::string> LocalStatePath(const std::string& path, bool relativ
       return absl::StrCat(best->second, rest);
     }
   }
+  if (sources.read_object_store && objstore::IsObjectUrl(path)) return path;
   if (HasRemoteScheme(path)) {
     return absl::FailedPreconditionError(absl::StrCat(
         "state file ", path, " is remote: give --state-root PREFIX=DIR for a local copy"));

@@ -19,8 +19,12 @@
 //   `ByteStreamStateHandle`   inline bytes of the file itself;
 //   `RelativeFileStateHandle` a file in `base_dir`;
 //   `FileStateHandle`         an absolute path: `file:` URIs and plain paths are
-//                             opened as they are, other schemes only through a
-//                             `state_roots` mapping;
+//                             opened as they are; `s3://`, `s3a://`, `s3p://`
+//                             paths in the object store when
+//                             `read_object_store` is set (an input that lies
+//                             there); other schemes only through a
+//                             `state_roots` mapping (which also wins over the
+//                             object store);
 //   `SegmentFileStateHandle`  the segment [startPos, startPos + stateSize) of
 //                             its physical file, resolved as above.
 // A stream that cannot be opened or decoded is reported with its error (the
@@ -51,6 +55,11 @@ struct StateStreamSources {
   // directory instead, e.g. ("s3://bucket/ckpts", "/mnt/copy/ckpts"). The
   // longest matching prefix wins.
   std::vector<std::pair<std::string, std::string>> state_roots;
+  // An object-store path (objstore::IsObjectUrl) that no `state_roots` prefix
+  // maps is read from the store itself (by ranges, as any input): set for an
+  // input that lies in the store, whose streams lie there beside it. Off, such
+  // a path is refused, naming `--state-root`.
+  bool read_object_store = false;
 };
 
 // The bytes of one stream. `bytes` points into `file` when the stream lives
@@ -65,11 +74,13 @@ struct ResolvedStream {
   uint64_t base_offset = 0; // offset of `bytes[0]` in its file
 };
 
-// The local path for a handle path (scheme `file:` stripped, `state_roots`
-// applied, relative paths under `base_dir`).
+// The path to open for a handle path (scheme `file:` stripped, `state_roots`
+// applied, relative paths under `base_dir`; with `read_object_store` an
+// object-store URL as it is).
 // Return values: `FailedPrecondition` for a remote scheme (s3://, hdfs://,
-// ...) that no `state_roots` prefix maps, and for a relative path that
-// leaves the checkpoint directory (empty, absolute, or holding "..").
+// ...) that neither a `state_roots` prefix nor `read_object_store` maps, and
+// for a relative path that leaves the checkpoint directory (empty, absolute,
+// or holding "..").
 [[nodiscard]] absl::StatusOr<std::string> LocalStatePath(
     const std::string& path, bool relative, const StateStreamSources& sources);
 

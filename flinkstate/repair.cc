@@ -244,12 +244,14 @@ absl::Status Repair::PlanFile(const std::string& path, FileKind want,
     out->set_element_bytes_removed(r->element_bytes_removed);
     FillRemoved(r->removed, out);
     for (const NewStateFile& nf : r->new_files) {
-      if (nf.write && serde::IsUrl(path)) {
-        // Object stores: the transaction replaces existing objects only.
-        return absl::UnimplementedError(absl::StrCat(
-            path, ": repair --deep: ", nf.where, " needs a new state file beside ",
-            nf.handle_path, "; writing new state files in an object-store repair is not "
-            "implemented (repair a local copy; nothing was written)"));
+      if (nf.write && serde::IsUrl(path) != objstore::IsObjectUrl(nf.path)) {
+        // One transaction is either local or in the store.
+        return absl::InvalidArgumentError(absl::StrCat(
+            path, ": repair --deep: ", nf.where, " gets a new state file ", nf.path,
+            serde::IsUrl(path) ? ", a local file (--state-root), while the repair writes in the "
+                                 "object store"
+                               : ", an object, while the repair writes local files",
+            ": one transaction cannot span both (nothing was written)"));
       }
       repair::NewStateFile* p = out->add_new_state_files();
       p->set_operator_id(nf.operator_id);
@@ -263,6 +265,15 @@ absl::Status Repair::PlanFile(const std::string& path, FileKind want,
       p->set_exists(!nf.write && !nf.planned_elsewhere);
       p->set_written_for_metadata(nf.planned_elsewhere);
       if (!nf.write) continue;
+      if (serde::IsUrl(path)) {
+        // A new object: uploaded, read back and copied to its key (no backup).
+        repair::Transfer* t = out->mutable_transfer();
+        t->set_upload_bytes(t->upload_bytes() + nf.bytes);
+        t->set_read_back_bytes(t->read_back_bytes() + nf.bytes);
+        t->set_server_side_copy_bytes(t->server_side_copy_bytes() + nf.bytes);
+        t->set_input_bytes_kept(t->input_bytes_kept() + nf.plan.copied_bytes());
+        continue;
+      }
       // A new target: its directory is locked as every target's, and one
       // that exists already (made since the plan by someone else) is refused.
       FLINKSTATE_RETURN_IF_ERROR(locks_.Add(serde::DirName(serde::AbsolutePath(nf.path))));
@@ -280,11 +291,13 @@ absl::Status Repair::PlanFile(const std::string& path, FileKind want,
   }
   out->set_output_size(item.plan.output_size());
   if (serde::IsUrl(path)) {
+    // Added to the new state files' (above): the file's own transfer.
     repair::Transfer* t = out->mutable_transfer();
-    t->set_upload_bytes(item.plan.output_size());
-    t->set_read_back_bytes(item.plan.output_size());
-    t->set_server_side_copy_bytes(in->file.size() + item.plan.output_size());
-    t->set_input_bytes_kept(item.plan.copied_bytes());
+    t->set_upload_bytes(t->upload_bytes() + item.plan.output_size());
+    t->set_read_back_bytes(t->read_back_bytes() + item.plan.output_size());
+    t->set_server_side_copy_bytes(t->server_side_copy_bytes() + in->file.size() +
+                                  item.plan.output_size());
+    t->set_input_bytes_kept(t->input_bytes_kept() + item.plan.copied_bytes());
   }
   const std::string real = RealPathOf(path);
   item.target = real.empty() ? path : real;
@@ -664,10 +677,54 @@ absl::Status Repair::Apply() {
   applied_ = true;
   if (items_.empty()) return absl::OkStatus();
   if (serde::IsUrl(items_.front().target)) {
-    std::vector<objstore::ObjectChange> changes = ChangesOf<objstore::ObjectChange>();
+    // --deep: the new state files are new objects of the same transaction,
+    // put in place before anything is replaced; each edited file's verify
+    // reads them as they were uploaded and read back (`written`).
+    std::vector<objstore::ObjectChange> changes;
+    std::map<std::string, size_t> written_at;  // new object URL -> index in `changes`
+    for (Item& it : items_) {
+      for (const NewStateFile& nf : it.new_files) {
+        if (!nf.write) continue;
+        objstore::ObjectChange c;
+        c.target = nf.path;
+        c.create = true;
+        c.input = &nf.input;
+        c.plan = &nf.plan;
+        c.verify = NewStateFileVerifier(options_.strip.state_name, nf);
+        written_at[nf.path] = changes.size();
+        changes.push_back(std::move(c));
+      }
+    }
+    const size_t first_item = changes.size();
+    for (objstore::ObjectChange& c : ChangesOf<objstore::ObjectChange>()) {
+      changes.push_back(std::move(c));
+    }
+    std::vector<objstore::ObjectChange>* all = &changes;
+    for (size_t i = 0; i < items_.size(); ++i) {
+      Item& it = items_[i];
+      if (!it.deep) continue;
+      std::vector<std::pair<std::string, size_t>> reads;  // new handle path -> change
+      for (const NewStateFile& nf : it.new_files) {
+        auto w = written_at.find(nf.path);
+        if (w != written_at.end()) reads.emplace_back(nf.new_handle_path, w->second);
+      }
+      if (reads.empty()) continue;
+      const LoadedFile* before = &it.in;
+      const StripOptions o = options_.strip;
+      const DeepStripStreams base = it.streams;
+      changes[first_item + i].verify = [all, reads, before, o,
+                                        base](serde::ByteView bytes) -> absl::Status {
+        DeepStripStreams streams = base;
+        for (const auto& [handle_path, at] : reads) {
+          streams.new_streams[handle_path] = (*all)[at].written;
+        }
+        return VerifyDeepStripped(*before, bytes, o, streams);
+      };
+    }
     objstore::ObjectTransactionOptions to;
     to.journal_dir = RealPathOf(options_.checkpoint_dirs[0]);
     to.progress = options_.progress;
+    to.intent = options_.intent;
     objstore::ObjectWriteStats st;
     FLINKSTATE_RETURN_IF_ERROR(objstore::CommitObjects(changes, to, &st));
     plan_.set_applied(true);

@@ -40,10 +40,11 @@
 // Object stores: the checkpoint directories and `ha_dir` may all be s3://
 // prefixes (not a mix of local and remote). Then nothing is locked, the
 // inputs are read by ranges, and `Apply` is objstore::CommitObjects
-// (objstore/object_transaction.h): every output uploaded to a temporary key,
-// read back and verified, every original copied server-side to its backup
-// and checked unchanged (ETag) before a journal in the first checkpoint
-// directory commits; `Plan` of a rerun (with `recover`) resolves an
+// (objstore/object_transaction.h): every output (new state files of --deep
+// included) uploaded to a temporary key, read back and verified, every
+// original copied server-side to its backup and checked unchanged (ETag),
+// every new object's key checked free, before a journal in the first
+// checkpoint directory commits; `Plan` of a rerun (with `recover`) resolves an
 // interrupted run from that journal: rolled back before the commit point,
 // completed after it.
 //
@@ -81,9 +82,12 @@ struct RepairOptions {
   // new state file beside its original, written and verified in the same
   // transaction, before anything is renamed (the original state files are
   // never modified). A `_metadata` and its completedCheckpoint name the same
-  // state files: both point to one new file. In an object-store repair only
-  // inline streams are rewritten: a stream in a state file is refused
-  // (`Unimplemented`), as new objects are not part of its transaction.
+  // state files: both point to one new file. In an object-store repair the
+  // state files are read in the store and the new ones are new objects of
+  // its transaction (objstore::ObjectChange::create: uploaded, read back,
+  // verified, and put in place before anything is replaced, under a key that
+  // must not exist). A transaction is local or remote: new local files
+  // (`state_roots`) in a remote repair are refused (`InvalidArgument`).
   bool deep = false;
   // With `deep`: (prefix, local directory) pairs for state files under
   // remote prefixes (`--state-root`, operator_state_report.h); their new

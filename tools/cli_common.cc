@@ -909,13 +909,36 @@ int FinishDryRun(const CommandArgs& a, const OutputTarget& t, const Input& in,
     for (const report::EditReport::NewStateFile& f : rep.new_state_files()) {
       if (f.exists()) continue;  // there already, with these bytes: nothing to write
       const std::string temp = absl::StrCat(f.path(), ".flinkstate-tmp-<token>");
-      for (const std::string action : {"write", "read back", "rename"}) {
+      const auto step = [&](const char* action, const std::string& object,
+                            const std::string& source, uint64_t bytes) {
         report::WritePlan::Step* s = merged.add_steps();
         s->set_action(action);
-        s->set_object(ValidUtf8(action == "rename" ? f.path() : temp));
-        if (action == "rename") s->set_source(ValidUtf8(temp));
-        s->set_bytes(f.bytes());
+        s->set_object(ValidUtf8(object));
+        s->set_source(ValidUtf8(source));
+        s->set_bytes(bytes);
+      };
+      if (serde::IsUrl(f.path())) {
+        // A new object (objstore::CommitObjects): uploaded, read back, its
+        // key checked free, copied in place before the output.
+        step("upload", temp, "", f.bytes());
+        step("read back", temp, "", f.bytes());
+        step("check absent", f.path(), "", 0);
+        step("server-side copy", f.path(), temp, f.bytes());
+        step("delete", temp, "", 0);
+        merged.set_upload_bytes(merged.upload_bytes() + f.bytes());
+        merged.set_read_back_bytes(merged.read_back_bytes() + f.bytes());
+        merged.set_server_side_copy_bytes(merged.server_side_copy_bytes() + f.bytes());
+        absl::StatusOr<uint64_t> there = objstore::ObjectSize(f.path());
+        if (there.ok()) {
+          merged.add_problems(ValidUtf8(absl::StrCat(f.path(), " exists already")));
+        } else if (!absl::IsNotFound(there.status())) {
+          return Fail(there.status());
+        }
+        continue;
       }
+      step("write", temp, "", f.bytes());
+      step("read back", temp, "", f.bytes());
+      step("rename", f.path(), temp, f.bytes());
       if (::access(f.path().c_str(), F_OK) == 0) {
         merged.add_problems(ValidUtf8(absl::StrCat(f.path(), " exists already")));
       }

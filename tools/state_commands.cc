@@ -72,6 +72,8 @@ int StateOne(const CommandArgs& a, const std::string& path,
   absl::StatusOr<Input> in = LoadStateFileToRead(path);
   if (!in.ok()) return Fail(in.status());
   StateStreamSources sources = base_sources;
+  // A file in an object store: its state files are read there too.
+  sources.read_object_store = serde::IsUrl(in->path);
   // A completedCheckpoint's relative handles are in its checkpoint directory.
   sources.base_dir = RelativeHandleDir(in->model, in->path, sources);
   StateReportOptions options;
@@ -177,11 +179,6 @@ int RunDeepStripState(const CommandArgs& a) {
       return Fail(absl::InvalidArgumentError(absl::StrCat(
           e.in.path, ": decoded from its on-disk form; rewrite the raw bytes instead")));
     }
-    if (serde::IsUrl(e.target.output)) {
-      return Fail(absl::UnimplementedError(
-          "strip-state --deep: writing new state files to an object store is not implemented; "
-          "work on a local copy (nothing was written)"));
-    }
     ProgressLine progress("writing", result->plan.output_size(), e.target.progress);
     serde::TransactionOptions options;
     options.sync = e.target.fsync;
@@ -209,7 +206,7 @@ int RunDeepStripState(const CommandArgs& a) {
     }
     out << "wrote new state file " << Printable(nf.path) << " (" << nf.bytes << " B), verified; "
         << Printable(nf.original) << " left as it was\n";
-    if (serde::IsUrl(nf.new_handle_path)) {
+    if (serde::IsUrl(nf.new_handle_path) && !serde::IsUrl(nf.path)) {
       out << "  upload it to " << Printable(nf.new_handle_path)
           << " before Flink restores the checkpoint\n";
     }

@@ -284,6 +284,19 @@ size_t Stream::ItemStorageBytes() const {
           epoch_first_.size()) * sizeof(uint32_t);
 }
 
+ItemId Stream::ItemAt(uint64_t offset) const {
+  ItemId lo = 0, hi = static_cast<ItemId>(num_items_);
+  while (lo < hi) {
+    const ItemId mid = lo + (hi - lo) / 2;
+    if (Offset(mid) < offset) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo < num_items_ && Offset(lo) == offset ? lo : kNoItem;
+}
+
 uint32_t Stream::num_handles(uint32_t epoch) const {
   uint64_t end = epoch + 1 < epoch_begin_.size() ? epoch_begin_[epoch + 1]
                                                  : handle_items_.size();

@@ -407,6 +407,12 @@ class Stream {
     return handle_items_[epoch_begin_[epoch] + h];
   }
 
+  // The item whose bytes start at byte `offset` of the input (the first, in
+  // stream order, if an item and its first child start at the same byte),
+  // or kNoItem. Binary search: items are numbered in stream order, at
+  // non-decreasing offsets.
+  ItemId ItemAt(uint64_t offset) const;
+
   // Follows a TC_REFERENCE to its defining item; other ids unchanged.
   ItemId Resolve(ItemId id) const {
     return Tag(id) == kTagReference ? Target(id) : id;

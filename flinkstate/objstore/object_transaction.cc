@@ -90,12 +90,16 @@ absl::Status NothingReplaced(const absl::Status& s) {
   return serde::WithMessage(s, absl::StrCat(s.message(), " (nothing was replaced)"));
 }
 
-// Whether the server refuses a PUT whose If-Match cannot hold (S3 since
-// 2024; some S3-compatible servers ignore the header and write anyway).
-absl::StatusOr<bool> ProbeIfMatch(ObjectClient& s3, const ObjectUrl& probe) {
+// Whether the server refuses a copy whose `If-Match` cannot hold (S3 since
+// 2024; some S3-compatible servers ignore the header, on a copy or on every
+// write, and write anyway). Probed with the copy the protocols rely on: the
+// small object `source` (the run's journal) copied to the absent key `probe`
+// under an ETag no object has.
+absl::StatusOr<bool> ProbeIfMatch(ObjectClient& s3, const ObjectUrl& probe,
+                                  const ObjectUrl& source) {
   WriteConditions w;
   w.if_match = "\"flinkstate-probe-never-an-etag\"";
-  absl::StatusOr<std::string> r = s3.Put(probe, serde::ByteView(), w);
+  absl::StatusOr<std::string> r = s3.Copy(source, probe, w);
   if (!r.ok() && (absl::IsFailedPrecondition(r.status()) || absl::IsNotFound(r.status()))) {
     return true;
   }
@@ -105,10 +109,35 @@ absl::StatusOr<bool> ProbeIfMatch(ObjectClient& s3, const ObjectUrl& probe) {
   return false;
 }
 
+// Whether the server refuses a copy onto an existing key under
+// `If-None-Match: *` (S3 honours it on a PUT since 2024; on a copy not every
+// server does: moto writes anyway). The probe key is made (empty), `source`
+// copied onto it under the condition, and the probe removed.
+absl::StatusOr<bool> ProbeIfNoneMatch(ObjectClient& s3, const ObjectUrl& probe,
+                                      const ObjectUrl& source) {
+  if (absl::StatusOr<std::string> p = s3.Put(probe, serde::ByteView()); !p.ok()) {
+    return p.status();
+  }
+  WriteConditions w;
+  w.if_none_match = true;
+  absl::StatusOr<std::string> r = s3.Copy(source, probe, w);
+  const bool honoured = !r.ok() && absl::IsFailedPrecondition(r.status());
+  if (absl::Status d = s3.Delete(probe); !d.ok() && !absl::IsNotFound(d)) return d;
+  if (!r.ok() && !honoured) return r.status();
+  return honoured;
+}
+
+// What step 2 made: the temporary key's ETag, and the output as verified
+// (a mapping of the unlinked local file, identical to what was read back).
+struct Uploaded {
+  std::string etag;
+  serde::MappedFile output;
+};
+
 // Step 2 of both protocols: `plan` over `input` into a local temporary file,
 // verified, uploaded to `temp` (tagged `token`, `If-None-Match: *`), read back,
-// compared and verified again. Returns the temporary key's ETag.
-absl::StatusOr<std::string> UploadVerified(ObjectClient& s3, const ObjectUrl& temp,
+// compared and verified again.
+absl::StatusOr<Uploaded> UploadVerified(ObjectClient& s3, const ObjectUrl& temp,
                                            const std::string& token,
                                            const serde::MappedFile& input,
                                            const serde::EditPlan& plan,
@@ -151,7 +180,7 @@ absl::StatusOr<std::string> UploadVerified(ObjectClient& s3, const ObjectUrl& te
   if (verify) {
     if (absl::Status v = verify(View(back)); !v.ok()) return v;
   }
-  return *temp_etag;
+  return Uploaded{*std::move(temp_etag), *std::move(out)};
 }
 
 // The single-object journals beside `target` that name `target_url`.
@@ -361,9 +390,8 @@ absl::Status WriteObjectVerified(const ObjectWrite& w, const serde::MappedFile& 
 
   // 2. The output: a local temporary file, verified, uploaded, read back.
   run.Made(temp);
-  absl::StatusOr<std::string> temp_etag =
-      UploadVerified(s3, temp, j.token, input, plan, verify, &st);
-  if (!temp_etag.ok()) return undo(temp_etag.status());
+  absl::StatusOr<Uploaded> uploaded = UploadVerified(s3, temp, j.token, input, plan, verify, &st);
+  if (!uploaded.ok()) return undo(uploaded.status());
   const uint64_t output_size = st.output_bytes;
 
   // 3. The backup.
@@ -407,7 +435,7 @@ absl::Status WriteObjectVerified(const ObjectWrite& w, const serde::MappedFile& 
   }
   const ObjectUrl probe{temp.bucket, temp.key + ".probe", temp.scheme};
   run.Made(probe);
-  absl::StatusOr<bool> honoured = ProbeIfMatch(s3, probe);
+  absl::StatusOr<bool> honoured = ProbeIfMatch(s3, probe, journal);
   if (!honoured.ok()) return undo(honoured.status());
   st.if_match_honoured = *honoured;
 
@@ -549,19 +577,23 @@ constexpr char kMultiJournalMagic[] = "flinkstate object transaction 1";
 struct MultiJournal {
   struct File {
     std::string target, temp, backup, etag;
+    bool create = false;  // a new object (journal line `create yes`)
   };
   std::string state;  // prepare | commit
   std::string token;
-  std::vector<File> files;
-  std::string intent;   // a single-object write's ObjectWrite::intent
+  std::vector<File> files;  // new objects first (the order of step 6)
+  // ObjectTransactionOptions::intent or ObjectWrite::intent, C-escaped on
+  // its line.
+  std::string intent;
   bool single = false;  // read from a single-object write's journal
 
   std::string Render() const {
     std::string out = absl::StrCat(kMultiJournalMagic, "\nstate ", state, "\ntoken ", token, "\n");
+    if (!intent.empty()) absl::StrAppend(&out, "intent ", absl::CEscape(intent), "\n");
     for (const File& f : files) {
       absl::StrAppend(&out, "target ", f.target, "\ntemp ", f.temp, "\nbackup ",
                       f.backup.empty() ? "-" : f.backup, "\netag ", f.etag.empty() ? "-" : f.etag,
-                      "\n");
+                      "\n", f.create ? "create yes\n" : "");
     }
     return out;
   }
@@ -581,11 +613,13 @@ struct MultiJournal {
       if (v == "-") v.clear();
       if (k == "state") j.state = v;
       if (k == "token") j.token = v;
-      if (k == "target") j.files.push_back(File{v, "", "", ""});
+      if (k == "intent" && !absl::CUnescape(v, &j.intent)) j.intent.clear();
+      if (k == "target") j.files.push_back(File{v, "", "", "", false});
       if (j.files.empty()) continue;
       if (k == "temp") j.files.back().temp = v;
       if (k == "backup") j.files.back().backup = v;
       if (k == "etag") j.files.back().etag = v;
+      if (k == "create") j.files.back().create = v == "yes";
     }
     bool ok = !j.token.empty() && !j.files.empty() &&
               (j.state == "prepare" || j.state == "commit");
@@ -626,9 +660,33 @@ absl::StatusOr<std::vector<ObjectUrl>> JournalsIn(ObjectClient& s3,
   return out;
 }
 
+absl::Status CreatedElsewhere(const std::string& target) {
+  return absl::FailedPreconditionError(absl::StrCat(
+      "objstore: ", target, " exists: someone else created it since it was planned as a new "
+      "object; refused"));
+}
+
+// Deletes the new objects of `files` that carry `token` (put in place by the
+// run, never anyone else's). Returns the first failure.
+absl::Status DeleteCreated(ObjectClient& s3, const std::vector<MultiJournal::File>& files,
+                           const std::string& token, std::vector<std::string>* actions) {
+  for (const MultiJournal::File& f : files) {
+    if (!f.create) continue;
+    absl::StatusOr<ObjectUrl> u = ParseObjectUrl(f.target);
+    if (!u.ok()) return u.status();
+    absl::StatusOr<ObjectInfo> o = s3.Head(*u);
+    if (absl::IsNotFound(o.status())) continue;
+    if (!o.ok()) return o.status();
+    if (o->txn_tag != token) continue;
+    if (absl::Status d = s3.Delete(*u); !d.ok() && !absl::IsNotFound(d)) return d;
+    if (actions != nullptr) actions->push_back(absl::StrCat("removed ", f.target));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
-absl::Status CommitObjects(const std::vector<ObjectChange>& changes,
+absl::Status CommitObjects(std::vector<ObjectChange>& changes,
                            const ObjectTransactionOptions& options, ObjectWriteStats* stats) {
   if (changes.empty()) return absl::OkStatus();
   std::unique_ptr<S3Client> own;
@@ -639,21 +697,37 @@ absl::Status CommitObjects(const std::vector<ObjectChange>& changes,
   MultiJournal j;
   j.state = "prepare";
   j.token = Token();
+  j.intent = options.intent;
+  // The journal's order, that of the copies in step 6: new objects first.
+  std::vector<size_t> order;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (size_t i = 0; i < changes.size(); ++i) {
+      if (changes[i].create == (pass == 0)) order.push_back(i);
+    }
+  }
   std::vector<ObjectUrl> targets, temps;
-  for (const ObjectChange& c : changes) {
+  for (size_t i : order) {
+    ObjectChange& c = changes[i];
     absl::StatusOr<ObjectUrl> t = ParseObjectUrl(c.target);
     if (!t.ok()) return t.status();
-    if (c.input == nullptr || c.plan == nullptr) {
-      return absl::FailedPreconditionError("objstore: CommitObjects: a change without input/plan");
+    if (c.input == nullptr || c.plan == nullptr || (c.create && !c.backup.empty())) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "objstore: CommitObjects: ", c.target,
+          c.create ? ": a new object with a backup" : ": a change without input/plan"));
     }
     MultiJournal::File f;
     f.target = c.target;
     f.temp = absl::StrCat(c.target, ".flinkstate-tmp-", j.token);
     f.backup = c.backup;
-    absl::StatusOr<std::string> etag =
-        PlannedEtag(s3, *t, c.target, c.backup, c.expected_etag, *c.input);
-    if (!etag.ok()) return NothingReplaced(etag.status());
-    f.etag = *etag;
+    f.create = c.create;
+    if (!c.create) {
+      absl::StatusOr<std::string> etag =
+          PlannedEtag(s3, *t, c.target, c.backup, c.expected_etag, *c.input);
+      if (!etag.ok()) return NothingReplaced(etag.status());
+      f.etag = *etag;
+    }
+    c.temp = f.temp;
+    c.written = serde::ByteView();
     targets.push_back(*t);
     temps.push_back(*ParseObjectUrl(f.temp));
     j.files.push_back(std::move(f));
@@ -675,29 +749,38 @@ absl::Status CommitObjects(const std::vector<ObjectChange>& changes,
     if (options.progress) options.progress(phase, done, total);
   };
 
-  // 2. Every output uploaded and verified.
+  // 2. Every output uploaded and verified, in the callers' order (a verify
+  // may read an earlier change's `written`).
   uint64_t total = 0, done = 0;
   for (const ObjectChange& c : changes) total += c.plan->output_size();
-  std::vector<uint64_t> sizes;
+  std::vector<uint64_t> sizes(changes.size());  // by journal position
+  std::vector<size_t> position(changes.size());
+  for (size_t k = 0; k < order.size(); ++k) position[order[k]] = k;
+  std::vector<serde::MappedFile> outputs;  // kept: `written` points into them
+  outputs.reserve(changes.size());
   for (size_t i = 0; i < changes.size(); ++i) {
+    const size_t k = position[i];
     progress("uploading", done, total);
-    run.Made(temps[i]);
+    run.Made(temps[k]);
     const uint64_t before = st.output_bytes;
-    absl::StatusOr<std::string> e = UploadVerified(s3, temps[i], j.token, *changes[i].input,
-                                                   *changes[i].plan, changes[i].verify, &st);
+    absl::StatusOr<Uploaded> e = UploadVerified(s3, temps[k], j.token, *changes[i].input,
+                                                *changes[i].plan, changes[i].verify, &st);
     if (!e.ok()) {
       return undo(serde::WithMessage(e.status(),
                                absl::StrCat(changes[i].target, ": ", e.status().message())));
     }
-    sizes.push_back(st.output_bytes - before);
-    done += sizes.back();
+    outputs.push_back(std::move(e->output));
+    changes[i].written = outputs.back().bytes();
+    sizes[k] = st.output_bytes - before;
+    done += sizes[k];
   }
   progress("uploading", total, total);
 
   // 3. The backups, tagged with the token.
-  for (size_t i = 0; i < changes.size(); ++i) {
-    const MultiJournal::File& f = j.files[i];
+  for (size_t k = 0; k < j.files.size(); ++k) {
+    const MultiJournal::File& f = j.files[k];
     if (f.backup.empty()) continue;
+    const ObjectChange& c = changes[order[k]];
     absl::StatusOr<ObjectUrl> backup = ParseObjectUrl(f.backup);
     if (!backup.ok()) return undo(backup.status());
     const auto exists = [&f] { return BackupExists(f.backup, f.target); };
@@ -711,11 +794,11 @@ absl::Status CommitObjects(const std::vector<ObjectChange>& changes,
     bc.source_if_match = f.etag;
     bc.txn_tag = j.token;
     run.Made(*backup, j.token);  // (a failed copy may have made it)
-    absl::StatusOr<std::string> b = s3.Copy(targets[i], *backup, bc);
+    absl::StatusOr<std::string> b = s3.Copy(targets[k], *backup, bc);
     if (!b.ok()) {
       if (absl::IsFailedPrecondition(b.status())) {
         // Either the backup appeared or the original changed: say which.
-        absl::StatusOr<ObjectInfo> now = s3.Head(targets[i]);
+        absl::StatusOr<ObjectInfo> now = s3.Head(targets[k]);
         if (now.ok() && now->etag != f.etag) {
           return undo(ChangedSinceRead(f.target, f.etag, now->etag));
         }
@@ -725,69 +808,110 @@ absl::Status CommitObjects(const std::vector<ObjectChange>& changes,
     }
     absl::StatusOr<ObjectInfo> bi = s3.Head(*backup);
     if (!bi.ok()) return undo(bi.status());
-    if (changes[i].input->path() == f.target && bi->size != changes[i].input->size()) {
+    if (c.input->path() == f.target && bi->size != c.input->size()) {
       return undo(absl::DataLossError(absl::StrCat("objstore: ", f.backup, " has ", bi->size,
-                                                   " bytes, the original ",
-                                                   changes[i].input->size())));
+                                                   " bytes, the original ", c.input->size())));
     }
     st.server_side_copy_bytes += bi->size;
   }
 
-  // 4. Every original unchanged?
-  for (size_t i = 0; i < changes.size(); ++i) {
-    const MultiJournal::File& f = j.files[i];
-    if (f.etag.empty()) continue;
-    absl::StatusOr<ObjectInfo> now = s3.Head(targets[i]);
+  // 4. Every original unchanged, every new object's key free?
+  bool any_create = false;
+  for (size_t k = 0; k < j.files.size(); ++k) {
+    const MultiJournal::File& f = j.files[k];
+    any_create = any_create || f.create;
+    if (!f.create && f.etag.empty()) continue;
+    absl::StatusOr<ObjectInfo> now = s3.Head(targets[k]);
+    if (f.create) {
+      if (now.ok()) return undo(CreatedElsewhere(f.target));
+      if (!absl::IsNotFound(now.status())) return undo(now.status());
+      continue;
+    }
     if (!now.ok()) return undo(now.status());
     if (now->etag != f.etag) return undo(ChangedSinceRead(f.target, f.etag, now->etag));
   }
   const ObjectUrl probe{temps[0].bucket, temps[0].key + ".probe", temps[0].scheme};
   run.Made(probe);
-  absl::StatusOr<bool> honoured = ProbeIfMatch(s3, probe);
+  absl::StatusOr<bool> honoured = ProbeIfMatch(s3, probe, journal);
   if (!honoured.ok()) return undo(honoured.status());
   st.if_match_honoured = *honoured;
+  if (any_create) {
+    absl::StatusOr<bool> inm = ProbeIfNoneMatch(s3, probe, journal);
+    if (!inm.ok()) return undo(inm.status());
+    st.if_none_match_honoured = *inm;
+  }
 
   // 5. Commit point.
   j.state = "commit";
   if (absl::Status cr = run.Commit(j.Render(), st.if_match_honoured); !cr.ok()) return cr;
 
-  // 6. The copies over the targets.
+  // 6. The copies: the new objects, then over the targets.
   const std::string rerun =
       absl::StrCat("; the transaction is committed and journaled in ", journal.ToString(),
                    ": rerun the same command to complete it");
-  for (size_t i = 0; i < changes.size(); ++i) {
-    progress("committing", i, changes.size());
-    const MultiJournal::File& f = j.files[i];
+  // A new object's key taken meanwhile: nothing is replaced yet (new objects
+  // go first), so the whole transaction is undone, its new objects too.
+  const auto taken = [&](const MultiJournal::File& f) {
+    const absl::Status why = CreatedElsewhere(f.target);
+    if (absl::Status d = DeleteCreated(s3, j.files, j.token, nullptr); !d.ok()) {
+      return serde::WithMessage(why, absl::StrCat(why.message(), "; removing this run's new "
+                                                  "objects failed (", d.message(), ")", rerun));
+    }
+    return undo(why);
+  };
+  for (size_t k = 0; k < j.files.size(); ++k) {
+    progress("committing", k, j.files.size());
+    const MultiJournal::File& f = j.files[k];
     WriteConditions over;
-    if (st.if_match_honoured && !f.etag.empty()) over.if_match = f.etag;
-    absl::StatusOr<std::string> r = s3.Copy(temps[i], targets[i], over);
+    if (f.create) {
+      if (st.if_none_match_honoured) {
+        over.if_none_match = true;
+      } else {
+        // The checked HEAD: the window of one request.
+        absl::StatusOr<ObjectInfo> now = s3.Head(targets[k]);
+        if (now.ok()) return taken(f);
+        if (!absl::IsNotFound(now.status())) {
+          return serde::WithMessage(now.status(), absl::StrCat(now.status().message(), rerun));
+        }
+      }
+    } else if (st.if_match_honoured && !f.etag.empty()) {
+      over.if_match = f.etag;
+    }
+    absl::StatusOr<std::string> r = s3.Copy(temps[k], targets[k], over);
     if (!r.ok()) {
-      if (i == 0 && absl::IsFailedPrecondition(r.status())) {
+      if (f.create && absl::IsFailedPrecondition(r.status())) return taken(f);
+      if ((k == 0 || j.files[k - 1].create) && absl::IsFailedPrecondition(r.status())) {
+        // The first original to replace changed: nothing replaced yet.
+        if (absl::Status d = DeleteCreated(s3, j.files, j.token, nullptr); !d.ok()) {
+          return serde::WithMessage(d, absl::StrCat(d.message(), rerun));
+        }
         return undo(absl::FailedPreconditionError(absl::StrCat(
             "objstore: ", f.target, " was changed by someone else during the write (If-Match ",
             f.etag, " failed); refused")));
       }
       return serde::WithMessage(r.status(), absl::StrCat(r.status().message(), rerun));
     }
-    st.server_side_copy_bytes += sizes[i];
-    absl::StatusOr<ObjectInfo> after = s3.Head(targets[i]);
+    st.server_side_copy_bytes += sizes[k];
+    absl::StatusOr<ObjectInfo> after = s3.Head(targets[k]);
+    // A new object replaced by someone else's right after the copy.
+    if (f.create && after.ok() && after->txn_tag != j.token) return taken(f);
     if (!after.ok() || after->txn_tag != j.token) {
       return absl::DataLossError(absl::StrCat(
           "objstore: ", f.target, " does not carry this write's tag after the copy",
           after.ok() ? "" : absl::StrCat(" (", after.status().message(), ")"), rerun));
     }
   }
-  progress("committing", changes.size(), changes.size());
+  progress("committing", j.files.size(), j.files.size());
 
   // 7. Clean up: the journal goes last, only once no temporary key is left.
   for (const ObjectUrl& t : temps) {
     if (absl::Status d = s3.Delete(t); !d.ok() && !absl::IsNotFound(d)) {
-      return serde::WithMessage(d, absl::StrCat("objstore: every object is replaced, but ",
+      return serde::WithMessage(d, absl::StrCat("objstore: every object is in place, but ",
                                                  d.message(), rerun));
     }
   }
   if (absl::Status d = s3.Delete(journal); !d.ok() && !absl::IsNotFound(d)) {
-    return serde::WithMessage(d, absl::StrCat("objstore: every object is replaced, but ",
+    return serde::WithMessage(d, absl::StrCat("objstore: every object is in place, but ",
                                                d.message(), rerun));
   }
   if (stats != nullptr) *stats = st;
@@ -810,9 +934,12 @@ absl::StatusOr<std::vector<std::string>> ListObjectJournals(const std::vector<st
 namespace {
 
 // The one resolution of an interrupted object write, either journal kind:
-// `commit` completed (the remaining copies made, over targets that still hold
-// the planned ETag), `prepare` rolled back (temporary keys and the backups
-// this run made deleted), then the journal deleted.
+// `commit` completed (the remaining copies made: new objects where their key
+// is free, replacements over targets that still hold the planned ETag),
+// `prepare` rolled back (temporary keys and the backups this run made
+// deleted), then the journal deleted. A committed run whose new object's key
+// someone else took before any original was replaced is rolled back too (its
+// own new objects deleted as well).
 absl::Status ResolveObjectJournal(ObjectClient& s3, const ObjectUrl& ju, const MultiJournal& j,
                                   ObjectRecoveryReport* report) {
   const std::string where = absl::StrCat(" (journal ", ju.ToString(), " left in place)");
@@ -821,51 +948,8 @@ absl::Status ResolveObjectJournal(ObjectClient& s3, const ObjectUrl& ju, const M
   done.intent = j.intent;
   done.completed = j.state == "commit";
   for (const MultiJournal::File& f : j.files) done.targets.push_back(f.target);
-  if (done.completed) {
-    std::optional<bool> honoured;
-    for (const MultiJournal::File& f : j.files) {
-      ObjectUrl target = *ParseObjectUrl(f.target);
-      ObjectUrl temp = *ParseObjectUrl(f.temp);
-      absl::StatusOr<ObjectInfo> now = s3.Head(target);
-      if (!now.ok() && !absl::IsNotFound(now.status())) return now.status();
-      if (now.ok() && now->txn_tag == j.token) continue;  // copied before the crash
-      if (now.ok() && !f.etag.empty() && now->etag != f.etag) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "objstore: ", f.target, " changed since the interrupted run read it (ETag ",
-            f.etag, ", now ", now->etag, ") and its verified new content was not put in place "
-            "yet: decide which to keep", where));
-      }
-      absl::StatusOr<ObjectInfo> t = s3.Head(temp);
-      if (!t.ok()) {
-        return absl::DataLossError(absl::StrCat(
-            "objstore: ", f.target, ": the committed output ", f.temp, " is gone (",
-            t.status().message(), ")", where));
-      }
-      if (!honoured) {
-        absl::StatusOr<bool> h =
-            ProbeIfMatch(s3, ObjectUrl{temp.bucket, temp.key + ".probe", temp.scheme});
-        if (!h.ok()) return h.status();
-        honoured = *h;
-      }
-      WriteConditions over;
-      if (*honoured && now.ok()) over.if_match = now->etag;
-      absl::StatusOr<std::string> r = s3.Copy(temp, target, over);
-      if (!r.ok()) {
-        return serde::WithMessage(r.status(), absl::StrCat(r.status().message(), where));
-      }
-      absl::StatusOr<ObjectInfo> after = s3.Head(target);
-      if (!after.ok() || after->txn_tag != j.token) {
-        return absl::DataLossError(absl::StrCat(
-            "objstore: ", f.target, " does not carry the interrupted run's tag after the copy",
-            where));
-      }
-      report->actions.push_back(absl::StrCat("completed ", f.target, " from ", f.temp));
-    }
-    for (const MultiJournal::File& f : j.files) {
-      FLINKSTATE_RETURN_IF_ERROR(DeleteTemporaries(s3, f.temp));
-    }
-    ++report->completed;
-  } else {
+  const auto roll_back = [&]() -> absl::Status {
+    FLINKSTATE_RETURN_IF_ERROR(DeleteCreated(s3, j.files, j.token, &report->actions));
     for (const MultiJournal::File& f : j.files) {
       FLINKSTATE_RETURN_IF_ERROR(DeleteTemporaries(s3, f.temp));
       if (f.backup.empty()) continue;
@@ -880,6 +964,102 @@ absl::Status ResolveObjectJournal(ObjectClient& s3, const ObjectUrl& ju, const M
       }
     }
     ++report->rolled_back;
+    return absl::OkStatus();
+  };
+  // Whether an original was replaced already (it carries the run's token).
+  const auto any_replaced = [&]() -> absl::StatusOr<bool> {
+    for (const MultiJournal::File& f : j.files) {
+      if (f.create) continue;
+      absl::StatusOr<ObjectInfo> now = s3.Head(*ParseObjectUrl(f.target));
+      if (now.ok() && now->txn_tag == j.token) return true;
+      if (!now.ok() && !absl::IsNotFound(now.status())) return now.status();
+    }
+    return false;
+  };
+  // A new object's key taken by someone else: rolled back while no original
+  // is replaced, else left to the user.
+  const auto taken = [&](const MultiJournal::File& f) -> absl::Status {
+    absl::StatusOr<bool> replaced = any_replaced();
+    if (!replaced.ok()) return replaced.status();
+    if (*replaced) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "objstore: ", f.target, " was created by someone else, and the interrupted run had "
+          "replaced originals already: decide which to keep", where));
+    }
+    report->actions.push_back(absl::StrCat(f.target, " was created by someone else: the "
+                                           "interrupted run is rolled back"));
+    done.completed = false;
+    return roll_back();
+  };
+  bool rolled_back = false;
+  if (done.completed) {
+    std::optional<bool> honoured, inm_honoured;
+    for (const MultiJournal::File& f : j.files) {
+      ObjectUrl target = *ParseObjectUrl(f.target);
+      ObjectUrl temp = *ParseObjectUrl(f.temp);
+      const ObjectUrl probe{temp.bucket, temp.key + ".probe", temp.scheme};
+      absl::StatusOr<ObjectInfo> now = s3.Head(target);
+      if (!now.ok() && !absl::IsNotFound(now.status())) return now.status();
+      if (now.ok() && now->txn_tag == j.token) continue;  // copied before the crash
+      if (f.create && now.ok()) {
+        FLINKSTATE_RETURN_IF_ERROR(taken(f));
+        rolled_back = true;
+        break;
+      }
+      if (now.ok() && !f.etag.empty() && now->etag != f.etag) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "objstore: ", f.target, " changed since the interrupted run read it (ETag ",
+            f.etag, ", now ", now->etag, ") and its verified new content was not put in place "
+            "yet: decide which to keep", where));
+      }
+      absl::StatusOr<ObjectInfo> t = s3.Head(temp);
+      if (!t.ok()) {
+        return absl::DataLossError(absl::StrCat(
+            "objstore: ", f.target, ": the committed output ", f.temp, " is gone (",
+            t.status().message(), ")", where));
+      }
+      WriteConditions over;
+      if (f.create) {
+        if (!inm_honoured) {
+          absl::StatusOr<bool> h = ProbeIfNoneMatch(s3, probe, ju);
+          if (!h.ok()) return h.status();
+          inm_honoured = *h;
+        }
+        over.if_none_match = *inm_honoured;  // else: the HEAD above
+      } else {
+        if (!honoured) {
+          absl::StatusOr<bool> h = ProbeIfMatch(s3, probe, ju);
+          if (!h.ok()) return h.status();
+          honoured = *h;
+        }
+        if (*honoured && now.ok()) over.if_match = now->etag;
+      }
+      absl::StatusOr<std::string> r = s3.Copy(temp, target, over);
+      if (!r.ok() && f.create && absl::IsFailedPrecondition(r.status())) {
+        FLINKSTATE_RETURN_IF_ERROR(taken(f));
+        rolled_back = true;
+        break;
+      }
+      if (!r.ok()) {
+        return serde::WithMessage(r.status(), absl::StrCat(r.status().message(), where));
+      }
+      absl::StatusOr<ObjectInfo> after = s3.Head(target);
+      if (!after.ok() || after->txn_tag != j.token) {
+        return absl::DataLossError(absl::StrCat(
+            "objstore: ", f.target, " does not carry the interrupted run's tag after the copy",
+            where));
+      }
+      report->actions.push_back(absl::StrCat(f.create ? "created " : "completed ", f.target,
+                                             " from ", f.temp));
+    }
+    if (!rolled_back) {
+      for (const MultiJournal::File& f : j.files) {
+        FLINKSTATE_RETURN_IF_ERROR(DeleteTemporaries(s3, f.temp));
+      }
+      ++report->completed;
+    }
+  } else {
+    FLINKSTATE_RETURN_IF_ERROR(roll_back());
   }
   if (absl::Status d = s3.Delete(ju); !d.ok()) return d;
   report->actions.push_back(absl::StrCat(done.completed ? "completed " : "rolled back ",

@@ -87,7 +87,9 @@ struct ObjectWriteStats {
   uint64_t bytes_up = 0;
   uint64_t bytes_down = 0;  // the read-back
   uint64_t server_side_copy_bytes = 0;
+  // What the server was found to honour on a copy (probed by the run).
   bool if_match_honoured = false;
+  bool if_none_match_honoured = false;
 };
 
 // Runs the protocol above for `plan` over `input`.
@@ -143,24 +145,31 @@ struct ObjectWritePlan {
 
 
 // ---------------------------------------------------------------------------
-// Several objects replaced as one transaction: `repair` over s3:// (the
-// object-store counterpart of serde::CommitFiles). The protocol:
+// Several objects replaced or created as one transaction: `repair` over s3://
+// and `strip-state --deep` with new state files (the object-store counterpart
+// of serde::CommitFiles). The protocol:
 //   1. one journal `<journal_dir>/.flinkstate-txn-<token>.journal` (magic
 //      "flinkstate object transaction 1", state `prepare`) naming every
 //      target, its temporary key `<target>.flinkstate-tmp-<token>`, its
-//      backup and the ETag the edit was planned from, created with
-//      `If-None-Match: *`;
+//      backup and the ETag the edit was planned from, or `create yes` for a
+//      new object, created with `If-None-Match: *`;
 //   2. every output written locally, verified, uploaded to its temporary key
 //      (tagged `x-amz-meta-flinkstate-txn: <token>`), read back, compared and
 //      verified: all of them before any backup;
 //   3. every backup a server-side copy of the original with `If-None-Match:
 //      *` and `x-amz-copy-source-if-match` the planned ETag, tagged with the
 //      token (so that a rollback deletes only backups this run made);
-//   4. a checked HEAD of every target: still the planned ETag, else refused
-//      (nothing replaced);
+//   4. a checked HEAD of every target: a replaced one still has the planned
+//      ETag, a new one does not exist; else refused (nothing replaced);
 //   5. the journal rewritten to state `commit`: the transaction is decided;
-//   6. every temporary key copied over its target (`If-Match` the planned
-//      ETag where the server honours it), each checked to carry the token;
+//   6. every temporary key copied to its target, the new objects first: a
+//      new one with `If-None-Match: *` where the server honours it on a copy
+//      (probed once per run; else a HEAD just before the copy, a window of
+//      one request), a replaced one with `If-Match` the planned ETag where
+//      the server honours that (probed likewise); each then checked to carry
+//      the token. A new object that someone else created meanwhile stops the
+//      run before any original is replaced: the new objects this run made are
+//      deleted again and the whole transaction rolled back (refused);
 //   7. the temporary keys and the journal deleted (the journal last, and
 //      kept if a temporary key could not be deleted); backups kept.
 // A failure before 5 deletes what the run made (backups only if they carry
@@ -169,22 +178,36 @@ struct ObjectWritePlan {
 // stays and the error says to rerun, whose recovery resolves it.
 // `RecoverObjectTransactions` resolves an interrupted run as the local
 // repair does: `prepare` rolled back (temporary keys and its own backups
-// deleted), `commit` completed (the remaining copies made, over targets that
-// still hold the planned ETag; a target changed by someone else stops the
-// recovery with the journal left in place and named).
+// deleted), `commit` completed (the remaining copies made: new objects only
+// where no object is, replaced ones over targets that still hold the planned
+// ETag). A target changed by someone else stops the recovery with the
+// journal left in place and named; a new object's key taken by someone else
+// before any original was replaced rolls the transaction back instead (its
+// own new objects, temporary keys and backups deleted).
 //
 // No locks: two runs on one job exclude each other by the backups'
 // `If-None-Match` (the second finds a backup and is refused) and the ETag
 // checks; the window left is one request (step 4 to 6) on servers that
-// ignore `If-Match`.
+// ignore `If-Match` / `If-None-Match` on a copy.
 
 struct ObjectChange {
   std::string target;         // s3:// URL
   std::string backup;         // s3:// URL; "" for none
   std::string expected_etag;  // "" : taken from `input` (opened from `target`)
+  // A new object: `target` must not exist, before the commit and when the
+  // copy puts it in place (`backup` must be ""). New objects are put in place
+  // before any object is replaced, whatever their order here.
+  bool create = false;
   const serde::MappedFile* input = nullptr;
   const serde::EditPlan* plan = nullptr;
   serde::OutputVerifier verify;
+  // Filled by `CommitObjects`, as serde::FileChange::temp: the temporary
+  // key's URL; and, once this output is verified and read back equal, its
+  // bytes (so that a later change's `verify` can read an earlier output, as
+  // uploaded: new state files for the `_metadata` that names them).
+  // Lifetime: `written` is valid until `CommitObjects` returns.
+  std::string temp;
+  serde::ByteView written;
 };
 
 struct ObjectTransactionOptions {
@@ -197,12 +220,19 @@ struct ObjectTransactionOptions {
   // The store's requests (not owned; must outlive the call); null: a new
   // S3Client of `CurrentS3Config()`. Tests inject failures through it.
   ObjectClient* client = nullptr;
+  // What the transaction does (e.g. the command line), kept in its journal
+  // and handed back by recovery (serde::RecoveredTransaction::intent).
+  std::string intent;
 };
 
-// Runs the protocol above. Return values: as `WriteObjectVerified`; errors
-// before the commit point end "(nothing was replaced)", later ones say to
-// rerun (which completes the transaction).
-[[nodiscard]] absl::Status CommitObjects(const std::vector<ObjectChange>& changes,
+// Runs the protocol above. Outputs are uploaded and verified in the order of
+// `changes` (a `verify` may read the `written` bytes of the changes before
+// it). Return values: as `WriteObjectVerified`; `FailedPrecondition` when a
+// new object's key exists (or is taken during the run: then the new objects
+// made are deleted again); errors before the commit point (or rolled back
+// after it) end "(nothing was replaced)", later ones say to rerun (which
+// completes the transaction).
+[[nodiscard]] absl::Status CommitObjects(std::vector<ObjectChange>& changes,
                                          const ObjectTransactionOptions& options,
                                          ObjectWriteStats* stats = nullptr);
 

@@ -574,6 +574,10 @@ absl::Status S3Client::ErrorFor(const ObjectUrl& u, absl::string_view method, co
       return absl::PermissionDeniedError(msg);
     case 412:
       return absl::FailedPreconditionError(msg);
+    case 409:
+      // A conditional write that raced another write of the key.
+      if (code == "ConditionalRequestConflict") return absl::FailedPreconditionError(msg);
+      break;
     default:
       break;
   }

@@ -25,6 +25,12 @@
 #      name every stream by a RelativeFileStateHandle; `repair --deep` writes one new state file
 #      per stream, named by both files (the originals untouched); Flink reads the new files from
 #      the HA file's `filePath`s as before less the state, and recovers the job from the HA file.
+#      Step 6 takes the newest checkpoint of the control run that has both its _metadata and its
+#      HA file, and checks that the values logged for it differ from those of every other
+#      checkpoint (so that step 9 would notice a recovery of another one).
+# Every recovery (steps 1b, 4, 9) also asks Flink which checkpoint it restored (the job's
+# checkpoint statistics): exactly one restore, of the checkpoint under test. Every check above
+# that fails ends the script with a non-zero exit (set -e; the harness exits 1 on a FAIL line).
 #   restore_deep_stripped_ha.sh FLINKSTATE_BIN INCIDENT_DIR RELEASE WORK_DIR
 set -euo pipefail
 bin=$1
@@ -69,7 +75,8 @@ if "$harness" restore --release "$release" --from-ha "$work/control/$(basename "
 fi
 grep -q "^FAIL restore1: $state is not among the registered" "$work/control.txt" ||
   { echo "FAIL: the control failed for another reason:"; grep -E "^(PASS|FAIL)" "$work/control.txt"; exit 1; }
-grep -q "^PASS restore1: operator list state records-seen restored" "$work/control.txt" ||
+grep -q "^PASS restore1: operator list state records-seen restored" "$work/control.txt" &&
+  grep -q "^PASS restore1: Flink's checkpoint statistics: 1 restore(s), the latest of checkpoint $id " "$work/control.txt" ||
   { echo "FAIL: the control did not recover checkpoint $id:"; grep -E "^(PASS|FAIL)" "$work/control.txt"; exit 1; }
 echo "control: recovered checkpoint $id, and $state is registered as expected without the deep repair"
 
@@ -136,16 +143,49 @@ PY
 # non-empty operator-state stream in a state file named by a RelativeFileStateHandle, in both its
 # _metadata and the HA completedCheckpoint the run's ZooKeeper HA store wrote for it.
 echo "== 6. the control run's checkpoint with state files, and its HA file"
-fchk=$(for d in "$work"/control/restore/restore1/checkpoints/*/chk-*; do echo "${d##*/chk-} $d"; done |
-       sort -n | tail -1 | cut -d' ' -f2-)
-fid=${fchk##*/chk-}
+# The newest checkpoint the control run completed: its _metadata written and its HA file in the
+# ZooKeeper HA store's directory (a checkpoint cut short when the run stopped has neither).
 fha=$work/control/restore/restore1/ha/restore1
-fha_file=
+declare -A ha_of=()
 for f in "$fha"/completedCheckpoint*; do
   n=$("$bin" inspect --json "$f" | python3 -c 'import json,sys; print(json.load(sys.stdin)["checkpointId"])')
-  [[ $n == "$fid" ]] && fha_file=$f
+  ha_of[$n]=$f
 done
-[[ -n $fha_file ]] || { echo "no HA file of checkpoint $fid in $fha"; exit 1; }
+fchk= fid= fha_file=
+for d in "$work"/control/restore/restore1/checkpoints/*/chk-*; do
+  n=${d##*/chk-}
+  if [[ -f $d/_metadata && -n ${ha_of[$n]:-} ]] && { [[ -z $fid ]] || (( n > fid )); }; then
+    fchk=$d fid=$n fha_file=${ha_of[$n]}
+  fi
+done
+[[ -n $fha_file ]] || { echo "FAIL: no checkpoint of the control run has both its _metadata and an HA file in $fha"; exit 1; }
+echo "checkpoint $fid of the control run: $fchk, HA file $fha_file"
+# Step 9 tells the checkpoint it recovers by the values the job logged when it was taken: they must
+# differ from those of checkpoint $id (the control's own input) and of every other checkpoint the
+# control run took, or a recovery of the wrong checkpoint would pass.
+python3 - "$work/control/restore/statelog/restore1.log" "$incident/statelog" "$id" "$fid" <<'PY'
+import glob, os, sys
+log, incident_logs, first, chosen = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+def snaps(path):
+    out = {}
+    for line in open(path):
+        f = line.split()
+        if f and f[0] == "snap" and f[4] == "records-seen":
+            out.setdefault(int(f[1]), []).append(int(f[6]))
+    return {k: sorted(v) for k, v in out.items()}
+control = snaps(log)
+before = {}
+for p in glob.glob(os.path.join(incident_logs, "*.log")):
+    before.update({k: v for k, v in snaps(p).items() if k == first})
+if chosen not in control or first not in before:
+    print("FAIL: records-seen of checkpoint %d (control log) or %d (incident logs) not logged" % (chosen, first))
+    sys.exit(1)
+same = [k for k, v in list(control.items()) + list(before.items()) if k != chosen and v == control[chosen]]
+if same:
+    print("FAIL: checkpoint %d holds the records-seen values of checkpoint(s) %s: %s" % (chosen, same, control[chosen]))
+    sys.exit(1)
+print("checkpoint %d: records-seen %s (checkpoint %d had %s)" % (chosen, control[chosen], first, before[first]))
+PY
 "$bin" state --json "$fha_file" >"$work/files-before-ours.json"
 python3 - "$work/files-before-ours.json" "$state" <<'PY'
 import json, sys

@@ -551,6 +551,33 @@ TEST(DeepStripFileBackedTest, RemoteHandleIsReadAndWrittenThroughTheStateRoot) {
   }
 }
 
+TEST(DeepStripFileBackedTest, NewLocalFilesAndAnObjectStoreOutputAreNotOneTransaction) {
+  // The state files mapped to a local copy (--state-root): their new files
+  // are local. An output in an object store would need a transaction across
+  // both: refused before anything is written (no request made either).
+  const std::string dir = CopyToTemp(kFlink117, kFlink117Files);
+  Loaded in = WithAbsoluteHandles(dir, "s3://bucket/job/chk-3/");
+  WriteAll(dir + "/absolute", in.bytes);
+  absl::StatusOr<serde::MappedFile> input = serde::MappedFile::Open(dir + "/absolute");
+  ASSERT_THAT(input.status(), IsOk());
+  StripOptions o;
+  o.state_name = "source-state";
+  DeepStripFiles files;
+  files.sources.state_roots.emplace_back("s3://bucket/job/chk-3", dir);
+  absl::StatusOr<DeepStripResult> r = PlanDeepStripState(in.model, View(in.bytes), o, files);
+  ASSERT_THAT(r.status(), IsOk());
+  auto verify = [](const std::map<std::string, serde::ByteView>&) {
+    return serde::OutputVerifier([](serde::ByteView) { return absl::OkStatus(); });
+  };
+  EXPECT_THAT(WriteDeepStripped(*r, o.state_name, *input, "s3://bucket/job/chk-3/_metadata",
+                                "s3://bucket/job/chk-3/_metadata.bak", verify, {}),
+              StatusIs(absl::StatusCode::kInvalidArgument, "one transaction cannot span both"));
+  std::vector<std::string> want = kFlink117Files;
+  want.push_back("absolute");
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(FilesOf(dir), want);
+}
+
 TEST(DeepStripFileBackedTest, AbsoluteFileHandleKeepsItsSchemeAndDirectory) {
   const std::string dir = CopyToTemp(kFlink117, kFlink117Files);
   Loaded in = WithAbsoluteHandles(dir, "file:" + dir + "/");

@@ -343,6 +343,15 @@ TEST(OperatorStateReportTest, StateRootsMapRemotePaths) {
               StatusIs(absl::StatusCode::kFailedPrecondition, "--state-root"));
   EXPECT_THAT(LocalStatePath("hdfs://nn/x", false, src).status(),
               StatusIs(absl::StatusCode::kFailedPrecondition, "hdfs://nn/x is remote"));
+  // An input in an object store reads object-store paths there; a state
+  // root still wins, and other remote schemes stay refused.
+  StateStreamSources in_store = src;
+  in_store.read_object_store = true;
+  EXPECT_EQ(*LocalStatePath("s3://bucketeer/x", false, in_store), "s3://bucketeer/x");
+  EXPECT_EQ(*LocalStatePath("s3a://b/chk-1/f", false, in_store), "s3a://b/chk-1/f");
+  EXPECT_EQ(*LocalStatePath("s3://bucket/x/y", false, in_store), "/mnt/a/x/y");
+  EXPECT_THAT(LocalStatePath("hdfs://nn/x", false, in_store).status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition, "hdfs://nn/x is remote"));
   EXPECT_EQ(*LocalStatePath("file:/tmp/x", false, src), "/tmp/x");
   EXPECT_EQ(*LocalStatePath("file:///tmp/x", false, src), "/tmp/x");
   EXPECT_EQ(*LocalStatePath("/tmp/x", false, src), "/tmp/x");

@@ -241,6 +241,29 @@ class S3ServerTest(unittest.TestCase):
                 checked += 1
         self.assertGreater(checked, 20)
 
+    def test_doctor_of_remote_files_equals_the_local_run(self):
+        # The incident's checkpoint and HA file of every release: the same report, every path
+        # read as the remote one (the checkpoint directory too: it was a local path made of
+        # the URL, "/cwd/s3:/flink/...").
+        checked = 0
+        for release, case, case_dir, prefix, files in self.uploaded:
+            if case not in ("incident-gen3-checkpoint", "incident-gen3-completedCheckpoint"):
+                continue
+            n = [f for f in files if f == "_metadata" or f.startswith("completedCheckpoint")][0]
+            local = os.path.join(case_dir, n)
+            remote = "s3://flink/%s/%s" % (prefix, n)
+            lrc, lout, lerr = run(["doctor", "--json", local], self.env)
+            rrc, rout, rerr = run(["doctor", "--json", remote], self.env)
+            with self.subTest(case="%s/%s" % (release, case)):
+                self.assertEqual((rrc, lrc), (0, 0), rerr + lerr)
+                self.assertEqual(json.loads(rout), json.loads(
+                    lout.replace(local, remote).replace(case_dir, "s3://flink/" + prefix)))
+                if n == "_metadata":
+                    self.assertEqual(json.loads(rout)["paths"]["checkpointDir"],
+                                     "s3://flink/" + prefix)
+            checked += 1
+        self.assertGreaterEqual(checked, 10)
+
     def test_dump_and_diff_of_remote_files(self):
         for release, case, case_dir, prefix, files in self.uploaded:
             if not case.endswith("completedCheckpoint"):
@@ -666,6 +689,8 @@ class S3WriteTest(unittest.TestCase):
                 return
             h = {k.lower(): v for k, v in headers.items()}
             key = path.split("?")[0][len("/flink/"):]
+            if method == "PUT" and "x-amz-copy-source" in h and key.endswith(".probe"):
+                return  # the conditional-copy probe (the journal's few hundred bytes)
             if method == "PUT" and "x-amz-copy-source" in h:
                 src = h["x-amz-copy-source"][len("/flink/"):]
                 moved["copy"] += (len(self.stripped) if ".flinkstate-tmp-" in src
@@ -978,6 +1003,8 @@ class S3RepairTest(unittest.TestCase):
                 return
             h = {k.lower(): v for k, v in headers.items()}
             key = path.split("?")[0][len("/flink/"):]
+            if method == "PUT" and "x-amz-copy-source" in h and key.endswith(".probe"):
+                return  # the conditional-copy probes (a journal's few hundred bytes)
             if method == "PUT" and "x-amz-copy-source" in h:
                 src = h["x-amz-copy-source"][len("/flink/"):]
                 base = src.split(".flinkstate-tmp-")[0]
@@ -1058,28 +1085,6 @@ class S3RepairTest(unittest.TestCase):
         self.assertIn("of completedCheckpoint 9", text)
         self.assertEqual(self.get("%s/deep" % self.root), want)
         self.assertEqual(self.get(ha_key), self.ha_bytes)
-
-    def test_deep_repair_needing_new_state_files_is_refused(self):
-        # Operator state in relative state files (the corpus's Flink 1.17
-        # checkpoint), read through --state-root from a local copy: the new
-        # state files cannot be part of an object transaction, so nothing is
-        # written.
-        src = os.path.join(TESTDATA, "..", "..", "..", "shared", "corpus", "CosmicBeing09__flink",
-                           "flink-tests", "src", "test", "resources",
-                           "new-stateful-udf-migration-itcase-flink1.17-hashmap-checkpoint")
-        if not os.path.isdir(src):
-            self.fail("corpus checkpoint missing: " + src)
-        prefix = "%s/fb/chk-3" % self.root
-        for name in os.listdir(src):
-            with open(os.path.join(src, name), "rb") as f:
-                self.s3.put_object(Bucket="flink", Key="%s/%s" % (prefix, name), Body=f.read())
-        before = self.keys()
-        rc, _, err = run(["repair", "--deep", "--apply", "--state", "source-state",
-                          "--state-root", "s3://flink/%s=%s" % (prefix, src),
-                          "s3://flink/" + prefix], self.env)
-        self.assertEqual(rc, 1, err)
-        self.assertIn("writing new state files in an object-store repair is not implemented", err)
-        self.assertEqual(self.keys(), before)
 
     def test_ha_dir_one_level_too_high_names_the_right_one(self):
         rc, _, err = run(["repair", "--state", self.STATE, "--ha-dir",
@@ -1206,6 +1211,209 @@ class S3RepairTest(unittest.TestCase):
         self.assertEqual(self.get(self.chk + "/_metadata"), self.meta_bytes)
         self.assertEqual(self.get("%s/%s" % (self.ha_dir, self.ha_name)), self.ha_bytes)
         self.assertEqual(sorted(self.keys()), sorted(self.originals()))
+
+
+def corpus_state_files_checkpoint():
+    """A real Flink 1.17 checkpoint whose operator state lies in relative state files (the
+    corpus's hashmap checkpoint of the new-stateful-udf migration test)."""
+    src = os.path.join(TESTDATA, "..", "..", "..", "shared", "corpus", "CosmicBeing09__flink",
+                       "flink-tests", "src", "test", "resources",
+                       "new-stateful-udf-migration-itcase-flink1.17-hashmap-checkpoint")
+    if not os.path.isdir(src):
+        raise RuntimeError("corpus checkpoint missing: " + src)
+    return src
+
+
+class S3DeepStateFilesTest(unittest.TestCase):
+    """`repair --deep` and `strip-state --deep` of a checkpoint in the store whose operator state
+    lies in state files: the new state files are new objects of the object transaction
+    (object_transaction.h, ObjectChange::create). The referee for the bytes is the same command
+    on a local copy laid out alike (conformance/restore_deep_stripped_files.sh has real Flink
+    restore those outputs; conformance/restore_deep_repaired_s3.py has it recover a job repaired
+    in the store)."""
+
+    STATE = "source-state"
+
+    @classmethod
+    def setUpClass(cls):
+        cls.moto = Moto()
+        cls.proxy = FaultProxy(cls.moto.port)
+        cls.s3 = s3_client(cls.moto.url)
+        cls.s3.create_bucket(Bucket="flink")
+        cls.src = corpus_state_files_checkpoint()
+        cls.files = {}
+        for n in sorted(os.listdir(cls.src)):
+            with open(os.path.join(cls.src, n), "rb") as f:
+                cls.files[n] = f.read()
+        cls.tmp = tempfile.TemporaryDirectory()
+        # The local referee: repair --deep --apply of a copy.
+        local = os.path.join(cls.tmp.name, "job", "chk-3")
+        os.makedirs(local)
+        for n, data in cls.files.items():
+            with open(os.path.join(local, n), "wb") as f:
+                f.write(data)
+        subprocess.run([FLINKSTATE, "repair", "--deep", "--apply", "--state", cls.STATE, local],
+                       check=True, capture_output=True)
+        cls.want = {}
+        for n in os.listdir(local):
+            with open(os.path.join(local, n), "rb") as f:
+                cls.want[n] = f.read()
+        cls.new_names = sorted(set(cls.want) - set(cls.files) - {"_metadata.bak"})
+        assert len(cls.new_names) == 2, cls.want.keys()
+        assert cls.want["_metadata"] != cls.files["_metadata"]
+        cls.env = base_env(cls.proxy.url)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.proxy.stop()
+        cls.moto.stop()
+        cls.tmp.cleanup()
+
+    def setUp(self):
+        self.proxy.hook = None
+        self.root = "t-%s" % self.id().split(".")[-1]
+        self.chk = "%s/job/chk-3" % self.root
+        for n, data in self.files.items():
+            self.s3.put_object(Bucket="flink", Key="%s/%s" % (self.chk, n), Body=data)
+
+    def keys(self):
+        r = self.s3.list_objects_v2(Bucket="flink", Prefix=self.root + "/")
+        return sorted(o["Key"][len(self.chk) + 1:] for o in r.get("Contents", []))
+
+    def get(self, name):
+        return self.s3.get_object(Bucket="flink", Key="%s/%s" % (self.chk, name))["Body"].read()
+
+    def repair(self, *extra):
+        return run(["repair", "--deep", "--state", self.STATE] + list(extra) +
+                   ["s3://flink/" + self.chk], self.env)
+
+    def assert_repaired(self):
+        self.assertEqual(self.keys(), sorted(self.want))
+        for n, data in self.want.items():
+            self.assertEqual(self.get(n), data, n)
+
+    def test_repair_writes_the_new_state_files_as_new_objects(self):
+        rc, out, err = self.repair("--json")
+        self.assertEqual(rc, 0, err)
+        plan = json.loads(out)
+        planned = sorted(f["path"] for f in plan["files"][0]["newStateFiles"])
+        self.assertEqual(planned, ["s3://flink/%s/%s" % (self.chk, n) for n in self.new_names])
+        self.assertEqual(self.keys(), sorted(self.files))  # a dry run writes nothing
+        # What the apply moves, counted at the proxy in front of moto.
+        moved = {"upload": 0, "read_back": 0}
+
+        def count(method, path, headers, when):
+            key = path.split("?")[0][len("/flink/"):]
+            h = {k.lower(): v for k, v in headers.items()}
+            if when != "before" or ".flinkstate-tmp-" not in key or key.endswith(".probe"):
+                return
+            if method == "PUT" and "x-amz-copy-source" not in h:
+                moved["upload"] += int(h.get("content-length", 0))
+            elif method == "GET":
+                a, b = h["range"][len("bytes="):].split("-")
+                moved["read_back"] += int(b) - int(a) + 1
+        self.proxy.hook = count
+        rc, out, err = self.repair("--apply")
+        self.proxy.hook = None
+        self.assertEqual(rc, 0, err)
+        for n in self.new_names:
+            self.assertIn("wrote new state file s3://flink/%s/%s (8 B), verified" % (self.chk, n),
+                          out)
+        self.assert_repaired()
+        self.assertEqual(int(plan["transfer"]["uploadBytes"]), moved["upload"])
+        self.assertEqual(int(plan["transfer"]["readBackBytes"]), moved["read_back"])
+        self.assertEqual(moved["upload"],
+                         len(self.want["_metadata"]) + sum(len(self.want[n])
+                                                           for n in self.new_names))
+        # The remote streams read as the local ones: the state is gone from both files.
+        rc, out, err = run(["state", "--json", "s3://flink/%s/_metadata" % self.chk], self.env)
+        self.assertEqual(rc, 0, err)
+        self.assertNotIn('"%s"' % self.STATE, out)
+        rc, out, err = self.repair("--apply")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("nothing to strip", out)
+        self.assert_repaired()
+
+    def test_strip_state_deep_in_place_writes_the_new_objects(self):
+        rc, out, err = run(["strip-state", "--deep", "--state", self.STATE, "--in-place",
+                            "s3://flink/%s/_metadata" % self.chk], self.env)
+        self.assertEqual(rc, 0, err)
+        # The same bytes as repair --deep writes locally, and no key of the transaction left.
+        self.assert_repaired()
+        for n in self.new_names:
+            self.assertIn("wrote new state file s3://flink/%s/%s (8 B), verified" % (self.chk, n),
+                          out)
+
+    def test_strip_state_deep_dry_run_plans_the_new_objects(self):
+        rc, out, err = run(["strip-state", "--deep", "--state", self.STATE, "--in-place",
+                            "--dry-run", "s3://flink/%s/_metadata" % self.chk], self.env)
+        self.assertEqual(rc, 0, err)
+        for n in self.new_names:
+            self.assertIn("check absent s3://flink/%s/%s" % (self.chk, n), out)
+            self.assertIn("server-side copy s3://flink/%s/%s <- s3://flink/%s/%s.flinkstate-tmp-"
+                          % (self.chk, n, self.chk, n), out)
+        self.assertEqual(self.keys(), sorted(self.files))
+
+    def kill_at(self, pick):
+        """`repair --deep --apply` SIGKILLed when `pick(method, key, copy, when)` first says so
+        (the request never reaches the server when when == "before"); returns the rerun's
+        output after checking that the rerun repaired everything and left nothing stray."""
+        procs = []
+
+        def kill(method, path, headers, when):
+            copy = "x-amz-copy-source" in {k.lower() for k in headers}
+            key = path.split("?")[0][len("/flink/%s/" % self.chk):]
+            if procs and procs[0].returncode is None and pick(method, key, copy, when):
+                procs[0].kill()
+                procs[0].wait()
+                return True
+        self.proxy.hook = kill
+        p = subprocess.Popen([FLINKSTATE, "repair", "--deep", "--state", self.STATE, "--apply",
+                              "s3://flink/" + self.chk], env=self.env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        procs.append(p)
+        p.communicate(timeout=120)
+        self.proxy.hook = None
+        self.assertEqual(p.returncode, -9)
+        self.assertTrue(any(".flinkstate-txn-" in k for k in self.keys()), self.keys())
+        rc, out, err = self.repair("--apply")
+        self.assertEqual(rc, 0, err + out)
+        self.assert_repaired()
+        return out
+
+    def test_killed_before_the_commit_rerun_rolls_back_and_repairs(self):
+        # At the _metadata's backup copy: every output (new state files too) uploaded.
+        out = self.kill_at(lambda m, key, copy, w: w == "before" and m == "PUT" and copy
+                           and key == "_metadata.bak")
+        self.assertIn("1 rolled back", out)
+
+    def test_killed_after_the_first_new_object_rerun_completes(self):
+        # After the commit point: one new state file in place, the other and _metadata not.
+        out = self.kill_at(lambda m, key, copy, w: w == "after" and m == "PUT" and copy
+                           and key in self.new_names)
+        self.assertIn("1 completed, 0 rolled back", out)
+        self.assertIn("recovered: created s3://flink/%s/" % self.chk, out)
+        self.assertIn("nothing to strip", out)
+
+    def test_a_concurrent_creation_of_a_new_state_file_is_refused(self):
+        theirs = b"written by someone else meanwhile"
+        target = self.new_names[1]
+
+        def create_meanwhile(method, path, headers, when):
+            # While the new state file's bytes are uploaded, another writer creates its key.
+            if (when == "before" and method == "PUT" and
+                    "/%s.flinkstate-tmp-" % target in path and ".probe" not in path):
+                self.s3.put_object(Bucket="flink", Key="%s/%s" % (self.chk, target), Body=theirs)
+        self.proxy.hook = create_meanwhile
+        rc, _, err = self.repair("--apply")
+        self.proxy.hook = None
+        self.assertEqual(rc, 1, err)
+        self.assertIn("s3://flink/%s/%s exists: someone else created it" % (self.chk, target), err)
+        self.assertIn("nothing was replaced", err)
+        self.assertEqual(self.keys(), sorted(list(self.files) + [target]))
+        self.assertEqual(self.get(target), theirs)
+        for n, data in self.files.items():
+            self.assertEqual(self.get(n), data, n)
 
 
 class S3StallTest(unittest.TestCase):

@@ -20,7 +20,10 @@
 // `NotFound`); a copy keeps its source's `x-amz-meta-flinkstate-txn` unless it
 // is given one; DELETE of a missing key succeeds, as on S3.
 // `honour_if_match = false` models servers that ignore `If-Match` on
-// PUT/copy (the protocols probe for it).
+// PUT/copy, `honour_if_none_match_on_copy = false` those that ignore
+// `If-None-Match` on a copy (moto 5; the protocols probe for both).
+// `FaultObjectClient::before` runs before every call (e.g. another writer
+// changing the store at a chosen request).
 
 #ifndef FLINKSTATE_TESTS_TESTING_FAULT_OBJECT_CLIENT_H_
 #define FLINKSTATE_TESTS_TESTING_FAULT_OBJECT_CLIENT_H_
@@ -28,6 +31,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -52,6 +56,7 @@ class MemoryObjectStore {
   // Keyed "bucket/key".
   std::map<std::string, StoredObject> objects;
   bool honour_if_match = true;
+  bool honour_if_none_match_on_copy = true;
   // Every PUT that took effect: name and body, in order.
   std::vector<std::pair<std::string, std::string>> puts;
 
@@ -85,6 +90,10 @@ class FaultObjectClient : public objstore::ObjectClient {
   // `fail_at` is 1-based; 0 never fails (to count the calls of a clean run).
   FaultObjectClient(MemoryObjectStore* store, int fail_at, Mode mode)
       : store_(store), fail_at_(fail_at), mode_(mode) {}
+
+  // Called with "METHOD bucket/key" before each call is made (and before a
+  // failure is injected at it).
+  std::function<void(const std::string& what)> before;
 
   int calls() const { return n_; }
   // "PUT bucket/key" of the call that failed, "" if none did.
@@ -143,7 +152,9 @@ class FaultObjectClient : public objstore::ObjectClient {
       if (!when.source_if_match.empty() && when.source_if_match != src->etag) {
         return Precondition(from);
       }
-      if (absl::Status s = Check(to, when); !s.ok()) return s;
+      objstore::WriteConditions dest = when;
+      if (!store_->honour_if_none_match_on_copy) dest.if_none_match = false;
+      if (absl::Status s = Check(to, dest); !s.ok()) return s;
       StoredObject copy = *src;
       if (!when.txn_tag.empty()) copy.txn_tag = when.txn_tag;
       store_->objects[Name(to)] = copy;
@@ -209,6 +220,7 @@ class FaultObjectClient : public objstore::ObjectClient {
   absl::StatusOr<T> Call(const char* method, const objstore::ObjectUrl& u, F apply) {
     ++n_;
     const std::string what = absl::StrCat(method, " ", Name(u));
+    if (before) before(what);
     const absl::Status injected = absl::UnavailableError(absl::StrCat("injected failure: ", what));
     if (dead_) return injected;
     if (n_ != fail_at_) return apply();

@@ -8,9 +8,11 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.fs.FSDataInputStream;
 import org.apache.flink.core.fs.Path;
 import org.apache.flink.core.memory.DataInputViewStreamWrapper;
+import org.apache.flink.runtime.checkpoint.CheckpointStatsSnapshot;
 import org.apache.flink.runtime.checkpoint.CompletedCheckpoint;
 import org.apache.flink.runtime.checkpoint.OperatorState;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.runtime.checkpoint.RestoredCheckpointStats;
 import org.apache.flink.runtime.jobgraph.JobGraph;
 import org.apache.flink.runtime.jobmaster.JobResult;
 import org.apache.flink.runtime.state.OperatorBackendSerializationProxy;
@@ -255,6 +257,23 @@ final class Restore {
     }
 
     /**
+     * What Flink itself says it restored (the job's CheckpointStatsSnapshot, as its REST API shows it):
+     * exactly one restore, of checkpoint restoredId. A failover during the run (a second restore, from
+     * whatever checkpoint was latest then) or a recovery of another checkpoint than the one under test
+     * would otherwise show only as values from the wrong checkpoint.
+     */
+    static boolean checkRestoredOnce(Cluster cl, JobID id, String run, long restoredId, List<String> report)
+            throws Exception {
+        CheckpointStatsSnapshot stats = cl.mc.getExecutionGraph(id).get().getCheckpointStatsSnapshot();
+        RestoredCheckpointStats r = stats == null ? null : stats.getLatestRestoredCheckpoint();
+        long restores = stats == null ? -1 : stats.getCounts().getNumberOfRestoredCheckpoints();
+        long got = r == null ? -1 : r.getCheckpointId();
+        return check(run + ": Flink's checkpoint statistics: " + restores + " restore(s), the latest of checkpoint " + got
+                + (r == null ? "" : " (" + r.getExternalPath() + ")") + ", expected one restore of checkpoint " + restoredId,
+                restores == 1 && got == restoredId, report);
+    }
+
+    /**
      * The JobManager's failover path: puts the completedCheckpoint file HA into a fresh ZooKeeper as
      * the only checkpoint of its job, the way Flink's ZooKeeperStateHandleStore lays it out (1.15+:
      * /flink/CLUSTER/jobs/JOB/checkpoints/%019d holding a Java-serialized RetrievableStreamStateHandle
@@ -330,7 +349,12 @@ final class Restore {
         }
         StringBuilder where = new StringBuilder();
         Values expected = findExpected(searchLogs, in.checkpointId, parallelism, where);
-        if (expected == null) {
+        if (expected == null && o.containsKey("state-log")) {
+            // The caller named the log of the run that took the checkpoint: without its values the
+            // restore cannot be told from a restore of another checkpoint.
+            allOk &= check("state log " + o.get("state-log") + " holds the values logged for checkpoint "
+                    + in.checkpointId, false, report);
+        } else if (expected == null) {
             report.add("NOTE no state log with checkpoint " + in.checkpointId + " in " + searchLogs
                     + ": values of the first restore are checked for completeness only");
         } else {
@@ -422,6 +446,7 @@ final class Restore {
                 allOk &= check(run + ": job RUNNING and checkpoint " + chk.getName() + " completed after restore from checkpoint " + restoredId
                         + (viaHa ? " recovered from the HA store" : ""),
                         cl.mc.getJobStatus(id).get().name().equals("RUNNING"), report);
+                allOk &= checkRestoredOnce(cl, id, run, restoredId, report);
             } finally {
                 if (zk != null) {
                     zk.close();

@@ -553,8 +553,6 @@ absl::Status EncodeMetadataEdit(const HandleEdit& e, const DeepStripResult& resu
 
 // --- completedCheckpoint files: the same edits through the javaobj rewriter ---
 
-constexpr char kOperatorSubtaskStateClass[] =
-    "org.apache.flink.runtime.checkpoint.OperatorSubtaskState";
 
 // The OperatorSubtaskState object of the map entry (key Integer, value the
 // subtask state) that starts at byte `entry_offset`, or kNoItem.
@@ -656,8 +654,11 @@ class CompletedCheckpointEncoder {
   absl::Status SetSubtaskSizes(const std::map<uint64_t, int64_t>& lost) {
     for (const auto& [entry_offset, bytes] : lost) {
       if (bytes == 0) continue;
+      // The object the model read as the subtask: an OperatorSubtaskState,
+      // or a class of a drifted name the model matched by its fields (it
+      // warns of the drift), so no class name is checked here.
       const javaobj::ItemId st = SubtaskObject(s_, entry_offset);
-      if (st == javaobj::kNoItem || !s_.IsInstanceOf(st, kOperatorSubtaskStateClass)) {
+      if (st == javaobj::kNoItem) {
         return serde::DecodeError(absl::StatusCode::kInternal, kLayer, "",
                                   "no OperatorSubtaskState where the model has a subtask",
                                   entry_offset);
@@ -665,6 +666,14 @@ class CompletedCheckpointEncoder {
       if (!subtasks_.insert(st).second) continue;
       for (const char* field : {"stateSize", "checkpointedSize"}) {
         absl::StatusOr<int64_t> v = s_.PrimFieldInt(st, field);
+        if (!v.ok() && field[0] == 's') {
+          return serde::DecodeError(
+              absl::StatusCode::kFailedPrecondition, kLayer, "",
+              absl::StrCat("the subtask object (", s_.ClassNameOf(st),
+                           ") has no long stateSize to lower by the ", bytes,
+                           " stream bytes removed; nothing was written"),
+              s_.range(st).offset);
+        }
         if (!v.ok()) continue;  // checkpointedSize: Flink 1.14+
         if (*v < bytes) {
           return serde::DecodeError(

@@ -8,7 +8,7 @@
 #
 #   bench/copy_pairs.sh BUILD_DIR [--mib 2048] [--rounds 5] [--dirs "DIR..."]
 #                       [--csv FILE] [--methods] [--pairs "A:B ..."] [--keep]
-#                       [--before FLINKSTATE_BINARY]
+#                       [--before FLINKSTATE_BINARY] [--wait-quiet PCT [--wait-max S]]
 #
 # Labels: cp, cp+fsync, strip, strip-nofsync (BUILD_DIR's flinkstate),
 # strip@before, strip-nofsync@before (the --before binary, e.g. one built from
@@ -31,6 +31,10 @@
 # `bench/report.py --copy-pairs FILE`) gives per pair the median of the
 # per-round ratios A/B of wall time and of user+system time, with min and max.
 # The machine is shared: run it at a quiet moment and read the load column.
+# --wait-quiet PCT waits before each pair until the CPUs were busy at most PCT
+# percent over 2 s (/proc/stat; other users' builds), for up to --wait-max
+# seconds (default 900; then it runs anyway); the busy share measured just
+# before each run is in the CSV (busy_pct) either way.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
@@ -38,7 +42,7 @@ die() { echo "copy_pairs.sh: $*" >&2; exit 2; }
 [ $# -ge 1 ] || die "usage: bench/copy_pairs.sh BUILD_DIR [--mib N] [--rounds N] [--dirs \"DIR...\"] [--csv FILE] [--methods] [--pairs \"A:B ...\"] [--keep] [--before FLINKSTATE_BINARY]"
 build="$(cd "$1" && pwd)" || die "no build directory $1"; shift
 mib=2048; rounds=5; dirs=""; csv="$root/bench/results/copy_pairs.csv"; methods=0; keep=0; pairs=""
-before=""
+before=""; quiet=""; wait_max=900
 while [ $# -gt 0 ]; do
   case "$1" in
     --mib) mib="$2"; shift 2 ;;
@@ -48,6 +52,8 @@ while [ $# -gt 0 ]; do
     --methods) methods=1; shift ;;
     --pairs) pairs="$2"; shift 2 ;;
     --keep) keep=1; shift ;;
+    --wait-quiet) quiet="$2"; shift 2 ;;
+    --wait-max) wait_max="$2"; shift 2 ;;
     --before) before="$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"; shift 2 ;;
     *) die "unknown argument $1" ;;
   esac
@@ -75,7 +81,7 @@ if [ -z "$pairs" ]; then
 fi
 mkdir -p "$(dirname "$csv")"
 [ -z "$before" ] || [ -x "$before" ] || die "no $before"
-[ -s "$csv" ] || echo "date,fs,mib,bytes,round,pair,order,label,wall_s,user_s,sys_s,load1" > "$csv"
+[ -s "$csv" ] || echo "date,fs,mib,bytes,round,pair,order,label,wall_s,user_s,sys_s,load1,busy_pct" > "$csv"
 
 # The command of LABEL over input $f into the directory $o (array CMD).
 command_for() {
@@ -101,21 +107,42 @@ command_for() {
   esac
 }
 load1() { cut -d' ' -f1 /proc/loadavg; }
+# busy SECONDS: the percentage of CPU time not idle (nor waiting for I/O)
+# over the next SECONDS, all CPUs.
+busy() {
+  local a b
+  a=$(awk '/^cpu /{print $2+$3+$4+$7+$8+$9, $5+$6}' /proc/stat)
+  sleep "$1"
+  b=$(awk '/^cpu /{print $2+$3+$4+$7+$8+$9, $5+$6}' /proc/stat)
+  awk -v a="$a" -v b="$b" 'BEGIN{split(a,x," "); split(b,y," "); u=y[1]-x[1]; i=y[2]-x[2];
+    printf "%.0f", (u + i > 0) ? 100 * u / (u + i) : 0}'
+}
+# Waits (with --wait-quiet) until the machine is quiet enough.
+wait_quiet() {
+  [ -n "$quiet" ] || return 0
+  local waited=0 b
+  while b=$(busy 2); [ "$b" -gt "$quiet" ]; do
+    waited=$((waited + 2))
+    if [ "$waited" -ge "$wait_max" ]; then
+      echo "copy_pairs: still ${b}% busy after ${waited} s; running anyway" >&2; return 0
+    fi
+  done
+}
 tmp="$(mktemp)"; trap 'rm -f "$tmp"' EXIT
 # run LABEL ROUND PAIR ORDER: one timed run, appended to the CSV.
 run() {
   command_for "$1"
   rm -rf "${o:?}"/*; sync
-  local l t0 t1 w u s
-  l=$(load1)
+  local l t0 t1 w u s b
+  l=$(load1); b=$(busy 1)
   t0=$(date +%s%N)
   /usr/bin/time -f "%U %S %x" -o "$tmp" "${CMD[@]}" >/dev/null 2>"$tmp.err" || true
   t1=$(date +%s%N)
   read -r u s x < <(tail -1 "$tmp")
   [ "$x" = 0 ] || { cat "$tmp.err" >&2; rm -f "$tmp.err"; die "$1 failed (exit $x): ${CMD[*]}"; }
   w=$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.4f", (b - a) / 1e9}')
-  echo "$(date -u +%FT%TZ),$fsname,$mib,$bytes,$2,$3,$4,$1,$w,$u,$s,$l" >> "$csv"
-  printf '  round %s %-32s %-16s %8s s  user %5s sys %5s  load %s\n' "$2" "$3" "$1" "$w" "$u" "$s" "$l" >&2
+  echo "$(date -u +%FT%TZ),$fsname,$mib,$bytes,$2,$3,$4,$1,$w,$u,$s,$l,$b" >> "$csv"
+  printf '  round %s %-32s %-16s %8s s  user %5s sys %5s  load %s busy %s%%\n' "$2" "$3" "$1" "$w" "$u" "$s" "$l" "$b" >&2
   rm -f "$tmp.err"
 }
 
@@ -136,6 +163,7 @@ for d in $dirs; do
   for r in $(seq "$rounds"); do
     for p in $pairs; do
       a="${p%%:*}"; b="${p#*:}"
+      wait_quiet
       if [ $((r % 2)) = 1 ]; then run "$a" "$r" "$p" AB; run "$b" "$r" "$p" AB
       else run "$b" "$r" "$p" BA; run "$a" "$r" "$p" BA; fi
     done

@@ -42,16 +42,19 @@ def median(xs):
 def copy_pairs_table(rows):
     """Markdown lines summing up bench/copy_pairs.sh's runs: per file system, size and pair A:B,
     the median (min-max) of the per-round ratios A/B of wall time and of user+system time, the
-    medians of A and B, and the range of the 1-minute load during the pair's runs."""
+    ratio of the fastest A to the fastest B (what a quiet machine approaches), the medians of A
+    and B, and the range of the 1-minute load (and of the busy share of the CPUs before each
+    run, when recorded) during the pair's runs."""
     runs = collections.OrderedDict()  # (fs, mib, pair) -> {round: {label: row}}
     for r in rows:
         runs.setdefault((r["fs"], r["mib"], r["pair"]), {}).setdefault(r["round"], {})[r["label"]] = r
-    out = ["| file system | MiB | A vs B | rounds | A wall s (median) | B wall s (median) | "
-           "A/B wall: median (min-max) | A/B user+sys: median (min-max) | load |",
-           "|---|---|---|---|---|---|---|---|---|"]
+    out = ["| file system | MiB | A vs B | rounds | A wall s: median (min) | B wall s: median (min) | "
+           "A/B wall: median (min-max) | min A / min B | A/B user+sys: median (min-max) | "
+           "load | CPUs busy % |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
     for (fs, mib, pair), by_round in runs.items():
         a, b = pair.split(":", 1)
-        wall, cpu, wa, wb, loads = [], [], [], [], []
+        wall, cpu, wa, wb, loads, busy = [], [], [], [], [], []
         for rr in by_round.values():
             if a not in rr or b not in rr:
                 continue
@@ -64,12 +67,15 @@ def copy_pairs_table(rows):
             if cb > 0:
                 cpu.append(ca / cb)
             loads += [float(ra["load1"]), float(rb["load1"])]
+            busy += [float(x["busy_pct"]) for x in (ra, rb) if x.get("busy_pct")]
         if not wall:
             continue
         rng = lambda xs: "%.2f (%.2f-%.2f)" % (median(xs), min(xs), max(xs)) if xs else ""
-        out.append("| %s | %s | `%s` vs `%s` | %d | %.3f | %.3f | %s | %s | %.1f-%.1f |" % (
-            fs, mib, a, b, len(wall), median(wa), median(wb), rng(wall), rng(cpu),
-            min(loads), max(loads)))
+        out.append("| %s | %s | `%s` vs `%s` | %d | %.3f (%.3f) | %.3f (%.3f) | %s | %.2f | %s | "
+                   "%.1f-%.1f | %s |" % (
+                       fs, mib, a, b, len(wall), median(wa), min(wa), median(wb), min(wb),
+                       rng(wall), min(wa) / min(wb), rng(cpu), min(loads), max(loads),
+                       "%.0f-%.0f" % (min(busy), max(busy)) if busy else ""))
     return out
 
 

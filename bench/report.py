@@ -2,7 +2,8 @@
 """Turns bench/run_all.sh's CSV into BENCHMARKS.md and SVG charts (matplotlib).
 
     report.py --csv bench/results/bench.csv [--gbench gbench.csv] [--machine machine.txt]
-              --charts DIR --out BENCHMARKS.md
+              [--copy-pairs copy_pairs.csv] --charts DIR --out BENCHMARKS.md
+    report.py --copy-pairs copy_pairs.csv      (only the paired copy table, on stdout)
 """
 import argparse
 import collections
@@ -32,14 +33,68 @@ def who(r):
     return r["tool"] if r["release"] in ("-", "") else "%s %s" % (r["tool"], r["release"])
 
 
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return (xs[n // 2] + xs[(n - 1) // 2]) / 2 if n else None
+
+
+def copy_pairs_table(rows):
+    """Markdown lines summing up bench/copy_pairs.sh's runs: per file system, size and pair A:B,
+    the median (min-max) of the per-round ratios A/B of wall time and of user+system time, the
+    ratio of the fastest A to the fastest B (what a quiet machine approaches), the medians of A
+    and B, and the range of the 1-minute load (and of the busy share of the CPUs before each
+    run, when recorded) during the pair's runs."""
+    runs = collections.OrderedDict()  # (fs, mib, pair) -> {round: {label: row}}
+    for r in rows:
+        runs.setdefault((r["fs"], r["mib"], r["pair"]), {}).setdefault(r["round"], {})[r["label"]] = r
+    out = ["| file system | MiB | A vs B | rounds | A wall s: median (min) | B wall s: median (min) | "
+           "A/B wall: median (min-max) | min A / min B | A/B user+sys: median (min-max) | "
+           "load | CPUs busy % |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for (fs, mib, pair), by_round in runs.items():
+        a, b = pair.split(":", 1)
+        wall, cpu, wa, wb, loads, busy = [], [], [], [], [], []
+        for rr in by_round.values():
+            if a not in rr or b not in rr:
+                continue
+            ra, rb = rr[a], rr[b]
+            wa.append(float(ra["wall_s"]))
+            wb.append(float(rb["wall_s"]))
+            wall.append(wa[-1] / wb[-1])
+            ca = float(ra["user_s"]) + float(ra["sys_s"])
+            cb = float(rb["user_s"]) + float(rb["sys_s"])
+            if cb > 0:
+                cpu.append(ca / cb)
+            loads += [float(ra["load1"]), float(rb["load1"])]
+            busy += [float(x["busy_pct"]) for x in (ra, rb) if x.get("busy_pct")]
+        if not wall:
+            continue
+        rng = lambda xs: "%.2f (%.2f-%.2f)" % (median(xs), min(xs), max(xs)) if xs else ""
+        out.append("| %s | %s | `%s` vs `%s` | %d | %.3f (%.3f) | %.3f (%.3f) | %s | %.2f | %s | "
+                   "%.1f-%.1f | %s |" % (
+                       fs, mib, a, b, len(wall), median(wa), min(wa), median(wb), min(wb),
+                       rng(wall), min(wa) / min(wb), rng(cpu), min(loads), max(loads),
+                       "%.0f-%.0f" % (min(busy), max(busy)) if busy else ""))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--csv", required=True)
+    ap.add_argument("--csv")
     ap.add_argument("--gbench")
     ap.add_argument("--machine")
-    ap.add_argument("--charts", required=True)
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--copy-pairs", help="bench/copy_pairs.sh's CSV")
+    ap.add_argument("--charts")
+    ap.add_argument("--out")
     o = ap.parse_args()
+    if not o.csv:
+        if not o.copy_pairs:
+            ap.error("--csv (with --charts and --out) or --copy-pairs is required")
+        print("\n".join(copy_pairs_table(list(csv.DictReader(open(o.copy_pairs))))))
+        return
+    if not o.charts or not o.out:
+        ap.error("--csv needs --charts and --out")
     rows = list(csv.DictReader(open(o.csv)))
     out = []
     w = out.append
@@ -180,6 +235,20 @@ def main():
                 r["section"][5:], n, who(r), r["command"], r["wall_median_s"], r["sys_median_s"],
                 r["rss_max_mib"], ratio, r["load1"]))
         w("")
+    if o.copy_pairs and os.path.exists(o.copy_pairs):
+        pairs = list(csv.DictReader(open(o.copy_pairs)))
+        if pairs:
+            w("## Copy path, paired (bench/copy_pairs.sh)\n")
+            w("A copy-dominated `strip-state` (a small-union `_metadata`: every byte but a few hundred "
+              "copied, shifted by the edit) against `cp` like with like: `strip-nofsync` = "
+              "`strip-state --nofsync` vs plain `cp`; `strip` = `strip-state` (fsyncs its output) vs "
+              "`cp+fsync` = `cp` then `sync FILE` (an fsync of the copy). `METHOD/sN` rows: "
+              "`bench/copy_path METHOD` after N inserted bytes (3 when not given: the output 3 bytes "
+              "past the input, 4093: 3 bytes behind, 0: congruent). Per round A and B run back to "
+              "back, B first in even rounds, each after `sync`; ratios are per round, then the "
+              "median (min-max) of the rounds. Per-run figures: `bench/results/copy_pairs.csv`.\n")
+            out.extend(copy_pairs_table(pairs))
+            w("")
     if o.gbench and os.path.exists(o.gbench):
         g = list(csv.reader(open(o.gbench)))
         if len(g) > 1:

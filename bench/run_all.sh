@@ -6,12 +6,13 @@
 #
 #   bench/run_all.sh BUILD_DIR [--quick] [--data DIR] [--reps N] [--releases "1.15.2 1.20.5"]
 #                              [--sizes "16 64 256 1024 2048"] [--heap 8g] [--no-java] [--no-copy]
-#                              [--no-metadata] [--append] [--no-build]
+#                              [--copy-rounds N] [--no-metadata] [--append] [--no-build]
 #
 # --no-metadata skips the _metadata/completedCheckpoint shapes (to run the rest
 # again); --no-build uses BUILD_DIR as it is; --append adds to bench/results/bench.csv instead of starting it anew.
 # --quick: sizes 16 and 64 MiB (the wide job also at its 100-operator point),
-# 3 runs, the copy section at 256 MiB; for iteration. Default: 16 64 256 1024
+# 3 runs, the copy section at 256 MiB in 3 rounds (default 2048 MiB, 5 rounds;
+# --copy-rounds N); for iteration. Default: 16 64 256 1024
 # 2048 MiB, 5 runs. Big files go under --data (default /work/bench-data/run-all
 # or $TMPDIR/flinkstate-bench-data); nothing there is ever committed. Not run in
 # CI (scripts/test.sh runs only a smoke of the benchmark binaries). Needs: cmake
@@ -29,7 +30,7 @@ die() { echo "run_all.sh: $*" >&2; exit 2; }
 [ $# -ge 1 ] || die "usage: bench/run_all.sh BUILD_DIR [--quick] [--data DIR] [--reps N] ..."
 build="$(cd "$1" 2>/dev/null && pwd || { mkdir -p "$1" && cd "$1" && pwd; })"; shift
 
-quick=0; reps=""; sizes=""; heap=8g; java=1; copy=1; shapes=1; append=0; dobuild=1
+quick=0; reps=""; copy_rounds=""; sizes=""; heap=8g; java=1; copy=1; shapes=1; append=0; dobuild=1
 releases="1.15.2 1.20.5"
 data=""
 while [ $# -gt 0 ]; do
@@ -37,6 +38,7 @@ while [ $# -gt 0 ]; do
     --quick) quick=1; shift ;;
     --data) data="$2"; shift 2 ;;
     --reps) reps="$2"; shift 2 ;;
+    --copy-rounds) copy_rounds="$2"; shift 2 ;;
     --sizes) sizes="$2"; shift 2 ;;
     --releases) releases="$2"; shift 2 ;;
     --heap) heap="$2"; shift 2 ;;
@@ -49,10 +51,10 @@ while [ $# -gt 0 ]; do
   esac
 done
 if [ "$quick" = 1 ]; then
-  : "${reps:=3}"; : "${sizes:=16 64}"; copy_mib=256
+  : "${reps:=3}"; : "${sizes:=16 64}"; copy_mib=256; : "${copy_rounds:=3}"
   export FLINKSTATE_BENCH_MIB="${FLINKSTATE_BENCH_MIB:-64}"   # the Google Benchmark inputs
 else
-  : "${reps:=5}"; : "${sizes:=16 64 256 1024 2048}"; copy_mib=2048
+  : "${reps:=5}"; : "${sizes:=16 64 256 1024 2048}"; copy_mib=2048; : "${copy_rounds:=5}"
 fi
 if [ -z "$data" ]; then
   if [ -d /work ] && [ -w /work ]; then data=/work/bench-data/run-all; else data="${TMPDIR:-/tmp}/flinkstate-bench-data"; fi
@@ -75,7 +77,6 @@ fi
 fs="$build/tools/flinkstate"
 gen="$build/tools/gen/flinkstate-gen-incident"
 genha="$build/tools/gen/flinkstate-gen-ha"
-copyp="$build/bench/copy_path"
 [ -x "$fs" ] || die "no $fs"
 
 JAVA="${FLINKSTATE_JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}/bin/java"
@@ -287,37 +288,18 @@ for m in 8 32; do
 done
 
 # ---------------------------------------------------------------- copy path
-# A copy-dominated edit at copy_mib: every copy method of bench/copy_path.cc and
-# flinkstate strip-state beside cp, fsync vs fsync and --nofsync vs plain cp,
+# A copy-dominated edit at copy_mib, paired like with like by bench/copy_pairs.sh
+# (strip-state --nofsync vs cp, strip-state vs cp + an fsync of the copy, and
+# every bench/copy_path method vs cp), rounds interleaved in alternating order,
 # on the data directory's file system and on tmpfs (/dev/shm) when it has room.
+# Its CSV is bench/results/copy_pairs.csv; report.py sums it up.
 if [ "$copy" = 1 ]; then
-  for where in "$data" /dev/shm; do
-    [ -d "$where" ] || continue
-    avail=$(df -Pm "$where" | awk 'NR==2{print $4}')
-    [ "$avail" -gt $((copy_mib * 3 + 512)) ] || { say "copy: $where has too little room"; continue; }
-    cdir="$where/flinkstate-copy-bench"; mkdir -p "$cdir"
-    fsname=$(df -PT "$where" | awk 'NR==2{print $2}')
-    f="$cdir/small-union-$copy_mib._metadata"
-    [ -s "$f" ] || "$gen" --out "$f" --shape small-union --target_size_mib "$copy_mib" --version 4 >/dev/null
-    saved_out=$out; out="$cdir/out"; mkdir -p "$out"
-    C=(measure "copy-$fsname" small-union generated _metadata "$copy_mib" "$f")
-    say "copy path on $where ($fsname)"
-    for round in 1 2; do   # two interleaved rounds, so drift shows
-      "${C[@]}" cp - "cp" -- cp "$f" "$out/cp"
-      "${C[@]}" flinkstate - "strip-state --nofsync" -- "$fs" strip-state --nofsync --state topic-partition-offset-states "$f" "$out/s"
-      for meth in cfr bounce1m bounce8m mmap8m mmap64m splice; do
-        "${C[@]}" copy_path - "$meth" -- "$copyp" "$meth" "$f" "$out/c"
-      done
-      "${C[@]}" copy_path - "cfr (congruent)" -- "$copyp" cfr "$f" "$out/c" --shift 0
-      "${C[@]}" cp - "cp+fsync" -- sh -c 'cp "$1" "$2" && sync "$2"' sh "$f" "$out/cp"
-      "${C[@]}" flinkstate - "strip-state" -- "$fs" strip-state --state topic-partition-offset-states "$f" "$out/s"
-      for meth in cfr bounce1m mmap8m; do
-        "${C[@]}" copy_path - "$meth --fsync" -- "$copyp" "$meth" "$f" "$out/c" --fsync
-      done
-    done
-    out=$saved_out
-    [ "$where" = /dev/shm ] && rm -rf "$cdir"
-  done
+  say "copy path: bench/copy_pairs.sh at $copy_mib MiB, $copy_rounds rounds"
+  [ "$append" = 1 ] || rm -f "$root/bench/results/copy_pairs.csv"
+  cdirs="$data/copy-pairs"; [ -d /dev/shm ] && cdirs="$cdirs /dev/shm/flinkstate-copy-pairs"
+  "$here/copy_pairs.sh" "$build" --mib "$copy_mib" --rounds "$copy_rounds" --dirs "$cdirs" --methods \
+    --csv "$root/bench/results/copy_pairs.csv" >>"$log" 2>&1 || say "note: copy_pairs.sh failed (see $log)"
+  rm -rf /dev/shm/flinkstate-copy-pairs
 fi
 
 # ---------------------------------------------------------------- Google Benchmark
@@ -350,5 +332,6 @@ done
   echo "command: bench/run_all.sh $(basename "$build") $( [ "$quick" = 1 ] && echo --quick) (reps $reps, sizes $sizes MiB)"
 } > "$root/bench/results/machine.txt"
 "${FLINKSTATE_PYTHON:-/usr/bin/python3}" "$here/report.py" --csv "$csv" --gbench "$gbcsv" --machine "$root/bench/results/machine.txt" \
+  --copy-pairs "$root/bench/results/copy_pairs.csv" \
   --charts "$root/bench/results" --out "$root/BENCHMARKS.md"
 say "wrote $csv and $root/BENCHMARKS.md"

@@ -26,10 +26,11 @@ namespace {
 
 constexpr uint64_t kPageSize = 4096;
 
-absl::Status SysError(absl::string_view call, absl::string_view detail = {}) {
+absl::Status SysError(absl::string_view call, absl::string_view detail = {},
+                      int err = errno) {
   return absl::InternalError(absl::StrCat("serde: splice writer: ", call,
                                           detail.empty() ? "" : " ", detail,
-                                          ": ", std::strerror(errno)));
+                                          ": ", std::strerror(err)));
 }
 
 // Gathers small pieces into one writev call.
@@ -99,74 +100,293 @@ class IovBatch {
   size_t pending_ = 0;
 };
 
-// Copies `range` of the input in-kernel. Sets `*unsupported` (and returns OK
-// having copied nothing) when the file system refuses before any byte moved.
-absl::Status CopyRange(const MappedFile& input, int out_fd, SourceRange range,
-                       SpliceStats* stats, bool* unsupported) {
-  loff_t in_off = static_cast<loff_t>(range.offset);
-  uint64_t left = range.size;
-  while (left > 0) {
-    const size_t chunk = static_cast<size_t>(std::min<uint64_t>(left, 1u << 30));
-    ssize_t n = ::copy_file_range(input.fd(), &in_off, out_fd, nullptr, chunk, 0);
-    ++stats->syscalls;
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      if (left == range.size && (errno == EXDEV || errno == ENOSYS ||
-                                 errno == EINVAL || errno == EOPNOTSUPP)) {
-        *unsupported = true;
-        return absl::OkStatus();
-      }
-      return SysError("copy_file_range");
-    }
-    if (n == 0) {
-      return absl::InternalError(absl::StrCat(
-          "serde: splice writer: input ", input.path(),
-          " ended early (was it truncated while being read?)"));
-    }
-    left -= static_cast<uint64_t>(n);
-    stats->bytes_copy_file_range += static_cast<uint64_t>(n);
-  }
-  return absl::OkStatus();
+// Forward copies whose destination lies this few bytes past their source,
+// modulo the page, run at about half speed on x86 (each load aliases a store
+// just made: "4K aliasing"); see the header.
+constexpr uint64_t kAliasWindow = 64;
+constexpr size_t kBounceBytes = size_t{1} << 20;
+constexpr int kPipeBytes = 1 << 20;  // the unprivileged maximum by default
+
+// True if a copy from `src` to `dst` (byte offsets in page-cache pages or
+// buffers) moves its bytes a few bytes forward modulo the page.
+bool InAliasWindow(uint64_t src, uint64_t dst) {
+  const uint64_t d = (dst - src) % kPageSize;
+  return d != 0 && d < kAliasWindow;
 }
 
-// Copies `range` of the input through a bounce buffer with pread/write. Used
-// where source and destination offsets are not congruent modulo the page size:
-// the kernel's in-kernel copy is markedly slower then (measured ~1.8x on ext4),
-// while a user-space copy through one reused buffer runs at `cp` speed and,
-// unlike reading through the mapping, takes no page faults.
-absl::Status BounceRange(const MappedFile& input, int out_fd, SourceRange range,
-                         std::vector<uint8_t>* buffer, SpliceStats* stats) {
-  if (buffer->empty()) buffer->resize(size_t{1} << 20);
-  uint64_t off = range.offset;
-  uint64_t left = range.size;
-  while (left > 0) {
-    const size_t want = static_cast<size_t>(std::min<uint64_t>(left, buffer->size()));
-    ssize_t n = ::pread(input.fd(), buffer->data(), want, static_cast<off_t>(off));
-    ++stats->syscalls;
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return SysError("pread", input.path());
+// Whether `err` means "this system call cannot do this copy" (so another
+// method should) rather than an I/O error.
+bool Refused(int err) {
+  return err == EXDEV || err == ENOSYS || err == EINVAL || err == EOPNOTSUPP;
+}
+
+// Copies large pieces of a local input by system calls from its descriptor
+// (`copy_file_range`, `splice` through a pipe, `pread`/`write` through a
+// buffer; see the header), falling back from one to the next. Owns the pipe
+// and the buffer, made on first use.
+class RangeCopier {
+ public:
+  RangeCopier(const MappedFile& input, int out_fd, uint64_t out_start,
+              const SpliceOptions& options, SpliceStats* stats)
+      : input_(input),
+        out_fd_(out_fd),
+        out_start_(out_start),
+        method_(options.copy_method),
+        calls_(options.syscalls),
+        stats_(stats) {}
+  RangeCopier(const RangeCopier&) = delete;
+  RangeCopier& operator=(const RangeCopier&) = delete;
+  ~RangeCopier() {
+    if (pipe_[0] >= 0) ::close(pipe_[0]);
+    if (pipe_[1] >= 0) ::close(pipe_[1]);
+  }
+
+  // Appends input bytes `r` to the output, which has `out_done` bytes
+  // written since `out_start`.
+  absl::Status Copy(SourceRange r, uint64_t out_done) {
+    if (!advised_) {
+      // As `cp` does: the kernel may read ahead further (a hint; its error
+      // changes nothing).
+      ::posix_fadvise(input_.fd(), 0, 0, POSIX_FADV_SEQUENTIAL);
+      advised_ = true;
     }
-    if (n == 0) {
-      return absl::InternalError(absl::StrCat("serde: splice writer: input ", input.path(),
-                                              " ended early (was it truncated?)"));
+    Cursor c{r.offset, r.end(), out_start_ + out_done};
+    const bool congruent = (c.in % kPageSize) == (c.out % kPageSize);
+    bool use_cfr = false;
+    bool use_splice = false;
+    switch (method_) {
+      case CopyMethod::kAuto:
+        use_cfr = congruent;
+        use_splice = !InAliasWindow(c.in, c.out);
+        break;
+      case CopyMethod::kCopyFileRange:
+        use_cfr = use_splice = true;
+        break;
+      case CopyMethod::kSplice:
+        use_splice = true;
+        break;
+      case CopyMethod::kBounce:
+        break;
     }
+    if (use_cfr && cfr_ok_) FLINKSTATE_RETURN_IF_ERROR(CopyFileRange(&c));
+    if (c.in < c.end && use_splice && splice_ok_) FLINKSTATE_RETURN_IF_ERROR(Splice(&c));
+    if (c.in < c.end) FLINKSTATE_RETURN_IF_ERROR(Bounce(&c));
+    return absl::OkStatus();
+  }
+
+ private:
+  // Where a piece's copy stands: the next input byte, the input byte after the
+  // piece, and the output file offset of the next byte.
+  struct Cursor {
+    uint64_t in;
+    uint64_t end;
+    uint64_t out;
+    void Advance(uint64_t n) {
+      in += n;
+      out += n;
+    }
+  };
+
+  // Copies in-kernel until done or refused (`cfr_ok_` cleared).
+  absl::Status CopyFileRange(Cursor* c) {
+    while (c->in < c->end) {
+      const size_t want = static_cast<size_t>(std::min<uint64_t>(c->end - c->in, 1u << 30));
+      int64_t off = static_cast<int64_t>(c->in);
+      ssize_t n;
+      if (calls_ != nullptr && calls_->copy_file_range) {
+        n = calls_->copy_file_range(input_.fd(), &off, out_fd_, want);
+      } else {
+        loff_t o = off;
+        n = ::copy_file_range(input_.fd(), &o, out_fd_, nullptr, want, 0);
+      }
+      ++stats_->syscalls;
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        // EBADF: an O_APPEND output, which `write` takes.
+        if (Refused(errno) || errno == EBADF) {
+          cfr_ok_ = false;
+          return absl::OkStatus();
+        }
+        return CallError("copy_file_range", *c);
+      }
+      if (n == 0) return EndedEarly(c->in);
+      stats_->bytes_copy_file_range += static_cast<uint64_t>(n);
+      c->Advance(static_cast<uint64_t>(n));
+    }
+    return absl::OkStatus();
+  }
+
+  // Makes the pipe; false where the process may have no more (the caller
+  // copies otherwise).
+  bool MakePipe() {
+    if (pipe_[0] >= 0) return true;
+    if (::pipe2(pipe_, O_CLOEXEC) != 0) return false;
+    // 1 MiB: one round per MiB; where the limit (/proc/sys/fs/pipe-max-size,
+    // or the user's pipe quota) is lower, what the pipe has (64 KiB).
+    int size = ::fcntl(pipe_[1], F_SETPIPE_SZ, kPipeBytes);
+    if (size < 0) size = ::fcntl(pipe_[1], F_GETPIPE_SZ);
+    pipe_bytes_ = size > 0 ? static_cast<size_t>(size) : size_t{4096};
+    return true;
+  }
+
+  // Copies file -> pipe -> file until done or refused (`splice_ok_` cleared;
+  // what the pipe holds then is written out first).
+  absl::Status Splice(Cursor* c) {
+    if (!MakePipe()) {
+      splice_ok_ = false;
+      return absl::OkStatus();
+    }
+    while (c->in < c->end) {
+      // Up to a page boundary of the input: the pipe holds one page (or
+      // part of one) per slot, so a round that ends mid-page leaves a slot
+      // short and the next round nearly empty.
+      const uint64_t room = pipe_bytes_ - c->in % kPageSize;
+      const size_t want = static_cast<size_t>(std::min<uint64_t>(c->end - c->in, room));
+      int64_t off = static_cast<int64_t>(c->in);
+      ssize_t n;
+      if (calls_ != nullptr && calls_->splice_in) {
+        n = calls_->splice_in(input_.fd(), &off, pipe_[1], want);
+      } else {
+        loff_t o = off;
+        n = ::splice(input_.fd(), &o, pipe_[1], nullptr, want, SPLICE_F_MOVE);
+      }
+      ++stats_->syscalls;
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        // The pipe is empty here: the rest goes another way.
+        if (Refused(errno) || errno == EAGAIN) {
+          splice_ok_ = false;
+          return absl::OkStatus();
+        }
+        return CallError("splice from the input", *c);
+      }
+      if (n == 0) return EndedEarly(c->in);
+      size_t held = static_cast<size_t>(n);
+      while (held > 0) {
+        ssize_t w;
+        if (calls_ != nullptr && calls_->splice_out) {
+          w = calls_->splice_out(pipe_[0], out_fd_, held);
+        } else {
+          w = ::splice(pipe_[0], nullptr, out_fd_, nullptr, held, SPLICE_F_MOVE);
+        }
+        ++stats_->syscalls;
+        if (w < 0) {
+          if (errno == EINTR) continue;
+          if (Refused(errno) || errno == EAGAIN) {
+            splice_ok_ = false;
+            return DrainPipe(held, c);
+          }
+          return CallError("splice to the output", *c);
+        }
+        if (w == 0) {
+          errno = EIO;
+          return CallError("splice to the output (no progress)", *c);
+        }
+        stats_->bytes_spliced += static_cast<uint64_t>(w);
+        held -= static_cast<size_t>(w);
+        c->Advance(static_cast<uint64_t>(w));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // Writes the `held` bytes in the pipe (the input's next bytes) to the
+  // output with read/write.
+  absl::Status DrainPipe(size_t held, Cursor* c) {
+    uint8_t* const buffer = Buffer();
+    while (held > 0) {
+      ssize_t n = ::read(pipe_[0], buffer, std::min(held, kBounceBytes));
+      ++stats_->syscalls;
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return CallError("read from the pipe", *c);
+      }
+      if (n == 0) {
+        errno = EIO;
+        return CallError("read from the pipe (it held less than spliced into it)", *c);
+      }
+      FLINKSTATE_RETURN_IF_ERROR(WriteAll(buffer, static_cast<size_t>(n), c));
+      stats_->bytes_bounced += static_cast<uint64_t>(n);
+      held -= static_cast<size_t>(n);
+    }
+    return absl::OkStatus();
+  }
+
+  // The buffer (1 MiB, and a page either side to place the data in).
+  uint8_t* Buffer() {
+    if (buffer_ == nullptr) buffer_ = std::make_unique<uint8_t[]>(kBounceBytes + 2 * kPageSize);
+    return buffer_.get();
+  }
+
+  // Copies through the buffer with pread/write, its data placed at the
+  // source's page offset (the read copies page to page), or half a page
+  // further when the output lies a few bytes past the input (see
+  // `InAliasWindow`), so that neither copy does.
+  absl::Status Bounce(Cursor* c) {
+    const auto base = reinterpret_cast<uintptr_t>(Buffer());
+    uint8_t* const page = reinterpret_cast<uint8_t*>((base + kPageSize - 1) / kPageSize * kPageSize);
+    while (c->in < c->end) {
+      const uint64_t place = InAliasWindow(c->in, c->out) ? c->in + kPageSize / 2 : c->in;
+      uint8_t* const data = page + place % kPageSize;
+      const size_t want = static_cast<size_t>(std::min<uint64_t>(c->end - c->in, kBounceBytes));
+      ssize_t n = ::pread(input_.fd(), data, want, static_cast<off_t>(c->in));
+      ++stats_->syscalls;
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return CallError("pread", *c);
+      }
+      if (n == 0) return EndedEarly(c->in);
+      FLINKSTATE_RETURN_IF_ERROR(WriteAll(data, static_cast<size_t>(n), c));
+      stats_->bytes_bounced += static_cast<uint64_t>(n);
+    }
+    return absl::OkStatus();
+  }
+
+  // Writes `size` bytes (the input's bytes at `c->in`) and advances `c`.
+  absl::Status WriteAll(const uint8_t* data, size_t size, Cursor* c) {
     size_t done = 0;
-    while (done < static_cast<size_t>(n)) {
-      ssize_t w = ::write(out_fd, buffer->data() + done, static_cast<size_t>(n) - done);
-      ++stats->syscalls;
+    while (done < size) {
+      ssize_t w = ::write(out_fd_, data + done, size - done);
+      ++stats_->syscalls;
       if (w < 0) {
         if (errno == EINTR) continue;
-        return SysError("write");
+        return CallError("write", *c);
       }
       done += static_cast<size_t>(w);
+      c->Advance(static_cast<uint64_t>(w));
     }
-    stats->bytes_bounced += static_cast<uint64_t>(n);
-    off += static_cast<uint64_t>(n);
-    left -= static_cast<uint64_t>(n);
+    return absl::OkStatus();
   }
-  return absl::OkStatus();
-}
+
+  absl::Status EndedEarly(uint64_t at) const {
+    return LocatedIn(
+        WithLocation(absl::DataLossError(absl::StrCat(
+                         "serde: splice writer: ", input_.path(), " ends at byte ", at,
+                         ", before the range the plan copies (it was truncated while being "
+                         "read, it had ", input_.size(), " bytes); nothing was replaced")),
+                     "serde", "", at),
+        "serde", input_.path());
+  }
+
+  absl::Status CallError(absl::string_view call, const Cursor& c) const {
+    const int err = errno;
+    return SysError(call, absl::StrCat("(input ", input_.path(), " at byte ", c.in,
+                                       ", output at byte ", c.out, ")"), err);
+  }
+
+  const MappedFile& input_;
+  const int out_fd_;
+  const uint64_t out_start_;
+  const CopyMethod method_;
+  const internal::CopySyscalls* const calls_;
+  SpliceStats* const stats_;
+  bool advised_ = false;
+  bool cfr_ok_ = true;
+  bool splice_ok_ = true;
+  int pipe_[2] = {-1, -1};
+  size_t pipe_bytes_ = 0;
+  std::unique_ptr<uint8_t[]> buffer_;
+};
 
 // Creates the temporary file beside `target` (unique name, O_EXCL) with the
 // mode and owner of the file it replaces, set before any byte is written (a
@@ -255,34 +475,28 @@ namespace {
 // of system call per piece).
 class WriterSink : public PieceSink {
  public:
-  WriterSink(const EditPlan& plan, const MappedFile& input, int out_fd,
+  // `out_start`: the output file offset the plan's first byte goes to.
+  WriterSink(const EditPlan& plan, const MappedFile& input, int out_fd, uint64_t out_start,
              const SpliceOptions& options, SpliceStats* run)
       : plan_(plan),
         input_(input),
         in_(input.bytes()),
-        out_fd_(out_fd),
         options_(options),
         run_(run),
         batch_(out_fd, run),
-        cfr_ok_(input.fd() >= 0),
+        copier_(input, out_fd, out_start, options, run),
         stable_inserts_(!plan.is_streamed()) {}
 
   absl::Status Copy(SourceRange r) override {
-    const bool large = input_.fd() >= 0 && r.size >= options_.copy_file_range_threshold;
-    const bool page_congruent = ((r.offset ^ done_) & (kPageSize - 1)) == 0;
-    if (large && (!cfr_ok_ || !page_congruent)) {
+    // A local input (a remote one has no descriptor: its bytes are fetched
+    // into the mapping and written from there).
+    if (input_.fd() >= 0 && input_.sparse() == nullptr &&
+        r.size >= options_.copy_file_range_threshold) {
       FLINKSTATE_RETURN_IF_ERROR(Flush());
-      FLINKSTATE_RETURN_IF_ERROR(BounceRange(input_, out_fd_, r, &bounce_, run_));
-    } else if (large) {
-      FLINKSTATE_RETURN_IF_ERROR(Flush());
-      bool unsupported = false;
-      FLINKSTATE_RETURN_IF_ERROR(CopyRange(input_, out_fd_, r, run_, &unsupported));
-      if (unsupported) {
-        cfr_ok_ = false;
-        FLINKSTATE_RETURN_IF_ERROR(BounceRange(input_, out_fd_, r, &bounce_, run_));
-      }
+      FLINKSTATE_RETURN_IF_ERROR(copier_.Copy(r, done_));
     } else {
-      // A remote input: the kernel cannot fault its pages in (EFAULT).
+      // From the mapping; a remote input's range is fetched first (the
+      // kernel cannot fault its pages in: EFAULT).
       FLINKSTATE_RETURN_IF_ERROR(input_.Ensure(r.offset, r.size));
       ByteView b = Slice(in_, r);
       pending_input_end_ = r.end();
@@ -364,13 +578,11 @@ class WriterSink : public PieceSink {
   const EditPlan& plan_;
   const MappedFile& input_;
   const ByteView in_;
-  const int out_fd_;
   const SpliceOptions& options_;
   SpliceStats* run_;
   IovBatch batch_;
-  bool cfr_ok_;
+  RangeCopier copier_;
   const bool stable_inserts_;
-  std::vector<uint8_t> bounce_;
   std::unique_ptr<uint8_t[]> arena_;
   uint64_t arena_used_ = 0;
   uint64_t done_ = 0;
@@ -387,14 +599,32 @@ absl::Status ExecutePlan(const EditPlan& plan, const MappedFile& input,
   if (!plan.is_streamed()) {
     if (absl::Status s = plan.Validate(input.size()); !s.ok()) return s;
   }
+  // Where the output starts decides which pieces are page-congruent (0 for
+  // a descriptor without a position, a pipe or a socket).
+  const off_t at = ::lseek(out_fd, 0, SEEK_CUR);
   SpliceStats run;
-  WriterSink sink(plan, input, out_fd, options, &run);
-  if (absl::Status s = plan.ForEachPiece(input.size(), &sink); !s.ok()) return s;
-  if (absl::Status s = sink.Flush(); !s.ok()) return s;
-  run.bytes_written = run.bytes_copy_file_range + run.bytes_writev + run.bytes_bounced;
+  absl::Status s;
+  {
+    WriterSink sink(plan, input, out_fd, at > 0 ? static_cast<uint64_t>(at) : 0, options, &run);
+    s = plan.ForEachPiece(input.size(), &sink);
+    if (s.ok()) s = sink.Flush();
+  }
+  if (!s.ok()) {
+    // A call that failed on the mapping of a truncated input says "Bad
+    // address": the truncation is what to report.
+    if (!absl::IsDataLoss(s)) {
+      if (absl::Status intact = input.CheckIntact(); !intact.ok()) {
+        return LocatedIn(intact, "serde", input.path());
+      }
+    }
+    return s;
+  }
+  run.bytes_written =
+      run.bytes_copy_file_range + run.bytes_spliced + run.bytes_writev + run.bytes_bounced;
   if (stats != nullptr) {
     stats->bytes_written += run.bytes_written;
     stats->bytes_copy_file_range += run.bytes_copy_file_range;
+    stats->bytes_spliced += run.bytes_spliced;
     stats->bytes_writev += run.bytes_writev;
     stats->bytes_bounced += run.bytes_bounced;
     stats->syscalls += run.syscalls;

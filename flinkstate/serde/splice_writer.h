@@ -13,15 +13,39 @@
 //                                                    : absl::OkStatus(); }));
 //   ```
 //
-// Large copy pieces whose input and output offsets are congruent modulo the
-// page size go through `copy_file_range(2)` (in-kernel, reflinks where the
-// file system can); large pieces that an edit shifted by a non-multiple of the
-// page size are copied with `pread`/`write` through one reused 1 MiB buffer,
-// which measured faster than the kernel's unaligned copy; other pieces and
-// inserts are gathered into `writev(2)` batches, those under 4 KiB copied back
-// to back into a 1 MiB buffer (one entry for many), larger ones straight from
-// the input mapping. When the kernel or file system refuses `copy_file_range` (EXDEV,
-// ENOSYS, EINVAL, EOPNOTSUPP) the writer falls back to the buffered copy.
+// Copy pieces of at least `SpliceOptions::copy_file_range_threshold` bytes
+// (1 MiB) of a local input are moved by system calls from the input's
+// descriptor, never through the mapping, chosen per piece by where it lands
+// (measured on ext4 and tmpfs, BENCHMARKS.md "Copy path: the writer's methods
+// at 2 GiB"):
+//   * input and output offsets congruent modulo the 4 KiB page:
+//     `copy_file_range(2)`, in-kernel, as `cp` copies (a reflink where the
+//     file system can clone);
+//   * otherwise `splice(2)` from the input into a pipe (the page-cache pages
+//     are lent, not copied) and from the pipe into the output: one copy, as
+//     `cp`'s;
+//   * except when the output lies 1 to 63 bytes past the input modulo 4 KiB:
+//     a forward copy that close behind its own stores runs at about half
+//     speed on x86 (4K aliasing of string moves; 1.5-1.7x here), and no
+//     in-kernel copy can avoid it, so those pieces are copied with
+//     `pread`/`write` through one reused 1 MiB buffer placed in memory so
+//     that neither of its two copies is that close.
+// Each method falls back to the next where the kernel or file system refuses
+// it (EXDEV, ENOSYS, EINVAL, EOPNOTSUPP; EBADF from `copy_file_range` for an
+// O_APPEND output): `copy_file_range` to `splice`, `splice` to the buffer, at
+// any point of a piece (bytes already in the pipe are written out first).
+// Smaller pieces and inserts are gathered into `writev(2)` batches, those
+// under 4 KiB copied back to back into a 1 MiB buffer (one entry for many),
+// larger ones straight from the input mapping (after `MappedFile::Ensure`,
+// which fetches the range of a remote input; a remote input, which has no
+// descriptor, is written from its mapping throughout). Memory: the two
+// 1 MiB buffers and a 1 MiB pipe (their pages lent by the page cache), made
+// on first use.
+//
+// A local input that ends before a range the plan copies (truncated while
+// being written from) fails the write with `DataLoss` naming the file and the
+// byte where it ended; any other error of a system call is first checked
+// against the input in the same way (`MappedFile::CheckIntact`).
 //
 // Safety: output goes to a temporary file `<target>.flinkstate-tmp-XXXXXX` in
 // the target's directory; it is flushed (`fsync` unless disabled), mapped
@@ -42,8 +66,11 @@
 #ifndef FLINKSTATE_SERDE_SPLICE_WRITER_H_
 #define FLINKSTATE_SERDE_SPLICE_WRITER_H_
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <functional>
+
 #include "absl/strings/string_view.h"
 
 #include "absl/status/status.h"
@@ -53,11 +80,39 @@
 
 namespace flinkstate::serde {
 
+// How copy pieces of at least `SpliceOptions::copy_file_range_threshold`
+// bytes are moved (see the top of this file).
+enum class CopyMethod : uint8_t {
+  kAuto,           // chosen per piece by its placement
+  kCopyFileRange,  // copy_file_range(2) for every large piece
+  kSplice,         // splice(2) through a pipe for every large piece
+  kBounce,         // pread(2)/write(2) through a 1 MiB buffer
+};
+
+namespace internal {
+// Test seam: the copying system calls of the writer, so that a test can make
+// one fail and check the fallback. An empty member calls the real one.
+// Each returns what the system call returns and leaves `errno` as it does.
+struct CopySyscalls {
+  // copy_file_range(in_fd, in_off, out_fd, NULL, len, 0).
+  std::function<ssize_t(int in_fd, int64_t* in_off, int out_fd, size_t len)> copy_file_range;
+  // splice(in_fd, in_off, pipe_fd, NULL, len, SPLICE_F_MOVE): file -> pipe.
+  std::function<ssize_t(int in_fd, int64_t* in_off, int pipe_fd, size_t len)> splice_in;
+  // splice(pipe_fd, NULL, out_fd, NULL, len, SPLICE_F_MOVE): pipe -> file.
+  std::function<ssize_t(int pipe_fd, int out_fd, size_t len)> splice_out;
+};
+}  // namespace internal
+
 struct SpliceOptions {
   // `fsync` the output before renaming it into place.
   bool sync = true;
-  // Copy pieces at least this large use `copy_file_range`.
+  // Copy pieces at least this large are moved by system calls from the
+  // input's descriptor (`copy_method`); smaller ones are written from the
+  // mapping. The name is historical.
   uint64_t copy_file_range_threshold = uint64_t{1} << 20;
+  CopyMethod copy_method = CopyMethod::kAuto;
+  // Tests only (null: the real system calls). Must outlive the call.
+  const internal::CopySyscalls* syscalls = nullptr;
   // Called after each piece with (output bytes done, output bytes total).
   std::function<void(uint64_t, uint64_t)> progress;
   // Drop the input's resident pages behind the writer once written from
@@ -69,7 +124,8 @@ struct SpliceOptions {
 
 struct SpliceStats {
   uint64_t bytes_written = 0;
-  uint64_t bytes_copy_file_range = 0;  // moved in-kernel
+  uint64_t bytes_copy_file_range = 0;  // moved in-kernel by copy_file_range
+  uint64_t bytes_spliced = 0;          // moved through the pipe
   uint64_t bytes_writev = 0;           // written from the mapping or inserts
   uint64_t bytes_bounced = 0;          // copied through the pread/write buffer
   uint64_t syscalls = 0;
@@ -82,8 +138,10 @@ struct SpliceStats {
 // streamed plan while it runs, so an invalid one fails after writing part of
 // its output).
 // Return values:
-//   `FailedPrecondition` for an invalid plan; `Internal` naming the system
-//   call and `errno` text on an I/O error.
+//   `FailedPrecondition` for an invalid plan; `DataLoss` naming the input and
+//   the byte where it ended when it was truncated under the writer;
+//   `Internal` naming the system call, the input and output offsets and the
+//   `errno` text on an I/O error.
 [[nodiscard]] absl::Status ExecutePlan(const EditPlan& plan,
                                        const MappedFile& input, int out_fd,
                                        const SpliceOptions& options = {},

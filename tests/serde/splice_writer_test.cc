@@ -2,11 +2,17 @@
 
 #include "flinkstate/serde/splice_writer.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -14,6 +20,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "flinkstate/serde/edit_plan.h"
+#include "flinkstate/serde/error_location.h"
 #include "flinkstate/serde/mapped_file.h"
 #include "tests/testing/status_matchers.h"
 
@@ -22,6 +29,7 @@ namespace {
 
 using ::flinkstate::testing::IsOk;
 using ::flinkstate::testing::StatusIs;
+using ::testing::HasSubstr;
 
 class TempDir {
  public:
@@ -143,10 +151,10 @@ TEST_P(SpliceWriterTest, ExecutesPlanByteExact) {
     EXPECT_EQ(stats.bytes_copy_file_range, 0u);
     EXPECT_EQ(stats.bytes_bounced, 0u);
   } else {
-    // The shifted pieces are copied through the buffer; the congruent one
-    // in-kernel (or through the buffer where the file system refuses).
-    EXPECT_GE(stats.bytes_bounced, (6u << 20) - ((2u << 20) + 7));
-    EXPECT_GE(stats.bytes_copy_file_range + stats.bytes_bounced, 5u << 20);
+    // The shifted pieces are spliced (or copied through the buffer where
+    // the file system refuses); the congruent one in-kernel (or spliced).
+    EXPECT_GE(stats.bytes_spliced + stats.bytes_bounced, (6u << 20) - ((2u << 20) + 7));
+    EXPECT_GE(stats.bytes_copy_file_range + stats.bytes_spliced + stats.bytes_bounced, 5u << 20);
   }
 }
 
@@ -285,6 +293,332 @@ TEST(SpliceWriterTest, WriteBytesAtomically) {
   ASSERT_THAT(WriteBytesAtomically(AsBytes("payload"), out_path, nullptr),
               IsOk());
   EXPECT_EQ(ReadFile(out_path), "payload");
+}
+
+// --- How large copy pieces are moved ----------------------------------------
+
+constexpr uint64_t kMiB = uint64_t{1} << 20;
+
+// A plan with a piece of every kind the writer tells apart, over a pattern
+// input: copies congruent with their output offset, a few bytes behind it
+// (the 4K-aliasing window), shifted otherwise, tiny, medium (from the
+// mapping), exactly the threshold, and huge (several pipe and buffer rounds).
+struct MixedPlan {
+  std::string input;
+  EditPlan plan;
+  std::string expected;
+  uint64_t large_bytes = 0;      // copied in pieces >= 1 MiB
+  uint64_t congruent_bytes = 0;  // of those, page-congruent with the output
+  uint64_t window_bytes = 0;     // of those, output 1..63 bytes past the input
+};
+
+MixedPlan MakeMixedPlan() {
+  MixedPlan m;
+  const uint64_t p = 5 * kMiB + 300 + 200 * 1024 + 1000 + kMiB;
+  m.input = Pattern(p + kMiB + 3034 + 2 * kMiB + 333);
+  std::vector<Replacement> edits = {
+      {{3 * kMiB, 0}, "abcde"},                          // after 3 MiB congruent: +5
+      {{5 * kMiB + 123, 77}, ""},                        // after 2 MiB at +5: -72
+      {{5 * kMiB + 300, 0}, std::string(4100, 'X')},    // after 100 bytes
+      {{5 * kMiB + 300 + 200 * 1024, 1000}, "yy"},      // after 200 KiB (mapping)
+      {{p, 0}, "z"},                                     // after exactly 1 MiB: +3031
+      {{p + kMiB, 3034}, ""},                            // after 1 MiB: -3, to the end
+  };
+  auto plan = EditPlan::FromReplacements(m.input.size(), edits);
+  EXPECT_TRUE(plan.ok()) << plan.status();
+  m.plan = *std::move(plan);
+  auto expected = m.plan.ApplyToString(AsBytes(m.input));
+  EXPECT_TRUE(expected.ok()) << expected.status();
+  m.expected = *std::move(expected);
+  uint64_t out = 0;
+  for (const EditPiece& piece : m.plan.pieces()) {
+    if (piece.kind == EditPiece::Kind::kCopy && piece.range.size >= kMiB) {
+      m.large_bytes += piece.range.size;
+      const uint64_t shift = (out - piece.range.offset) % 4096;
+      if (shift == 0) m.congruent_bytes += piece.range.size;
+      if (shift != 0 && shift < 64) m.window_bytes += piece.range.size;
+    }
+    out += piece.output_size();
+  }
+  EXPECT_EQ(m.congruent_bytes, 3 * kMiB);
+  EXPECT_EQ(m.window_bytes, 2 * kMiB + 123);
+  return m;
+}
+
+// The whole content of `fd` (from offset 0).
+std::string ReadAll(int fd) {
+  std::string out;
+  char buf[1 << 16];
+  for (off_t at = 0;;) {
+    const ssize_t n = ::pread(fd, buf, sizeof(buf), at);
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+    at += n;
+  }
+  return out;
+}
+
+enum class Output { kFile, kMemfd, kAppend };
+
+struct MethodCase {
+  CopyMethod method;
+  Output output;
+};
+
+std::string MethodCaseName(const ::testing::TestParamInfo<MethodCase>& info) {
+  static const char* const kMethods[] = {"Auto", "CopyFileRange", "Splice", "Bounce"};
+  static const char* const kOutputs[] = {"File", "Memfd", "AppendFile"};
+  return std::string(kMethods[static_cast<int>(info.param.method)]) +
+         kOutputs[static_cast<int>(info.param.output)];
+}
+
+class CopyMethodTest : public ::testing::TestWithParam<MethodCase> {};
+
+// Every method writes the same bytes as the plan applied in memory, into a
+// file, an in-memory file (copy_file_range: EXDEV from another file system)
+// and a file opened O_APPEND (copy_file_range: EBADF, splice: EINVAL), and
+// moves every large piece by its system calls.
+TEST_P(CopyMethodTest, WritesThePlannedBytes) {
+  TempDir dir;
+  const MixedPlan m = MakeMixedPlan();
+  const std::string in_path = dir.path() + "/in";
+  WriteFile(in_path, m.input);
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(MappedFile in, MappedFile::Open(in_path));
+  int fd = -1;
+  switch (GetParam().output) {
+    case Output::kFile:
+      fd = ::open((dir.path() + "/out").c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+      break;
+    case Output::kMemfd:
+      fd = ::memfd_create("splice-writer-test", MFD_CLOEXEC);
+      break;
+    case Output::kAppend:
+      fd = ::open((dir.path() + "/out").c_str(),
+                  O_RDWR | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
+      break;
+  }
+  ASSERT_GE(fd, 0) << std::strerror(errno);
+  SpliceOptions options;
+  options.copy_method = GetParam().method;
+  SpliceStats stats;
+  EXPECT_THAT(ExecutePlan(m.plan, in, fd, options, &stats), IsOk());
+  EXPECT_TRUE(ReadAll(fd) == m.expected);
+  ::close(fd);
+  EXPECT_EQ(stats.bytes_written, m.expected.size());
+  EXPECT_EQ(stats.bytes_copy_file_range + stats.bytes_spliced + stats.bytes_bounced,
+            m.large_bytes);
+  switch (GetParam().method) {
+    case CopyMethod::kAuto:
+      // The aliasing pieces always go through the buffer (placed apart).
+      EXPECT_GE(stats.bytes_bounced, m.window_bytes);
+      break;
+    case CopyMethod::kCopyFileRange:
+      break;
+    case CopyMethod::kSplice:
+      EXPECT_EQ(stats.bytes_copy_file_range, 0u);
+      break;
+    case CopyMethod::kBounce:
+      EXPECT_EQ(stats.bytes_copy_file_range, 0u);
+      EXPECT_EQ(stats.bytes_spliced, 0u);
+      EXPECT_EQ(stats.bytes_bounced, m.large_bytes);
+      break;
+  }
+  if (GetParam().output == Output::kAppend) {
+    // Neither in-kernel copy takes an O_APPEND output.
+    EXPECT_EQ(stats.bytes_copy_file_range, 0u);
+    EXPECT_EQ(stats.bytes_spliced, 0u);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Methods, CopyMethodTest,
+    ::testing::Values(MethodCase{CopyMethod::kAuto, Output::kFile},
+                      MethodCase{CopyMethod::kAuto, Output::kMemfd},
+                      MethodCase{CopyMethod::kAuto, Output::kAppend},
+                      MethodCase{CopyMethod::kCopyFileRange, Output::kFile},
+                      MethodCase{CopyMethod::kCopyFileRange, Output::kMemfd},
+                      MethodCase{CopyMethod::kCopyFileRange, Output::kAppend},
+                      MethodCase{CopyMethod::kSplice, Output::kFile},
+                      MethodCase{CopyMethod::kSplice, Output::kMemfd},
+                      MethodCase{CopyMethod::kSplice, Output::kAppend},
+                      MethodCase{CopyMethod::kBounce, Output::kFile},
+                      MethodCase{CopyMethod::kBounce, Output::kMemfd}),
+    MethodCaseName);
+
+// Runs the mixed plan into a new file with `calls` in place of the real
+// system calls; returns the status, the stats and what was written.
+struct Injected {
+  absl::Status status;
+  SpliceStats stats;
+  std::string written;
+};
+
+Injected RunWithSyscalls(const MixedPlan& m, const internal::CopySyscalls& calls,
+                         CopyMethod method = CopyMethod::kAuto) {
+  TempDir dir;
+  const std::string in_path = dir.path() + "/in";
+  WriteFile(in_path, m.input);
+  Injected r;
+  absl::StatusOr<MappedFile> in = MappedFile::Open(in_path);
+  if (!in.ok()) {
+    r.status = in.status();
+    return r;
+  }
+  const int fd = ::open((dir.path() + "/out").c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  SpliceOptions options;
+  options.copy_method = method;
+  options.syscalls = &calls;
+  r.status = ExecutePlan(m.plan, *in, fd, options, &r.stats);
+  r.written = ReadAll(fd);
+  ::close(fd);
+  return r;
+}
+
+ssize_t RealSpliceIn(int in_fd, int64_t* off, int pipe_fd, size_t len) {
+  loff_t o = *off;
+  const ssize_t n = ::splice(in_fd, &o, pipe_fd, nullptr, len, SPLICE_F_MOVE);
+  *off = o;
+  return n;
+}
+
+ssize_t RealSpliceOut(int pipe_fd, int out_fd, size_t len) {
+  return ::splice(pipe_fd, nullptr, out_fd, nullptr, len, SPLICE_F_MOVE);
+}
+
+ssize_t Fail(int err) {
+  errno = err;
+  return -1;
+}
+
+// A refused copy_file_range (each errno that means "not here") moves the
+// piece by splice instead; the output is the same.
+TEST(CopyFallbackTest, RefusedCopyFileRangeFallsBackToSplice) {
+  const MixedPlan m = MakeMixedPlan();
+  for (int err : {EXDEV, ENOSYS, EINVAL, EOPNOTSUPP, EBADF}) {
+    internal::CopySyscalls calls;
+    int tries = 0;
+    calls.copy_file_range = [&](int, int64_t*, int, size_t) {
+      ++tries;
+      return Fail(err);
+    };
+    const Injected r = RunWithSyscalls(m, calls);
+    EXPECT_THAT(r.status, IsOk()) << std::strerror(err);
+    EXPECT_TRUE(r.written == m.expected) << std::strerror(err);
+    EXPECT_EQ(tries, 1) << "not tried again after a refusal";
+    EXPECT_EQ(r.stats.bytes_copy_file_range, 0u);
+    EXPECT_GE(r.stats.bytes_spliced, m.congruent_bytes);
+  }
+}
+
+// Refused after part of a piece was copied: the rest of it continues from
+// there.
+TEST(CopyFallbackTest, CopyFileRangeRefusedMidPieceContinuesWhereItStopped) {
+  const MixedPlan m = MakeMixedPlan();
+  internal::CopySyscalls calls;
+  int call = 0;
+  calls.copy_file_range = [&](int in_fd, int64_t* off, int out_fd, size_t len) -> ssize_t {
+    if (call++ > 0) return Fail(EINVAL);
+    loff_t o = *off;
+    const ssize_t n = ::copy_file_range(in_fd, &o, out_fd, nullptr, std::min<size_t>(len, 12345), 0);
+    *off = o;
+    return n;
+  };
+  const Injected r = RunWithSyscalls(m, calls);
+  EXPECT_THAT(r.status, IsOk());
+  EXPECT_TRUE(r.written == m.expected);
+  if (r.stats.bytes_copy_file_range > 0) {  // 0 where this file system refuses it outright
+    EXPECT_EQ(r.stats.bytes_copy_file_range, 12345u);
+  }
+  EXPECT_EQ(r.stats.bytes_written, m.expected.size());
+}
+
+// splice into the pipe refused: the buffer copies instead.
+TEST(CopyFallbackTest, RefusedSpliceFallsBackToTheBuffer) {
+  const MixedPlan m = MakeMixedPlan();
+  internal::CopySyscalls calls;
+  calls.splice_in = [](int, int64_t*, int, size_t) { return Fail(EINVAL); };
+  const Injected r = RunWithSyscalls(m, calls, CopyMethod::kSplice);
+  EXPECT_THAT(r.status, IsOk());
+  EXPECT_TRUE(r.written == m.expected);
+  EXPECT_EQ(r.stats.bytes_spliced, 0u);
+  EXPECT_EQ(r.stats.bytes_bounced, m.large_bytes);
+}
+
+// splice out of the pipe refused with bytes in the pipe (after a partial
+// write): those bytes are read back and written, then the buffer copies.
+TEST(CopyFallbackTest, RefusedSpliceOutWritesWhatThePipeHolds) {
+  const MixedPlan m = MakeMixedPlan();
+  internal::CopySyscalls calls;
+  calls.splice_in = RealSpliceIn;
+  int call = 0;
+  calls.splice_out = [&](int pipe_fd, int out_fd, size_t len) -> ssize_t {
+    if (call++ > 0) return Fail(EINVAL);
+    return RealSpliceOut(pipe_fd, out_fd, std::min<size_t>(len, 1000));
+  };
+  const Injected r = RunWithSyscalls(m, calls, CopyMethod::kSplice);
+  EXPECT_THAT(r.status, IsOk());
+  EXPECT_TRUE(r.written == m.expected);
+  EXPECT_EQ(r.stats.bytes_spliced, 1000u);
+  EXPECT_EQ(r.stats.bytes_bounced, m.large_bytes - 1000);
+}
+
+// An I/O error is not a refusal: it fails the write, naming the call, the
+// input and both offsets.
+TEST(CopyFallbackTest, AnIoErrorFailsTheWrite) {
+  const MixedPlan m = MakeMixedPlan();
+  internal::CopySyscalls calls;
+  calls.splice_in = RealSpliceIn;
+  calls.splice_out = [](int, int, size_t) { return Fail(EIO); };
+  const Injected r = RunWithSyscalls(m, calls, CopyMethod::kSplice);
+  EXPECT_THAT(r.status, StatusIs(absl::StatusCode::kInternal, "splice to the output"));
+  EXPECT_THAT(r.status.message(), HasSubstr("/in at byte 0, output at byte 0"));
+  EXPECT_THAT(r.status.message(), HasSubstr(std::strerror(EIO)));
+  internal::CopySyscalls cfr;
+  cfr.copy_file_range = [](int, int64_t*, int, size_t) { return Fail(ENOSPC); };
+  const Injected full = RunWithSyscalls(m, cfr);
+  EXPECT_THAT(full.status, StatusIs(absl::StatusCode::kInternal, "copy_file_range"));
+  EXPECT_THAT(full.status.message(), HasSubstr(std::strerror(ENOSPC)));
+}
+
+// An input truncated under the writer is `DataLoss` naming the file and the
+// byte where it ends, for every method, from the mapping too, and an atomic
+// write then leaves nothing behind.
+TEST(CopyFallbackTest, TruncatedInputIsDataLossNamingTheFileAndByte) {
+  struct Case {
+    CopyMethod method;
+    uint64_t threshold;
+  };
+  for (const Case c : {Case{CopyMethod::kAuto, kMiB}, Case{CopyMethod::kCopyFileRange, kMiB},
+                       Case{CopyMethod::kSplice, kMiB}, Case{CopyMethod::kBounce, kMiB},
+                       Case{CopyMethod::kAuto, UINT64_MAX}}) {
+    SCOPED_TRACE(static_cast<int>(c.method));
+    SCOPED_TRACE(c.threshold);
+    TempDir dir;
+    const std::string in_path = dir.path() + "/in";
+    WriteFile(in_path, Pattern(4 * kMiB));
+    FLINKSTATE_ASSERT_OK_AND_ASSIGN(MappedFile in, MappedFile::Open(in_path));
+    FLINKSTATE_ASSERT_OK_AND_ASSIGN(
+        EditPlan plan, EditPlan::FromReplacements(in.size(), {{{0, 0}, "abc"}}));
+    ASSERT_EQ(::truncate(in_path.c_str(), kMiB + 5), 0);  // another writer shortens it
+    SpliceOptions options;
+    options.copy_method = c.method;
+    options.copy_file_range_threshold = c.threshold;
+    const std::string out = dir.path() + "/out";
+    const absl::Status s = WritePlanAtomically(plan, in, out, nullptr, options);
+    EXPECT_THAT(s, StatusIs(absl::StatusCode::kDataLoss, in_path));
+    const std::optional<ErrorLocation> where = LocationOf(s);
+    ASSERT_TRUE(where.has_value());
+    EXPECT_EQ(where->file, in_path);
+    EXPECT_EQ(where->layer, "serde");
+    if (c.threshold != UINT64_MAX) {
+      EXPECT_THAT(s.message(), HasSubstr("ends at byte 1048581"));
+      EXPECT_EQ(where->offset, std::optional<uint64_t>(kMiB + 5));
+    } else {
+      EXPECT_THAT(s.message(), HasSubstr("truncated while being read"));
+    }
+    EXPECT_EQ(std::system(("test $(ls -A '" + dir.path() + "' | wc -l) -eq 1").c_str()), 0)
+        << "a temporary file was left";
+  }
 }
 
 TEST(MappedFileTest, ErrorsNameThePath) {

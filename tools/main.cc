@@ -81,7 +81,8 @@ commands:
                                          with --apply (keeping FILE.bak)
 
 `flinkstate help COMMAND` or `flinkstate COMMAND --help` lists its flags;
-`flinkstate --version` prints the version.
+`flinkstate --version` prints the version; with --json both print JSON
+(report.proto HelpReport, VersionReport).
 
 FILE is a checkpoint/savepoint _metadata (format versions 1-7), an
 OperatorSnapshotUtil operator-snapshot file, an HA completedCheckpoint file,
@@ -516,12 +517,61 @@ std::string RepeatedFlagProblem(CLI::App& app) {
   return "";
 }
 
-int PrintHelp(const std::string& name) {
-  const Command* c = FindCommand(name);
-  if (c == nullptr) return Usage(absl::StrCat("unknown command '", name, "'"));
-  CommandArgs unused;
-  std::cout << MakeParser(*c, unused)->help();
-  return kExitOk;
+// What `COMMAND --help` lists, as a HelpReport command.
+void AddHelpOf(const Command& c, CLI::App& app, report::HelpReport* out) {
+  report::HelpReport::Command* cmd = out->add_commands();
+  cmd->set_name(c.name);
+  cmd->set_description(c.description);
+  for (const CLI::Option* o : app.get_options()) {
+    report::HelpReport::Flag* f = cmd->add_flags();
+    if (o->get_positional()) {
+      f->add_names(o->get_name());
+    } else {
+      for (const std::string& n : o->get_snames()) f->add_names("-" + n);
+      for (const std::string& n : o->get_lnames()) f->add_names("--" + n);
+    }
+    f->set_value_name(o->get_expected_max() == 0 ? "" : o->get_type_name());
+    f->set_description(o->get_description());
+    f->set_positional(o->get_positional());
+    f->set_required(o->get_required());
+    f->set_repeatable(o->get_multi_option_policy() == CLI::MultiOptionPolicy::TakeAll &&
+                      (o->get_positional() || o->get_expected_max() != 0));
+  }
+}
+
+// `flinkstate help [COMMAND]`: the overview, or one command's flags; with
+// `json` the same as a HelpReport (report.proto).
+int PrintHelp(const std::string& name, bool json) {
+  if (json) SetJsonErrors("help", true);
+  const Command* c = name.empty() ? nullptr : FindCommand(name);
+  if (!name.empty() && c == nullptr) return Usage(absl::StrCat("unknown command '", name, "'"));
+  if (!json) {
+    CommandArgs unused;
+    std::cout << (c == nullptr ? std::string(kUsage) : MakeParser(*c, unused)->help());
+    return kExitOk;
+  }
+  report::HelpReport r;
+  if (c == nullptr) r.set_usage(kUsage);
+  for (const Command& each : kCommands) {
+    if (c != nullptr && c != &each) continue;
+    CommandArgs unused;
+    std::unique_ptr<CLI::App> app = MakeParser(each, unused);
+    AddHelpOf(each, *app, &r);
+  }
+  return PrintJson(r, kExitOk);
+}
+
+// `flinkstate --version`, as text or (with --json) a VersionReport.
+int PrintVersion(bool json) {
+  if (!json) {
+    std::cout << "flinkstate " << FLINKSTATE_VERSION << "\n";
+    return kExitOk;
+  }
+  SetJsonErrors("version", true);
+  report::VersionReport r;
+  r.set_name("flinkstate");
+  r.set_version(FLINKSTATE_VERSION);
+  return PrintJson(r, kExitOk);
 }
 
 // `--s3-endpoint URL` (or `=URL`) anywhere after the command applies to
@@ -671,15 +721,36 @@ int Run(int argc, char** argv) {
     std::cerr << kUsage;
     return kExitUsage;
   }
-  if (first == "help" || first == "--help" || first == "-h") {
-    if (first == "help" && argc > 2) return PrintHelp(argv[2]);
-    std::cout << kUsage;
-    return kExitOk;
+  // help and --version answer in JSON too when --json is among the words,
+  // on either side (attack run 11: `flinkstate --json help` and
+  // `--json --version` printed text or a usage error).
+  std::vector<std::string> words;
+  bool json = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--json") == 0) {
+      json = true;
+    } else {
+      words.emplace_back(argv[i]);
+    }
   }
-  if (first == "--version") {
-    if (argc > 2) return Usage(absl::StrCat("--version takes no arguments (got '", argv[2], "')"));
-    std::cout << "flinkstate " << FLINKSTATE_VERSION << "\n";
-    return kExitOk;
+  const std::string head = words.empty() ? "" : words[0];
+  if (head == "help" || head == "--help" || head == "-h") {
+    if (json) SetJsonErrors("help", true);
+    if (head != "help" && words.size() > 1) {
+      return Usage(absl::StrCat(head, " takes no arguments (got '", words[1], "')"));
+    }
+    if (words.size() > 2) {
+      return Usage(absl::StrCat("help takes one COMMAND (got '", words[1], "' and '", words[2],
+                                "')"));
+    }
+    return PrintHelp(words.size() == 2 ? words[1] : "", json);
+  }
+  if (head == "--version") {
+    if (json) SetJsonErrors("version", true);
+    if (words.size() > 1) {
+      return Usage(absl::StrCat("--version takes no arguments (got '", words[1], "')"));
+    }
+    return PrintVersion(json);
   }
   if (first == "--json" && argc > 2 && argv[2][0] != '-') {
     // `flinkstate --json inspect F` as `flinkstate inspect --json F`: the
@@ -708,8 +779,10 @@ int Run(int argc, char** argv) {
     // argv[1] is the command: CLI11 reads the rest.
     app->parse(argc - 1, argv + 1);
   } catch (const CLI::CallForHelp&) {
-    std::cout << app->help();
-    return kExitOk;
+    // `COMMAND --help --json`: the HelpReport of that command.
+    return PrintHelp(c->name, std::any_of(argv + 2, argv + argc, [](const char* w) {
+                       return std::strcmp(w, "--json") == 0;
+                     }));
   } catch (const CLI::ArgumentMismatch& e) {
     const std::string repeated = RepeatedFlagProblem(*app);
     return Usage(absl::StrCat(c->name, ": ", repeated.empty() ? e.what() : repeated));

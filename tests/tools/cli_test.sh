@@ -42,6 +42,40 @@ check "per-command help" 0 "$bin" repair --help
 expect_grep "repair help lists its flags" "--ha-dir DIR" "$tmp/out"
 check "help COMMAND" 0 "$bin" help strip-state
 expect_grep "strip-state help lists --in-place" "--in-place" "$tmp/out"
+# help and --version under --json (either side) print JSON (attack run 11: text, or "unknown
+# command '--json'").
+for words in "--json --version" "--version --json"; do
+  check "$words" 0 "$bin" $words
+  cp "$tmp/out" "$tmp/help.json"
+  check "  ... is a VersionReport" 0 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d=={'name':'flinkstate','version':sys.argv[2]}, d" "$tmp/help.json" "$("$bin" --version | cut -d' ' -f2)"
+done
+for words in "--json help" "help --json"; do
+  check "$words" 0 "$bin" $words
+  cp "$tmp/out" "$tmp/help.json"
+  check "  ... is a HelpReport of every command" 0 python3 -c "
+import json,sys
+d=json.load(open(sys.argv[1]))
+names=[c['name'] for c in d['commands']]
+assert 'inspect' in names and 'repair' in names and len(names)==12, names
+assert d['usage'].startswith('usage: flinkstate'), d['usage'][:40]
+strip=[c for c in d['commands'] if c['name']=='strip-state'][0]
+flags={n: f for f in strip['flags'] for n in f['names']}
+assert flags['--state']['valueName']=='NAME' and not flags['--state']['repeatable'], flags['--state']
+assert flags['--operator']['repeatable'] and flags['FILE']['positional'], flags['--operator']
+assert '--apply' not in flags, 'repair flag listed for strip-state'" "$tmp/help.json"
+done
+for words in "--json help repair" "repair --help --json"; do
+  check "$words" 0 "$bin" $words
+  cp "$tmp/out" "$tmp/help.json"
+  check "  ... is the HelpReport of repair alone" 0 python3 -c "
+import json,sys
+d=json.load(open(sys.argv[1]))
+assert [c['name'] for c in d['commands']]==['repair'] and d['usage']=='', d
+assert any('--ha-dir' in f['names'] for f in d['commands'][0]['flags'])" "$tmp/help.json"
+done
+check "help of an unknown command under --json" 2 "$bin" --json help frobnicate
+cp "$tmp/out" "$tmp/help.json"
+check "  ... is an ErrorReport" 0 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['layer']=='usage' and d['exitCode']==2 and 'frobnicate' in d['problem'], d" "$tmp/help.json"
 check "unknown command" 2 "$bin" frobnicate "$meta"
 check "unknown flag" 2 "$bin" inspect --frobnicate "$meta"
 expect_grep "usage errors go to stderr" "frobnicate" "$tmp/err"

@@ -225,6 +225,23 @@ TEST(OpenTest, ErrorsSayWhatTheBytesAre) {
   EXPECT_THAT(OpenBytes("jobmanager.rpc.address: localhost\n"),
               StatusIs(absl::StatusCode::kInvalidArgument, "text"));
   EXPECT_THAT(OpenBytes("{\"data\": {}}"), StatusIs(absl::StatusCode::kInvalidArgument, "JSON"));
+  // Text that is also valid Base64 or hex, but decodes to no kind: named as
+  // the text it is (attack run 11: "abcdefg" was "5 bytes of unknown binary
+  // data"), with what the decoding gave.
+  EXPECT_THAT(OpenBytes("abcdefg"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "text, not a binary state file (read as base64: 5 bytes of unknown "
+                       "binary data)"));
+  EXPECT_THAT(OpenBytes("0001\n"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "text, not a binary state file (read as hex: 2 bytes of unknown binary "
+                       "data)"));
+  // Forced, the decoding is what the user asked about.
+  OpenOptions forced;
+  forced.input_format = serde::InputFormat::kBase64;
+  EXPECT_THAT(OpenBytes("abcdefg", "<bytes>", forced),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "header: 5 bytes of unknown binary data; neither"));
   EXPECT_THAT(Open(kData), StatusIs(absl::StatusCode::kInvalidArgument, "without _metadata"));
   EXPECT_THAT(OpenStateFile(kData + "/incident-gen3-completedCheckpoint/zk-node.bin"),
               StatusIs(absl::StatusCode::kInvalidArgument, "HA pointer"));

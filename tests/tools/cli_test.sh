@@ -831,6 +831,22 @@ expect_grep "  ... says why" "it exists and is not an HTML file" "$tmp/err"
 check "  ... the file is untouched" 0 cmp "$real_meta" "$tmp/dmdir/_metadata"
 check "doctor --html over an earlier report is allowed" 0 "$bin" doctor --html "$tmp/report-again.html" "$real_meta"
 check "  ... twice" 0 "$bin" doctor --html "$tmp/report-again.html" "$real_meta"
+# Any HTML document as browsers read one may be replaced: a lowercase doctype, a BOM, leading
+# white space, an <html> tag (attack run 11: refused); a doctype glued to more letters, or a
+# checkpoint behind a doctype-looking word, is not HTML.
+printf '<!doctype html>\n<p>old</p>\n' >"$tmp/lower.html"
+check "doctor --html over a lowercase doctype" 0 "$bin" doctor --html "$tmp/lower.html" "$real_meta"
+printf '\xEF\xBB\xBF\n  <!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.01//EN">\n' >"$tmp/bom.html"
+check "doctor --html over a BOM, white space and an HTML 4 doctype" 0 "$bin" doctor --html "$tmp/bom.html" "$real_meta"
+printf '<html lang="en"><body>old</body></html>\n' >"$tmp/tag.html"
+check "doctor --html over a document that starts at <html>" 0 "$bin" doctor --html "$tmp/tag.html" "$real_meta"
+check "  ... which now holds the report" 0 grep -q "<!DOCTYPE html>" "$tmp/tag.html"
+{ printf '<!DOCTYPE htmlx'; cat "$real_meta"; } >"$tmp/glued.html"; cp "$tmp/glued.html" "$tmp/glued.orig"
+check "doctor --html over '<!DOCTYPE htmlx...' is refused" 1 "$bin" doctor --html "$tmp/glued.html" "$real_meta"
+check "  ... the file is untouched" 0 cmp "$tmp/glued.orig" "$tmp/glued.html"
+mkfifo "$tmp/fifo.html"
+check "doctor --html onto a FIFO is refused" 1 "$bin" doctor --html "$tmp/fifo.html" "$real_meta"
+expect_grep "  ... says why" "not a regular file" "$tmp/err"
 # An OUT that is a symbolic link is written through, as cp does (it was replaced by a regular
 # file); one to a device or stream, or /dev/stdout itself, is refused.
 mkdir -p "$tmp/sl/tgt" "$tmp/sl/dev"; echo old > "$tmp/sl/tgt/t"; ln -s ../tgt/t "$tmp/sl/dev/out"

@@ -430,6 +430,11 @@ absl::StatusOr<std::unique_ptr<Repair>> Repair::Plan(const RepairOptions& option
                                       rec.rolled_back, " rolled back"));
     }
   } else {
+    // What --apply's recovery would refuse (attack run 11, M3: an orphan
+    // temporary gave a plan with exit 0 and an --apply with exit 1).
+    if (absl::Status s = serde::ForeseeRecoveryRefusal(lock_dirs); !s.ok()) {
+      plan.add_apply_refused(std::string(s.message()));
+    }
     for (const std::string& d : lock_dirs) {
       std::error_code ec;
       for (fs::directory_iterator it(d, ec), end; !ec && it != end; it.increment(ec)) {

@@ -489,33 +489,12 @@ bool InterruptedRunIn(const std::string& dir) {
   return runs.ok() && !runs->empty();
 }
 
-// For a dry run, which resolves nothing: the refusal the write's recovery
-// would make of a committed run whose target changed after the crash
-// (serde::RecoverTransactions refuses to rename over it), or of a temporary
-// whose journal is in another directory.
-absl::Status ForeseeRecoveryRefusal(const std::string& output) {
+// For a dry run, which resolves nothing: the refusal the write's recovery in
+// the directory of `output` would make (serde::ForeseeRecoveryRefusal).
+absl::Status ForeseeRecoveryBeside(const std::string& output) {
   const std::string target = serde::AbsolutePath(output);
   if (target.empty()) return absl::OkStatus();
-  absl::StatusOr<std::vector<serde::InterruptedRun>> runs =
-      serde::FindInterruptedRuns(serde::DirName(target));
-  if (!runs.ok()) return absl::OkStatus();
-  for (const serde::InterruptedRun& r : *runs) {
-    // Temporaries of a run whose journal is elsewhere (a killed repair's HA
-    // file, attack run 11, M3): the write refuses them.
-    if (r.journal.empty() && r.state.empty() && !r.temporaries.empty()) {
-      return serde::OrphanTemporaryRefusal(r.temporaries.front());
-    }
-    if (r.state == "commit" && !r.changed.empty()) {
-      return serde::LocatedIn(
-          absl::FailedPreconditionError(absl::StrCat(
-              absl::StrJoin(r.changed, ", "),
-              " changed after an interrupted flinkstate write had committed (journal ",
-              r.journal, "): the write would refuse to finish that run over it; inspect says "
-              "how to keep the file or finish the write (dry run, nothing written)")),
-          "serde", r.changed[0]);
-    }
-  }
-  return absl::OkStatus();
+  return serde::ForeseeRecoveryRefusal({serde::DirName(target)});
 }
 
 // For a dry run, which resolves nothing: whether the write would only finish
@@ -626,7 +605,7 @@ absl::StatusOr<OutputTarget> ResolveOutput(const CommandArgs& a) {
       FLINKSTATE_ASSIGN_OR_RETURN(t.finished_by_recovery, RecoverBeside(t.output, t.intent));
     }
     bool renamed = !t.dry_run;  // by the recovery just run
-    if (t.dry_run && !real.empty()) FLINKSTATE_RETURN_IF_ERROR(ForeseeRecoveryRefusal(t.output));
+    if (t.dry_run && !real.empty()) FLINKSTATE_RETURN_IF_ERROR(ForeseeRecoveryBeside(t.output));
     if (t.dry_run) {
       t.finished_by_recovery =
           !real.empty() && CommittedRunWouldFinish(t.output, t.intent, &renamed);
@@ -676,7 +655,7 @@ absl::StatusOr<OutputTarget> ResolveOutput(const CommandArgs& a) {
   if (!t.dry_run) {
     FLINKSTATE_ASSIGN_OR_RETURN(t.finished_by_recovery, RecoverBeside(t.output, t.intent));
   } else {
-    if (!serde::IsUrl(t.output)) FLINKSTATE_RETURN_IF_ERROR(ForeseeRecoveryRefusal(t.output));
+    if (!serde::IsUrl(t.output)) FLINKSTATE_RETURN_IF_ERROR(ForeseeRecoveryBeside(t.output));
     bool renamed = false;
     t.finished_by_recovery =
         !serde::IsUrl(t.output) && CommittedRunWouldFinish(t.output, t.intent, &renamed);

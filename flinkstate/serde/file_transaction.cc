@@ -896,6 +896,42 @@ absl::StatusOr<std::vector<InterruptedRun>> FindInterruptedRuns(const std::strin
   return runs;
 }
 
+absl::Status ForeseeRecoveryRefusal(const std::vector<std::string>& dirs) {
+  std::vector<InterruptedRun> runs;
+  std::set<std::string> journal_names;
+  for (const std::string& d : dirs) {
+    absl::StatusOr<std::vector<InterruptedRun>> here = FindInterruptedRuns(d);
+    if (!here.ok()) return here.status();
+    for (InterruptedRun& r : *here) {
+      if (!r.journal.empty()) journal_names.insert(r.journal.substr(r.journal.rfind('/') + 1));
+      runs.push_back(std::move(r));
+    }
+  }
+  for (const InterruptedRun& r : runs) {
+    // Temporaries of a run whose journal is in none of `dirs` (a killed
+    // repair's HA file, or a file made by hand: attack run 11, M3).
+    if (r.journal.empty() && r.state.empty() && !r.temporaries.empty() &&
+        journal_names.count(r.journal_name) == 0) {
+      return OrphanTemporaryRefusal(r.temporaries.front());
+    }
+    if (r.state == "unreadable") {
+      return LocatedIn(absl::DataLossError(absl::StrCat("serde: transaction journal ", r.journal,
+                                                        ": ", r.problem)),
+                       "serde", r.journal);
+    }
+    if (r.state == "commit" && !r.changed.empty()) {
+      return LocatedIn(
+          absl::FailedPreconditionError(absl::StrCat(
+              absl::StrJoin(r.changed, ", "),
+              " changed after an interrupted flinkstate write had committed (journal ",
+              r.journal, "): the write would refuse to finish that run over it; inspect says "
+              "how to keep the file or finish the write (dry run, nothing written)")),
+          "serde", r.changed[0]);
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<RecoveryReport> RecoverTransactions(const std::vector<std::string>& dirs,
                                                    DirectoryLocks* locks, FileOps* ops) {
   if (ops == nullptr) ops = PosixFileOps();

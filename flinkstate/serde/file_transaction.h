@@ -257,6 +257,15 @@ struct InterruptedRun {
 // resolves nothing, to say what the write would do. `FailedPrecondition`.
 [[nodiscard]] absl::Status OrphanTemporaryRefusal(const std::string& temporary);
 
+// For a dry run, which resolves nothing: the refusal `RecoverTransactions`
+// over `dirs` would make as things stand, or OK if it would resolve every
+// interrupted run there. Refused: a temporary file whose journal is in none
+// of `dirs` (`OrphanTemporaryRefusal`), a journal that cannot be read
+// (`DataLoss`, as recovery says), and a committed run whose target still to
+// be replaced changed since (`InterruptedRun::changed`; `FailedPrecondition`
+// located in that target). Changes nothing; no lock.
+[[nodiscard]] absl::Status ForeseeRecoveryRefusal(const std::vector<std::string>& dirs);
+
 // One file written by the protocol above: `plan` over `input` to `output`
 // (made absolute here; a symlink is NOT followed, callers resolve it), the
 // original kept as `backup` unless "". Locks `output`'s directory for the

@@ -581,6 +581,21 @@ absl::StatusOr<std::unique_ptr<Repair>> Repair::Plan(const RepairOptions& option
     if (remote) continue;
     FLINKSTATE_RETURN_IF_ERROR(r->locks_.Add(serde::DirName(it.target)));
   }
+  // Room for every new file beside the originals it replaces: --apply stops
+  // here, before writing anything; a dry run says --apply would be refused.
+  if (!remote) {
+    std::vector<serde::PlannedFile> files;
+    for (const Item& it : r->items_) {
+      files.push_back({it.target, it.plan.output_size()});
+      for (const NewStateFile& nf : it.new_files) {
+        if (nf.write) files.push_back({nf.path, nf.bytes});
+      }
+    }
+    if (absl::Status s = serde::CheckFreeSpace(files); !s.ok()) {
+      if (options.recover) return AfterRecovery(s, plan);
+      plan.add_apply_refused(std::string(absl::StripSuffix(s.message(), " (nothing was written)")));
+    }
+  }
   return r;
 }
 

@@ -897,10 +897,25 @@ int FinishDryRun(const CommandArgs& a, const OutputTarget& t, const Input& in,
       }
       if (::access(f.path().c_str(), F_OK) == 0) {
         merged.add_problems(ValidUtf8(absl::StrCat(f.path(), " exists already")));
+      } else if (absl::Status c = serde::CheckReplaceable(f.path(), ""); !c.ok()) {
+        // Its directory may be another than OUT's (an absolute handle's):
+        // the write checks each new file (attack run 11, M5: the dry run
+        // said nothing of a read-only state-file directory).
+        merged.add_problems(ValidUtf8(absl::StripSuffix(c.message(), " (nothing was replaced)")));
       }
     }
     for (const report::WritePlan::Step& s : p->steps()) *merged.add_steps() = s;
     *p = std::move(merged);
+  }
+  if (!remote) {
+    // Room for every file the write creates beside what it replaces.
+    std::vector<serde::PlannedFile> files = {{serde::AbsolutePath(t.output), plan.output_size()}};
+    for (const report::EditReport::NewStateFile& f : rep.new_state_files()) {
+      if (!f.exists()) files.push_back({f.path(), f.bytes()});
+    }
+    if (absl::Status c = serde::CheckFreeSpace(files); !c.ok()) {
+      p->add_problems(ValidUtf8(absl::StripSuffix(c.message(), " (nothing was written)")));
+    }
   }
   rep.set_dry_run(true);
   rep.set_verified(!remote);

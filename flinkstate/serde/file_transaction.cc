@@ -10,6 +10,7 @@
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -685,6 +686,37 @@ absl::Status CheckReplaceableUnlocated(const std::string& target, const std::str
 
 absl::Status CheckReplaceable(const std::string& target, const std::string& backup) {
   return LocatedIn(CheckReplaceableUnlocated(target, backup), "serde", target);
+}
+
+absl::Status CheckFreeSpace(const std::vector<PlannedFile>& files) {
+  struct Need {
+    std::string dir;  // the first directory of this file system
+    uint64_t bytes = 0;
+    uint64_t available = 0;
+  };
+  std::map<dev_t, Need> by_device;
+  for (const PlannedFile& f : files) {
+    const std::string dir = DirName(f.path);
+    struct stat st;
+    struct statvfs vfs;
+    if (::stat(dir.c_str(), &st) != 0 || ::statvfs(dir.c_str(), &vfs) != 0) continue;
+    Need& n = by_device[st.st_dev];
+    if (n.dir.empty()) {
+      n.dir = dir;
+      n.available = static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize;
+    }
+    n.bytes += f.bytes;
+  }
+  for (const auto& [dev, n] : by_device) {
+    if (n.bytes > n.available) {
+      return LocatedIn(absl::ResourceExhaustedError(absl::StrCat(
+                           "serde: not enough free space in ", n.dir, ": the new files need ",
+                           n.bytes, " bytes there and ", n.available,
+                           " are available (nothing was written)")),
+                       "serde", n.dir);
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::Status CheckBackupSuffix(absl::string_view suffix) {

@@ -299,6 +299,22 @@ struct InterruptedRun {
 // Thread-safe; reads inode attributes only.
 [[nodiscard]] absl::Status CheckReplaceable(const std::string& target, const std::string& backup);
 
+// One file a transaction would create: its absolute path and size.
+struct PlannedFile {
+  std::string path;
+  uint64_t bytes = 0;
+};
+
+// For a dry run, or before costly work: whether the file systems that would
+// hold `files` have room for them as things stand. Each is written to a new
+// temporary file beside its target while the original stays (the backup
+// keeps it), so each file system needs the sum of the sizes of the files
+// in its directories. Returns `ResourceExhausted` naming the directory, the
+// bytes needed and the bytes available to the caller (statvfs `f_bavail`,
+// as `df` shows), `OK` otherwise; a directory that cannot be examined is
+// left to the write to report. Thread-safe.
+[[nodiscard]] absl::Status CheckFreeSpace(const std::vector<PlannedFile>& files);
+
 // A backup suffix is usable when it is non-empty and has no '/': the backup
 // `<file><suffix>` then stays in the file's directory, beside it on the same
 // file system, where a hard link can keep the original and recovery finds it.

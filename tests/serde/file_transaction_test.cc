@@ -13,6 +13,7 @@
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -611,6 +612,30 @@ TEST(FileTransactionTest, RefusesAnExistingBackupAndAHardLinkedTarget) {
   EXPECT_THAT(s.message(), HasSubstr("2 hard links"));
   EXPECT_EQ(ReadFile(files.a()), TwoFiles::kOldA);
   EXPECT_THAT(List(files.a_dir()), UnorderedElementsAreArray({"_metadata", "other-name"}));
+}
+
+// Room on the file system for what a write creates, as df counts it: a
+// size beyond what statvfs says is free is refused naming the directory and
+// both numbers; files of two directories on one file system add up.
+TEST(FileTransactionTest, CheckFreeSpaceAddsUpTheFilesOfOneFileSystem) {
+  TempDir a, b;
+  struct statvfs vfs;
+  ASSERT_EQ(::statvfs(a.path().c_str(), &vfs), 0);
+  const uint64_t free_bytes = static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize;
+  ASSERT_GT(free_bytes, 4096u);
+  EXPECT_THAT(CheckFreeSpace({{a.path() + "/x", 4096}}), IsOk());
+  EXPECT_THAT(CheckFreeSpace({}), IsOk());
+  const absl::Status s = CheckFreeSpace({{a.path() + "/x", free_bytes + (uint64_t{1} << 30)}});
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kResourceExhausted,
+                          "not enough free space in " + a.path()));
+  EXPECT_THAT(s.message(), HasSubstr(absl::StrCat(free_bytes + (uint64_t{1} << 30), " bytes")));
+  // Each fits, together they do not (a and b share the temp file system).
+  const uint64_t most = free_bytes / 4 * 3;
+  EXPECT_THAT(CheckFreeSpace({{a.path() + "/x", most}}), IsOk());
+  EXPECT_THAT(CheckFreeSpace({{a.path() + "/x", most}, {b.path() + "/y", most}}),
+              StatusIs(absl::StatusCode::kResourceExhausted, "not enough free space"));
+  // A directory that cannot be examined is left to the write.
+  EXPECT_THAT(CheckFreeSpace({{"/no/such/dir/x", uint64_t{1} << 62}}), IsOk());
 }
 
 // A library caller gets the refusals the CLI used to make alone (attack

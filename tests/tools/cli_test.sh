@@ -783,6 +783,34 @@ if [[ $(id -u) == 0 ]] && cp "$real_meta" "$tmp/imm" && chattr +i "$tmp/imm" 2>/
   expect_grep "the dry run names the refusal" "^--apply would be refused: .*immutable (chattr +i)" "$tmp/out"
   expect_grep "  ... and ends with it" "--apply would be refused as things stand" "$tmp/out"
   chattr -i "$tmp/imm-job/_metadata"
+  # strip-state --deep writes new state files beside absolute handles' files, in another
+  # directory than OUT: the dry run checks that directory as the write does (attack run 11, M5:
+  # the dry run exited 0, the write failed).
+  mkdir -p "$tmp/m5/chk" "$tmp/m5/out"; cp "$fb_src"/* "$tmp/m5/chk/"; chmod u+w "$tmp/m5/chk"/*
+  "$bin" relocate --to-absolute --to "file:$tmp/m5/chk" "$tmp/m5/chk/_metadata" "$tmp/m5/out/_metadata" >/dev/null
+  chattr +i "$tmp/m5/chk"
+  check "deep strip --dry-run with new state files in an immutable directory" 1 "$bin" strip-state --deep --dry-run --state source-state "$tmp/m5/out/_metadata" "$tmp/m5/out/stripped"
+  expect_grep "  ... names the directory" "the directory $tmp/m5/chk of $tmp/m5/chk/.* is immutable" "$tmp/out"
+  expect_grep "  ... and says the write would be refused" "the write would be refused as things stand" "$tmp/out"
+  check "  ... as the write is" 1 "$bin" strip-state --deep --state source-state "$tmp/m5/out/_metadata" "$tmp/m5/out/stripped"
+  chattr -i "$tmp/m5/chk"
+  check "  ... and without the attribute the dry run passes" 0 "$bin" strip-state --deep --dry-run --state source-state "$tmp/m5/out/_metadata" "$tmp/m5/out/stripped"
+fi
+# Dry runs check the free space of the file system they would write to (attack run 10: they
+# did not), and repair --apply stops before writing anything. A 48 KiB tmpfs holding a 36 KiB
+# _metadata has no room for a 32 KiB output; mounting needs root.
+if [[ $(id -u) == 0 ]] && mkdir -p "$tmp/small" && mount -t tmpfs -o size=48k tmpfs "$tmp/small" 2>/dev/null; then
+  mkdir -p "$tmp/small/job"; cp "$real_meta" "$tmp/small/job/_metadata"
+  check "a dry run onto a file system without room" 1 "$bin" strip-state --dry-run --state topic-partition-offset-states "$real_meta" "$tmp/small/out"
+  expect_grep "  ... says so with the numbers" "not enough free space in $tmp/small: the new files need [0-9]* bytes there and [0-9]* are available" "$tmp/out"
+  check "  ... as the write fails" 1 "$bin" strip-state --state topic-partition-offset-states "$real_meta" "$tmp/small/out"
+  check "repair dry run without room" 1 "$bin" repair --state topic-partition-offset-states "$tmp/small/job"
+  expect_grep "  ... --apply would be refused for it" "^--apply would be refused: serde: not enough free space in $tmp/small/job" "$tmp/out"
+  check "repair --apply without room" 1 "$bin" repair --apply --state topic-partition-offset-states "$tmp/small/job"
+  expect_grep "  ... says why" "not enough free space" "$tmp/err"
+  check "  ... wrote nothing" 0 bash -c "[[ \$(ls -A '$tmp/small' '$tmp/small/job' | tr '\n' ' ') == '$tmp/small: job  $tmp/small/job: _metadata ' ]]"
+  check "  ... the _metadata is untouched" 0 cmp "$real_meta" "$tmp/small/job/_metadata"
+  umount "$tmp/small"
 fi
 # A repair dry run foresees a backup already there: exit 1, as --apply's refusal (attack run 9:
 # it exited 0, and the note ended "(nothing was replaced)").

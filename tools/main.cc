@@ -687,9 +687,16 @@ void WarnAboutInterruptedRuns(CommandArgs& a) {
       } else if (r.state == "commit" && r.unreplaced.empty()) {
         absl::StrAppend(&m, ": it had committed and replaced ",
                         Printable(absl::StrJoin(r.targets, ", ")),
-                        "; only its clean-up is left. Rerun that command, or any flinkstate "
-                        "write in ",
-                        Printable(dir), ", to finish it");
+                        "; only its clean-up is left");
+        if (!r.replaced_then_changed.empty()) {
+          // Restored from the backup since, or written over (attack run
+          // 11, M1: this said the file was the run's output).
+          absl::StrAppend(&m, ", but ", Printable(absl::StrJoin(r.replaced_then_changed, ", ")),
+                          r.replaced_then_changed.size() == 1 ? " is" : " are",
+                          " no longer that run's output (changed since; restored?)");
+        }
+        absl::StrAppend(&m, ". Rerun that command, or any flinkstate write in ", Printable(dir),
+                        ", to finish it");
       } else if (r.state == "commit") {
         absl::StrAppend(&m, ": it had committed, and ", list(r.unreplaced),
                         " the original; what this shows of it is from before the write. Rerun "

@@ -104,6 +104,11 @@ struct JournalEntry {
   // 11, M6).
   int64_t original_size = -1;
   int64_t original_mtime_ns = -1;
+  // In a commit journal: the inode of the verified output (`temp`, which the
+  // rename keeps), so that a target replaced already can be told from a
+  // file put there since (attack run 11, M1: the original restored by hand
+  // was reported as the run's output). -1 for none.
+  int64_t output_ino = -1;
 };
 struct Journal {
   std::string path;
@@ -137,7 +142,10 @@ std::string RenderJournal(const Journal& j) {
                     Field(e.backup), "\t", Field(e.backup_temp));
     if (e.original_size >= 0) {
       absl::StrAppend(&out, "\t", e.original_size, ":", e.original_mtime_ns);
+    } else if (e.output_ino >= 0) {
+      absl::StrAppend(&out, "\t-");
     }
+    if (e.output_ino >= 0) absl::StrAppend(&out, "\t", e.output_ino);
     absl::StrAppend(&out, "\n");
   }
   absl::StrAppend(&out, "end\n");
@@ -162,7 +170,7 @@ absl::StatusOr<Journal> ParseJournal(const std::string& path, absl::string_view 
     } else if (f[0] == "intent" && f.size() == 2) {
       std::string err;
       if (!absl::CUnescape(f[1], &j.intent, &err)) return bad("bad escape");
-    } else if (f[0] == "file" && (f.size() == 5 || f.size() == 6)) {
+    } else if (f[0] == "file" && f.size() >= 5 && f.size() <= 7) {
       JournalEntry e;
       std::string* out[] = {&e.target, &e.temp, &e.backup, &e.backup_temp};
       for (int k = 0; k < 4; ++k) {
@@ -170,7 +178,11 @@ absl::StatusOr<Journal> ParseJournal(const std::string& path, absl::string_view 
         std::string err;
         if (!absl::CUnescape(f[k + 1], out[k], &err)) return bad("bad escape");
       }
-      if (f.size() == 6) {  // "SIZE:MTIME_NS" of the original
+      if (f.size() == 7 &&  // the output's inode
+          (!absl::SimpleAtoi(f[6], &e.output_ino) || e.output_ino < 0)) {
+        return bad("bad output inode");
+      }
+      if (f.size() >= 6 && f[5] != "-") {  // "SIZE:MTIME_NS" of the original
         std::pair<absl::string_view, absl::string_view> st = absl::StrSplit(f[5], ':');
         if (!absl::SimpleAtoi(st.first, &e.original_size) ||
             !absl::SimpleAtoi(st.second, &e.original_mtime_ns) || e.original_size < 0) {
@@ -594,6 +606,10 @@ absl::Status CommitFiles(std::vector<FileChange>& changes, const TransactionOpti
 
   // 5. The commit point.
   journal.state = "commit";
+  for (JournalEntry& e : journal.entries) {
+    struct stat st;
+    if (::lstat(e.temp.c_str(), &st) == 0) e.output_ino = static_cast<int64_t>(st.st_ino);
+  }
   if (absl::Status s = WriteJournal(journal, ops, o.sync); !s.ok()) {
     // The rename of the journal is the commit: if it failed, the prepare
     // journal is still there and rolling back is right.
@@ -905,6 +921,12 @@ absl::StatusOr<std::vector<InterruptedRun>> FindInterruptedRuns(const std::strin
           run.changed.push_back(e.target);
         } else if (run.state != "commit" || Exists(e.temp)) {
           run.unreplaced.push_back(e.target);
+        } else if (e.output_ino >= 0) {
+          struct stat st;
+          if (::lstat(e.target.c_str(), &st) != 0 ||
+              static_cast<int64_t>(st.st_ino) != e.output_ino) {
+            run.replaced_then_changed.push_back(e.target);
+          }
         }
       }
     }

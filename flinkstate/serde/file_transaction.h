@@ -236,6 +236,10 @@ struct InterruptedRun {
   // file, or the original written to in place, its size or modification
   // time not the journal's): recovery refuses to rename over them.
   std::vector<std::string> changed;
+  // Of a "commit" run's targets replaced already, those that no longer hold
+  // that run's output (another file put there since, e.g. the original
+  // restored from its backup); recovery leaves them as they are.
+  std::vector<std::string> replaced_then_changed;
   std::vector<std::string> temporaries;  // "*.flinkstate-tmp-*" without a journal here
   // With `journal` "": the file name of the journal the temporaries belong
   // to (".flinkstate-txn-TOKEN.journal"), in a directory not known here.

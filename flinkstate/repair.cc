@@ -614,6 +614,12 @@ std::string Repair::PlanText() const {
     absl::StrAppend(&out, "  ", f.path(), " (", f.kind(), ", checkpoint ", f.checkpoint_id(),
                     "): ", handles, " handle(s), ", entries, " entries, ",
                     Human(f.bytes_removed()), " of ", Human(f.input_size()), "\n");
+    if (!serde::IsUrl(f.path()) && f.target() != serde::AbsolutePath(f.path())) {
+      // A symbolic link is followed (attack run 10, M8: only the JSON's
+      // `target` said so): the file it names is rewritten, the link stays.
+      absl::StrAppend(&out, "    a symbolic link: the file it names, ", f.target(),
+                      ", is rewritten (backup ", f.backup(), "); the link stays\n");
+    }
     for (const auto& op : f.operators()) {
       absl::StrAppend(&out, "    operator ", op.operator_id(), ": ", op.entries(), " entries, ",
                       Human(op.bytes()), "\n");

@@ -398,6 +398,11 @@ TEST(RepairTest, ASymlinkedMetadataIsRepairedWhereItPointsAndRecoveredFromTheChe
     RepairOptions o = job.Options();
     o.ops = &counting;
     FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Repair> r, Repair::Plan(o));
+    // The printed plan says the link is followed (attack run 10, M8: only the
+    // JSON's `target` did), and only for the link.
+    EXPECT_THAT(r->PlanText(), HasSubstr("    a symbolic link: the file it names, " + real +
+                                         ", is rewritten (backup " + real + ".bak); the link stays\n"));
+    EXPECT_THAT(r->PlanText(), Not(HasSubstr("the file it names, " + job.ha())));
     ASSERT_THAT(r->Apply(), IsOk());
   }
   const int steps = counting.calls();

@@ -15,7 +15,9 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <streambuf>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -270,6 +272,102 @@ std::string Printable(absl::string_view text) {
 
 namespace {
 
+bool IsControl(uint8_t c) { return (c < 0x20 && c != '\n' && c != '\t') || c == 0x7F; }
+
+// The stream buffer behind std::cout and std::cerr (InstallOutputEscaping):
+// text is held until a flush or 64 KiB, then written escaped to `sink`.
+class EscapingStreambuf : public std::streambuf {
+ public:
+  EscapingStreambuf(std::streambuf* sink, std::vector<std::string> names)
+      : sink_(sink), names_(std::move(names)) {
+    for (const std::string& n : names_) longest_ = std::max(longest_, n.size());
+  }
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
+    pending_.push_back(traits_type::to_char_type(c));
+    if (pending_.size() >= kChunk) Drain(false);
+    return c;
+  }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    if (!names_.empty()) {
+      pending_.append(s, static_cast<size_t>(n));
+      if (pending_.size() >= kChunk) Drain(false);
+      return n;
+    }
+    // No names to look for: escaped straight from `s`, without a copy (a
+    // report of tens of MiB is written with one call).
+    Drain(true);
+    size_t run = 0;
+    for (size_t i = 0; i < static_cast<size_t>(n); ++i) {
+      const auto c = static_cast<uint8_t>(s[i]);
+      if (!IsControl(c)) continue;
+      sink_->sputn(s + run, static_cast<std::streamsize>(i - run));
+      const std::string esc = absl::StrCat("\\x", absl::Hex(c, absl::kZeroPad2));
+      sink_->sputn(esc.data(), static_cast<std::streamsize>(esc.size()));
+      run = i + 1;
+    }
+    sink_->sputn(s + run, n - static_cast<std::streamsize>(run));
+    return n;
+  }
+  int sync() override {
+    Drain(true);
+    return sink_->pubsync();
+  }
+
+ private:
+  static constexpr size_t kChunk = 64 << 10;
+
+  // Writes out `pending_`, or (not `all`) all of it but a tail that may be
+  // the start of a name whose end has not come yet.
+  void Drain(bool all) {
+    const size_t keep = all || longest_ == 0 ? 0 : longest_ - 1;
+    if (pending_.size() <= keep) return;
+    size_t end = pending_.size() - keep;
+    std::string out;
+    out.reserve(end + 16);
+    size_t i = 0;
+    while (i < end) {
+      const std::string* name = nullptr;
+      for (const std::string& n : names_) {
+        if (pending_.compare(i, n.size(), n) == 0) {
+          name = &n;
+          break;
+        }
+      }
+      if (name != nullptr) {
+        // A name starting before `end` lies in `pending_` whole (`keep`).
+        for (char ch : *name) {
+          const auto c = static_cast<uint8_t>(ch);
+          if (c < 0x20 || c == 0x7F) {
+            absl::StrAppend(&out, "\\x", absl::Hex(c, absl::kZeroPad2));
+          } else {
+            out.push_back(ch);
+          }
+        }
+        i += name->size();
+        end = std::max(end, i);
+        continue;
+      }
+      const auto c = static_cast<uint8_t>(pending_[i]);
+      if (IsControl(c)) {
+        absl::StrAppend(&out, "\\x", absl::Hex(c, absl::kZeroPad2));
+      } else {
+        out.push_back(pending_[i]);
+      }
+      ++i;
+    }
+    pending_.erase(0, end);
+    sink_->sputn(out.data(), static_cast<std::streamsize>(out.size()));
+  }
+
+  std::streambuf* sink_;
+  std::vector<std::string> names_;  // longest first
+  size_t longest_ = 0;
+  std::string pending_;
+};
+
 struct JsonErrors {
   bool on = false;
   std::string command;
@@ -477,6 +575,44 @@ void ProgressLine::Show(absl::string_view phase, uint64_t done, uint64_t total) 
 std::string RealPath(const std::string& path) {
   char buf[PATH_MAX];
   return ::realpath(path.c_str(), buf) != nullptr ? std::string(buf) : std::string();
+}
+
+void InstallOutputEscaping(int argc, char** argv) {
+  std::vector<std::string> names;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (std::none_of(arg.begin(), arg.end(), [](char c) {
+          const auto u = static_cast<uint8_t>(c);
+          return u < 0x20 || u == 0x7F;
+        })) {
+      continue;
+    }
+    // `--flag=VALUE`: the value.
+    const size_t eq = absl::StartsWith(arg, "--") ? arg.find('=') : std::string::npos;
+    const std::string path = eq == std::string::npos ? arg : arg.substr(eq + 1);
+    // Each form, and each of its prefixes that ends a component holding a
+    // control character: the directory that paths built from it start with
+    // ("DIR/_metadata", "DIR/<relative handle>").
+    for (const std::string& form : {path, serde::AbsolutePath(path), RealPath(path)}) {
+      bool control = false;
+      for (size_t i = 0; i <= form.size(); ++i) {
+        if (i == form.size() || form[i] == '/') {
+          if (control && absl::c_find(names, form.substr(0, i)) == names.end()) {
+            names.push_back(form.substr(0, i));
+          }
+          control = false;
+        } else {
+          const auto u = static_cast<uint8_t>(form[i]);
+          control |= u < 0x20 || u == 0x7F;
+        }
+      }
+    }
+  }
+  std::sort(names.begin(), names.end(),
+            [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
+  // Leaked: the streams flush through them during exit.
+  std::cout.rdbuf(new EscapingStreambuf(std::cout.rdbuf(), names));
+  std::cerr.rdbuf(new EscapingStreambuf(std::cerr.rdbuf(), std::move(names)));
 }
 
 namespace {

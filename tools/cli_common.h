@@ -196,6 +196,17 @@ std::string ValidUtf8(absl::string_view text);
 // \xNN; everything else, UTF-8 included, as is.
 std::string Printable(absl::string_view text);
 
+// Every text the tool writes to stdout and stderr passes one filter: control
+// characters other than line feed and tab, and DEL, are shown as \xNN (as
+// `Printable` shows them), whichever code printed them; and a path given on
+// the command line that holds a control character, line feeds included, is
+// shown with them escaped wherever it appears (as given, absolute, or with
+// its links resolved), so that a file named "a\nb" cannot forge a line of
+// the output (attack run 10). JSON is unaffected: its strings hold no raw
+// control characters. Install once, before any output; `argv` as `main`
+// got it.
+void InstallOutputEscaping(int argc, char** argv);
+
 // The canonical absolute path of an existing file or directory (symlinks
 // resolved, realpath(3)), or "" if it cannot be resolved.
 std::string RealPath(const std::string& path);

@@ -818,5 +818,9 @@ int main(int argc, char** argv) {
   // quarter of relocate's time on the 100-operator wide job went to that).
   ::mallopt(M_MMAP_THRESHOLD, 64 << 20);
   ::mallopt(M_TRIM_THRESHOLD, 256 << 20);
-  return flinkstate::cli::Main(argc, argv);
+  flinkstate::cli::InstallOutputEscaping(argc, argv);
+  const int rc = flinkstate::cli::Main(argc, argv);
+  std::cout.flush();
+  std::cerr.flush();
+  return rc;
 }

@@ -796,6 +796,32 @@ if [[ $(id -u) == 0 ]] && cp "$real_meta" "$tmp/imm" && chattr +i "$tmp/imm" 2>/
   chattr -i "$tmp/m5/chk"
   check "  ... and without the attribute the dry run passes" 0 "$bin" strip-state --deep --dry-run --state source-state "$tmp/m5/out/_metadata" "$tmp/m5/out/stripped"
 fi
+# A path given on the command line that holds a line feed is shown escaped wherever it appears,
+# on stdout and stderr, as given or as a directory of other paths (attack run 10: the names were
+# printed raw, so "nl<LF>dir" started a line of its own).
+nl="$tmp/nl"$'\n'"dir"
+mkdir -p "$nl"; cp "$real_meta" "$nl/_metadata"
+no_raw_line() {  # no_raw_line DESCRIPTION EXIT COMMAND...: exit as given, no line starting "dir"
+  check "$1" "$2" "${@:3}"
+  if grep -q "^dir" "$tmp/out" "$tmp/err"; then
+    echo "FAIL: $1: a name's line feed printed raw"; grep -n "^dir" "$tmp/out" "$tmp/err" | head -3
+    failures=$((failures + 1))
+  else
+    passes=$((passes + 1))
+  fi
+}
+no_raw_line "inspect of a path with a line feed" 0 "$bin" inspect "$nl/_metadata"
+expect_grep "  ... shown as \\x0a" "/nl.x0adir/_metadata: Flink _metadata" "$tmp/out"
+no_raw_line "verify of a path with a line feed" 0 "$bin" verify "$nl/_metadata"
+no_raw_line "state of a path with a line feed" 0 "$bin" state "$nl"
+no_raw_line "doctor of a path with a line feed" 0 "$bin" doctor "$nl"
+no_raw_line "strip-state --dry-run into it" 0 "$bin" strip-state --dry-run --state topic-partition-offset-states "$nl/_metadata" "$nl/out"
+no_raw_line "strip-state into it" 0 "$bin" strip-state --state topic-partition-offset-states "$nl/_metadata" "$nl/out"
+no_raw_line "convert into it" 0 "$bin" convert --to-version 4 "$nl/_metadata" "$nl/out4"
+no_raw_line "repair of it" 0 "$bin" repair --state topic-partition-offset-states "$nl"
+no_raw_line "a missing file in it" 1 "$bin" inspect "$nl/nope"
+no_raw_line "diff of two files in it" 1 "$bin" diff "$nl/_metadata" "$nl/out"
+check "  ... JSON keeps the name, escaped as JSON" 0 bash -c "'$bin' inspect --json '$nl/_metadata' | python3 -c 'import json,sys; assert json.load(sys.stdin)[\"file\"].endswith(\"nl\\ndir/_metadata\")'"
 # Dry runs check the free space of the file system they would write to (attack run 10: they
 # did not), and repair --apply stops before writing anything. A 48 KiB tmpfs holding a 36 KiB
 # _metadata has no room for a 32 KiB output; mounting needs root.

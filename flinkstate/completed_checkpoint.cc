@@ -26,6 +26,9 @@ using javaobj::ItemId;
 using javaobj::ItemKind;
 using javaobj::kNoItem;
 
+using internal::kKeyedClasses;
+using internal::kOperatorHandleClasses;
+using internal::kStreamClasses;
 using internal::ShortClassName;
 
 }  // namespace
@@ -113,23 +116,6 @@ const std::vector<KnownClassShape>& KnownClassShapes() {
 }
 
 namespace {
-
-// The handle classes the reader knows by name (short names), per position.
-constexpr absl::string_view kStreamClasses[] = {
-    "state.memory.ByteStreamStateHandle", "state.filesystem.RelativeFileStateHandle",
-    "state.filesystem.FileStateHandle", "state.filemerging.SegmentFileStateHandle",
-    "state.filemerging.EmptySegmentFileStateHandle", "state.PlaceholderStreamStateHandle",
-    "state.filemerging.DirectoryStreamStateHandle",
-    "state.changelog.inmemory.InMemoryChangelogStateHandle"};
-constexpr absl::string_view kKeyedClasses[] = {
-    "state.KeyGroupsStateHandle", "state.KeyGroupsSavepointStateHandle",
-    "state.IncrementalRemoteKeyedStateHandle",
-    "state.changelog.ChangelogStateBackendHandle$ChangelogStateBackendHandleImpl",
-    "state.changelog.ChangelogStateHandleStreamImpl",
-    "state.changelog.inmemory.InMemoryChangelogStateHandle"};
-constexpr absl::string_view kOperatorHandleClasses[] = {
-    "state.OperatorStreamStateHandle", "state.filemerging.FileMergingOperatorStreamStateHandle",
-    "state.filemerging.EmptyFileMergingOperatorStreamStateHandle"};
 
 // An item path built only when a message needs it: `base`, then `[index]`
 // when `index` >= 0 (the paths of the ~50 file handles of every keyed handle

@@ -31,6 +31,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "flinkstate/checkpoint_properties.h"
 #include "flinkstate/completed_checkpoint.h"
 #include "flinkstate/internal/completed_checkpoint_scan.h"
 #include "flinkstate/internal/completed_checkpoint_shapes.h"
@@ -50,6 +51,9 @@ using javaobj::CursorValue;
 using javaobj::DescId;
 using javaobj::kNoDesc;
 using javaobj::StreamCursor;
+using internal::kKeyedClasses;
+using internal::kOperatorHandleClasses;
+using internal::kStreamClasses;
 
 // The field names the reader looks at, interned per descriptor field.
 enum Fid : uint8_t {
@@ -139,23 +143,6 @@ const absl::flat_hash_map<absl::string_view, Fid>& FieldNames() {
       {"c", kC}, {"a", kA}, {"element", kElement}, {"k", kK}, {"v", kV}, {"tag", kTag}};
   return *names;
 }
-
-// The handle classes the reader knows by name (short names), per position.
-constexpr absl::string_view kStreamClasses[] = {
-    "state.memory.ByteStreamStateHandle", "state.filesystem.RelativeFileStateHandle",
-    "state.filesystem.FileStateHandle", "state.filemerging.SegmentFileStateHandle",
-    "state.filemerging.EmptySegmentFileStateHandle", "state.PlaceholderStreamStateHandle",
-    "state.filemerging.DirectoryStreamStateHandle",
-    "state.changelog.inmemory.InMemoryChangelogStateHandle"};
-constexpr absl::string_view kKeyedClasses[] = {
-    "state.KeyGroupsStateHandle", "state.KeyGroupsSavepointStateHandle",
-    "state.IncrementalRemoteKeyedStateHandle",
-    "state.changelog.ChangelogStateBackendHandle$ChangelogStateBackendHandleImpl",
-    "state.changelog.ChangelogStateHandleStreamImpl",
-    "state.changelog.inmemory.InMemoryChangelogStateHandle"};
-constexpr absl::string_view kOperatorHandleClasses[] = {
-    "state.OperatorStreamStateHandle", "state.filemerging.FileMergingOperatorStreamStateHandle",
-    "state.filemerging.EmptyFileMergingOperatorStreamStateHandle"};
 
 constexpr char kPropertiesClass[] = "org.apache.flink.runtime.checkpoint.CheckpointProperties";
 constexpr char kCheckpointTypeClass[] = "org.apache.flink.runtime.checkpoint.CheckpointType";
@@ -1070,30 +1057,7 @@ class GraphScanner {
     if (t->tag == javaobj::kTcEnum) {
       // Flink 1.13/1.14: `CheckpointType` is an enum; its display name and
       // post-checkpoint action are fields of the constant, not in the stream.
-      const std::string constant = EnumText(*t);
-      static constexpr struct {
-        const char* constant;
-        const char* kind;
-        const char* name;
-        const char* action;
-      } kLegacyTypes[] = {
-          {"CHECKPOINT", "checkpoint", "Checkpoint", ""},
-          {"SAVEPOINT", "savepoint", "Savepoint", "NONE"},
-          {"SAVEPOINT_SUSPEND", "savepoint", "Suspend Savepoint", "SUSPEND"},
-          {"SAVEPOINT_TERMINATE", "savepoint", "Terminate Savepoint", "TERMINATE"},
-          {"SYNC_SAVEPOINT", "savepoint", "Synchronous Savepoint", "SUSPEND"},
-      };
-      p->kind = "unknown";
-      p->error = absl::StrCat("unknown CheckpointType constant ", constant);
-      for (const auto& x : kLegacyTypes) {
-        if (constant == x.constant) {
-          p->kind = x.kind;
-          p->type_name = x.name;
-          p->post_checkpoint_action = x.action;
-          p->error.clear();
-          break;
-        }
-      }
+      SetLegacyCheckpointType(EnumText(*t), p);
       return Done(t);
     }
     const std::string cls = IsObject(*t) ? c_.desc(t->desc).name : "";

@@ -35,6 +35,24 @@ namespace flinkstate::internal {
 
 inline constexpr char kRuntimePrefix[] = "org.apache.flink.runtime.";
 
+// The handle classes both readers know by name (short names, see
+// `ShortClassName`), per position: the readers switch on the index.
+inline constexpr absl::string_view kStreamClasses[] = {
+    "state.memory.ByteStreamStateHandle", "state.filesystem.RelativeFileStateHandle",
+    "state.filesystem.FileStateHandle", "state.filemerging.SegmentFileStateHandle",
+    "state.filemerging.EmptySegmentFileStateHandle", "state.PlaceholderStreamStateHandle",
+    "state.filemerging.DirectoryStreamStateHandle",
+    "state.changelog.inmemory.InMemoryChangelogStateHandle"};
+inline constexpr absl::string_view kKeyedClasses[] = {
+    "state.KeyGroupsStateHandle", "state.KeyGroupsSavepointStateHandle",
+    "state.IncrementalRemoteKeyedStateHandle",
+    "state.changelog.ChangelogStateBackendHandle$ChangelogStateBackendHandleImpl",
+    "state.changelog.ChangelogStateHandleStreamImpl",
+    "state.changelog.inmemory.InMemoryChangelogStateHandle"};
+inline constexpr absl::string_view kOperatorHandleClasses[] = {
+    "state.OperatorStreamStateHandle", "state.filemerging.FileMergingOperatorStreamStateHandle",
+    "state.filemerging.EmptyFileMergingOperatorStreamStateHandle"};
+
 // Class names without the common "org.apache.flink.runtime." prefix.
 inline std::string ShortClassName(const std::string& name) {
   return absl::StartsWith(name, kRuntimePrefix) ? name.substr(sizeof(kRuntimePrefix) - 1) : name;

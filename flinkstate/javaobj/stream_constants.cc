@@ -2,11 +2,28 @@
 
 #include "flinkstate/javaobj/stream_constants.h"
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
 namespace flinkstate::javaobj {
 
 bool HasStreamHeader(const uint8_t* b, uint64_t size) {
-  return size >= 4 && b[0] == 0xAC && b[1] == 0xED && b[2] == 0x00 &&
-         b[3] == 0x05;
+  return size >= 4 && b[0] == (kStreamMagic >> 8) && b[1] == (kStreamMagic & 0xFF) &&
+         b[2] == (kStreamVersion >> 8) && b[3] == (kStreamVersion & 0xFF);
+}
+
+std::string NotAnObjectProblem(uint8_t tc, uint32_t depth) {
+  switch (tc) {
+    case kTcBlockData:
+    case kTcBlockDataLong:
+      return "unexpected block data where an object is expected";
+    case kTcEndBlockData:
+      return "unexpected TC_ENDBLOCKDATA where an object is expected";
+    case kTcReset:
+      return absl::StrCat("unexpected TC_RESET inside an object (depth ", depth, ")");
+    default:
+      return absl::StrFormat("invalid type code 0x%02X", tc);
+  }
 }
 
 const char* TypeCodeName(uint8_t tc) {

@@ -17,6 +17,7 @@
 #define FLINKSTATE_JAVAOBJ_STREAM_CONSTANTS_H_
 
 #include <cstdint>
+#include <string>
 
 namespace flinkstate::javaobj {
 
@@ -60,6 +61,12 @@ bool HasStreamHeader(const uint8_t* b, uint64_t size);
 
 // "TC_OBJECT" etc. for a type code; "unknown" for other bytes.
 const char* TypeCodeName(uint8_t tc);
+
+// What is wrong with type code `tc` where an object must start
+// (`ObjectInputStream.readObject0`): block data, TC_ENDBLOCKDATA, TC_RESET
+// at `depth` > 0, or no type code. The problem the tree decoder and the
+// cursor report alike. Precondition: `tc` starts no object.
+std::string NotAnObjectProblem(uint8_t tc, uint32_t depth);
 
 // Wire size of a primitive field type code (B C D F I J S Z); 0 otherwise.
 inline int PrimitiveSize(char type_code) {

@@ -345,19 +345,8 @@ bool StreamCursor::ReadValue(CursorValue* v) {
       if (!ReadException(v)) return false;
       --depth_;
       return true;
-    case kTcBlockData:
-    case kTcBlockDataLong:
-      return Fail(absl::StatusCode::kInvalidArgument,
-                  "unexpected block data where an object is expected", at);
-    case kTcEndBlockData:
-      return Fail(absl::StatusCode::kInvalidArgument,
-                  "unexpected TC_ENDBLOCKDATA where an object is expected", at);
-    case kTcReset:
-      return Fail(absl::StatusCode::kInvalidArgument,
-                  absl::StrCat("unexpected TC_RESET inside an object (depth ", depth_, ")"), at);
     default:
-      return Fail(absl::StatusCode::kInvalidArgument,
-                  absl::StrFormat("invalid type code 0x%02X", tag), at);
+      return Fail(absl::StatusCode::kInvalidArgument, NotAnObjectProblem(tag, depth_), at);
   }
 }
 
@@ -589,27 +578,32 @@ bool StreamCursor::ReadClassDesc(DescId* out) {
   }
 }
 
-bool StreamCursor::ReadNewClassDesc(DescId* out) {
-  const uint64_t at = position();
+bool StreamCursor::BeginClassDesc(uint64_t at, DescId* out) {
   if (!CountItem()) return false;
-  const bool replay = replay_depth_ > 0;
-  DescId did;
-  if (replay) {
-    did = DescAt(at);
-    if (did == kNoDesc) {
+  if (replay_depth_ > 0) {
+    *out = DescAt(at);
+    if (*out == kNoDesc) {
       return SetError(serde::DecodeError(absl::StatusCode::kInternal, "javaobj", "",
                                          "cursor: a replayed descriptor was not read before", at));
     }
   } else {
-    did = static_cast<DescId>(descs_.size());
+    *out = static_cast<DescId>(descs_.size());
     descs_.emplace_back();
     desc_offsets_.push_back(at);
     desc_ends_.push_back(0);
     desc_handles_.push_back(kNoHandle);
-    descs_[did].item = static_cast<ItemId>(items_ - 1);
+    descs_[*out].item = static_cast<ItemId>(items_ - 1);
   }
+  ++p_;  // the type code
+  return true;
+}
+
+bool StreamCursor::ReadNewClassDesc(DescId* out) {
+  const uint64_t at = position();
+  DescId did;
+  if (!BeginClassDesc(at, &did)) return false;
+  const bool replay = replay_depth_ > 0;
   *out = did;
-  ++p_;
   serde::SourceRange name_range;
   std::string name;
   if (!ReadUtf(&name_range, &name, !replay)) return false;
@@ -728,28 +722,14 @@ bool StreamCursor::ReadNewClassDesc(DescId* out) {
 
 bool StreamCursor::ReadNewProxyClassDesc(DescId* out) {
   const uint64_t at = position();
-  if (!CountItem()) return false;
-  const bool replay = replay_depth_ > 0;
   DescId did;
-  if (replay) {
-    did = DescAt(at);
-    if (did == kNoDesc) {
-      return SetError(serde::DecodeError(absl::StatusCode::kInternal, "javaobj", "",
-                                         "cursor: a replayed descriptor was not read before", at));
-    }
-  } else {
-    did = static_cast<DescId>(descs_.size());
-    descs_.emplace_back();
-    desc_offsets_.push_back(at);
-    desc_ends_.push_back(0);
-    desc_handles_.push_back(kNoHandle);
-    ClassDesc& d = descs_[did];
-    d.item = static_cast<ItemId>(items_ - 1);
-    d.is_proxy = true;
-    d.flags = kScSerializable;
+  if (!BeginClassDesc(at, &did)) return false;
+  const bool replay = replay_depth_ > 0;
+  if (!replay) {
+    descs_[did].is_proxy = true;
+    descs_[did].flags = kScSerializable;
   }
   *out = did;
-  ++p_;
   uint64_t h;
   if (!AssignHandle(at, &h)) return false;
   if (!replay) NoteDescHandle(did, h);

@@ -333,6 +333,9 @@ class StreamCursor {
   bool ReadException(CursorValue* v);
   // `classDesc`: a new descriptor, a reference to one, or null (kNoDesc).
   bool ReadClassDesc(DescId* out);
+  // The start both class descriptor forms share: the item counted, the
+  // descriptor found again (replay) or added, the type code read.
+  bool BeginClassDesc(uint64_t at, DescId* out);
   bool ReadNewClassDesc(DescId* out);
   bool ReadNewProxyClassDesc(DescId* out);
   bool ReadClassDescTail(DescId did);

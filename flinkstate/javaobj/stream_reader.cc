@@ -493,21 +493,8 @@ absl::Status StreamReader::ReadObject(Expect expect, ItemId* out) {
     case kTcEnum: st = ReadNewEnum(out); break;
     case kTcClass: st = ReadNewClass(out); break;
     case kTcException: st = ReadException(out); break;
-    case kTcBlockData:
-    case kTcBlockDataLong:
-      return Fail(absl::StatusCode::kInvalidArgument,
-                  "unexpected block data where an object is expected", at);
-    case kTcEndBlockData:
-      return Fail(absl::StatusCode::kInvalidArgument,
-                  "unexpected TC_ENDBLOCKDATA where an object is expected", at);
-    case kTcReset:
-      return Fail(absl::StatusCode::kInvalidArgument,
-                  absl::StrCat("unexpected TC_RESET inside an object (depth ",
-                               depth_, ")"),
-                  at);
     default:
-      return Fail(absl::StatusCode::kInvalidArgument,
-                  absl::StrFormat("invalid type code 0x%02X", tag), at);
+      return Fail(absl::StatusCode::kInvalidArgument, NotAnObjectProblem(tag, depth_), at);
   }
   FLINKSTATE_RETURN_IF_ERROR(st);
   --depth_;

@@ -527,6 +527,19 @@ std::string DirOf(const std::string& path) {
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
+absl::Status ParseStateRoots(const CommandArgs& a,
+                             std::vector<std::pair<std::string, std::string>>* roots) {
+  for (const std::string& root : a.state_roots) {
+    const size_t eq = root.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == root.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--state-root takes PREFIX=DIR, not \"", root, "\""));
+    }
+    roots->emplace_back(root.substr(0, eq), root.substr(eq + 1));
+  }
+  return absl::OkStatus();
+}
+
 bool SameFile(const std::string& a, const std::string& b) {
   struct stat sa, sb;
   return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 &&

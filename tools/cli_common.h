@@ -17,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -179,6 +180,13 @@ void SetInputFormat(const std::string& format);
 serde::FileOps* CliFileOps();
 
 std::string DirOf(const std::string& path);
+
+// The --state-root PREFIX=DIR values (`a.state_roots`) appended to `*roots`
+// as (prefix, directory) pairs, in order; `InvalidArgument` naming the first
+// value without both parts ("--state-root takes PREFIX=DIR, not ..."), for
+// `Usage`.
+absl::Status ParseStateRoots(const CommandArgs& a,
+                             std::vector<std::pair<std::string, std::string>>* roots);
 
 // `text` as a JSON string literal with its quotes (RFC 8259): `"` `\` and
 // control characters escaped, valid UTF-8 kept, every byte of an invalid

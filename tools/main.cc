@@ -119,30 +119,32 @@ void AddProgress(CLI::App& app, CommandArgs& a) {
       ->excludes(on);
 }
 
+// --backup-suffix S and --fsync / --nofsync of the commands that replace files.
+void AddBackupSuffix(CLI::App& app, CommandArgs& a, const char* what) {
+  app.add_option("--backup-suffix", a.backup_suffix, what)->type_name("S")->capture_default_str();
+}
+void AddFsync(CLI::App& app, CommandArgs& a, const char* what) {
+  app.add_flag("--fsync,!--nofsync", a.fsync, what);
+}
+
 void AddOutput(CLI::App& app, CommandArgs& a) {
   AddFiles(app, a, "IN OUT, or FILE with --in-place");
   app.add_flag("--in-place", a.in_place,
                "rewrite FILE itself (a symlink: the file it names), keeping the "
                "original as FILE<backup-suffix>");
-  app.add_option("--backup-suffix", a.backup_suffix, "suffix of that backup")
-      ->type_name("S")
-      ->capture_default_str();
-  app.add_flag("--fsync,!--nofsync", a.fsync,
-               "fsync the output before renaming it into place (default; "
-               "--nofsync to skip)");
+  AddBackupSuffix(app, a, "suffix of that backup");
+  AddFsync(app, a,
+           "fsync the output before renaming it into place (default; "
+           "--nofsync to skip)");
   AddProgress(app, a);
 }
 
 // The flags of every command that writes an edited file: IN OUT or
-// --in-place, and --json for its EditReport.
+// --in-place, --json for its EditReport, and --dry-run: the write planned and
+// printed, nothing written (cli_common.h FinishDryRun).
 void AddEditOutput(CLI::App& app, CommandArgs& a) {
   AddOutput(app, a);
   AddJson(app, a, "the result as JSON (report.proto EditReport)");
-}
-
-// --dry-run of the single-file edits: the write planned and printed, nothing
-// written (cli_common.h FinishDryRun).
-void AddDryRun(CLI::App& app, CommandArgs& a) {
   app.add_flag("--dry-run", a.dry_run,
                "show what would be written (objects or files, sizes, bytes to transfer, "
                "server-side copies and uploads) and write nothing; exit 1 when the write "
@@ -171,8 +173,24 @@ void AddInputFormat(CLI::App& app, CommandArgs& a) {
           "FORMAT"));
 }
 
+// --state-root PREFIX=DIR (repeatable; parsed by `ParseStateRoots`).
+void AddStateRoots(CLI::App& app, CommandArgs& a, const char* what) {
+  app.add_option("--state-root", a.state_roots, what)
+      ->type_name("PREFIX=DIR")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+}
+
 void AddStateName(CLI::App& app, CommandArgs& a) {
   app.add_option("--state", a.state, "the state name (exact)")->type_name("NAME");
+}
+
+// --state NAME and --operator of the edits of one state's entries
+// (strip-state, dedupe-union).
+void AddStateAndOperators(CLI::App& app, CommandArgs& a) {
+  AddStateName(app, a);
+  AddOperators(app, a, "only in these operators: ID (32 hex digits) or uid (repeatable)");
 }
 
 // --- The command table ------------------------------------------------------
@@ -210,24 +228,18 @@ const Command kCommands[] = {
      "Removes a state name from every operator state handle (_metadata, operator\n"
      "snapshot or completedCheckpoint), e.g. a leftover union state.",
      [](CLI::App& app, CommandArgs& a) {
-       AddStateName(app, a);
-       AddOperators(app, a, "only in these operators: ID (32 hex digits) or uid (repeatable)");
+       AddStateAndOperators(app, a);
        AddEditOutput(app, a);
-       AddDryRun(app, a);
        app.add_flag("--deep", a.deep,
                     "also remove the state's meta info and element bytes from the "
                     "operator-state streams (_metadata, operator snapshot, completedCheckpoint), "
                     "fixing the other states' offsets: inline streams in place, a state file by "
                     "writing a new one beside it (the original untouched) that the handle then "
                     "points to");
-       app.add_option("--state-root", a.state_roots,
-                      "with --deep: state files under PREFIX (e.g. s3://bucket/ckpts) are in "
-                      "the local directory DIR, and their new files are written there "
-                      "(repeatable)")
-           ->type_name("PREFIX=DIR")
-           ->expected(1)
-           ->allow_extra_args(false)
-           ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+       AddStateRoots(app, a,
+                     "with --deep: state files under PREFIX (e.g. s3://bucket/ckpts) are in "
+                     "the local directory DIR, and their new files are written there "
+                     "(repeatable)");
      },
      RunStripState},
     {"drop-operator",
@@ -237,7 +249,6 @@ const Command kCommands[] = {
      [](CLI::App& app, CommandArgs& a) {
        AddOperators(app, a, "operator ID (32 hex digits) or uid (repeatable)");
        AddEditOutput(app, a);
-       AddDryRun(app, a);
      },
      RunDropOperator},
     {"relocate",
@@ -265,7 +276,6 @@ const Command kCommands[] = {
                     "under DIR (the way back)")
            ->excludes(rel);
        AddEditOutput(app, a);
-       AddDryRun(app, a);
      },
      RunRelocate},
     {"convert",
@@ -279,7 +289,6 @@ const Command kCommands[] = {
        app.add_flag("--allow-loss", a.allow_loss,
                     "convert although the target version cannot hold everything");
        AddEditOutput(app, a);
-       AddDryRun(app, a);
      },
      RunConvert},
     {"verify",
@@ -304,13 +313,9 @@ const Command kCommands[] = {
      [](CLI::App& app, CommandArgs& a) {
        AddFiles(app, a, "files or checkpoint directories")->required();
        AddJson(app, a, "the report as JSON (report.proto OperatorStateStreamReport)");
-       app.add_option("--state-root", a.state_roots,
-                      "read state files under PREFIX (e.g. s3://bucket/ckpts) from the "
-                      "local directory DIR (repeatable)")
-           ->type_name("PREFIX=DIR")
-           ->expected(1)
-           ->allow_extra_args(false)
-           ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+       AddStateRoots(app, a,
+                     "read state files under PREFIX (e.g. s3://bucket/ckpts) from the "
+                     "local directory DIR (repeatable)");
        app.add_flag("--kafka-source", a.kafka_source_splits,
                     "decode SourceReaderState elements as KafkaSource splits (topic, "
                     "partition, starting/stopping offset); topic-partition-offset-states of "
@@ -322,17 +327,10 @@ const Command kCommands[] = {
      "all subtasks' handles and drops the copies, so a grown union state shrinks back\n"
      "to its distinct entries and stays in place (_metadata, operator snapshot).",
      [](CLI::App& app, CommandArgs& a) {
-       AddStateName(app, a);
-       AddOperators(app, a, "only in these operators: ID (32 hex digits) or uid (repeatable)");
-       AddOutput(app, a);
-       AddJson(app, a, "the result as JSON (report.proto EditReport)");
-       AddDryRun(app, a);
-       app.add_option("--state-root", a.state_roots,
-                      "read state files under PREFIX from the local directory DIR (repeatable)")
-           ->type_name("PREFIX=DIR")
-           ->expected(1)
-           ->allow_extra_args(false)
-           ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+       AddStateAndOperators(app, a);
+       AddEditOutput(app, a);
+       AddStateRoots(app, a,
+                     "read state files under PREFIX from the local directory DIR (repeatable)");
      },
      RunDedupeUnion},
     {"diff",
@@ -388,18 +386,11 @@ const Command kCommands[] = {
                     "strip-state --deep on every file: also remove the state's meta info and "
                     "element bytes from the operator-state streams; file-backed streams get new "
                     "state files beside the originals, in the same transaction");
-       app.add_option("--state-root", a.state_roots,
-                      "with --deep: state files under PREFIX are in the local directory DIR "
-                      "(repeatable)")
-           ->type_name("PREFIX=DIR")
-           ->expected(1)
-           ->allow_extra_args(false)
-           ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-       app.add_option("--backup-suffix", a.backup_suffix, "suffix of the backups")
-           ->type_name("S")
-           ->capture_default_str();
-       app.add_flag("--fsync,!--nofsync", a.fsync,
-                    "fsync before renaming (default; --nofsync to skip)");
+       AddStateRoots(app, a,
+                     "with --deep: state files under PREFIX are in the local directory DIR "
+                     "(repeatable)");
+       AddBackupSuffix(app, a, "suffix of the backups");
+       AddFsync(app, a, "fsync before renaming (default; --nofsync to skip)");
        AddProgress(app, a);
        AddJson(app, a, "the plan as JSON (repair.proto RepairPlan)");
      },

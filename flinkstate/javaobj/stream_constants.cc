@@ -26,6 +26,26 @@ std::string NotAnObjectProblem(uint8_t tc, uint32_t depth) {
   }
 }
 
+std::string WrongReferenceProblem(uint32_t wire_handle, absl::string_view found,
+                                  absl::string_view expected) {
+  return absl::StrFormat("reference 0x%08X to a %s where %s is expected", wire_handle, found,
+                         expected);
+}
+
+absl::Status CheckItemLength(absl::string_view what, int64_t len, uint64_t limit,
+                             uint64_t remaining) {
+  if (len < 0) return absl::InvalidArgumentError(absl::StrCat("negative ", what, " length ", len));
+  const uint64_t n = static_cast<uint64_t>(len);
+  if (n > limit) {
+    return absl::ResourceExhaustedError(absl::StrCat(what, " of ", n, " bytes exceeds the limit"));
+  }
+  if (n > remaining) {
+    return absl::OutOfRangeError(
+        absl::StrCat(what, " length ", n, " exceeds the ", remaining, " remaining bytes"));
+  }
+  return absl::OkStatus();
+}
+
 const char* TypeCodeName(uint8_t tc) {
   switch (tc) {
     case kTcNull: return "TC_NULL";

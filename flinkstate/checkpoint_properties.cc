@@ -65,28 +65,7 @@ CheckpointPropertiesSummary SummarizeCheckpointPropertiesObject(
       p.error = std::string(constant.status().message());
       return p;
     }
-    static constexpr struct {
-      const char* constant;
-      const char* kind;
-      const char* name;
-      const char* action;
-    } kLegacyTypes[] = {
-        {"CHECKPOINT", "checkpoint", "Checkpoint", ""},
-        {"SAVEPOINT", "savepoint", "Savepoint", "NONE"},
-        {"SAVEPOINT_SUSPEND", "savepoint", "Suspend Savepoint", "SUSPEND"},
-        {"SAVEPOINT_TERMINATE", "savepoint", "Terminate Savepoint", "TERMINATE"},
-        {"SYNC_SAVEPOINT", "savepoint", "Synchronous Savepoint", "SUSPEND"},
-    };
-    for (const auto& t : kLegacyTypes) {
-      if (*constant == t.constant) {
-        p.kind = t.kind;
-        p.type_name = t.name;
-        p.post_checkpoint_action = t.action;
-        return p;
-      }
-    }
-    p.kind = "unknown";
-    p.error = absl::StrCat("unknown CheckpointType constant ", *constant);
+    SetLegacyCheckpointType(*constant, &p);
     return p;
   }
   const javaobj::ItemId name = s.FieldValue(type, "name");
@@ -106,6 +85,32 @@ CheckpointPropertiesSummary SummarizeCheckpointPropertiesObject(
     p.error = absl::StrCat("unexpected checkpoint type class ", s.ClassNameOf(type));
   }
   return p;
+}
+
+void SetLegacyCheckpointType(absl::string_view constant, CheckpointPropertiesSummary* p) {
+  static constexpr struct {
+    const char* constant;
+    const char* kind;
+    const char* name;
+    const char* action;
+  } kLegacyTypes[] = {
+      {"CHECKPOINT", "checkpoint", "Checkpoint", ""},
+      {"SAVEPOINT", "savepoint", "Savepoint", "NONE"},
+      {"SAVEPOINT_SUSPEND", "savepoint", "Suspend Savepoint", "SUSPEND"},
+      {"SAVEPOINT_TERMINATE", "savepoint", "Terminate Savepoint", "TERMINATE"},
+      {"SYNC_SAVEPOINT", "savepoint", "Synchronous Savepoint", "SUSPEND"},
+  };
+  for (const auto& t : kLegacyTypes) {
+    if (constant == t.constant) {
+      p->kind = t.kind;
+      p->type_name = t.name;
+      p->post_checkpoint_action = t.action;
+      p->error.clear();
+      return;
+    }
+  }
+  p->kind = "unknown";
+  p->error = absl::StrCat("unknown CheckpointType constant ", constant);
 }
 
 CheckpointPropertiesSummary SummarizeCheckpointProperties(serde::ByteView stream) {

@@ -26,6 +26,7 @@
 
 #include <string>
 
+#include "absl/strings/string_view.h"
 #include "flinkstate/javaobj/object_model.h"
 #include "flinkstate/serde/byte_view.h"
 
@@ -64,6 +65,14 @@ CheckpointPropertiesSummary SummarizeCheckpointProperties(serde::ByteView stream
 // matched by structure) is read by its field names.
 CheckpointPropertiesSummary SummarizeCheckpointPropertiesObject(
     const javaobj::Stream& stream, javaobj::ItemId object, bool check_class = true);
+
+// Flink 1.13/1.14, where `CheckpointType` is an enum whose display name and
+// post-checkpoint action are fields of the constant, not in the stream: sets
+// `kind`, `type_name` and `post_checkpoint_action` of `*p` for the constant
+// named `constant`, or `kind` "unknown" and `error` for a constant Flink
+// does not have. The one table of both properties readers (the decoded
+// stream's and the one-pass completedCheckpoint reader's).
+void SetLegacyCheckpointType(absl::string_view constant, CheckpointPropertiesSummary* p);
 
 }  // namespace flinkstate
 

@@ -26,6 +26,9 @@ using javaobj::ItemId;
 using javaobj::ItemKind;
 using javaobj::kNoItem;
 
+using internal::kKeyedClasses;
+using internal::kOperatorHandleClasses;
+using internal::kStreamClasses;
 using internal::ShortClassName;
 
 }  // namespace
@@ -113,23 +116,6 @@ const std::vector<KnownClassShape>& KnownClassShapes() {
 }
 
 namespace {
-
-// The handle classes the reader knows by name (short names), per position.
-constexpr absl::string_view kStreamClasses[] = {
-    "state.memory.ByteStreamStateHandle", "state.filesystem.RelativeFileStateHandle",
-    "state.filesystem.FileStateHandle", "state.filemerging.SegmentFileStateHandle",
-    "state.filemerging.EmptySegmentFileStateHandle", "state.PlaceholderStreamStateHandle",
-    "state.filemerging.DirectoryStreamStateHandle",
-    "state.changelog.inmemory.InMemoryChangelogStateHandle"};
-constexpr absl::string_view kKeyedClasses[] = {
-    "state.KeyGroupsStateHandle", "state.KeyGroupsSavepointStateHandle",
-    "state.IncrementalRemoteKeyedStateHandle",
-    "state.changelog.ChangelogStateBackendHandle$ChangelogStateBackendHandleImpl",
-    "state.changelog.ChangelogStateHandleStreamImpl",
-    "state.changelog.inmemory.InMemoryChangelogStateHandle"};
-constexpr absl::string_view kOperatorHandleClasses[] = {
-    "state.OperatorStreamStateHandle", "state.filemerging.FileMergingOperatorStreamStateHandle",
-    "state.filemerging.EmptyFileMergingOperatorStreamStateHandle"};
 
 // An item path built only when a message needs it: `base`, then `[index]`
 // when `index` >= 0 (the paths of the ~50 file handles of every keyed handle
@@ -247,18 +233,8 @@ class GraphReader {
         file.metadata.operators.push_back(std::move(op));
       }
     }
-    // Handle refs were recorded in map order; keep them in model order too
-    // (operator, subtask, managed... before raw...).
-    std::stable_sort(info_->operator_handles.begin(), info_->operator_handles.end(),
-                     [](const OperatorHandleRef& a, const OperatorHandleRef& b) {
-                       if (a.operator_index != b.operator_index) {
-                         return a.operator_index < b.operator_index;
-                       }
-                       if (a.subtask_index != b.subtask_index) {
-                         return a.subtask_index < b.subtask_index;
-                       }
-                       return a.slot < b.slot;
-                     });
+    // Handle refs were recorded in map order; keep them in model order too.
+    internal::SortOperatorHandles(&info_->operator_handles);
     walk_.MoveTo(info_);
     info_->flink_versions = internal::ReleaseHint(s_);
     file.completed = std::move(info);
@@ -467,16 +443,8 @@ class GraphReader {
   }
 
   absl::Status ReadKeyed(ItemId id, absl::string_view path, KeyedStateHandle* h) {
-    // Changelog handles nest keyed handles; a hostile stream can make a
-    // reference cycle of them. Flink nests one level.
-    struct Depth {
-      int& d;
-      explicit Depth(int& x) : d(++x) {}
-      ~Depth() { --d; }
-    } depth(keyed_depth_);
-    if (keyed_depth_ > kMaxKeyedDepth) {
-      return Fail(path, "keyed handles nested too deeply (a reference cycle?)", R(id));
-    }
+    const internal::KeyedNesting nesting(keyed_depth_);
+    if (nesting.too_deep()) return Fail(path, internal::kKeyedTooDeep, R(id));
     id = s_.Resolve(id);
     h->range = s_.range(id);
     std::string cls = ShortName(id);
@@ -673,16 +641,8 @@ class GraphReader {
   absl::Status ReadChannel(ItemId id, const std::string& path, ChannelStateHandle* h) {
     id = s_.Resolve(id);
     h->range = s_.range(id);
-    const std::string cls = ShortName(id);
-    if (cls == "state.InputChannelStateHandle") {
-      h->type = 1;
-    } else if (cls == "state.ResultSubpartitionStateHandle") {
-      h->type = 2;
-    } else if (cls == "state.MergedInputChannelStateHandle") {
-      h->type = 3;
-    } else if (cls == "state.MergedResultSubpartitionStateHandle") {
-      h->type = 4;
-    } else {
+    h->type = static_cast<uint8_t>(internal::ChannelHandleType(ShortName(id)));
+    if (h->type == 0) {
       Unknown(path, id);
       return absl::OkStatus();
     }
@@ -718,50 +678,45 @@ class GraphReader {
                   id);
     }
     st->finished = cls == "checkpoint.FinishedOperatorSubtaskState";
-    static constexpr const char* kOperatorSlots[] = {"managedOperatorState",
-                                                      "rawOperatorState"};
-    for (const char* slot : kOperatorSlots) {
-      auto* out = std::string(slot) == "managedOperatorState" ? &st->managed_operator_state
-                                                              : &st->raw_operator_state;
-      FLINKSTATE_ASSIGN_OR_RETURN(std::vector<ItemId> handles,
-                                  Collection(id, slot, path));
-      for (size_t i = 0; i < handles.size(); ++i) {
-        OperatorStateHandle h;
-        FLINKSTATE_RETURN_IF_ERROR(ReadOperatorHandle(
-            handles[i], absl::StrCat(path, ".", slot, "[", i, "]"), op_index,
-            st->subtask_index, slot, &h));
-        out->push_back(std::move(h));
-      }
-      if (std::string(slot) == "managedOperatorState") {
-        st->has_managed_operator_state = handles.empty() ? 0 : 1;
-      } else {
-        st->has_raw_operator_state = handles.empty() ? 0 : 1;
-      }
+    for (const char* slot : {"managedOperatorState", "rawOperatorState"}) {
+      const bool managed = std::string(slot) == "managedOperatorState";
+      size_t n = 0;
+      FLINKSTATE_RETURN_IF_ERROR(ReadSlot(
+          id, slot, path, managed ? &st->managed_operator_state : &st->raw_operator_state,
+          [&](ItemId h, const std::string& p, OperatorStateHandle* out) {
+            return ReadOperatorHandle(h, p, op_index, st->subtask_index, slot, out);
+          },
+          &n));
+      (managed ? st->has_managed_operator_state : st->has_raw_operator_state) = n == 0 ? 0 : 1;
     }
-    for (const char* slot : {"managedKeyedState", "rawKeyedState"}) {
-      auto* out = std::string(slot) == "managedKeyedState" ? &st->managed_keyed_state
-                                                           : &st->raw_keyed_state;
-      FLINKSTATE_ASSIGN_OR_RETURN(std::vector<ItemId> handles,
-                                  Collection(id, slot, path));
-      for (size_t i = 0; i < handles.size(); ++i) {
-        KeyedStateHandle h;
-        FLINKSTATE_RETURN_IF_ERROR(
-            ReadKeyed(handles[i], absl::StrCat(path, ".", slot, "[", i, "]"), &h));
-        out->push_back(std::move(h));
-      }
+    const auto keyed = [this](ItemId h, const std::string& p, KeyedStateHandle* out) {
+      return ReadKeyed(h, p, out);
+    };
+    const auto channel = [this](ItemId h, const std::string& p, ChannelStateHandle* out) {
+      return ReadChannel(h, p, out);
+    };
+    FLINKSTATE_RETURN_IF_ERROR(
+        ReadSlot(id, "managedKeyedState", path, &st->managed_keyed_state, keyed));
+    FLINKSTATE_RETURN_IF_ERROR(ReadSlot(id, "rawKeyedState", path, &st->raw_keyed_state, keyed));
+    FLINKSTATE_RETURN_IF_ERROR(
+        ReadSlot(id, "inputChannelState", path, &st->input_channel_state, channel));
+    return ReadSlot(id, "resultSubpartitionState", path, &st->result_subpartition_state,
+                    channel);
+  }
+
+  // The handles in field `slot` of subtask state `id` (`Collection`), each
+  // read by `read(item, path, &handle)` at `path.slot[i]` and appended to
+  // `*out`; `*count` (if given) how many there were.
+  template <typename H, typename Read>
+  absl::Status ReadSlot(ItemId id, const char* slot, const std::string& path, std::vector<H>* out,
+                        Read&& read, size_t* count = nullptr) {
+    FLINKSTATE_ASSIGN_OR_RETURN(std::vector<ItemId> handles, Collection(id, slot, path));
+    for (size_t i = 0; i < handles.size(); ++i) {
+      H h;
+      FLINKSTATE_RETURN_IF_ERROR(read(handles[i], absl::StrCat(path, ".", slot, "[", i, "]"), &h));
+      out->push_back(std::move(h));
     }
-    for (const char* slot : {"inputChannelState", "resultSubpartitionState"}) {
-      auto* out = std::string(slot) == "inputChannelState" ? &st->input_channel_state
-                                                           : &st->result_subpartition_state;
-      FLINKSTATE_ASSIGN_OR_RETURN(std::vector<ItemId> handles,
-                                  Collection(id, slot, path));
-      for (size_t i = 0; i < handles.size(); ++i) {
-        ChannelStateHandle h;
-        FLINKSTATE_RETURN_IF_ERROR(
-            ReadChannel(handles[i], absl::StrCat(path, ".", slot, "[", i, "]"), &h));
-        out->push_back(std::move(h));
-      }
-    }
+    if (count != nullptr) *count = handles.size();
     return absl::OkStatus();
   }
 
@@ -866,7 +821,6 @@ class GraphReader {
     return internal::NearestShapeNote(s_, s_.desc_of(id));
   }
 
-  static constexpr int kMaxKeyedDepth = 16;
   const javaobj::Stream& s_;
   CompletedCheckpointInfo* info_ = nullptr;
   int keyed_depth_ = 0;

@@ -31,6 +31,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "flinkstate/checkpoint_properties.h"
 #include "flinkstate/completed_checkpoint.h"
 #include "flinkstate/internal/completed_checkpoint_scan.h"
 #include "flinkstate/internal/completed_checkpoint_shapes.h"
@@ -50,6 +51,9 @@ using javaobj::CursorValue;
 using javaobj::DescId;
 using javaobj::kNoDesc;
 using javaobj::StreamCursor;
+using internal::kKeyedClasses;
+using internal::kOperatorHandleClasses;
+using internal::kStreamClasses;
 
 // The field names the reader looks at, interned per descriptor field.
 enum Fid : uint8_t {
@@ -140,23 +144,6 @@ const absl::flat_hash_map<absl::string_view, Fid>& FieldNames() {
   return *names;
 }
 
-// The handle classes the reader knows by name (short names), per position.
-constexpr absl::string_view kStreamClasses[] = {
-    "state.memory.ByteStreamStateHandle", "state.filesystem.RelativeFileStateHandle",
-    "state.filesystem.FileStateHandle", "state.filemerging.SegmentFileStateHandle",
-    "state.filemerging.EmptySegmentFileStateHandle", "state.PlaceholderStreamStateHandle",
-    "state.filemerging.DirectoryStreamStateHandle",
-    "state.changelog.inmemory.InMemoryChangelogStateHandle"};
-constexpr absl::string_view kKeyedClasses[] = {
-    "state.KeyGroupsStateHandle", "state.KeyGroupsSavepointStateHandle",
-    "state.IncrementalRemoteKeyedStateHandle",
-    "state.changelog.ChangelogStateBackendHandle$ChangelogStateBackendHandleImpl",
-    "state.changelog.ChangelogStateHandleStreamImpl",
-    "state.changelog.inmemory.InMemoryChangelogStateHandle"};
-constexpr absl::string_view kOperatorHandleClasses[] = {
-    "state.OperatorStreamStateHandle", "state.filemerging.FileMergingOperatorStreamStateHandle",
-    "state.filemerging.EmptyFileMergingOperatorStreamStateHandle"};
-
 constexpr char kPropertiesClass[] = "org.apache.flink.runtime.checkpoint.CheckpointProperties";
 constexpr char kCheckpointTypeClass[] = "org.apache.flink.runtime.checkpoint.CheckpointType";
 constexpr char kSavepointTypeClass[] = "org.apache.flink.runtime.checkpoint.SavepointType";
@@ -242,16 +229,7 @@ class GraphScanner {
     internal::CheckDescriptorShapes(c_, [&](DescId d) { return c_.desc_offset(d); },
                                     &info_->shape_warnings);
     walk_.MoveTo(info_);
-    std::stable_sort(info_->operator_handles.begin(), info_->operator_handles.end(),
-                     [](const OperatorHandleRef& a, const OperatorHandleRef& b) {
-                       if (a.operator_index != b.operator_index) {
-                         return a.operator_index < b.operator_index;
-                       }
-                       if (a.subtask_index != b.subtask_index) {
-                         return a.subtask_index < b.subtask_index;
-                       }
-                       return a.slot < b.slot;
-                     });
+    internal::SortOperatorHandles(&info_->operator_handles);
     info_->flink_versions = internal::ReleaseHint(c_);
     file_.completed = std::move(info);
     return std::move(file_);
@@ -556,12 +534,7 @@ class GraphScanner {
       if (!IsObject(*fv) || DescKind(fv->desc) != kUriDesc) return Done(fv);
       Obj uri;
       return ReadObj(fv, &uri, [&](Fid g, CursorValue* sv) {
-        if (g != kString) return Done(sv);
-        if (!IsString(*sv)) {
-          *out = Utf();
-          return Done(sv);
-        }
-        return StrUtf(sv, out);
+        return g == kString ? StrUtfOrEmpty(sv, out) : Done(sv);
       });
     });
   }
@@ -593,17 +566,20 @@ class GraphScanner {
     }
     return true;
   }
+  // A string value into `*out`; any other value (null) read as "".
+  bool StrUtfOrEmpty(CursorValue* v, Utf* out) {
+    if (!IsString(*v)) {
+      *out = Utf();
+      return Done(v);
+    }
+    return StrUtf(v, out);
+  }
   // `StateHandleID` and friends: the `keyString` field ("" for null).
   bool StringId(CursorValue* v, Utf* out) {
     *out = Utf();
     Obj o;
     return AsObject(v, &o, [&](Fid f, CursorValue* fv) {
-      if (f != kKeyString) return Done(fv);
-      if (!IsString(*fv)) {
-        *out = Utf();
-        return Done(fv);
-      }
-      return StrUtf(fv, out);
+      return f == kKeyString ? StrUtfOrEmpty(fv, out) : Done(fv);
     });
   }
   bool KeyGroupRange(CursorValue* v, int32_t* start, int32_t* num) {
@@ -1070,30 +1046,7 @@ class GraphScanner {
     if (t->tag == javaobj::kTcEnum) {
       // Flink 1.13/1.14: `CheckpointType` is an enum; its display name and
       // post-checkpoint action are fields of the constant, not in the stream.
-      const std::string constant = EnumText(*t);
-      static constexpr struct {
-        const char* constant;
-        const char* kind;
-        const char* name;
-        const char* action;
-      } kLegacyTypes[] = {
-          {"CHECKPOINT", "checkpoint", "Checkpoint", ""},
-          {"SAVEPOINT", "savepoint", "Savepoint", "NONE"},
-          {"SAVEPOINT_SUSPEND", "savepoint", "Suspend Savepoint", "SUSPEND"},
-          {"SAVEPOINT_TERMINATE", "savepoint", "Terminate Savepoint", "TERMINATE"},
-          {"SYNC_SAVEPOINT", "savepoint", "Synchronous Savepoint", "SUSPEND"},
-      };
-      p->kind = "unknown";
-      p->error = absl::StrCat("unknown CheckpointType constant ", constant);
-      for (const auto& x : kLegacyTypes) {
-        if (constant == x.constant) {
-          p->kind = x.kind;
-          p->type_name = x.name;
-          p->post_checkpoint_action = x.action;
-          p->error.clear();
-          break;
-        }
-      }
+      SetLegacyCheckpointType(EnumText(*t), p);
       return Done(t);
     }
     const std::string cls = IsObject(*t) ? c_.desc(t->desc).name : "";
@@ -1222,66 +1175,44 @@ class GraphScanner {
     }
     st->finished = ShortNameOf(v->desc) == "checkpoint.FinishedOperatorSubtaskState";
     int managed = 0, raw = 0;
+    const auto keyed = [this](CursorValue* h, const Path& p, KeyedStateHandle* out) {
+      return ReadKeyed(h, p, out);
+    };
+    const auto channel = [this](CursorValue* h, const Path& p, ChannelStateHandle* out) {
+      return ReadChannel(h, p, out);
+    };
     Obj o;
     if (!ReadObj(v, &o, [&](Fid f, CursorValue* x) -> bool {
+          // With operator_state_only, the operator state slots alone are read.
+          if (options_.operator_state_only && f != kManagedOperatorState &&
+              f != kRawOperatorState) {
+            return Done(x);
+          }
           switch (f) {
             case kManagedOperatorState:
             case kRawOperatorState: {
               const bool m = f == kManagedOperatorState;
               const char* slot = m ? "managedOperatorState" : "rawOperatorState";
-              auto* out = m ? &st->managed_operator_state : &st->raw_operator_state;
-              out->clear();
               int n = 0;
-              const bool read = Collection(x, slot, path, [&](CursorValue* h) {
-                OperatorStateHandle oh;
-                const Path sp(path, m ? ".managedOperatorState" : ".rawOperatorState");
-                if (!ReadOperatorHandle(h, Path(sp, n), op_index,
-                                        st->subtask_index, slot, &oh)) {
-                  return false;
-                }
-                ++n;
-                out->push_back(std::move(oh));
-                return true;
-              });
+              const bool read = SlotHandles(
+                  x, slot, path, m ? &st->managed_operator_state : &st->raw_operator_state,
+                  [&](CursorValue* h, const Path& p, OperatorStateHandle* out) {
+                    return ReadOperatorHandle(h, p, op_index, st->subtask_index, slot, out);
+                  },
+                  &n);
               (m ? managed : raw) = n == 0 ? 0 : 1;
               return read;
             }
             case kManagedKeyedState:
-            case kRawKeyedState: {
-              if (options_.operator_state_only) return Done(x);
-              const bool m = f == kManagedKeyedState;
-              const char* slot = m ? "managedKeyedState" : "rawKeyedState";
-              auto* out = m ? &st->managed_keyed_state : &st->raw_keyed_state;
-              out->clear();
-              int n = 0;
-              return Collection(x, slot, path, [&](CursorValue* h) {
-                KeyedStateHandle kh;
-                const Path sp(path, m ? ".managedKeyedState" : ".rawKeyedState");
-                if (!ReadKeyed(h, Path(sp, n), &kh)) return false;
-                ++n;
-                out->push_back(std::move(kh));
-                return true;
-              });
-            }
+              return SlotHandles(x, "managedKeyedState", path, &st->managed_keyed_state, keyed);
+            case kRawKeyedState:
+              return SlotHandles(x, "rawKeyedState", path, &st->raw_keyed_state, keyed);
             case kInputChannelState:
-            case kResultSubpartitionState: {
-              if (options_.operator_state_only) return Done(x);
-              const bool in = f == kInputChannelState;
-              const char* slot = in ? "inputChannelState" : "resultSubpartitionState";
-              auto* out = in ? &st->input_channel_state : &st->result_subpartition_state;
-              out->clear();
-              int n = 0;
-              return Collection(x, slot, path, [&](CursorValue* h) {
-                ChannelStateHandle ch;
-                const Path sp(path, in ? ".inputChannelState" : ".resultSubpartitionState");
-                if (!ReadChannel(h, Path(sp, n), &ch)) {
-                  return false;
-                }
-                ++n;
-                out->push_back(std::move(ch));
-                return true;
-              });
-            }
+              return SlotHandles(x, "inputChannelState", path, &st->input_channel_state,
+                                 channel);
+            case kResultSubpartitionState:
+              return SlotHandles(x, "resultSubpartitionState", path,
+                                 &st->result_subpartition_state, channel);
             default: return Done(x);
           }
         })) {
@@ -1290,6 +1221,27 @@ class GraphScanner {
     st->has_managed_operator_state = managed;
     st->has_raw_operator_state = raw;
     return true;
+  }
+
+  // The handles of collection `x` in slot `slot` (`Collection`) into `*out`
+  // (cleared first), each read by `read(value, path, &handle)` at
+  // `path.slot[n]`; `*count` (if given) how many were read.
+  template <typename H, typename Read>
+  bool SlotHandles(CursorValue* x, const char* slot, const Path& path, std::vector<H>* out,
+                   Read&& read, int* count = nullptr) {
+    out->clear();
+    int n = 0;
+    const Path dot(path, ".");
+    const Path sp(dot, slot);
+    const bool ok = Collection(x, slot, path, [&](CursorValue* h) {
+      H handle;
+      if (!read(h, Path(sp, n), &handle)) return false;
+      ++n;
+      out->push_back(std::move(handle));
+      return true;
+    });
+    if (count != nullptr) *count = n;
+    return ok;
   }
 
   // The non-null elements of `StateObjectCollection` value `v`, each handed
@@ -1441,16 +1393,8 @@ class GraphScanner {
   }
 
   bool ReadKeyed(CursorValue* v, const Path& path, KeyedStateHandle* h) {
-    // Changelog handles nest keyed handles; a hostile stream can make a
-    // reference cycle of them. Flink nests one level.
-    struct Depth {
-      int& d;
-      explicit Depth(int& x) : d(++x) {}
-      ~Depth() { --d; }
-    } depth(keyed_depth_);
-    if (keyed_depth_ > kMaxKeyedDepth) {
-      return Fail(path, "keyed handles nested too deeply (a reference cycle?)", v->def);
-    }
+    const internal::KeyedNesting nesting(keyed_depth_);
+    if (nesting.too_deep()) return Fail(path, internal::kKeyedTooDeep, v->def);
     // kKeyedClasses: 0 KeyGroups, 1 KeyGroupsSavepoint, 2 IncrementalRemote,
     // 3 ChangelogBackendImpl, 4 ChangelogStream, 5 InMemoryChangelog.
     const int k = RoleCode(*v, path, 1);
@@ -1776,16 +1720,9 @@ class GraphScanner {
   }
 
   bool ReadChannel(CursorValue* v, const Path& path, ChannelStateHandle* h) {
-    const std::string cls = IsObject(*v) ? ShortNameOf(v->desc) : "";
-    if (cls == "state.InputChannelStateHandle") {
-      h->type = 1;
-    } else if (cls == "state.ResultSubpartitionStateHandle") {
-      h->type = 2;
-    } else if (cls == "state.MergedInputChannelStateHandle") {
-      h->type = 3;
-    } else if (cls == "state.MergedResultSubpartitionStateHandle") {
-      h->type = 4;
-    } else {
+    h->type = static_cast<uint8_t>(
+        internal::ChannelHandleType(IsObject(*v) ? ShortNameOf(v->desc) : ""));
+    if (h->type == 0) {
       Unknown(path, *v);
       if (!IsObject(*v)) return Done(v) && SetRangeOfValue(*v, &h->range);
       Obj o;
@@ -1827,7 +1764,6 @@ class GraphScanner {
     return DefRange(*v, o, &h->range);
   }
 
-  static constexpr int kMaxKeyedDepth = 16;
   internal::ScanHooks* hooks_ = nullptr;
   absl::Status caller_status_;
   int container_depth_ = 0;

@@ -18,27 +18,41 @@ namespace {
 
 constexpr char kLayer[] = "dedupe-union";
 
+// `operator_path`: the item path of the operator ("operators[2]"; "" for an
+// operator snapshot, whose one subtask state is the file), in front of the
+// handles' item paths in refusals (attack run 11: they had none).
 absl::Status PlanOperator(const std::vector<const OperatorSubtaskState*>& subtasks,
-                          serde::ByteView input, const std::string& name,
-                          const StateStreamSources& sources,
+                          const std::string& operator_path, serde::ByteView input,
+                          const std::string& name, const StateStreamSources& sources,
                           std::vector<serde::Replacement>* reps, DedupeResult* result) {
   absl::flat_hash_set<std::string> seen;
-  for (const OperatorSubtaskState* s : subtasks) {
+  for (size_t k = 0; k < subtasks.size(); ++k) {
+    const OperatorSubtaskState* s = subtasks[k];
     for (const auto* list : {&s->managed_operator_state, &s->raw_operator_state}) {
-      for (const OperatorStateHandle& h : *list) {
+      for (size_t hi = 0; hi < list->size(); ++hi) {
+        const OperatorStateHandle& h = (*list)[hi];
         int idx = -1;
         for (size_t i = 0; i < h.states.size(); ++i) {
           if (h.states[i].name.value == name) idx = static_cast<int>(i);
         }
         if (idx < 0) continue;
         const StateNameEntry& e = h.states[idx];
-        const std::string where = absl::StrCat(kLayer, ": subtask ", s->subtask_index);
+        const std::string item = absl::StrCat(
+            operator_path, operator_path.empty() ? "" : ".", "subtasks[", k, "].",
+            list == &s->managed_operator_state ? "managedOperatorState" : "rawOperatorState", "[",
+            hi, "]");
+        const std::string where = absl::StrCat(kLayer, ": ", item);
+        const auto refuse = [&](absl::Status st) {
+          return serde::WithLocation(st, kLayer, item, std::nullopt);
+        };
         if (e.mode != static_cast<uint8_t>(DistributionMode::kUnion)) {
-          return absl::FailedPreconditionError(absl::StrCat(
+          return refuse(absl::FailedPreconditionError(absl::StrCat(
               where, ": '", name, "' is ", DistributionModeName(e.mode),
-              ", not UNION: its elements belong to one subtask each; nothing was written"));
+              ", not UNION: its elements belong to one subtask each; nothing was written")));
         }
-        if (!h.delegate) return absl::InvalidArgumentError(where + ": handle without a stream");
+        if (!h.delegate) {
+          return refuse(absl::InvalidArgumentError(where + ": handle without a stream"));
+        }
         FLINKSTATE_ASSIGN_OR_RETURN(ResolvedStream rs,
                                     ResolveStateStream(*h.delegate, input, sources));
         uint64_t header_end = 0;
@@ -48,9 +62,9 @@ absl::Status PlanOperator(const std::vector<const OperatorSubtaskState*>& subtas
         // serializer leaves other bytes after each element), so refuse as
         // strip-state --deep does rather than guess.
         if (!hdr.ok()) {
-          return serde::WithMessage(hdr.status(),
-                              absl::StrCat(where, ": ", hdr.status().message(),
-                                           "; nothing was written"));
+          return refuse(serde::WithMessage(hdr.status(),
+                                           absl::StrCat(where, ": ", hdr.status().message(),
+                                                        "; nothing was written")));
         }
         int64_t fixed = -1;
         if (hdr.ok() && hdr->complete()) {
@@ -102,8 +116,8 @@ absl::StatusOr<DedupeResult> PlanDedupeUnion(const StateFile& file, serde::ByteV
   DedupeResult result;
   std::vector<serde::Replacement> reps;
   if (file.kind == StateFileKind::kOperatorSnapshot) {
-    FLINKSTATE_RETURN_IF_ERROR(PlanOperator({&file.snapshot.state}, input, options.state_name,
-                                            sources, &reps, &result));
+    FLINKSTATE_RETURN_IF_ERROR(PlanOperator({&file.snapshot.state}, "", input,
+                                            options.state_name, sources, &reps, &result));
   } else {
     std::vector<int> ops;
     if (!options.operator_ids.empty()) {
@@ -114,8 +128,8 @@ absl::StatusOr<DedupeResult> PlanDedupeUnion(const StateFile& file, serde::ByteV
     for (int i : ops) {
       std::vector<const OperatorSubtaskState*> subs;
       for (const OperatorSubtaskState& s : file.metadata.operators[i].subtasks) subs.push_back(&s);
-      FLINKSTATE_RETURN_IF_ERROR(
-          PlanOperator(subs, input, options.state_name, sources, &reps, &result));
+      FLINKSTATE_RETURN_IF_ERROR(PlanOperator(subs, absl::StrCat("operators[", i, "]"), input,
+                                              options.state_name, sources, &reps, &result));
     }
   }
   if (result.elements_before == 0) {

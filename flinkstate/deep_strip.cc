@@ -399,9 +399,10 @@ absl::Status PlanHandle(const OperatorStateHandle& h, StrippedEntry entry,
     const bool relative = IsTag(h.delegate.get(), HandleTag::kRelativeStream);
     const std::string& hp = h.delegate->path.value;
     if (relative && ctx.files.sources.base_dir.empty()) {
-      return absl::FailedPreconditionError(absl::StrCat(
+      return serde::WithLocation(absl::FailedPreconditionError(absl::StrCat(
           kLayer, ": ", where, ": relative state file ", hp,
-          " needs the checkpoint directory to be found; nothing was written"));
+          " needs the checkpoint directory to be found; nothing was written")),
+          kLayer, where, std::nullopt);
     }
     absl::StatusOr<ResolvedStream> rs =
         ResolveStateStream(*h.delegate, ctx.input, ctx.files.sources);
@@ -448,9 +449,10 @@ absl::Status PlanHandle(const OperatorStateHandle& h, StrippedEntry entry,
   ++ctx.result->meta_infos_removed;
   if (inline_stream) {
     if (auto [it, fresh] = ctx.inline_streams.emplace(h.delegate->data.offset, where); !fresh) {
-      return absl::FailedPreconditionError(absl::StrCat(
+      return serde::WithLocation(absl::FailedPreconditionError(absl::StrCat(
           kLayer, ": ", where, " and ", it->second,
-          " share one inline stream; it cannot be rewritten for each, nothing was written"));
+          " share one inline stream; it cannot be rewritten for each, nothing was written")),
+          kLayer, where, std::nullopt);
     }
     entry.bytes = entry_bytes + (stream.size() - edit.rw.size);
     ctx.result->removed.push_back(entry);
@@ -460,9 +462,10 @@ absl::Status PlanHandle(const OperatorStateHandle& h, StrippedEntry entry,
   // A file-backed stream: a new state file beside the original.
   const std::string canonical = Canonical(local);
   if (auto it = ctx.files_rewritten.find(canonical); it != ctx.files_rewritten.end()) {
-    return absl::FailedPreconditionError(absl::StrCat(
+    return serde::WithLocation(absl::FailedPreconditionError(absl::StrCat(
         kLayer, ": ", where, " and ", it->second, " point to the same state file ", local,
-        "; a stream two handles share cannot be rewritten for each, nothing was written"));
+        "; a stream two handles share cannot be rewritten for each, nothing was written")),
+        kLayer, where, std::nullopt);
   }
   ctx.files_rewritten.emplace(canonical, where);
   NewStateFile nf;
@@ -478,12 +481,13 @@ absl::Status PlanHandle(const OperatorStateHandle& h, StrippedEntry entry,
     const std::string out_dir =
         ctx.files.output_dir.empty() ? ctx.files.sources.base_dir : ctx.files.output_dir;
     if (Canonical(out_dir) != Canonical(ctx.files.sources.base_dir)) {
-      return absl::FailedPreconditionError(absl::StrCat(
+      // Located in the handle (attack run 11: the ErrorReport's itemPath was "").
+      return serde::WithLocation(absl::FailedPreconditionError(absl::StrCat(
           kLayer, ": ", where, ": relative state file ", nf.handle_path,
           " would get a new file in ", ctx.files.sources.base_dir,
           ", but Flink resolves relative paths against the output's directory ", out_dir,
           "; write the output into the input's directory (or --in-place), nothing was "
-          "written"));
+          "written")), kLayer, where, std::nullopt);
     }
   }
   nf.bytes = edit.rw.size;

@@ -37,6 +37,7 @@
 #include "flinkstate/serde/error_location.h"
 #include "flinkstate/serde/file_transaction.h"
 #include "flinkstate/serde/mapped_file.h"
+#include "flinkstate/serde/modified_utf8.h"
 #include "flinkstate/serde/status_macros.h"
 #include "flinkstate/verify.h"
 #include "google/protobuf/struct.pb.h"
@@ -1015,24 +1016,6 @@ absl::string_view StripYamlComment(absl::string_view s) {
   return s;
 }
 
-void AppendUtf8(uint32_t c, std::string* out) {
-  if (c < 0x80) {
-    out->push_back(static_cast<char>(c));
-  } else if (c < 0x800) {
-    out->push_back(static_cast<char>(0xC0 | (c >> 6)));
-    out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
-  } else if (c < 0x10000) {
-    out->push_back(static_cast<char>(0xE0 | (c >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
-  } else {
-    out->push_back(static_cast<char>(0xF0 | (c >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((c >> 12) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
-  }
-}
-
 // A quoted YAML scalar at the start of `s` (YAML 1.1, as SnakeYAML reads it,
 // on one line): single-quoted ('' is a quote) or double-quoted (backslash
 // escapes). `*end` is set past the closing quote.
@@ -1078,7 +1061,7 @@ absl::StatusOr<std::string> ReadQuotedYamlScalar(absl::string_view s, size_t* en
         return absl::InvalidArgumentError(
             absl::StrCat("unknown escape '\\", s.substr(i, 1), "' in a double-quoted value"));
       }
-      AppendUtf8(code, &out);
+      serde::AppendCodePoint(code, &out);
       i += digits;
       continue;
     }

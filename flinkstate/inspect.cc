@@ -861,6 +861,24 @@ class OperatorJsonPrinter {
   std::thread thread_;
 };
 
+// A streamed report's JSON is written around its operators: `r` rendered
+// without operators holds kNoOperators; `kHead` writes what comes before its
+// "[]" (up to and including `"operators": `), `kTail` what follows it.
+constexpr absl::string_view kNoOperators = "\n \"operators\": []";
+enum class JsonPart { kHead, kTail };
+absl::Status WriteReportJsonPart(const report::Report& r, JsonPart part,
+                                 const std::function<void(absl::string_view)>& write) {
+  FLINKSTATE_ASSIGN_OR_RETURN(std::string json, RenderReportJson(r));
+  const absl::string_view whole(json);
+  const size_t at = whole.find(kNoOperators);
+  if (at == absl::string_view::npos) {
+    return absl::InternalError("inspect: no operators field in the report JSON");
+  }
+  write(part == JsonPart::kHead ? whole.substr(0, at + kNoOperators.size() - 2)
+                                : whole.substr(at + kNoOperators.size()));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 report::Report BuildReport(const StateFile& file, serde::ByteView input,
@@ -938,15 +956,7 @@ absl::Status StreamMetadataReportJson(serde::ByteView input,
   }
   FillMetadataHeader(header, input, &r);
   // Everything before "operators" in field order is known now.
-  FLINKSTATE_ASSIGN_OR_RETURN(std::string head, RenderReportJson(r));
-  static constexpr absl::string_view kOperators = "\n \"operators\": []";
-  const size_t head_at = absl::string_view(head).find(kOperators);
-  if (head_at == std::string::npos) {
-    return absl::InternalError("inspect: no operators field in the report JSON");
-  }
-  head.resize(head_at + kOperators.size() - 2);  // up to and including ": "
-  write(head);
-  head = std::string();
+  FLINKSTATE_RETURN_IF_ERROR(WriteReportJsonPart(r, JsonPart::kHead, write));
 
   // Pass 2: one operator at a time, reported as soon as it is decoded and
   // printed while the next one is decoded (`OperatorJsonPrinter`). The
@@ -980,13 +990,7 @@ absl::Status StreamMetadataReportJson(serde::ByteView input,
   AddFrameSizeWarning(input.size(), options, &builder);
   for (report::Warning& w : union_warnings) *r.add_warnings() = std::move(w);
   for (const report::Warning& w : options.extra_warnings) *r.add_warnings() = w;
-  FLINKSTATE_ASSIGN_OR_RETURN(std::string tail, RenderReportJson(r));
-  const size_t tail_at = absl::string_view(tail).find(kOperators);
-  if (tail_at == std::string::npos) {
-    return absl::InternalError("inspect: no operators field in the report JSON");
-  }
-  write(absl::string_view(tail).substr(tail_at + kOperators.size()));
-  return absl::OkStatus();
+  return WriteReportJsonPart(r, JsonPart::kTail, write);
 }
 
 namespace {
@@ -1073,7 +1077,6 @@ absl::Status StreamCompletedCheckpointReportJson(
   // The head (everything before "operators" in field order) is written as
   // soon as the reader has it; each operator is printed while the next one
   // is read (`OperatorJsonPrinter`); the rest follows the last operator.
-  static constexpr absl::string_view kOperators = "\n \"operators\": []";
   report::Report r;
   OperatorJsonPrinter printer(write, options.print_on_second_thread);
   absl::Status read = BuildCompletedCheckpointReportStreaming(
@@ -1082,28 +1085,13 @@ absl::Status StreamCompletedCheckpointReportJson(
         *printer.Next() = std::move(op);
         return printer.Submit();
       },
-      [&]() -> absl::Status {
-        FLINKSTATE_ASSIGN_OR_RETURN(std::string head, RenderReportJson(r));
-        const size_t at = absl::string_view(head).find(kOperators);
-        if (at == std::string::npos) {
-          return absl::InternalError("inspect: no operators field in the report JSON");
-        }
-        head.resize(at + kOperators.size() - 2);  // up to and including ": "
-        write(head);
-        return absl::OkStatus();
-      });
+      [&]() { return WriteReportJsonPart(r, JsonPart::kHead, write); });
   int count = 0;
   const absl::Status printed = printer.Finish(&count);
   FLINKSTATE_RETURN_IF_ERROR(read);
   FLINKSTATE_RETURN_IF_ERROR(printed);
   write(count == 0 ? "[]" : "\n ]");
-  FLINKSTATE_ASSIGN_OR_RETURN(std::string tail, RenderReportJson(r));
-  const size_t at = absl::string_view(tail).find(kOperators);
-  if (at == std::string::npos) {
-    return absl::InternalError("inspect: no operators field in the report JSON");
-  }
-  write(absl::string_view(tail).substr(at + kOperators.size()));
-  return absl::OkStatus();
+  return WriteReportJsonPart(r, JsonPart::kTail, write);
 }
 
 std::string RenderReportText(const report::Report& r, int top) {

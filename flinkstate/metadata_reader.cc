@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -74,10 +75,9 @@ class MetadataDecoder {
         model_budget_(options.max_model_bytes_per_input_byte * input.size() +
                       options.max_model_base_bytes) {}
 
-  absl::Status ReadMetadata(CheckpointMetadata* m);
-  // As `ReadMetadata`, but hands every operator to `on_operator` as soon as it
-  // is decoded and frees it after; the model budget covers one operator at a
-  // time then. `m->operators` stays empty.
+  // The whole model into `*m`; or, with `on_operator`, every operator handed
+  // to it as soon as it is decoded and freed after (the model budget covers
+  // one operator at a time then; `m->operators` stays empty).
   absl::Status ReadMetadata(CheckpointMetadata* m, const OperatorCallback* on_operator);
   absl::Status ReadSnapshot(OperatorSnapshot* s);
 
@@ -263,6 +263,38 @@ class MetadataDecoder {
     return s;
   }
 
+  // `n` elements appended to `*list`, each read by `read(T*)` under the
+  // item path `name[i]` (`name` "": `[i]` under the enclosing scope).
+  // Precondition: `n` elements were charged (`ReadCount`).
+  template <typename T, typename Read>
+  absl::Status ReadElements(int32_t n, std::vector<T>* list, Read&& read, const char* name = "") {
+    for (int32_t i = 0; i < n; ++i) {
+      Scope e(this, name, i);
+      FLINKSTATE_RETURN_IF_ERROR(read(&AppendElement(list, n)));
+    }
+    return absl::OkStatus();
+  }
+  // A counted list: `ReadCount(what, min_bytes, ...)` charging elements of
+  // `T` (the count into `*count` when given), then `ReadElements`.
+  template <typename T, typename Read>
+  absl::Status ReadCountedList(absl::string_view what, uint64_t min_bytes, std::vector<T>* list,
+                               Read&& read, int32_t* count = nullptr, const char* name = "") {
+    int32_t n;
+    if (count == nullptr) count = &n;
+    FLINKSTATE_RETURN_IF_ERROR(ReadCount(what, min_bytes, count, sizeof(T)));
+    return ReadElements(*count, list, std::forward<Read>(read), name);
+  }
+  // An operator snapshot's handle list `name`: its count (`*count`, -1 for
+  // none) and handles, each read by `read(T*)`.
+  template <typename T, typename Read>
+  absl::Status ReadSnapshotList(const char* name, int32_t* count, std::vector<T>* list,
+                                Read&& read) {
+    Scope s(this, name);
+    FLINKSTATE_RETURN_IF_ERROR(I32(count));
+    FLINKSTATE_RETURN_IF_ERROR(CheckSnapshotHandleCount(*count, sizeof(T)));
+    return ReadElements(*count, list, std::forward<Read>(read));
+  }
+
   absl::Status ReadMasterState(MasterState* m);
   absl::Status ReadOperator(OperatorState* op);
   absl::Status ReadSubtaskV1(OperatorSubtaskState* st);
@@ -294,10 +326,6 @@ class MetadataDecoder {
   uint32_t version_ = 0;
   int depth_ = 0;
 };
-
-absl::Status MetadataDecoder::ReadMetadata(CheckpointMetadata* m) {
-  return ReadMetadata(m, nullptr);
-}
 
 absl::Status MetadataDecoder::ReadMetadata(CheckpointMetadata* m,
                                            const OperatorCallback* on_operator) {
@@ -498,25 +526,17 @@ absl::Status MetadataDecoder::ReadOperator(OperatorState* op) {
 absl::Status MetadataDecoder::ReadHandleList(
     const char* what, std::vector<OperatorStateHandle>* out, int32_t* count) {
   Scope s(this, what);
-  FLINKSTATE_RETURN_IF_ERROR(ReadCount("handle", 1, count, sizeof(OperatorStateHandle)));
-  for (int32_t i = 0; i < *count; ++i) {
-    Scope e(this, "", i);
-    FLINKSTATE_RETURN_IF_ERROR(ReadOperatorHandle(&AppendElement(out, *count)));
-  }
-  return absl::OkStatus();
+  return ReadCountedList(
+      "handle", 1, out, [this](OperatorStateHandle* h) { return ReadOperatorHandle(h); }, count);
 }
 
 absl::Status MetadataDecoder::ReadSubtaskV1(OperatorSubtaskState* st) {
   FLINKSTATE_RETURN_IF_ERROR(I64(&st->duration));
   {
     Scope s(this, "legacyOperatorState");
-    FLINKSTATE_RETURN_IF_ERROR(ReadCount("handle", 1, &st->legacy_count,
-                                               sizeof(StreamStateHandle)));
-    for (int32_t i = 0; i < st->legacy_count; ++i) {
-      Scope e(this, "", i);
-      FLINKSTATE_RETURN_IF_ERROR(
-          ReadStreamHandle(&AppendElement(&st->legacy, st->legacy_count)));
-    }
+    FLINKSTATE_RETURN_IF_ERROR(ReadCountedList(
+        "handle", 1, &st->legacy, [this](StreamStateHandle* h) { return ReadStreamHandle(h); },
+        &st->legacy_count));
   }
   FLINKSTATE_RETURN_IF_ERROR(ReadHandleList("managedOperatorState",
                                             &st->managed_operator_state,
@@ -542,23 +562,17 @@ absl::Status MetadataDecoder::ReadKeyedSlots(OperatorSubtaskState* st) {
 }
 
 absl::Status MetadataDecoder::ReadSubtaskCommon(OperatorSubtaskState* st) {
-  FLINKSTATE_RETURN_IF_ERROR(I32(&st->has_managed_operator_state));
-  if (st->has_managed_operator_state != 0) {
-    Scope s(this, "managedOperatorState");
-    FLINKSTATE_RETURN_IF_ERROR(
-        Charge(1, sizeof(OperatorStateHandle), "operator handle"));
-    st->managed_operator_state.emplace_back();
-    FLINKSTATE_RETURN_IF_ERROR(
-        ReadOperatorHandle(&st->managed_operator_state.back()));
-  }
-  FLINKSTATE_RETURN_IF_ERROR(I32(&st->has_raw_operator_state));
-  if (st->has_raw_operator_state != 0) {
-    Scope s(this, "rawOperatorState");
-    FLINKSTATE_RETURN_IF_ERROR(
-        Charge(1, sizeof(OperatorStateHandle), "operator handle"));
-    st->raw_operator_state.emplace_back();
-    FLINKSTATE_RETURN_IF_ERROR(
-        ReadOperatorHandle(&st->raw_operator_state.back()));
+  // Managed, then raw: an i32 flag and, if set, one operator handle.
+  for (const auto& [slot, has, list] :
+       {std::tuple{"managedOperatorState", &st->has_managed_operator_state,
+                   &st->managed_operator_state},
+        std::tuple{"rawOperatorState", &st->has_raw_operator_state, &st->raw_operator_state}}) {
+    FLINKSTATE_RETURN_IF_ERROR(I32(has));
+    if (*has == 0) continue;
+    Scope s(this, slot);
+    FLINKSTATE_RETURN_IF_ERROR(Charge(1, sizeof(OperatorStateHandle), "operator handle"));
+    list->emplace_back();
+    FLINKSTATE_RETURN_IF_ERROR(ReadOperatorHandle(&list->back()));
   }
   return ReadKeyedSlots(st);
 }
@@ -566,14 +580,9 @@ absl::Status MetadataDecoder::ReadSubtaskCommon(OperatorSubtaskState* st) {
 absl::Status MetadataDecoder::ReadChannelLists(OperatorSubtaskState* st) {
   for (bool input : {true, false}) {
     Scope s(this, input ? "inputChannelState" : "resultSubpartitionState");
-    auto& list = input ? st->input_channel_state : st->result_subpartition_state;
-    int32_t n;
-    FLINKSTATE_RETURN_IF_ERROR(ReadCount("channel handle", 17, &n, sizeof(ChannelStateHandle)));
-    for (int32_t i = 0; i < n; ++i) {
-      Scope e(this, "", i);
-      FLINKSTATE_RETURN_IF_ERROR(
-          ReadChannelHandle(input, &AppendElement(&list, n)));
-    }
+    FLINKSTATE_RETURN_IF_ERROR(ReadCountedList(
+        "channel handle", 17, input ? &st->input_channel_state : &st->result_subpartition_state,
+        [&](ChannelStateHandle* h) { return ReadChannelHandle(input, h); }));
   }
   return absl::OkStatus();
 }
@@ -630,15 +639,11 @@ absl::Status MetadataDecoder::ReadKeyGroupsBody(
 
 absl::Status MetadataDecoder::ReadNamedHandles(
     std::vector<NamedStreamHandle>* out) {
-  int32_t n;
-  FLINKSTATE_RETURN_IF_ERROR(ReadCount("state handle", 3, &n, sizeof(NamedStreamHandle)));
-  for (int32_t i = 0; i < n; ++i) {
-    Scope e(this, "", i);
-    NamedStreamHandle& named = AppendElement(out, n);
-    FLINKSTATE_RETURN_IF_ERROR(ReadUtf(&named.local_path));
-    FLINKSTATE_RETURN_IF_ERROR(ReadStreamHandle(&named.handle));
-  }
-  return absl::OkStatus();
+  return ReadCountedList("state handle", 3, out,
+                         [this](NamedStreamHandle* named) -> absl::Status {
+                           FLINKSTATE_RETURN_IF_ERROR(ReadUtf(&named->local_path));
+                           return ReadStreamHandle(&named->handle);
+                         });
 }
 
 absl::Status MetadataDecoder::ReadKeyedHandle(KeyedStateHandle* h) {
@@ -692,13 +697,9 @@ absl::Status MetadataDecoder::ReadKeyedHandleBody(KeyedStateHandle* h) {
       FLINKSTATE_RETURN_IF_ERROR(I64(&h->checkpointed_size));
       for (bool materialized : {true, false}) {
         Scope s(this, materialized ? "materialized" : "nonMaterialized");
-        auto& list = materialized ? h->materialized : h->non_materialized;
-        int32_t n;
-        FLINKSTATE_RETURN_IF_ERROR(ReadCount("keyed handle", 1, &n, sizeof(KeyedStateHandle)));
-        for (int32_t i = 0; i < n; ++i) {
-          Scope e(this, "", i);
-          FLINKSTATE_RETURN_IF_ERROR(ReadKeyedHandle(&AppendElement(&list, n)));
-        }
+        FLINKSTATE_RETURN_IF_ERROR(ReadCountedList(
+            "keyed handle", 1, materialized ? &h->materialized : &h->non_materialized,
+            [this](KeyedStateHandle* k) { return ReadKeyedHandle(k); }));
       }
       FLINKSTATE_RETURN_IF_ERROR(I64(&h->materialization_id));
       if (h->tag == static_cast<uint8_t>(HandleTag::kChangelogV2)) {
@@ -729,14 +730,13 @@ absl::Status MetadataDecoder::ReadKeyedHandleBody(KeyedStateHandle* h) {
     case HandleTag::kChangelogFileIncrementV2: {
       FLINKSTATE_RETURN_IF_ERROR(I32(&h->start_key_group));
       FLINKSTATE_RETURN_IF_ERROR(I32(&h->num_key_groups));
-      int32_t n;
-      FLINKSTATE_RETURN_IF_ERROR(ReadCount("increment", 9, &n, sizeof(OffsetStreamHandle)));
-      for (int32_t i = 0; i < n; ++i) {
-        Scope e(this, "increments", i);
-        OffsetStreamHandle& inc = AppendElement(&h->increments, n);
-        FLINKSTATE_RETURN_IF_ERROR(I64(&inc.offset));
-        FLINKSTATE_RETURN_IF_ERROR(ReadStreamHandle(&inc.handle));
-      }
+      FLINKSTATE_RETURN_IF_ERROR(ReadCountedList(
+          "increment", 9, &h->increments,
+          [this](OffsetStreamHandle* inc) -> absl::Status {
+            FLINKSTATE_RETURN_IF_ERROR(I64(&inc->offset));
+            return ReadStreamHandle(&inc->handle);
+          },
+          nullptr, "increments"));
       // Both tags carry the checkpointed size and the id (Flink 1.15 files
       // with tag 10 show it); only tag 13 adds the storage identifier.
       FLINKSTATE_RETURN_IF_ERROR(I64(&h->state_size));
@@ -893,43 +893,17 @@ absl::Status MetadataDecoder::ReadSnapshot(OperatorSnapshot* snap) {
     FLINKSTATE_RETURN_IF_ERROR(ReadStreamHandle(&snap->legacy));
   }
   OperatorSubtaskState& st = snap->state;
-  struct OpList {
-    const char* name;
-    int32_t* count;
-    std::vector<OperatorStateHandle>* list;
-  };
-  for (const OpList& l :
-       {OpList{"rawOperatorState", &snap->raw_operator_count,
-               &st.raw_operator_state},
-        OpList{"managedOperatorState", &snap->managed_operator_count,
-               &st.managed_operator_state}}) {
-    Scope s(this, l.name);
-    FLINKSTATE_RETURN_IF_ERROR(I32(l.count));
-    FLINKSTATE_RETURN_IF_ERROR(CheckSnapshotHandleCount(*l.count, sizeof(*l.list->data())));
-    for (int32_t i = 0; i < *l.count; ++i) {
-      Scope e(this, "", i);
-      FLINKSTATE_RETURN_IF_ERROR(
-          ReadOperatorHandle(&AppendElement(l.list, *l.count)));
-    }
-  }
-  struct KeyedList {
-    const char* name;
-    int32_t* count;
-    std::vector<KeyedStateHandle>* list;
-  };
-  for (const KeyedList& l :
-       {KeyedList{"rawKeyedState", &snap->raw_keyed_count, &st.raw_keyed_state},
-        KeyedList{"managedKeyedState", &snap->managed_keyed_count,
-                  &st.managed_keyed_state}}) {
-    Scope s(this, l.name);
-    FLINKSTATE_RETURN_IF_ERROR(I32(l.count));
-    FLINKSTATE_RETURN_IF_ERROR(CheckSnapshotHandleCount(*l.count, sizeof(*l.list->data())));
-    for (int32_t i = 0; i < *l.count; ++i) {
-      Scope e(this, "", i);
-      FLINKSTATE_RETURN_IF_ERROR(
-          ReadKeyedHandle(&AppendElement(l.list, *l.count)));
-    }
-  }
+  const auto read_operator = [this](OperatorStateHandle* h) { return ReadOperatorHandle(h); };
+  const auto read_keyed = [this](KeyedStateHandle* h) { return ReadKeyedHandle(h); };
+  FLINKSTATE_RETURN_IF_ERROR(ReadSnapshotList("rawOperatorState", &snap->raw_operator_count,
+                                              &st.raw_operator_state, read_operator));
+  FLINKSTATE_RETURN_IF_ERROR(ReadSnapshotList(
+      "managedOperatorState", &snap->managed_operator_count, &st.managed_operator_state,
+      read_operator));
+  FLINKSTATE_RETURN_IF_ERROR(ReadSnapshotList("rawKeyedState", &snap->raw_keyed_count,
+                                              &st.raw_keyed_state, read_keyed));
+  FLINKSTATE_RETURN_IF_ERROR(ReadSnapshotList("managedKeyedState", &snap->managed_keyed_count,
+                                              &st.managed_keyed_state, read_keyed));
   if (snap->header == 3) {
     for (bool input : {true, false}) {
       Scope s(this, input ? "inputChannelState" : "resultSubpartitionState");
@@ -940,14 +914,9 @@ absl::Status MetadataDecoder::ReadSnapshot(OperatorSnapshot* snap) {
       // reader reads that many output handles.
       FLINKSTATE_RETURN_IF_ERROR(
           Wrap(in_.Seek(in_.position() - 4)));
-      int32_t n;
-      FLINKSTATE_RETURN_IF_ERROR(ReadCount("channel handle", 17, &n, sizeof(ChannelStateHandle)));
-      auto& list = input ? st.input_channel_state : st.result_subpartition_state;
-      for (int32_t i = 0; i < n; ++i) {
-        Scope e(this, "", i);
-        FLINKSTATE_RETURN_IF_ERROR(
-            ReadChannelHandle(input, &AppendElement(&list, n)));
-      }
+      FLINKSTATE_RETURN_IF_ERROR(ReadCountedList(
+          "channel handle", 17, input ? &st.input_channel_state : &st.result_subpartition_state,
+          [&](ChannelStateHandle* h) { return ReadChannelHandle(input, h); }));
     }
   }
   snap->trailing = {in_.position(), in_.remaining()};
@@ -958,23 +927,28 @@ absl::Status MetadataDecoder::ReadSnapshot(OperatorSnapshot* snap) {
   return absl::OkStatus();
 }
 
+// Both `_metadata` entry points: the whole model, or (`on_operator`) the
+// header with each operator handed over as it is decoded.
+absl::StatusOr<CheckpointMetadata> DecodeMetadata(ByteView input,
+                                                  const MetadataReadOptions& options,
+                                                  const OperatorCallback* on_operator) {
+  CheckpointMetadata m;
+  MetadataDecoder d(input, options);
+  FLINKSTATE_RETURN_IF_ERROR(d.ReadMetadata(&m, on_operator));
+  return m;
+}
+
 }  // namespace
 
 absl::StatusOr<CheckpointMetadata> ReadCheckpointMetadata(
     ByteView input, const MetadataReadOptions& options) {
-  CheckpointMetadata m;
-  MetadataDecoder d(input, options);
-  FLINKSTATE_RETURN_IF_ERROR(d.ReadMetadata(&m));
-  return m;
+  return DecodeMetadata(input, options, nullptr);
 }
 
 absl::StatusOr<CheckpointMetadata> ReadCheckpointMetadataStreaming(
     ByteView input, const OperatorCallback& on_operator,
     const MetadataReadOptions& options) {
-  CheckpointMetadata m;
-  MetadataDecoder d(input, options);
-  FLINKSTATE_RETURN_IF_ERROR(d.ReadMetadata(&m, &on_operator));
-  return m;
+  return DecodeMetadata(input, options, &on_operator);
 }
 
 absl::StatusOr<OperatorSnapshot> ReadOperatorSnapshot(

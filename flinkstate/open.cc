@@ -68,6 +68,10 @@ std::string Describe(serde::ByteView b) {
 // Unwraps and decodes `f.bytes()` into the model of its kind.
 absl::Status Decode(LoadedFile& f, const OpenOptions& options) {
   serde::ByteView b = f.bytes();
+  // The bytes as given, kept alive for the message below (OpenBytes holds
+  // them in `f.decoded`, which the unwrapping replaces).
+  const std::shared_ptr<const std::string> given_bytes = f.decoded;
+  const serde::ByteView given = b;
   // Input-format step: wrapped forms are unwrapped into `f.decoded` before
   // sniffing. An empty input is left to `Describe` below.
   if (!b.empty()) {
@@ -127,9 +131,19 @@ absl::Status Decode(LoadedFile& f, const OpenOptions& options) {
     default:
       break;
   }
+  // Detected text that happens to be valid hex or Base64 ("abcdefg" is 5
+  // bytes of Base64) but decodes to no kind either: say what the file is as
+  // given, and what the decoding gave (attack run 11: 7 ASCII bytes were
+  // "5 bytes of unknown binary data").
+  std::string what = Describe(b);
+  if (!f.layers.empty() && options.input_format == serde::InputFormat::kAuto) {
+    serde::DecodedInput d;
+    d.layers = f.layers;
+    what = absl::StrCat(Describe(given), " (read as ", d.Description(), ": ", what, ")");
+  }
   return serde::DecodeError(
       absl::StatusCode::kInvalidArgument, "metadata", "header",
-      absl::StrCat(Describe(b),
+      absl::StrCat(what,
                    "; neither a Flink _metadata file (magic 49 60 67 2d), an operator snapshot "
                    "(header 0 or 3) nor a Java serialization stream (ac ed 00 05)"),
       0);

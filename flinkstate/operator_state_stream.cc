@@ -198,6 +198,35 @@ class HeaderReader {
     return absl::OkStatus();
   }
 
+  // An i4 length at `what` that fits in the bytes left; `noun` names it in
+  // the error ("length 9 outside the 4 bytes left").
+  absl::Status ReadLength(int32_t* len, absl::string_view what,
+                          absl::string_view noun = "length") {
+    const uint64_t at = in_.position();
+    const std::string path = absl::StrCat(path_, ".", what);
+    FLINKSTATE_RETURN_IF_ERROR(Wrap(in_.ReadInt32(len), path));
+    if (*len < 0 || static_cast<uint64_t>(*len) > in_.remaining()) {
+      return Fail(absl::StatusCode::kInvalidArgument, path,
+                  absl::StrCat(noun, " ", *len, " outside the ", in_.remaining(), " bytes left"),
+                  at);
+    }
+    return absl::OkStatus();
+  }
+
+  // An i4 magic number at `what` that must be `expected`, the magic of class
+  // `owner`; a mismatch is located at `at`.
+  absl::Status ReadMagic(absl::string_view what, int32_t expected, absl::string_view owner,
+                         uint64_t at) {
+    int32_t magic = 0;
+    const std::string path = absl::StrCat(path_, ".", what);
+    FLINKSTATE_RETURN_IF_ERROR(Wrap(in_.ReadInt32(&magic), path));
+    if (magic != expected) {
+      return Fail(absl::StatusCode::kInvalidArgument, path,
+                  absl::StrCat(owner, " magic ", magic, " is not ", expected), at);
+    }
+    return absl::OkStatus();
+  }
+
   static const char* ModeName(uint8_t mode) { return DistributionModeName(mode); }
 
   absl::Status ReadMetaInfo(bool broadcast, StateMetaInfo* m) {
@@ -322,14 +351,7 @@ class HeaderReader {
       FLINKSTATE_RETURN_IF_ERROR(Wrap(in_.ReadInt32(&o.second), path_ + ".configOffset"));
     }
     int32_t len = 0;
-    const uint64_t len_at = in_.position();
-    FLINKSTATE_RETURN_IF_ERROR(Wrap(in_.ReadInt32(&len), path_ + ".serializersAndConfigs.length"));
-    if (len < 0 || static_cast<uint64_t>(len) > in_.remaining()) {
-      return Fail(absl::StatusCode::kInvalidArgument, path_ + ".serializersAndConfigs.length",
-                  absl::StrCat("length ", len, " outside the ", in_.remaining(),
-                               " bytes left"),
-                  len_at);
-    }
+    FLINKSTATE_RETURN_IF_ERROR(ReadLength(&len, "serializersAndConfigs.length"));
     const uint64_t buf_at = in_.position();
     ByteView buf;
     FLINKSTATE_RETURN_IF_ERROR(in_.ReadBytes(static_cast<uint64_t>(len), &buf));
@@ -413,14 +435,9 @@ class HeaderReader {
       case SnapshotLayout::kComposite:
       case SnapshotLayout::kCompositeUtf: {
         if (s->snapshot_version != 3) return unknown_version();
-        int32_t magic = 0, outer_version = 0;
-        FLINKSTATE_RETURN_IF_ERROR(Wrap(in_.ReadInt32(&magic), path_ + ".magic"));
-        if (magic != kCompositeSnapshotMagic) {
-          return Fail(absl::StatusCode::kInvalidArgument, path_ + ".magic",
-                      absl::StrCat("CompositeTypeSerializerSnapshot magic ", magic,
-                                   " is not ", kCompositeSnapshotMagic),
-                      body_at);
-        }
+        FLINKSTATE_RETURN_IF_ERROR(ReadMagic("magic", kCompositeSnapshotMagic,
+                                             "CompositeTypeSerializerSnapshot", body_at));
+        int32_t outer_version = 0;
         FLINKSTATE_RETURN_IF_ERROR(Wrap(in_.ReadInt32(&outer_version), path_ + ".outerVersion"));
         if (k->layout == SnapshotLayout::kCompositeUtf) {
           FLINKSTATE_RETURN_IF_ERROR(ReadUtf(&s->type_class, "outerClass"));
@@ -464,14 +481,9 @@ class HeaderReader {
   // `NestedSerializersSnapshotDelegate.writeNestedSerializerSnapshots`.
   absl::Status ReadNestedSnapshots(int depth, SerializerSnapshotInfo* s) {
     const uint64_t at = in_.position();
-    int32_t magic = 0, version = 0;
-    FLINKSTATE_RETURN_IF_ERROR(Wrap(in_.ReadInt32(&magic), path_ + ".nested.magic"));
-    if (magic != kNestedSnapshotsMagic) {
-      return Fail(absl::StatusCode::kInvalidArgument, path_ + ".nested.magic",
-                  absl::StrCat("NestedSerializersSnapshotDelegate magic ", magic,
-                               " is not ", kNestedSnapshotsMagic),
-                  at);
-    }
+    FLINKSTATE_RETURN_IF_ERROR(
+        ReadMagic("nested.magic", kNestedSnapshotsMagic, "NestedSerializersSnapshotDelegate", at));
+    int32_t version = 0;
     FLINKSTATE_RETURN_IF_ERROR(Wrap(in_.ReadInt32(&version), path_ + ".nested.version"));
     if (version != 1) {
       return Fail(absl::StatusCode::kInvalidArgument, path_ + ".nested.version",
@@ -517,14 +529,7 @@ class HeaderReader {
         FLINKSTATE_RETURN_IF_ERROR(Wrap(in_.ReadBool(&present), path_ + ".optionalMap.present"));
         if (!present) continue;
         int32_t len = 0;
-        const uint64_t len_at = in_.position();
-        FLINKSTATE_RETURN_IF_ERROR(Wrap(in_.ReadInt32(&len), path_ + ".optionalMap.length"));
-        if (len < 0 || static_cast<uint64_t>(len) > in_.remaining()) {
-          return Fail(absl::StatusCode::kInvalidArgument, path_ + ".optionalMap.length",
-                      absl::StrCat("frame length ", len, " outside the ",
-                                   in_.remaining(), " bytes left"),
-                      len_at);
-        }
+        FLINKSTATE_RETURN_IF_ERROR(ReadLength(&len, "optionalMap.length", "frame length"));
         if (part == 1) value_at = in_.position();
         ByteView frame;
         FLINKSTATE_RETURN_IF_ERROR(in_.ReadBytes(static_cast<uint64_t>(len), &frame));
@@ -553,14 +558,7 @@ class HeaderReader {
                                         uint64_t at) {
     int32_t ser_version = 0, jlen = 0;
     FLINKSTATE_RETURN_IF_ERROR(Wrap(in_.ReadInt32(&ser_version), path_ + ".serializer.version"));
-    const uint64_t len_at = in_.position();
-    FLINKSTATE_RETURN_IF_ERROR(Wrap(in_.ReadInt32(&jlen), path_ + ".serializer.length"));
-    if (jlen < 0 || static_cast<uint64_t>(jlen) > in_.remaining()) {
-      return Fail(absl::StatusCode::kInvalidArgument, path_ + ".serializer.length",
-                  absl::StrCat("length ", jlen, " outside the ", in_.remaining(),
-                               " bytes left"),
-                  len_at);
-    }
+    FLINKSTATE_RETURN_IF_ERROR(ReadLength(&jlen, "serializer.length"));
     ByteView java;
     FLINKSTATE_RETURN_IF_ERROR(in_.ReadBytes(static_cast<uint64_t>(jlen), &java));
     s->serializer_class = JavaTopClass(java);

@@ -648,6 +648,29 @@ struct StreamedRelocation {
 
 namespace {
 
+// The new body of a path string `body` that starts with `st.from_body` at a
+// path boundary, into `*now` (modified UTF-8): `st.to_body` and the rest.
+// Unless unsafe paths are allowed, refused as `UnsafePathError` located at
+// `offset` (what the string is: `what`). Shared by the streaming _metadata
+// and completedCheckpoint passes.
+absl::Status RelocatedBody(const StreamedRelocation& st, serde::ByteView body, const char* what,
+                           uint64_t offset, std::string* now) {
+  const serde::ByteView rest = body.subspan(st.from_body.size());
+  now->assign(st.to_body);
+  now->append(reinterpret_cast<const char*>(rest.data()), rest.size());
+  if (st.options.allow_unsafe_paths) return absl::OkStatus();
+  // Modified and standard UTF-8 differ in ASCII only for U+0000 (C0 80):
+  // without it the check reads the same either way.
+  const bool fast = std::memchr(rest.data(), 0xC0, rest.size()) == nullptr;
+  if (fast && CheckSafePath(*now).ok()) return absl::OkStatus();
+  absl::StatusOr<std::string> text = serde::ModifiedUtf8ToUtf8(rest);
+  const std::string utf8 = absl::StrCat(st.options.to_prefix, text.ok() ? *text : "");
+  if (absl::Status s = CheckSafePath(utf8); !s.ok()) {
+    return UnsafePathError("relocate", what, offset, utf8, s);
+  }
+  return absl::OkStatus();
+}
+
 constexpr const char* kPathWhat[] = {"FileStateHandle path", "SegmentFileStateHandle path",
                                      "task-owned directory", "shared directory"};
 // The strings a completedCheckpoint relocation rewrites (`ForEachPathString`).
@@ -757,21 +780,9 @@ absl::StatusOr<RelocateScan> ScanForRelocate(serde::ByteView input, const Reloca
             d.AddBytes(body);
             return;
           }
-          const serde::ByteView rest = body.subspan(st.from_body.size());
-          now.assign(st.to_body);
-          now.append(reinterpret_cast<const char*>(rest.data()), rest.size());
+          status = RelocatedBody(st, body, what, u.range.offset, &now);
+          if (!status.ok()) return;
           d.AddBytes(serde::AsBytes(now));
-          // Modified and standard UTF-8 differ in ASCII only for U+0000
-          // (C0 80): without it the check reads the same either way.
-          const bool fast = std::memchr(rest.data(), 0xC0, rest.size()) == nullptr;
-          if (!o.allow_unsafe_paths && (!fast || !CheckSafePath(now).ok())) {
-            absl::StatusOr<std::string> text = serde::ModifiedUtf8ToUtf8(rest);
-            const std::string utf8 = absl::StrCat(o.to_prefix, text.ok() ? *text : "");
-            if (absl::Status s = CheckSafePath(utf8); !s.ok()) {
-              status = UnsafePathError("relocate", what, u.range.offset, utf8, s);
-              return;
-            }
-          }
           if (now.size() > 0xFFFF) {
             std::string scratch;
             absl::Status s = serde::DataOutput(&scratch).WriteModifiedUtf8Raw(serde::AsBytes(now));
@@ -984,19 +995,9 @@ absl::StatusOr<RelocateResult> PlanRelocateCompletedStreamed(const LoadedFile& f
           return true;
         }
         const char* what = kHaPathWhat[code];
-        const serde::ByteView rest = body.subspan(st->from_body.size());
-        now.assign(st->to_body);
-        now.append(reinterpret_cast<const char*>(rest.data()), rest.size());
+        status = RelocatedBody(*st, body, what, x.def, &now);
+        if (!status.ok()) return false;
         digest.AddBytes(serde::AsBytes(now));
-        const bool fast = std::memchr(rest.data(), 0xC0, rest.size()) == nullptr;
-        if (!o.allow_unsafe_paths && (!fast || !CheckSafePath(now).ok())) {
-          absl::StatusOr<std::string> text = serde::ModifiedUtf8ToUtf8(rest);
-          const std::string utf8 = absl::StrCat(o.to_prefix, text.ok() ? *text : "");
-          if (absl::Status s = CheckSafePath(utf8); !s.ok()) {
-            status = UnsafePathError("relocate", what, x.def, utf8, s);
-            return false;
-          }
-        }
         if (x.tag != javaobj::kTcString || now.size() > 0xFFFF) {
           *unsupported = true;  // the new string's form differs: the rewriter's
           return false;

@@ -443,6 +443,11 @@ absl::StatusOr<std::unique_ptr<Repair>> Repair::Plan(const RepairOptions& option
                                       rec.rolled_back, " rolled back"));
     }
   } else {
+    // What --apply's recovery would refuse (attack run 11, M3: an orphan
+    // temporary gave a plan with exit 0 and an --apply with exit 1).
+    if (absl::Status s = serde::ForeseeRecoveryRefusal(lock_dirs); !s.ok()) {
+      plan.add_apply_refused(std::string(s.message()));
+    }
     for (const std::string& d : lock_dirs) {
       std::error_code ec;
       for (fs::directory_iterator it(d, ec), end; !ec && it != end; it.increment(ec)) {
@@ -589,6 +594,21 @@ absl::StatusOr<std::unique_ptr<Repair>> Repair::Plan(const RepairOptions& option
     if (remote) continue;
     FLINKSTATE_RETURN_IF_ERROR(r->locks_.Add(serde::DirName(it.target)));
   }
+  // Room for every new file beside the originals it replaces: --apply stops
+  // here, before writing anything; a dry run says --apply would be refused.
+  if (!remote) {
+    std::vector<serde::PlannedFile> files;
+    for (const Item& it : r->items_) {
+      files.push_back({it.target, it.plan.output_size()});
+      for (const NewStateFile& nf : it.new_files) {
+        if (nf.write) files.push_back({nf.path, nf.bytes});
+      }
+    }
+    if (absl::Status s = serde::CheckFreeSpace(files); !s.ok()) {
+      if (options.recover) return AfterRecovery(s, plan);
+      plan.add_apply_refused(std::string(absl::StripSuffix(s.message(), " (nothing was written)")));
+    }
+  }
   return r;
 }
 
@@ -607,6 +627,12 @@ std::string Repair::PlanText() const {
     absl::StrAppend(&out, "  ", f.path(), " (", f.kind(), ", checkpoint ", f.checkpoint_id(),
                     "): ", handles, " handle(s), ", entries, " entries, ",
                     Human(f.bytes_removed()), " of ", Human(f.input_size()), "\n");
+    if (!serde::IsUrl(f.path()) && f.target() != serde::AbsolutePath(f.path())) {
+      // A symbolic link is followed (attack run 10, M8: only the JSON's
+      // `target` said so): the file it names is rewritten, the link stays.
+      absl::StrAppend(&out, "    a symbolic link: the file it names, ", f.target(),
+                      ", is rewritten (backup ", f.backup(), "); the link stays\n");
+    }
     for (const auto& op : f.operators()) {
       absl::StrAppend(&out, "    operator ", op.operator_id(), ": ", op.entries(), " entries, ",
                       Human(op.bytes()), "\n");

@@ -15,7 +15,9 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <streambuf>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -270,6 +272,102 @@ std::string Printable(absl::string_view text) {
 
 namespace {
 
+bool IsControl(uint8_t c) { return (c < 0x20 && c != '\n' && c != '\t') || c == 0x7F; }
+
+// The stream buffer behind std::cout and std::cerr (InstallOutputEscaping):
+// text is held until a flush or 64 KiB, then written escaped to `sink`.
+class EscapingStreambuf : public std::streambuf {
+ public:
+  EscapingStreambuf(std::streambuf* sink, std::vector<std::string> names)
+      : sink_(sink), names_(std::move(names)) {
+    for (const std::string& n : names_) longest_ = std::max(longest_, n.size());
+  }
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
+    pending_.push_back(traits_type::to_char_type(c));
+    if (pending_.size() >= kChunk) Drain(false);
+    return c;
+  }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    if (!names_.empty()) {
+      pending_.append(s, static_cast<size_t>(n));
+      if (pending_.size() >= kChunk) Drain(false);
+      return n;
+    }
+    // No names to look for: escaped straight from `s`, without a copy (a
+    // report of tens of MiB is written with one call).
+    Drain(true);
+    size_t run = 0;
+    for (size_t i = 0; i < static_cast<size_t>(n); ++i) {
+      const auto c = static_cast<uint8_t>(s[i]);
+      if (!IsControl(c)) continue;
+      sink_->sputn(s + run, static_cast<std::streamsize>(i - run));
+      const std::string esc = absl::StrCat("\\x", absl::Hex(c, absl::kZeroPad2));
+      sink_->sputn(esc.data(), static_cast<std::streamsize>(esc.size()));
+      run = i + 1;
+    }
+    sink_->sputn(s + run, n - static_cast<std::streamsize>(run));
+    return n;
+  }
+  int sync() override {
+    Drain(true);
+    return sink_->pubsync();
+  }
+
+ private:
+  static constexpr size_t kChunk = 64 << 10;
+
+  // Writes out `pending_`, or (not `all`) all of it but a tail that may be
+  // the start of a name whose end has not come yet.
+  void Drain(bool all) {
+    const size_t keep = all || longest_ == 0 ? 0 : longest_ - 1;
+    if (pending_.size() <= keep) return;
+    size_t end = pending_.size() - keep;
+    std::string out;
+    out.reserve(end + 16);
+    size_t i = 0;
+    while (i < end) {
+      const std::string* name = nullptr;
+      for (const std::string& n : names_) {
+        if (pending_.compare(i, n.size(), n) == 0) {
+          name = &n;
+          break;
+        }
+      }
+      if (name != nullptr) {
+        // A name starting before `end` lies in `pending_` whole (`keep`).
+        for (char ch : *name) {
+          const auto c = static_cast<uint8_t>(ch);
+          if (c < 0x20 || c == 0x7F) {
+            absl::StrAppend(&out, "\\x", absl::Hex(c, absl::kZeroPad2));
+          } else {
+            out.push_back(ch);
+          }
+        }
+        i += name->size();
+        end = std::max(end, i);
+        continue;
+      }
+      const auto c = static_cast<uint8_t>(pending_[i]);
+      if (IsControl(c)) {
+        absl::StrAppend(&out, "\\x", absl::Hex(c, absl::kZeroPad2));
+      } else {
+        out.push_back(pending_[i]);
+      }
+      ++i;
+    }
+    pending_.erase(0, end);
+    sink_->sputn(out.data(), static_cast<std::streamsize>(out.size()));
+  }
+
+  std::streambuf* sink_;
+  std::vector<std::string> names_;  // longest first
+  size_t longest_ = 0;
+  std::string pending_;
+};
+
 struct JsonErrors {
   bool on = false;
   std::string command;
@@ -429,6 +527,19 @@ std::string DirOf(const std::string& path) {
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
+absl::Status ParseStateRoots(const CommandArgs& a,
+                             std::vector<std::pair<std::string, std::string>>* roots) {
+  for (const std::string& root : a.state_roots) {
+    const size_t eq = root.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == root.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--state-root takes PREFIX=DIR, not \"", root, "\""));
+    }
+    roots->emplace_back(root.substr(0, eq), root.substr(eq + 1));
+  }
+  return absl::OkStatus();
+}
+
 bool SameFile(const std::string& a, const std::string& b) {
   struct stat sa, sb;
   return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 &&
@@ -479,6 +590,44 @@ std::string RealPath(const std::string& path) {
   return ::realpath(path.c_str(), buf) != nullptr ? std::string(buf) : std::string();
 }
 
+void InstallOutputEscaping(int argc, char** argv) {
+  std::vector<std::string> names;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (std::none_of(arg.begin(), arg.end(), [](char c) {
+          const auto u = static_cast<uint8_t>(c);
+          return u < 0x20 || u == 0x7F;
+        })) {
+      continue;
+    }
+    // `--flag=VALUE`: the value.
+    const size_t eq = absl::StartsWith(arg, "--") ? arg.find('=') : std::string::npos;
+    const std::string path = eq == std::string::npos ? arg : arg.substr(eq + 1);
+    // Each form, and each of its prefixes that ends a component holding a
+    // control character: the directory that paths built from it start with
+    // ("DIR/_metadata", "DIR/<relative handle>").
+    for (const std::string& form : {path, serde::AbsolutePath(path), RealPath(path)}) {
+      bool control = false;
+      for (size_t i = 0; i <= form.size(); ++i) {
+        if (i == form.size() || form[i] == '/') {
+          if (control && absl::c_find(names, form.substr(0, i)) == names.end()) {
+            names.push_back(form.substr(0, i));
+          }
+          control = false;
+        } else {
+          const auto u = static_cast<uint8_t>(form[i]);
+          control |= u < 0x20 || u == 0x7F;
+        }
+      }
+    }
+  }
+  std::sort(names.begin(), names.end(),
+            [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
+  // Leaked: the streams flush through them during exit.
+  std::cout.rdbuf(new EscapingStreambuf(std::cout.rdbuf(), names));
+  std::cerr.rdbuf(new EscapingStreambuf(std::cerr.rdbuf(), std::move(names)));
+}
+
 namespace {
 
 // Resolves an interrupted earlier run beside `output` and says what it did;
@@ -489,33 +638,12 @@ bool InterruptedRunIn(const std::string& dir) {
   return runs.ok() && !runs->empty();
 }
 
-// For a dry run, which resolves nothing: the refusal the write's recovery
-// would make of a committed run whose target changed after the crash
-// (serde::RecoverTransactions refuses to rename over it), or of a temporary
-// whose journal is in another directory.
-absl::Status ForeseeRecoveryRefusal(const std::string& output) {
+// For a dry run, which resolves nothing: the refusal the write's recovery in
+// the directory of `output` would make (serde::ForeseeRecoveryRefusal).
+absl::Status ForeseeRecoveryBeside(const std::string& output) {
   const std::string target = serde::AbsolutePath(output);
   if (target.empty()) return absl::OkStatus();
-  absl::StatusOr<std::vector<serde::InterruptedRun>> runs =
-      serde::FindInterruptedRuns(serde::DirName(target));
-  if (!runs.ok()) return absl::OkStatus();
-  for (const serde::InterruptedRun& r : *runs) {
-    // Temporaries of a run whose journal is elsewhere (a killed repair's HA
-    // file, attack run 11, M3): the write refuses them.
-    if (r.journal.empty() && r.state.empty() && !r.temporaries.empty()) {
-      return serde::OrphanTemporaryRefusal(r.temporaries.front());
-    }
-    if (r.state == "commit" && !r.changed.empty()) {
-      return serde::LocatedIn(
-          absl::FailedPreconditionError(absl::StrCat(
-              absl::StrJoin(r.changed, ", "),
-              " changed after an interrupted flinkstate write had committed (journal ",
-              r.journal, "): the write would refuse to finish that run over it; inspect says "
-              "how to keep the file or finish the write (dry run, nothing written)")),
-          "serde", r.changed[0]);
-    }
-  }
-  return absl::OkStatus();
+  return serde::ForeseeRecoveryRefusal({serde::DirName(target)});
 }
 
 // For a dry run, which resolves nothing: whether the write would only finish
@@ -626,7 +754,7 @@ absl::StatusOr<OutputTarget> ResolveOutput(const CommandArgs& a) {
       FLINKSTATE_ASSIGN_OR_RETURN(t.finished_by_recovery, RecoverBeside(t.output, t.intent));
     }
     bool renamed = !t.dry_run;  // by the recovery just run
-    if (t.dry_run && !real.empty()) FLINKSTATE_RETURN_IF_ERROR(ForeseeRecoveryRefusal(t.output));
+    if (t.dry_run && !real.empty()) FLINKSTATE_RETURN_IF_ERROR(ForeseeRecoveryBeside(t.output));
     if (t.dry_run) {
       t.finished_by_recovery =
           !real.empty() && CommittedRunWouldFinish(t.output, t.intent, &renamed);
@@ -676,7 +804,7 @@ absl::StatusOr<OutputTarget> ResolveOutput(const CommandArgs& a) {
   if (!t.dry_run) {
     FLINKSTATE_ASSIGN_OR_RETURN(t.finished_by_recovery, RecoverBeside(t.output, t.intent));
   } else {
-    if (!serde::IsUrl(t.output)) FLINKSTATE_RETURN_IF_ERROR(ForeseeRecoveryRefusal(t.output));
+    if (!serde::IsUrl(t.output)) FLINKSTATE_RETURN_IF_ERROR(ForeseeRecoveryBeside(t.output));
     bool renamed = false;
     t.finished_by_recovery =
         !serde::IsUrl(t.output) && CommittedRunWouldFinish(t.output, t.intent, &renamed);
@@ -941,10 +1069,25 @@ int FinishDryRun(const CommandArgs& a, const OutputTarget& t, const Input& in,
       step("rename", f.path(), temp, f.bytes());
       if (::access(f.path().c_str(), F_OK) == 0) {
         merged.add_problems(ValidUtf8(absl::StrCat(f.path(), " exists already")));
+      } else if (absl::Status c = serde::CheckReplaceable(f.path(), ""); !c.ok()) {
+        // Its directory may be another than OUT's (an absolute handle's):
+        // the write checks each new file (attack run 11, M5: the dry run
+        // said nothing of a read-only state-file directory).
+        merged.add_problems(ValidUtf8(absl::StripSuffix(c.message(), " (nothing was replaced)")));
       }
     }
     for (const report::WritePlan::Step& s : p->steps()) *merged.add_steps() = s;
     *p = std::move(merged);
+  }
+  if (!remote) {
+    // Room for every file the write creates beside what it replaces.
+    std::vector<serde::PlannedFile> files = {{serde::AbsolutePath(t.output), plan.output_size()}};
+    for (const report::EditReport::NewStateFile& f : rep.new_state_files()) {
+      if (!f.exists()) files.push_back({f.path(), f.bytes()});
+    }
+    if (absl::Status c = serde::CheckFreeSpace(files); !c.ok()) {
+      p->add_problems(ValidUtf8(absl::StripSuffix(c.message(), " (nothing was written)")));
+    }
   }
   rep.set_dry_run(true);
   rep.set_verified(!remote);

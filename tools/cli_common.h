@@ -17,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -180,6 +181,13 @@ serde::FileOps* CliFileOps();
 
 std::string DirOf(const std::string& path);
 
+// The --state-root PREFIX=DIR values (`a.state_roots`) appended to `*roots`
+// as (prefix, directory) pairs, in order; `InvalidArgument` naming the first
+// value without both parts ("--state-root takes PREFIX=DIR, not ..."), for
+// `Usage`.
+absl::Status ParseStateRoots(const CommandArgs& a,
+                             std::vector<std::pair<std::string, std::string>>* roots);
+
 // `text` as a JSON string literal with its quotes (RFC 8259): `"` `\` and
 // control characters escaped, valid UTF-8 kept, every byte of an invalid
 // UTF-8 sequence replaced by U+FFFD. Names and paths come from the files and
@@ -195,6 +203,17 @@ std::string ValidUtf8(absl::string_view text);
 // sequences could retitle the window or overwrite lines) and DEL shown as
 // \xNN; everything else, UTF-8 included, as is.
 std::string Printable(absl::string_view text);
+
+// Every text the tool writes to stdout and stderr passes one filter: control
+// characters other than line feed and tab, and DEL, are shown as \xNN (as
+// `Printable` shows them), whichever code printed them; and a path given on
+// the command line that holds a control character, line feeds included, is
+// shown with them escaped wherever it appears (as given, absolute, or with
+// its links resolved), so that a file named "a\nb" cannot forge a line of
+// the output (attack run 10). JSON is unaffected: its strings hold no raw
+// control characters. Install once, before any output; `argv` as `main`
+// got it.
+void InstallOutputEscaping(int argc, char** argv);
 
 // The canonical absolute path of an existing file or directory (symlinks
 // resolved, realpath(3)), or "" if it cannot be resolved.

@@ -10,6 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "flinkstate/doctor.h"
 #include "flinkstate/inspect.h"
 #include "flinkstate/serde/edit_plan.h"
@@ -22,8 +26,27 @@ namespace flinkstate::cli {
 
 namespace {
 
-// Refuses an existing `html` that is one of `inputs` or is not an HTML file
-// (its first bytes are not "<!DOCTYPE html", as RenderDoctorHtml writes).
+// Whether `head` (a file's first bytes) starts an HTML document as browsers
+// read one: an optional UTF-8 byte order mark and white space, then
+// `<!DOCTYPE html` (any case, as the HTML standard allows) or an `<html`
+// tag, each ending at white space or `>` (attack run 11: "<!DOCTYPE htmlX"
+// passed and a lowercase doctype or a BOM did not).
+bool StartsHtmlDocument(absl::string_view head) {
+  absl::ConsumePrefix(&head, "\xEF\xBB\xBF");
+  head = absl::StripLeadingAsciiWhitespace(head);
+  for (absl::string_view open : {absl::string_view("<!doctype html"), absl::string_view("<html")}) {
+    if (head.size() > open.size() && absl::StartsWithIgnoreCase(head, open) &&
+        (absl::ascii_isspace(static_cast<unsigned char>(head[open.size()])) ||
+         head[open.size()] == '>')) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Refuses an existing `html` that is one of `inputs`, is not a regular file
+// or is not an HTML document (`StartsHtmlDocument`; RenderDoctorHtml writes
+// "<!DOCTYPE html>").
 absl::Status CheckHtmlTarget(const std::string& html, const std::vector<std::string>& inputs) {
   const auto refuse = [&html](absl::string_view why) {
     return serde::LocatedIn(
@@ -39,10 +62,11 @@ absl::Status CheckHtmlTarget(const std::string& html, const std::vector<std::str
       return refuse(absl::StrCat("it is the input ", in));
     }
   }
+  if (!S_ISREG(out.st_mode)) return refuse("it exists and is not a regular file");
   std::ifstream f(html, std::ios::binary);
-  char head[14] = {};
+  char head[1024] = {};
   f.read(head, sizeof(head));
-  if (absl::string_view(head, static_cast<size_t>(f.gcount())) != "<!DOCTYPE html") {
+  if (!StartsHtmlDocument(absl::string_view(head, static_cast<size_t>(f.gcount())))) {
     return refuse("it exists and is not an HTML file (a checkpoint file?)");
   }
   return absl::OkStatus();

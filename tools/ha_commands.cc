@@ -199,12 +199,8 @@ int RunRepair(const CommandArgs& a) {
   options.deep = a.deep;
   if (options.strip.state_name.empty()) return Usage("repair needs --state NAME");
   if (!a.state_roots.empty() && !a.deep) return Usage("repair: --state-root needs --deep");
-  for (const std::string& root : a.state_roots) {
-    const size_t eq = root.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == root.size()) {
-      return Usage(absl::StrCat("--state-root takes PREFIX=DIR, not \"", root, "\""));
-    }
-    options.state_roots.emplace_back(root.substr(0, eq), root.substr(eq + 1));
+  if (absl::Status st = ParseStateRoots(a, &options.state_roots); !st.ok()) {
+    return Usage(st.message());
   }
   if (a.positional.empty()) return Usage("repair needs at least one CHECKPOINT_DIR");
   options.checkpoint_dirs = a.positional;

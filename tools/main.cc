@@ -81,7 +81,8 @@ commands:
                                          with --apply (keeping FILE.bak)
 
 `flinkstate help COMMAND` or `flinkstate COMMAND --help` lists its flags;
-`flinkstate --version` prints the version.
+`flinkstate --version` prints the version; with --json both print JSON
+(report.proto HelpReport, VersionReport).
 
 FILE is a checkpoint/savepoint _metadata (format versions 1-7), an
 OperatorSnapshotUtil operator-snapshot file, an HA completedCheckpoint file,
@@ -118,30 +119,32 @@ void AddProgress(CLI::App& app, CommandArgs& a) {
       ->excludes(on);
 }
 
+// --backup-suffix S and --fsync / --nofsync of the commands that replace files.
+void AddBackupSuffix(CLI::App& app, CommandArgs& a, const char* what) {
+  app.add_option("--backup-suffix", a.backup_suffix, what)->type_name("S")->capture_default_str();
+}
+void AddFsync(CLI::App& app, CommandArgs& a, const char* what) {
+  app.add_flag("--fsync,!--nofsync", a.fsync, what);
+}
+
 void AddOutput(CLI::App& app, CommandArgs& a) {
   AddFiles(app, a, "IN OUT, or FILE with --in-place");
   app.add_flag("--in-place", a.in_place,
                "rewrite FILE itself (a symlink: the file it names), keeping the "
                "original as FILE<backup-suffix>");
-  app.add_option("--backup-suffix", a.backup_suffix, "suffix of that backup")
-      ->type_name("S")
-      ->capture_default_str();
-  app.add_flag("--fsync,!--nofsync", a.fsync,
-               "fsync the output before renaming it into place (default; "
-               "--nofsync to skip)");
+  AddBackupSuffix(app, a, "suffix of that backup");
+  AddFsync(app, a,
+           "fsync the output before renaming it into place (default; "
+           "--nofsync to skip)");
   AddProgress(app, a);
 }
 
 // The flags of every command that writes an edited file: IN OUT or
-// --in-place, and --json for its EditReport.
+// --in-place, --json for its EditReport, and --dry-run: the write planned and
+// printed, nothing written (cli_common.h FinishDryRun).
 void AddEditOutput(CLI::App& app, CommandArgs& a) {
   AddOutput(app, a);
   AddJson(app, a, "the result as JSON (report.proto EditReport)");
-}
-
-// --dry-run of the single-file edits: the write planned and printed, nothing
-// written (cli_common.h FinishDryRun).
-void AddDryRun(CLI::App& app, CommandArgs& a) {
   app.add_flag("--dry-run", a.dry_run,
                "show what would be written (objects or files, sizes, bytes to transfer, "
                "server-side copies and uploads) and write nothing; exit 1 when the write "
@@ -170,8 +173,24 @@ void AddInputFormat(CLI::App& app, CommandArgs& a) {
           "FORMAT"));
 }
 
+// --state-root PREFIX=DIR (repeatable; parsed by `ParseStateRoots`).
+void AddStateRoots(CLI::App& app, CommandArgs& a, const char* what) {
+  app.add_option("--state-root", a.state_roots, what)
+      ->type_name("PREFIX=DIR")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+}
+
 void AddStateName(CLI::App& app, CommandArgs& a) {
   app.add_option("--state", a.state, "the state name (exact)")->type_name("NAME");
+}
+
+// --state NAME and --operator of the edits of one state's entries
+// (strip-state, dedupe-union).
+void AddStateAndOperators(CLI::App& app, CommandArgs& a) {
+  AddStateName(app, a);
+  AddOperators(app, a, "only in these operators: ID (32 hex digits) or uid (repeatable)");
 }
 
 // --- The command table ------------------------------------------------------
@@ -209,24 +228,18 @@ const Command kCommands[] = {
      "Removes a state name from every operator state handle (_metadata, operator\n"
      "snapshot or completedCheckpoint), e.g. a leftover union state.",
      [](CLI::App& app, CommandArgs& a) {
-       AddStateName(app, a);
-       AddOperators(app, a, "only in these operators: ID (32 hex digits) or uid (repeatable)");
+       AddStateAndOperators(app, a);
        AddEditOutput(app, a);
-       AddDryRun(app, a);
        app.add_flag("--deep", a.deep,
                     "also remove the state's meta info and element bytes from the "
                     "operator-state streams (_metadata, operator snapshot, completedCheckpoint), "
                     "fixing the other states' offsets: inline streams in place, a state file by "
                     "writing a new one beside it (the original untouched) that the handle then "
                     "points to");
-       app.add_option("--state-root", a.state_roots,
-                      "with --deep: state files under PREFIX (e.g. s3://bucket/ckpts) are in "
-                      "the local directory DIR, and their new files are written there "
-                      "(repeatable)")
-           ->type_name("PREFIX=DIR")
-           ->expected(1)
-           ->allow_extra_args(false)
-           ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+       AddStateRoots(app, a,
+                     "with --deep: state files under PREFIX (e.g. s3://bucket/ckpts) are in "
+                     "the local directory DIR, and their new files are written there "
+                     "(repeatable)");
      },
      RunStripState},
     {"drop-operator",
@@ -236,7 +249,6 @@ const Command kCommands[] = {
      [](CLI::App& app, CommandArgs& a) {
        AddOperators(app, a, "operator ID (32 hex digits) or uid (repeatable)");
        AddEditOutput(app, a);
-       AddDryRun(app, a);
      },
      RunDropOperator},
     {"relocate",
@@ -264,7 +276,6 @@ const Command kCommands[] = {
                     "under DIR (the way back)")
            ->excludes(rel);
        AddEditOutput(app, a);
-       AddDryRun(app, a);
      },
      RunRelocate},
     {"convert",
@@ -278,7 +289,6 @@ const Command kCommands[] = {
        app.add_flag("--allow-loss", a.allow_loss,
                     "convert although the target version cannot hold everything");
        AddEditOutput(app, a);
-       AddDryRun(app, a);
      },
      RunConvert},
     {"verify",
@@ -303,13 +313,9 @@ const Command kCommands[] = {
      [](CLI::App& app, CommandArgs& a) {
        AddFiles(app, a, "files or checkpoint directories")->required();
        AddJson(app, a, "the report as JSON (report.proto OperatorStateStreamReport)");
-       app.add_option("--state-root", a.state_roots,
-                      "read state files under PREFIX (e.g. s3://bucket/ckpts) from the "
-                      "local directory DIR (repeatable)")
-           ->type_name("PREFIX=DIR")
-           ->expected(1)
-           ->allow_extra_args(false)
-           ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+       AddStateRoots(app, a,
+                     "read state files under PREFIX (e.g. s3://bucket/ckpts) from the "
+                     "local directory DIR (repeatable)");
        app.add_flag("--kafka-source", a.kafka_source_splits,
                     "decode SourceReaderState elements as KafkaSource splits (topic, "
                     "partition, starting/stopping offset); topic-partition-offset-states of "
@@ -321,17 +327,10 @@ const Command kCommands[] = {
      "all subtasks' handles and drops the copies, so a grown union state shrinks back\n"
      "to its distinct entries and stays in place (_metadata, operator snapshot).",
      [](CLI::App& app, CommandArgs& a) {
-       AddStateName(app, a);
-       AddOperators(app, a, "only in these operators: ID (32 hex digits) or uid (repeatable)");
-       AddOutput(app, a);
-       AddJson(app, a, "the result as JSON (report.proto EditReport)");
-       AddDryRun(app, a);
-       app.add_option("--state-root", a.state_roots,
-                      "read state files under PREFIX from the local directory DIR (repeatable)")
-           ->type_name("PREFIX=DIR")
-           ->expected(1)
-           ->allow_extra_args(false)
-           ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+       AddStateAndOperators(app, a);
+       AddEditOutput(app, a);
+       AddStateRoots(app, a,
+                     "read state files under PREFIX from the local directory DIR (repeatable)");
      },
      RunDedupeUnion},
     {"diff",
@@ -387,18 +386,11 @@ const Command kCommands[] = {
                     "strip-state --deep on every file: also remove the state's meta info and "
                     "element bytes from the operator-state streams; file-backed streams get new "
                     "state files beside the originals, in the same transaction");
-       app.add_option("--state-root", a.state_roots,
-                      "with --deep: state files under PREFIX are in the local directory DIR "
-                      "(repeatable)")
-           ->type_name("PREFIX=DIR")
-           ->expected(1)
-           ->allow_extra_args(false)
-           ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-       app.add_option("--backup-suffix", a.backup_suffix, "suffix of the backups")
-           ->type_name("S")
-           ->capture_default_str();
-       app.add_flag("--fsync,!--nofsync", a.fsync,
-                    "fsync before renaming (default; --nofsync to skip)");
+       AddStateRoots(app, a,
+                     "with --deep: state files under PREFIX are in the local directory DIR "
+                     "(repeatable)");
+       AddBackupSuffix(app, a, "suffix of the backups");
+       AddFsync(app, a, "fsync before renaming (default; --nofsync to skip)");
        AddProgress(app, a);
        AddJson(app, a, "the plan as JSON (repair.proto RepairPlan)");
      },
@@ -516,12 +508,61 @@ std::string RepeatedFlagProblem(CLI::App& app) {
   return "";
 }
 
-int PrintHelp(const std::string& name) {
-  const Command* c = FindCommand(name);
-  if (c == nullptr) return Usage(absl::StrCat("unknown command '", name, "'"));
-  CommandArgs unused;
-  std::cout << MakeParser(*c, unused)->help();
-  return kExitOk;
+// What `COMMAND --help` lists, as a HelpReport command.
+void AddHelpOf(const Command& c, CLI::App& app, report::HelpReport* out) {
+  report::HelpReport::Command* cmd = out->add_commands();
+  cmd->set_name(c.name);
+  cmd->set_description(c.description);
+  for (const CLI::Option* o : app.get_options()) {
+    report::HelpReport::Flag* f = cmd->add_flags();
+    if (o->get_positional()) {
+      f->add_names(o->get_name());
+    } else {
+      for (const std::string& n : o->get_snames()) f->add_names("-" + n);
+      for (const std::string& n : o->get_lnames()) f->add_names("--" + n);
+    }
+    f->set_value_name(o->get_expected_max() == 0 ? "" : o->get_type_name());
+    f->set_description(o->get_description());
+    f->set_positional(o->get_positional());
+    f->set_required(o->get_required());
+    f->set_repeatable(o->get_multi_option_policy() == CLI::MultiOptionPolicy::TakeAll &&
+                      (o->get_positional() || o->get_expected_max() != 0));
+  }
+}
+
+// `flinkstate help [COMMAND]`: the overview, or one command's flags; with
+// `json` the same as a HelpReport (report.proto).
+int PrintHelp(const std::string& name, bool json) {
+  if (json) SetJsonErrors("help", true);
+  const Command* c = name.empty() ? nullptr : FindCommand(name);
+  if (!name.empty() && c == nullptr) return Usage(absl::StrCat("unknown command '", name, "'"));
+  if (!json) {
+    CommandArgs unused;
+    std::cout << (c == nullptr ? std::string(kUsage) : MakeParser(*c, unused)->help());
+    return kExitOk;
+  }
+  report::HelpReport r;
+  if (c == nullptr) r.set_usage(kUsage);
+  for (const Command& each : kCommands) {
+    if (c != nullptr && c != &each) continue;
+    CommandArgs unused;
+    std::unique_ptr<CLI::App> app = MakeParser(each, unused);
+    AddHelpOf(each, *app, &r);
+  }
+  return PrintJson(r, kExitOk);
+}
+
+// `flinkstate --version`, as text or (with --json) a VersionReport.
+int PrintVersion(bool json) {
+  if (!json) {
+    std::cout << "flinkstate " << FLINKSTATE_VERSION << "\n";
+    return kExitOk;
+  }
+  SetJsonErrors("version", true);
+  report::VersionReport r;
+  r.set_name("flinkstate");
+  r.set_version(FLINKSTATE_VERSION);
+  return PrintJson(r, kExitOk);
 }
 
 // `--s3-endpoint URL` (or `=URL`) anywhere after the command applies to
@@ -637,9 +678,16 @@ void WarnAboutInterruptedRuns(CommandArgs& a) {
       } else if (r.state == "commit" && r.unreplaced.empty()) {
         absl::StrAppend(&m, ": it had committed and replaced ",
                         Printable(absl::StrJoin(r.targets, ", ")),
-                        "; only its clean-up is left. Rerun that command, or any flinkstate "
-                        "write in ",
-                        Printable(dir), ", to finish it");
+                        "; only its clean-up is left");
+        if (!r.replaced_then_changed.empty()) {
+          // Restored from the backup since, or written over (attack run
+          // 11, M1: this said the file was the run's output).
+          absl::StrAppend(&m, ", but ", Printable(absl::StrJoin(r.replaced_then_changed, ", ")),
+                          r.replaced_then_changed.size() == 1 ? " is" : " are",
+                          " no longer that run's output (changed since; restored?)");
+        }
+        absl::StrAppend(&m, ". Rerun that command, or any flinkstate write in ", Printable(dir),
+                        ", to finish it");
       } else if (r.state == "commit") {
         absl::StrAppend(&m, ": it had committed, and ", list(r.unreplaced),
                         " the original; what this shows of it is from before the write. Rerun "
@@ -671,15 +719,36 @@ int Run(int argc, char** argv) {
     std::cerr << kUsage;
     return kExitUsage;
   }
-  if (first == "help" || first == "--help" || first == "-h") {
-    if (first == "help" && argc > 2) return PrintHelp(argv[2]);
-    std::cout << kUsage;
-    return kExitOk;
+  // help and --version answer in JSON too when --json is among the words,
+  // on either side (attack run 11: `flinkstate --json help` and
+  // `--json --version` printed text or a usage error).
+  std::vector<std::string> words;
+  bool json = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--json") == 0) {
+      json = true;
+    } else {
+      words.emplace_back(argv[i]);
+    }
   }
-  if (first == "--version") {
-    if (argc > 2) return Usage(absl::StrCat("--version takes no arguments (got '", argv[2], "')"));
-    std::cout << "flinkstate " << FLINKSTATE_VERSION << "\n";
-    return kExitOk;
+  const std::string head = words.empty() ? "" : words[0];
+  if (head == "help" || head == "--help" || head == "-h") {
+    if (json) SetJsonErrors("help", true);
+    if (head != "help" && words.size() > 1) {
+      return Usage(absl::StrCat(head, " takes no arguments (got '", words[1], "')"));
+    }
+    if (words.size() > 2) {
+      return Usage(absl::StrCat("help takes one COMMAND (got '", words[1], "' and '", words[2],
+                                "')"));
+    }
+    return PrintHelp(words.size() == 2 ? words[1] : "", json);
+  }
+  if (head == "--version") {
+    if (json) SetJsonErrors("version", true);
+    if (words.size() > 1) {
+      return Usage(absl::StrCat("--version takes no arguments (got '", words[1], "')"));
+    }
+    return PrintVersion(json);
   }
   if (first == "--json" && argc > 2 && argv[2][0] != '-') {
     // `flinkstate --json inspect F` as `flinkstate inspect --json F`: the
@@ -708,8 +777,10 @@ int Run(int argc, char** argv) {
     // argv[1] is the command: CLI11 reads the rest.
     app->parse(argc - 1, argv + 1);
   } catch (const CLI::CallForHelp&) {
-    std::cout << app->help();
-    return kExitOk;
+    // `COMMAND --help --json`: the HelpReport of that command.
+    return PrintHelp(c->name, std::any_of(argv + 2, argv + argc, [](const char* w) {
+                       return std::strcmp(w, "--json") == 0;
+                     }));
   } catch (const CLI::ArgumentMismatch& e) {
     const std::string repeated = RepeatedFlagProblem(*app);
     return Usage(absl::StrCat(c->name, ": ", repeated.empty() ? e.what() : repeated));
@@ -738,5 +809,9 @@ int main(int argc, char** argv) {
   // quarter of relocate's time on the 100-operator wide job went to that).
   ::mallopt(M_MMAP_THRESHOLD, 64 << 20);
   ::mallopt(M_TRIM_THRESHOLD, 256 << 20);
-  return flinkstate::cli::Main(argc, argv);
+  flinkstate::cli::InstallOutputEscaping(argc, argv);
+  const int rc = flinkstate::cli::Main(argc, argv);
+  std::cout.flush();
+  std::cerr.flush();
+  return rc;
 }

@@ -7,6 +7,7 @@
 #include <functional>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <string>
 
 #include <sys/stat.h>
@@ -256,6 +257,47 @@ int VerifyMetadataFile(const std::string& path, const serde::MappedFile& file,
   return kExitOk;
 }
 
+namespace {
+
+// A single-file edit once planned: where it writes, what it read, the plan,
+// and when the work began (after the output was resolved).
+template <typename Result>
+struct PlannedEdit {
+  OutputTarget target;
+  Input in;
+  Result result;
+  Clock::time_point start;
+};
+
+// What strip-state, drop-operator, relocate and convert do before their own
+// output: the output resolved (an interrupted run of this command line
+// recovered), the input loaded by `load` from `EditInputPath`, planned by
+// `plan(in)` (its errors located in the input), and a run that recovery
+// finished already confirmed against that plan. Returns the exit code the
+// command ends with, or nullopt to go on with `*e`.
+template <typename Result, typename Plan>
+std::optional<int> PlanEdit(const CommandArgs& a,
+                            absl::StatusOr<Input> (*load)(const std::string&), Plan plan,
+                            PlannedEdit<Result>* e) {
+  absl::StatusOr<OutputTarget> target = ResolveOutput(a);
+  if (!target.ok()) return OutputProblem(target.status());
+  e->start = Clock::now();
+  if (FinishedWithoutConfirming(*target)) return FinishedByRecovery(a, *target);
+  e->target = *std::move(target);
+  absl::StatusOr<Input> in = load(EditInputPath(e->target));
+  if (!in.ok()) return Fail(in.status());
+  e->in = *std::move(in);  // before planning: a plan may point into it
+  absl::StatusOr<Result> result = plan(e->in);
+  if (!result.ok()) return Fail(serde::LocatedIn(result.status(), "", e->in.path));
+  if (e->target.finished_by_recovery) {
+    return ConfirmFinishedByRecovery(a, e->target, e->in, result->plan);
+  }
+  e->result = *std::move(result);
+  return std::nullopt;
+}
+
+}  // namespace
+
 int RunStripState(const CommandArgs& a) {
   if (a.deep) return RunDeepStripState(a);
   if (!a.state_roots.empty()) return Usage("strip-state: --state-root needs --deep");
@@ -263,31 +305,27 @@ int RunStripState(const CommandArgs& a) {
   options.state_name = a.state;
   if (options.state_name.empty()) return Usage("strip-state needs --state NAME");
   options.operator_ids = a.operators;
-  absl::StatusOr<OutputTarget> target = ResolveOutput(a);
-  if (!target.ok()) return OutputProblem(target.status());
-  const auto start = Clock::now();
-  if (FinishedWithoutConfirming(*target)) return FinishedByRecovery(a, *target);
-  absl::StatusOr<Input> in = LoadStateFileForEdit(EditInputPath(*target));
-  if (!in.ok()) return Fail(in.status());
-  absl::StatusOr<StripResult> result = PlanStripState(*in, options);
-  if (!result.ok()) return Fail(serde::LocatedIn(result.status(), "", in->path));
-  if (target->finished_by_recovery) {
-    return ConfirmFinishedByRecovery(a, *target, *in, result->plan);
+  PlannedEdit<StripResult> e;
+  if (std::optional<int> rc = PlanEdit(
+          a, LoadStateFileForEdit, [&](const Input& in) { return PlanStripState(in, options); },
+          &e)) {
+    return *rc;
   }
+  const Clock::time_point start = e.start;
   const double plan_s = SecondsSince(start);
 
   // Per operator: entries and bytes removed.
   std::map<std::string, std::pair<uint64_t, uint64_t>> per_op;
-  for (const StrippedEntry& e : result->removed) {
-    auto& agg = per_op[e.operator_id.empty() ? "(snapshot)" : e.operator_id];
-    agg.first += e.entry_count;
-    agg.second += e.bytes;
+  for (const StrippedEntry& entry : e.result.removed) {
+    auto& agg = per_op[entry.operator_id.empty() ? "(snapshot)" : entry.operator_id];
+    agg.first += entry.entry_count;
+    agg.second += entry.bytes;
   }
   std::ostream& out = Text(a);
   out << "removing '" << Printable(options.state_name) << "' from "
-      << result->removed.size() << " operator state handle(s)"
-      << (in->kind == FileKind::kCompletedCheckpoint
-              ? absl::StrCat(" of completedCheckpoint ", in->model.metadata.checkpoint_id)
+      << e.result.removed.size() << " operator state handle(s)"
+      << (e.in.kind == FileKind::kCompletedCheckpoint
+              ? absl::StrCat(" of completedCheckpoint ", e.in.model.metadata.checkpoint_id)
               : "")
       << ":\n";
   for (const auto& [op, agg] : per_op) {
@@ -295,31 +333,31 @@ int RunStripState(const CommandArgs& a) {
         << "\n";
   }
   const serde::OutputVerifier verify = [&](serde::ByteView output) {
-    return VerifyStripped(*in, output, options, &*result);
+    return VerifyStripped(e.in, output, options, &e.result);
   };
-  if (target->dry_run) {
+  if (e.target.dry_run) {
     report::EditReport rep =
-        EditReportOf("strip-state", *target, *in, result->plan.output_size());
-    AddStripped(result->removed, &rep);
-    return FinishDryRun(a, *target, *in, result->plan, verify, std::move(rep));
+        EditReportOf("strip-state", e.target, e.in, e.result.plan.output_size());
+    AddStripped(e.result.removed, &rep);
+    return FinishDryRun(a, e.target, e.in, e.result.plan, verify, std::move(rep));
   }
   serde::SpliceStats stats;
-  absl::Status s = WriteVerified(*target, *in, result->plan, verify, &stats);
+  absl::Status s = WriteVerified(e.target, e.in, e.result.plan, verify, &stats);
   if (!s.ok()) return Fail(s);
   const std::string rewriter =
-      in->kind == FileKind::kCompletedCheckpoint
+      e.in.kind == FileKind::kCompletedCheckpoint
           ? absl::StrFormat("; %u references renumbered, %u definitions re-emitted",
-                            result->stats.renumbered_references, result->stats.rematerialized)
+                            e.result.stats.renumbered_references, e.result.stats.rematerialized)
           : "";
   out << absl::StrFormat(
       "wrote %s: %s -> %s (%s removed%s), verified, in %.3f s (plan %.3f s)\n",
-      Printable(target->output), Human(in->file.size()), Human(result->plan.output_size()),
-      Human(result->bytes_removed), rewriter, SecondsSince(start), plan_s);
-  if (!target->backup.empty()) out << "original kept as " << Printable(target->backup) << "\n";
+      Printable(e.target.output), Human(e.in.file.size()), Human(e.result.plan.output_size()),
+      Human(e.result.bytes_removed), rewriter, SecondsSince(start), plan_s);
+  if (!e.target.backup.empty()) out << "original kept as " << Printable(e.target.backup) << "\n";
   if (!a.json) return kExitOk;
   report::EditReport rep =
-      EditReportOf("strip-state", *target, *in, result->plan.output_size());
-  AddStripped(result->removed, &rep);
+      EditReportOf("strip-state", e.target, e.in, e.result.plan.output_size());
+  AddStripped(e.result.removed, &rep);
   return PrintJson(rep);
 }
 
@@ -328,85 +366,76 @@ int RunConvert(const CommandArgs& a) {
     return Usage(absl::StrCat("convert needs --to-version ", kMinWritableMetadataVersion, "..",
                               kMaxMetadataVersion));
   }
-  absl::StatusOr<OutputTarget> target = ResolveOutput(a);
-  if (!target.ok()) return OutputProblem(target.status());
-  if (FinishedWithoutConfirming(*target)) return FinishedByRecovery(a, *target);
-  absl::StatusOr<Input> in = LoadStateFile(EditInputPath(*target));
-  if (!in.ok()) return Fail(in.status());
   ConvertOptions options;
   options.target_version = static_cast<uint32_t>(a.to_version);
   options.allow_loss = a.allow_loss;
-  absl::StatusOr<ConvertResult> result = PlanConvert(*in, options);
-  if (!result.ok()) return Fail(serde::LocatedIn(result.status(), "", in->path));
-  if (target->finished_by_recovery) {
-    return ConfirmFinishedByRecovery(a, *target, *in, result->plan);
+  PlannedEdit<ConvertResult> e;
+  if (std::optional<int> rc = PlanEdit(
+          a, LoadStateFile, [&](const Input& in) { return PlanConvert(in, options); }, &e)) {
+    return *rc;
   }
   const serde::OutputVerifier verify = [&](serde::ByteView output) {
-    return VerifyConverted(*in, output, *result);
+    return VerifyConverted(e.in, output, e.result);
   };
-  if (!target->dry_run) {
-    if (absl::Status s = WriteVerified(*target, *in, result->plan, verify, nullptr); !s.ok()) {
+  if (!e.target.dry_run) {
+    if (absl::Status s = WriteVerified(e.target, e.in, e.result.plan, verify, nullptr); !s.ok()) {
       return Fail(s);
     }
   }
   std::ostream& out = Text(a);
-  for (const std::string& l : result->lost) out << "  lost (--allow-loss): " << l << "\n";
-  if (target->dry_run) {
-    report::EditReport rep = EditReportOf("convert", *target, *in, result->plan.output_size());
-    rep.set_from_version(result->from_version);
-    rep.set_to_version(result->to_version);
-    for (const std::string& l : result->lost) rep.add_lost(l);
-    out << "metadata v" << result->from_version << " -> v" << result->to_version << "\n";
-    return FinishDryRun(a, *target, *in, result->plan, verify, std::move(rep));
+  for (const std::string& l : e.result.lost) out << "  lost (--allow-loss): " << l << "\n";
+  if (e.target.dry_run) {
+    report::EditReport rep = EditReportOf("convert", e.target, e.in, e.result.plan.output_size());
+    rep.set_from_version(e.result.from_version);
+    rep.set_to_version(e.result.to_version);
+    for (const std::string& l : e.result.lost) rep.add_lost(l);
+    out << "metadata v" << e.result.from_version << " -> v" << e.result.to_version << "\n";
+    return FinishDryRun(a, e.target, e.in, e.result.plan, verify, std::move(rep));
   }
-  out << "wrote " << Printable(target->output) << ": metadata v" << result->from_version
-      << " -> v" << result->to_version << ", " << Human(result->plan.output_size())
+  out << "wrote " << Printable(e.target.output) << ": metadata v" << e.result.from_version
+      << " -> v" << e.result.to_version << ", " << Human(e.result.plan.output_size())
       << ", verified\n";
-  if (!target->backup.empty()) out << "original kept as " << Printable(target->backup) << "\n";
+  if (!e.target.backup.empty()) out << "original kept as " << Printable(e.target.backup) << "\n";
   if (!a.json) return kExitOk;
-  report::EditReport rep = EditReportOf("convert", *target, *in, result->plan.output_size());
-  rep.set_from_version(result->from_version);
-  rep.set_to_version(result->to_version);
-  for (const std::string& l : result->lost) rep.add_lost(l);
+  report::EditReport rep = EditReportOf("convert", e.target, e.in, e.result.plan.output_size());
+  rep.set_from_version(e.result.from_version);
+  rep.set_to_version(e.result.to_version);
+  for (const std::string& l : e.result.lost) rep.add_lost(l);
   return PrintJson(rep);
 }
 
 int RunDropOperator(const CommandArgs& a) {
   const std::vector<std::string>& ids = a.operators;
   if (ids.empty()) return Usage("drop-operator needs --operator ID");
-  absl::StatusOr<OutputTarget> target = ResolveOutput(a);
-  if (!target.ok()) return OutputProblem(target.status());
-  if (FinishedWithoutConfirming(*target)) return FinishedByRecovery(a, *target);
-  absl::StatusOr<Input> in = LoadStateFileForEdit(EditInputPath(*target));
-  if (!in.ok()) return Fail(in.status());
-  absl::StatusOr<DropResult> result = PlanDropOperators(*in, ids);
-  if (!result.ok()) return Fail(serde::LocatedIn(result.status(), "", in->path));
-  if (target->finished_by_recovery) {
-    return ConfirmFinishedByRecovery(a, *target, *in, result->plan);
+  PlannedEdit<DropResult> e;
+  if (std::optional<int> rc = PlanEdit(
+          a, LoadStateFileForEdit, [&](const Input& in) { return PlanDropOperators(in, ids); },
+          &e)) {
+    return *rc;
   }
   const serde::OutputVerifier verify = [&](serde::ByteView output) {
-    return VerifyDropped(*in, output, result->dropped_ids, &*result);
+    return VerifyDropped(e.in, output, e.result.dropped_ids, &e.result);
   };
-  if (target->dry_run) {
+  if (e.target.dry_run) {
     std::ostream& out = Text(a);
-    for (const std::string& id : result->dropped_ids) out << "dropping operator " << id << "\n";
-    out << Human(result->bytes_removed) << " to remove\n";
+    for (const std::string& id : e.result.dropped_ids) out << "dropping operator " << id << "\n";
+    out << Human(e.result.bytes_removed) << " to remove\n";
     report::EditReport rep =
-        EditReportOf("drop-operator", *target, *in, result->plan.output_size());
-    for (const std::string& id : result->dropped_ids) rep.add_dropped_operator_ids(id);
-    return FinishDryRun(a, *target, *in, result->plan, verify, std::move(rep));
+        EditReportOf("drop-operator", e.target, e.in, e.result.plan.output_size());
+    for (const std::string& id : e.result.dropped_ids) rep.add_dropped_operator_ids(id);
+    return FinishDryRun(a, e.target, e.in, e.result.plan, verify, std::move(rep));
   }
-  absl::Status s = WriteVerified(*target, *in, result->plan, verify, nullptr);
+  absl::Status s = WriteVerified(e.target, e.in, e.result.plan, verify, nullptr);
   if (!s.ok()) return Fail(s);
   std::ostream& out = Text(a);
-  for (const std::string& id : result->dropped_ids) out << "dropped operator " << id << "\n";
-  out << "wrote " << Printable(target->output) << ": " << Human(result->bytes_removed)
+  for (const std::string& id : e.result.dropped_ids) out << "dropped operator " << id << "\n";
+  out << "wrote " << Printable(e.target.output) << ": " << Human(e.result.bytes_removed)
       << " removed, verified\n";
-  if (!target->backup.empty()) out << "original kept as " << Printable(target->backup) << "\n";
+  if (!e.target.backup.empty()) out << "original kept as " << Printable(e.target.backup) << "\n";
   if (!a.json) return kExitOk;
   report::EditReport rep =
-      EditReportOf("drop-operator", *target, *in, result->plan.output_size());
-  for (const std::string& id : result->dropped_ids) rep.add_dropped_operator_ids(id);
+      EditReportOf("drop-operator", e.target, e.in, e.result.plan.output_size());
+  for (const std::string& id : e.result.dropped_ids) rep.add_dropped_operator_ids(id);
   return PrintJson(rep);
 }
 
@@ -423,54 +452,51 @@ int RunRelocate(const CommandArgs& a) {
     return Usage("relocate needs --from PREFIX --to PREFIX");
   }
   if (absl::Status s = ValidateRelocateOptions(options); !s.ok()) return Usage(s.message());
-  absl::StatusOr<OutputTarget> target = ResolveOutput(a);
-  if (!target.ok()) return OutputProblem(target.status());
-  if (FinishedWithoutConfirming(*target)) return FinishedByRecovery(a, *target);
-  absl::StatusOr<Input> in = LoadForEdit(EditInputPath(*target));
-  if (!in.ok()) return Fail(in.status());
-  absl::StatusOr<RelocateResult> result = PlanRelocate(*in, options);
-  if (!result.ok()) return Fail(serde::LocatedIn(result.status(), "", in->path));
-  if (target->finished_by_recovery) {
-    return ConfirmFinishedByRecovery(a, *target, *in, result->plan);
+  PlannedEdit<RelocateResult> e;
+  if (std::optional<int> rc = PlanEdit(
+          a, LoadForEdit, [&](const Input& in) { return PlanRelocate(in, options); }, &e)) {
+    return *rc;
   }
   const serde::OutputVerifier verify = [&](serde::ByteView output) {
-    return VerifyRelocated(*in, output, options, &*result);
+    return VerifyRelocated(e.in, output, options, &e.result);
   };
-  absl::Status s = target->dry_run ? absl::OkStatus()
-                                   : WriteVerified(*target, *in, result->plan, verify, nullptr);
+  absl::Status s = e.target.dry_run
+                       ? absl::OkStatus()
+                       : WriteVerified(e.target, e.in, e.result.plan, verify, nullptr);
   // The plan is made while it is written: its errors are the input's (an
   // error of the output names the output already).
-  if (!s.ok()) return Fail(serde::LocatedIn(s, "", in->path));
+  if (!s.ok()) return Fail(serde::LocatedIn(s, "", e.in.path));
   std::ostream& out = Text(a);
   constexpr size_t kShown = 20;
-  const uint64_t changed = result->changed_count();
+  const uint64_t changed = e.result.changed_count();
   size_t shown = 0;
-  s = result->ForEachChanged([&](const RelocatedString& c) {
+  s = e.result.ForEachChanged([&](const RelocatedString& c) {
     out << "  " << c.what << ": " << Printable(c.before) << " -> " << Printable(c.after) << "\n";
     return ++shown < kShown;
   });
-  if (!s.ok()) return Fail(serde::LocatedIn(s, "", in->path));
+  if (!s.ok()) return Fail(serde::LocatedIn(s, "", e.in.path));
   if (changed > kShown) out << "  ... and " << changed - kShown << " more\n";
-  for (const RelocatedString& c : result->left_absolute) {
+  for (const RelocatedString& c : e.result.left_absolute) {
     out << "  warning: " << c.what << " " << Printable(c.before)
         << " lies inside the directory but has no relative form in Flink: moving the "
            "directory breaks it\n";
   }
+  const bool model_paths =
+      e.in.kind == FileKind::kMetadata || e.in.kind == FileKind::kOperatorSnapshot;
   const char* what = options.mode != RelocateMode::kPrefix ? " handles rewritten"
-                     : in->kind == FileKind::kMetadata || in->kind == FileKind::kOperatorSnapshot
-                         ? " paths relocated"
-                         : " strings relocated";
-  if (target->dry_run) {
+                     : model_paths                          ? " paths relocated"
+                                                            : " strings relocated";
+  if (e.target.dry_run) {
     out << changed << what << " (when written)\n";
-    report::EditReport rep = EditReportOf("relocate", *target, *in, result->plan.output_size());
-    if (absl::Status added = AddRelocated(*result, &rep); !added.ok()) return Fail(added);
-    return FinishDryRun(a, *target, *in, result->plan, verify, std::move(rep));
+    report::EditReport rep = EditReportOf("relocate", e.target, e.in, e.result.plan.output_size());
+    if (absl::Status added = AddRelocated(e.result, &rep); !added.ok()) return Fail(added);
+    return FinishDryRun(a, e.target, e.in, e.result.plan, verify, std::move(rep));
   }
-  out << "wrote " << Printable(target->output) << ": " << changed << what << ", verified\n";
-  if (!target->backup.empty()) out << "original kept as " << Printable(target->backup) << "\n";
+  out << "wrote " << Printable(e.target.output) << ": " << changed << what << ", verified\n";
+  if (!e.target.backup.empty()) out << "original kept as " << Printable(e.target.backup) << "\n";
   if (!a.json) return kExitOk;
-  report::EditReport rep = EditReportOf("relocate", *target, *in, result->plan.output_size());
-  if (absl::Status added = AddRelocated(*result, &rep); !added.ok()) return Fail(added);
+  report::EditReport rep = EditReportOf("relocate", e.target, e.in, e.result.plan.output_size());
+  if (absl::Status added = AddRelocated(e.result, &rep); !added.ok()) return Fail(added);
   return PrintJson(rep);
 }
 

@@ -20,20 +20,6 @@
 namespace flinkstate::cli {
 namespace {
 
-// The --state-root PREFIX=DIR values into `sources`; a malformed one is a
-// usage error.
-absl::Status AddStateRoots(const CommandArgs& a, StateStreamSources* sources) {
-  for (const std::string& root : a.state_roots) {
-    const size_t eq = root.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == root.size()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--state-root takes PREFIX=DIR, not \"", root, "\""));
-    }
-    sources->state_roots.emplace_back(root.substr(0, eq), root.substr(eq + 1));
-  }
-  return absl::OkStatus();
-}
-
 // What an edit of the operator-state streams (strip-state --deep,
 // dedupe-union) starts from: its options, where it writes, what it read.
 struct StreamEdit {
@@ -92,7 +78,9 @@ int StateOne(const CommandArgs& a, const std::string& path,
 int RunState(const CommandArgs& a) {
   if (a.positional.empty()) return Usage("state takes FILE...");
   StateStreamSources sources;
-  if (absl::Status st = AddStateRoots(a, &sources); !st.ok()) return Usage(st.message());
+  if (absl::Status st = ParseStateRoots(a, &sources.state_roots); !st.ok()) {
+    return Usage(st.message());
+  }
   int rc = kExitOk;
   for (size_t i = 0; i < a.positional.size(); ++i) {
     if (i > 0 && !a.json) std::cout << "\n";
@@ -125,7 +113,9 @@ int RunDeepStripState(const CommandArgs& a) {
   StreamEdit e;
   if (std::optional<int> rc = PrepareStreamEdit(a, "strip-state --deep", &e)) return *rc;
   StateStreamSources roots;
-  if (absl::Status st = AddStateRoots(a, &roots); !st.ok()) return Usage(st.message());
+  if (absl::Status st = ParseStateRoots(a, &roots.state_roots); !st.ok()) {
+    return Usage(st.message());
+  }
   const DeepStripFiles files = DeepStripFilesFor(e.in, DirOf(e.target.output), roots.state_roots);
   absl::StatusOr<DeepStripResult> result = PlanDeepStripState(e.in, e.options, files);
   if (!result.ok()) return Fail(serde::LocatedIn(result.status(), "", e.in.path));
@@ -237,7 +227,9 @@ int RunDedupeUnion(const CommandArgs& a) {
   if (std::optional<int> rc = PrepareStreamEdit(a, "dedupe-union", &e)) return *rc;
   StateStreamSources sources;
   sources.base_dir = DirOf(e.in.path);
-  if (absl::Status st = AddStateRoots(a, &sources); !st.ok()) return Usage(st.message());
+  if (absl::Status st = ParseStateRoots(a, &sources.state_roots); !st.ok()) {
+    return Usage(st.message());
+  }
   absl::StatusOr<DedupeResult> result =
       PlanDedupeUnion(e.in.model, e.in.bytes(), e.options, sources);
   if (!result.ok()) return Fail(serde::LocatedIn(result.status(), "", e.in.path));

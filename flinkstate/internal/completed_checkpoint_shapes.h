@@ -35,6 +35,71 @@ namespace flinkstate::internal {
 
 inline constexpr char kRuntimePrefix[] = "org.apache.flink.runtime.";
 
+// The handle classes both readers know by name (short names, see
+// `ShortClassName`), per position: the readers switch on the index.
+inline constexpr absl::string_view kStreamClasses[] = {
+    "state.memory.ByteStreamStateHandle", "state.filesystem.RelativeFileStateHandle",
+    "state.filesystem.FileStateHandle", "state.filemerging.SegmentFileStateHandle",
+    "state.filemerging.EmptySegmentFileStateHandle", "state.PlaceholderStreamStateHandle",
+    "state.filemerging.DirectoryStreamStateHandle",
+    "state.changelog.inmemory.InMemoryChangelogStateHandle"};
+inline constexpr absl::string_view kKeyedClasses[] = {
+    "state.KeyGroupsStateHandle", "state.KeyGroupsSavepointStateHandle",
+    "state.IncrementalRemoteKeyedStateHandle",
+    "state.changelog.ChangelogStateBackendHandle$ChangelogStateBackendHandleImpl",
+    "state.changelog.ChangelogStateHandleStreamImpl",
+    "state.changelog.inmemory.InMemoryChangelogStateHandle"};
+inline constexpr absl::string_view kOperatorHandleClasses[] = {
+    "state.OperatorStreamStateHandle", "state.filemerging.FileMergingOperatorStreamStateHandle",
+    "state.filemerging.EmptyFileMergingOperatorStreamStateHandle"};
+
+// `ChannelStateHandle::type` of a channel handle class (short name): 1 input
+// channel, 2 result subpartition, 3 and 4 their merged forms; 0 for a class
+// that is none of them.
+inline int ChannelHandleType(absl::string_view short_name) {
+  constexpr absl::string_view kChannelClasses[] = {
+      "state.InputChannelStateHandle", "state.ResultSubpartitionStateHandle",
+      "state.MergedInputChannelStateHandle", "state.MergedResultSubpartitionStateHandle"};
+  for (int i = 0; i < 4; ++i) {
+    if (short_name == kChannelClasses[i]) return i + 1;
+  }
+  return 0;
+}
+
+// The operator handle references in model order: by operator, subtask, then
+// slot ("managedOperatorState" before "rawOperatorState"), keeping the order
+// in which the reader met the handles of one slot (the map order).
+inline void SortOperatorHandles(std::vector<OperatorHandleRef>* refs) {
+  std::stable_sort(refs->begin(), refs->end(),
+                   [](const OperatorHandleRef& a, const OperatorHandleRef& b) {
+                     if (a.operator_index != b.operator_index) {
+                       return a.operator_index < b.operator_index;
+                     }
+                     if (a.subtask_index != b.subtask_index) {
+                       return a.subtask_index < b.subtask_index;
+                     }
+                     return a.slot < b.slot;
+                   });
+}
+
+// Changelog handles nest keyed handles and a hostile stream can make a
+// reference cycle of them (Flink nests one level): both readers refuse a
+// keyed handle nested deeper than this, with this message. `KeyedNesting`
+// counts the levels while a keyed handle is read.
+inline constexpr int kMaxKeyedDepth = 16;
+inline constexpr char kKeyedTooDeep[] = "keyed handles nested too deeply (a reference cycle?)";
+class KeyedNesting {
+ public:
+  explicit KeyedNesting(int& depth) : depth_(++depth) {}
+  ~KeyedNesting() { --depth_; }
+  KeyedNesting(const KeyedNesting&) = delete;
+  KeyedNesting& operator=(const KeyedNesting&) = delete;
+  bool too_deep() const { return depth_ > kMaxKeyedDepth; }
+
+ private:
+  int& depth_;
+};
+
 // Class names without the common "org.apache.flink.runtime." prefix.
 inline std::string ShortClassName(const std::string& name) {
   return absl::StartsWith(name, kRuntimePrefix) ? name.substr(sizeof(kRuntimePrefix) - 1) : name;

@@ -78,30 +78,19 @@ class Describer {
   absl::Status Value(ItemId id, int depth);
   absl::Status Top() {
     Line(0, "stream");
-    std::string pending_block;
-    bool in_block = false;
-    for (ItemId id : s_.top_level()) {
-      const Item& it = s_.item(id);
-      if (it.kind == ItemKind::kBlockData) {
-        serde::ByteView p = serde::Slice(s_.input(), it.payload);
-        pending_block.append(reinterpret_cast<const char*>(p.data()), p.size());
-        in_block = true;
-        continue;
-      }
-      if (in_block) {
-        Line(1, absl::StrCat("block ", Hex(serde::AsBytes(pending_block))));
-        pending_block.clear();
-        in_block = false;
-      }
-      if (it.kind == ItemKind::kReset) {
-        Line(1, "reset");
-        continue;
-      }
-      Line(1, "top");
-      FLINKSTATE_RETURN_IF_ERROR(Value(id, 2));
-    }
-    if (in_block) Line(1, absl::StrCat("block ", Hex(serde::AsBytes(pending_block))));
-    return absl::OkStatus();
+    return Merged(
+        s_.top_level(),
+        [&](absl::string_view block) {
+          Line(1, absl::StrCat("block ", Hex(serde::AsBytes(block))));
+        },
+        [&](ItemId id) -> absl::Status {
+          if (s_.item(id).kind == ItemKind::kReset) {
+            Line(1, "reset");
+            return absl::OkStatus();
+          }
+          Line(1, "top");
+          return Value(id, 2);
+        });
   }
   // The text, or `ResourceExhausted` if a line did not fit in `max_bytes`.
   absl::StatusOr<std::string> Take() {
@@ -127,6 +116,31 @@ class Describer {
     out_.push_back('\n');
   }
   absl::Status Data(absl::Span<const ItemId> items, int depth);
+  // `items` in order, consecutive block data items merged (the block data
+  // stream reads across block boundaries): `block(bytes)` for each run of
+  // them, `other(id)` for every other item.
+  template <typename Items, typename Block, typename Other>
+  absl::Status Merged(const Items& items, Block&& block, Other&& other) {
+    std::string bytes;
+    bool in_block = false;
+    for (ItemId id : items) {
+      const Item& it = s_.item(id);
+      if (it.kind == ItemKind::kBlockData) {
+        serde::ByteView p = serde::Slice(s_.input(), it.payload);
+        bytes.append(reinterpret_cast<const char*>(p.data()), p.size());
+        in_block = true;
+        continue;
+      }
+      if (in_block) {
+        block(absl::string_view(bytes));
+        bytes.clear();
+        in_block = false;
+      }
+      FLINKSTATE_RETURN_IF_ERROR(other(id));
+    }
+    if (in_block) block(absl::string_view(bytes));
+    return absl::OkStatus();
+  }
   absl::Status KnownLayout(const std::string& cls, absl::Span<const ItemId> items,
                            int depth, bool* done);
 
@@ -139,27 +153,12 @@ class Describer {
 };
 
 absl::Status Describer::Data(absl::Span<const ItemId> items, int depth) {
-  std::string block;
-  bool in_block = false;
-  for (ItemId k : items) {
-    const Item& it = s_.item(k);
-    if (it.kind == ItemKind::kBlockData) {
-      serde::ByteView p = serde::Slice(s_.input(), it.payload);
-      block.append(reinterpret_cast<const char*>(p.data()), p.size());
-      in_block = true;
-      continue;
-    }
-    if (in_block) {
-      if (!block.empty()) Line(depth, absl::StrCat("block ", Hex(serde::AsBytes(block))));
-      block.clear();
-      in_block = false;
-    }
-    FLINKSTATE_RETURN_IF_ERROR(Value(k, depth));
-  }
-  if (in_block && !block.empty()) {
-    Line(depth, absl::StrCat("block ", Hex(serde::AsBytes(block))));
-  }
-  return absl::OkStatus();
+  return Merged(
+      items,
+      [&](absl::string_view block) {
+        if (!block.empty()) Line(depth, absl::StrCat("block ", Hex(serde::AsBytes(block))));
+      },
+      [&](ItemId id) { return Value(id, depth); });
 }
 
 absl::Status Describer::KnownLayout(const std::string& cls,

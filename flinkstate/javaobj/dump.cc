@@ -36,34 +36,38 @@ std::string Flags(uint8_t f) {
 
 }  // namespace
 
-std::string FormatJavaFloat(float f) {
-  uint32_t bits;
-  memcpy(&bits, &f, 4);
-  if (std::isnan(f)) {
-    return bits == 0x7FC00000u ? "NaN" : absl::StrFormat("NaN(0x%08x)", bits);
+namespace {
+
+// `FormatJavaFloat` and `FormatJavaDouble`: `Bits` is the unsigned integer of
+// `F`'s width, `canonical_nan` Java's NaN (`floatToIntBits(NaN)`), printed
+// as "NaN"; another NaN shows its bits.
+template <typename F, typename Bits>
+std::string FormatJavaFloating(F v, Bits canonical_nan) {
+  static_assert(sizeof(F) == sizeof(Bits));
+  Bits bits;
+  memcpy(&bits, &v, sizeof(bits));
+  if (std::isnan(v)) {
+    return bits == canonical_nan
+               ? "NaN"
+               : absl::StrCat("NaN(0x",
+                              absl::Hex(bits, sizeof(bits) == 4 ? absl::kZeroPad8
+                                                                : absl::kZeroPad16),
+                              ")");
   }
-  if (std::isinf(f)) return f > 0 ? "Infinity" : "-Infinity";
+  if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
   char buf[64];
-  std::to_chars_result r = std::to_chars(buf, buf + sizeof(buf), f);
+  std::to_chars_result r = std::to_chars(buf, buf + sizeof(buf), v);
   std::string out(buf, r.ptr);
   if (out.find_first_of(".en") == std::string::npos) out += ".0";
   return out;
 }
 
+}  // namespace
+
+std::string FormatJavaFloat(float f) { return FormatJavaFloating(f, uint32_t{0x7FC00000u}); }
+
 std::string FormatJavaDouble(double d) {
-  uint64_t bits;
-  memcpy(&bits, &d, 8);
-  if (std::isnan(d)) {
-    return bits == 0x7FF8000000000000ull
-               ? "NaN"
-               : absl::StrFormat("NaN(0x%016x)", bits);
-  }
-  if (std::isinf(d)) return d > 0 ? "Infinity" : "-Infinity";
-  char buf[64];
-  std::to_chars_result r = std::to_chars(buf, buf + sizeof(buf), d);
-  std::string out(buf, r.ptr);
-  if (out.find_first_of(".en") == std::string::npos) out += ".0";
-  return out;
+  return FormatJavaFloating(d, uint64_t{0x7FF8000000000000ull});
 }
 
 namespace {

@@ -17,6 +17,10 @@
 #define FLINKSTATE_JAVAOBJ_STREAM_CONSTANTS_H_
 
 #include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 
 namespace flinkstate::javaobj {
 
@@ -60,6 +64,25 @@ bool HasStreamHeader(const uint8_t* b, uint64_t size);
 
 // "TC_OBJECT" etc. for a type code; "unknown" for other bytes.
 const char* TypeCodeName(uint8_t tc);
+
+// What is wrong with type code `tc` where an object must start
+// (`ObjectInputStream.readObject0`): block data, TC_ENDBLOCKDATA, TC_RESET
+// at `depth` > 0, or no type code. The problem the tree decoder and the
+// cursor report alike. Precondition: `tc` starts no object.
+std::string NotAnObjectProblem(uint8_t tc, uint32_t depth);
+
+// "reference 0x<wire handle> to a <found> where <expected> is expected": a
+// TC_REFERENCE to an item of the wrong kind, as both readers say it.
+std::string WrongReferenceProblem(uint32_t wire_handle, absl::string_view found,
+                                  absl::string_view expected);
+
+// The length `len` of a block data or string header (`what`: "block data",
+// "string") checked as both readers check it: `InvalidArgument` if negative,
+// `ResourceExhausted` above `limit`, `OutOfRange` above the `remaining`
+// bytes; OK otherwise. The status carries no location: the reader adds the
+// header's.
+absl::Status CheckItemLength(absl::string_view what, int64_t len, uint64_t limit,
+                             uint64_t remaining);
 
 // Wire size of a primitive field type code (B C D F I J S Z); 0 otherwise.
 inline int PrimitiveSize(char type_code) {

@@ -220,31 +220,17 @@ bool StreamCursor::ReadBlockHeader(uint64_t* len, uint64_t* payload) {
   const uint64_t at = position();
   if (!Need(1) || !CountItem()) return false;
   const uint8_t tag = *p_++;
-  uint64_t l;
+  int64_t l;
   if (tag == kTcBlockData) {
     if (!Need(1)) return false;
     l = *p_++;
   } else {
     if (!Need(4)) return false;
-    const int32_t s = static_cast<int32_t>(serde::DecodeBigEndian32(p_));
+    l = static_cast<int32_t>(serde::DecodeBigEndian32(p_));
     p_ += 4;
-    if (s < 0) {
-      return Fail(absl::StatusCode::kInvalidArgument,
-                  absl::StrCat("negative block data length ", s), at);
-    }
-    l = static_cast<uint64_t>(s);
   }
-  if (l > options_.limits.max_block_bytes) {
-    return Fail(absl::StatusCode::kResourceExhausted,
-                absl::StrCat("block data of ", l, " bytes exceeds the limit"), at);
-  }
-  if (l > remaining()) {
-    return Fail(absl::StatusCode::kOutOfRange,
-                absl::StrCat("block data length ", l, " exceeds the ", remaining(),
-                             " remaining bytes"),
-                at);
-  }
-  *len = l;
+  if (!CheckLength("block data", l, options_.limits.max_block_bytes, at)) return false;
+  *len = static_cast<uint64_t>(l);
   *payload = position();
   return true;
 }
@@ -301,9 +287,8 @@ bool StreamCursor::ReadValue(CursorValue* v) {
       if (!ReadReference(v)) return false;
       if (v->tag == kTcClassDesc || v->tag == kTcProxyClassDesc) {
         return Fail(absl::StatusCode::kInvalidArgument,
-                    absl::StrFormat("reference 0x%08X to a class descriptor where an object "
-                                    "is expected",
-                                    static_cast<uint32_t>(v->handle + kBaseWireHandle)),
+                    WrongReferenceProblem(static_cast<uint32_t>(v->handle + kBaseWireHandle),
+                                          "class descriptor", "an object"),
                     at);
       }
       --depth_;
@@ -345,19 +330,8 @@ bool StreamCursor::ReadValue(CursorValue* v) {
       if (!ReadException(v)) return false;
       --depth_;
       return true;
-    case kTcBlockData:
-    case kTcBlockDataLong:
-      return Fail(absl::StatusCode::kInvalidArgument,
-                  "unexpected block data where an object is expected", at);
-    case kTcEndBlockData:
-      return Fail(absl::StatusCode::kInvalidArgument,
-                  "unexpected TC_ENDBLOCKDATA where an object is expected", at);
-    case kTcReset:
-      return Fail(absl::StatusCode::kInvalidArgument,
-                  absl::StrCat("unexpected TC_RESET inside an object (depth ", depth_, ")"), at);
     default:
-      return Fail(absl::StatusCode::kInvalidArgument,
-                  absl::StrFormat("invalid type code 0x%02X", tag), at);
+      return Fail(absl::StatusCode::kInvalidArgument, NotAnObjectProblem(tag, depth_), at);
   }
 }
 
@@ -474,31 +448,18 @@ bool StreamCursor::ReadNewString(CursorValue* v) {
   uint64_t h;
   if (!AssignHandle(at, &h)) return false;
   v->handle = h;
-  uint64_t len;
+  int64_t l;
   if (tag == kTcString) {
     if (!Need(2)) return false;
-    len = serde::DecodeBigEndian16(p_);
+    l = serde::DecodeBigEndian16(p_);
     p_ += 2;
   } else {
     if (!Need(8)) return false;
-    const int64_t l = static_cast<int64_t>(serde::DecodeBigEndian64(p_));
+    l = static_cast<int64_t>(serde::DecodeBigEndian64(p_));
     p_ += 8;
-    if (l < 0) {
-      return Fail(absl::StatusCode::kInvalidArgument, absl::StrCat("negative string length ", l),
-                  at);
-    }
-    len = static_cast<uint64_t>(l);
   }
-  if (len > options_.limits.max_string_bytes) {
-    return Fail(absl::StatusCode::kResourceExhausted,
-                absl::StrCat("string of ", len, " bytes exceeds the limit"), at);
-  }
-  if (len > remaining()) {
-    return Fail(absl::StatusCode::kOutOfRange,
-                absl::StrCat("string length ", len, " exceeds the ", remaining(),
-                             " remaining bytes"),
-                at);
-  }
+  if (!CheckLength("string", l, options_.limits.max_string_bytes, at)) return false;
+  const uint64_t len = static_cast<uint64_t>(l);
   if (!CheckModifiedUtf8(p_, len)) return false;
   v->payload = {position(), len};
   v->count = len;
@@ -563,12 +524,7 @@ bool StreamCursor::ReadClassDesc(DescId* out) {
       CursorValue r;
       if (!ReadReference(&r)) return false;
       if (r.tag != kTcClassDesc && r.tag != kTcProxyClassDesc) {
-        return Fail(absl::StatusCode::kInvalidArgument,
-                    absl::StrFormat("reference 0x%08X to a %s where a class descriptor is "
-                                    "expected",
-                                    static_cast<uint32_t>(r.handle + kBaseWireHandle),
-                                    ItemKindName(ItemKindOfTag(r.tag))),
-                    at);
+        return WrongReference(r, "a class descriptor", at);
       }
       if (r.desc == kNoDesc || !descs_[r.desc].complete) {
         return Fail(absl::StatusCode::kInvalidArgument,
@@ -589,27 +545,32 @@ bool StreamCursor::ReadClassDesc(DescId* out) {
   }
 }
 
-bool StreamCursor::ReadNewClassDesc(DescId* out) {
-  const uint64_t at = position();
+bool StreamCursor::BeginClassDesc(uint64_t at, DescId* out) {
   if (!CountItem()) return false;
-  const bool replay = replay_depth_ > 0;
-  DescId did;
-  if (replay) {
-    did = DescAt(at);
-    if (did == kNoDesc) {
+  if (replay_depth_ > 0) {
+    *out = DescAt(at);
+    if (*out == kNoDesc) {
       return SetError(serde::DecodeError(absl::StatusCode::kInternal, "javaobj", "",
                                          "cursor: a replayed descriptor was not read before", at));
     }
   } else {
-    did = static_cast<DescId>(descs_.size());
+    *out = static_cast<DescId>(descs_.size());
     descs_.emplace_back();
     desc_offsets_.push_back(at);
     desc_ends_.push_back(0);
     desc_handles_.push_back(kNoHandle);
-    descs_[did].item = static_cast<ItemId>(items_ - 1);
+    descs_[*out].item = static_cast<ItemId>(items_ - 1);
   }
+  ++p_;  // the type code
+  return true;
+}
+
+bool StreamCursor::ReadNewClassDesc(DescId* out) {
+  const uint64_t at = position();
+  DescId did;
+  if (!BeginClassDesc(at, &did)) return false;
+  const bool replay = replay_depth_ > 0;
   *out = did;
-  ++p_;
   serde::SourceRange name_range;
   std::string name;
   if (!ReadUtf(&name_range, &name, !replay)) return false;
@@ -688,12 +649,7 @@ bool StreamCursor::ReadNewClassDesc(DescId* out) {
       if (t == kTcReference) {
         if (!ReadReference(&tv)) return false;
         if (tv.tag != kTcString && tv.tag != kTcLongString) {
-          return Fail(absl::StatusCode::kInvalidArgument,
-                      absl::StrFormat("reference 0x%08X to a %s where a field type string is "
-                                      "expected",
-                                      static_cast<uint32_t>(tv.handle + kBaseWireHandle),
-                                      ItemKindName(ItemKindOfTag(tv.tag))),
-                      t_at);
+          return WrongReference(tv, "a field type string", t_at);
         }
       } else if (!ReadNewString(&tv)) {
         return false;
@@ -728,28 +684,14 @@ bool StreamCursor::ReadNewClassDesc(DescId* out) {
 
 bool StreamCursor::ReadNewProxyClassDesc(DescId* out) {
   const uint64_t at = position();
-  if (!CountItem()) return false;
-  const bool replay = replay_depth_ > 0;
   DescId did;
-  if (replay) {
-    did = DescAt(at);
-    if (did == kNoDesc) {
-      return SetError(serde::DecodeError(absl::StatusCode::kInternal, "javaobj", "",
-                                         "cursor: a replayed descriptor was not read before", at));
-    }
-  } else {
-    did = static_cast<DescId>(descs_.size());
-    descs_.emplace_back();
-    desc_offsets_.push_back(at);
-    desc_ends_.push_back(0);
-    desc_handles_.push_back(kNoHandle);
-    ClassDesc& d = descs_[did];
-    d.item = static_cast<ItemId>(items_ - 1);
-    d.is_proxy = true;
-    d.flags = kScSerializable;
+  if (!BeginClassDesc(at, &did)) return false;
+  const bool replay = replay_depth_ > 0;
+  if (!replay) {
+    descs_[did].is_proxy = true;
+    descs_[did].flags = kScSerializable;
   }
   *out = did;
-  ++p_;
   uint64_t h;
   if (!AssignHandle(at, &h)) return false;
   if (!replay) NoteDescHandle(did, h);
@@ -790,15 +732,9 @@ bool StreamCursor::ReadClassDescTail(DescId did) {
 }
 
 bool StreamCursor::ReadNewObjectHead(CursorValue* v) {
-  const uint64_t at = position();
-  if (!CountItem()) return false;
-  ++p_;
+  uint64_t at;
   DescId did;
-  if (!ReadClassDesc(&did)) return false;
-  if (did == kNoDesc) {
-    return Fail(absl::StatusCode::kInvalidArgument, "TC_OBJECT with a null class descriptor",
-                at);
-  }
+  if (!ReadItemHead(&at, &did, "TC_OBJECT with a null class descriptor")) return false;
   const ClassDesc& d = descs_[did];
   if (d.forbidden_as_object) {
     return Fail(absl::StatusCode::kInvalidArgument,
@@ -808,10 +744,7 @@ bool StreamCursor::ReadNewObjectHead(CursorValue* v) {
     return Fail(absl::StatusCode::kInvalidArgument, absl::StrCat("TC_OBJECT of enum class ", d.name),
                 at);
   }
-  v->desc = did;
-  uint64_t h;
-  if (!AssignHandle(at, &h)) return false;
-  v->handle = h;
+  if (!SetDescAndHandle(at, did, v)) return false;
   if (aborted_) {
     // A TC_EXCEPTION inside the descriptor: the object ends here.
     v->end = position();
@@ -820,12 +753,43 @@ bool StreamCursor::ReadNewObjectHead(CursorValue* v) {
   return true;
 }
 
-bool StreamCursor::ReadNewArrayHead(CursorValue* v) {
-  const uint64_t at = position();
+bool StreamCursor::ReadItemHead(uint64_t* at, DescId* did, const char* null_refusal) {
+  *at = position();
   if (!CountItem()) return false;
   ++p_;
+  if (!ReadClassDesc(did)) return false;
+  if (null_refusal != nullptr && *did == kNoDesc) {
+    return Fail(absl::StatusCode::kInvalidArgument, null_refusal, *at);
+  }
+  return true;
+}
+
+bool StreamCursor::WrongReference(const CursorValue& r, absl::string_view expected,
+                                  uint64_t at) {
+  return Fail(absl::StatusCode::kInvalidArgument,
+              WrongReferenceProblem(static_cast<uint32_t>(r.handle + kBaseWireHandle),
+                                    ItemKindName(ItemKindOfTag(r.tag)), expected),
+              at);
+}
+
+bool StreamCursor::SetDescAndHandle(uint64_t at, DescId did, CursorValue* v) {
+  v->desc = did;
+  uint64_t h;
+  if (!AssignHandle(at, &h)) return false;
+  v->handle = h;
+  return true;
+}
+
+bool StreamCursor::LengthFail(absl::string_view what, int64_t len, uint64_t limit,
+                              uint64_t at) {
+  const absl::Status bad = CheckItemLength(what, len, limit, remaining());
+  return Fail(bad.code(), bad.message(), at);
+}
+
+bool StreamCursor::ReadNewArrayHead(CursorValue* v) {
+  uint64_t at;
   DescId did;
-  if (!ReadClassDesc(&did)) return false;
+  if (!ReadItemHead(&at, &did)) return false;
   if (did == kNoDesc || descs_[did].is_proxy || descs_[did].name.size() < 2 ||
       descs_[did].name[0] != '[') {
     return Fail(absl::StatusCode::kInvalidArgument,
@@ -836,11 +800,8 @@ bool StreamCursor::ReadNewArrayHead(CursorValue* v) {
     return Fail(absl::StatusCode::kInvalidArgument,
                 absl::StrCat("invalid array class name ", descs_[did].name), at);
   }
-  v->desc = did;
   v->element_type = et;
-  uint64_t h;
-  if (!AssignHandle(at, &h)) return false;
-  v->handle = h;
+  if (!SetDescAndHandle(at, did, v)) return false;
   const uint64_t len_at = position();
   if (!Need(4)) return false;
   const int32_t len = static_cast<int32_t>(serde::DecodeBigEndian32(p_));
@@ -872,19 +833,14 @@ bool StreamCursor::ReadNewArrayHead(CursorValue* v) {
 }
 
 bool StreamCursor::ReadNewEnum(CursorValue* v) {
-  const uint64_t at = position();
-  if (!CountItem()) return false;
-  ++p_;
+  uint64_t at;
   DescId did;
-  if (!ReadClassDesc(&did)) return false;
+  if (!ReadItemHead(&at, &did)) return false;
   if (did == kNoDesc || !descs_[did].is_enum()) {
     return Fail(absl::StatusCode::kInvalidArgument,
                 "TC_ENUM whose class descriptor is not an enum class", at);
   }
-  v->desc = did;
-  uint64_t h;
-  if (!AssignHandle(at, &h)) return false;
-  v->handle = h;
+  if (!SetDescAndHandle(at, did, v)) return false;
   if (!Need(1)) return false;
   const uint8_t t = *p_;
   if (t != kTcString && t != kTcLongString) {
@@ -905,18 +861,10 @@ bool StreamCursor::ReadNewEnum(CursorValue* v) {
 }
 
 bool StreamCursor::ReadNewClass(CursorValue* v) {
-  const uint64_t at = position();
-  if (!CountItem()) return false;
-  ++p_;
+  uint64_t at;
   DescId did;
-  if (!ReadClassDesc(&did)) return false;
-  if (did == kNoDesc) {
-    return Fail(absl::StatusCode::kInvalidArgument, "TC_CLASS with a null class descriptor", at);
-  }
-  v->desc = did;
-  uint64_t h;
-  if (!AssignHandle(at, &h)) return false;
-  v->handle = h;
+  if (!ReadItemHead(&at, &did, "TC_CLASS with a null class descriptor")) return false;
+  if (!SetDescAndHandle(at, did, v)) return false;
   v->end = position();
   return true;
 }

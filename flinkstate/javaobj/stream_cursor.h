@@ -331,8 +331,30 @@ class StreamCursor {
   bool ReadNewClass(CursorValue* v);
   bool ReadNewObjectHead(CursorValue* v);
   bool ReadException(CursorValue* v);
+  // The head TC_OBJECT, TC_ARRAY, TC_ENUM and TC_CLASS share: the item
+  // counted (`*at` its offset), the type code and the class descriptor read;
+  // with `null_refusal`, a null descriptor is refused with that message.
+  bool ReadItemHead(uint64_t* at, DescId* did, const char* null_refusal = nullptr);
+  // Refuses reference `r` (read at `at`) to an item that is not `expected`.
+  bool WrongReference(const CursorValue& r, absl::string_view expected, uint64_t at);
+  // `v` of such an item takes class descriptor `did` and the next handle.
+  bool SetDescAndHandle(uint64_t at, DescId did, CursorValue* v);
+  // A block data or string length read at `at`, refused as `CheckItemLength`
+  // refuses it.
+  bool CheckLength(absl::string_view what, int64_t len, uint64_t limit, uint64_t at) {
+    if (ABSL_PREDICT_TRUE(len >= 0 && static_cast<uint64_t>(len) <= limit &&
+                          static_cast<uint64_t>(len) <= remaining())) {
+      return true;
+    }
+    return LengthFail(what, len, limit, at);
+  }
+  ABSL_ATTRIBUTE_NOINLINE bool LengthFail(absl::string_view what, int64_t len, uint64_t limit,
+                                          uint64_t at);
   // `classDesc`: a new descriptor, a reference to one, or null (kNoDesc).
   bool ReadClassDesc(DescId* out);
+  // The start both class descriptor forms share: the item counted, the
+  // descriptor found again (replay) or added, the type code read.
+  bool BeginClassDesc(uint64_t at, DescId* out);
   bool ReadNewClassDesc(DescId* out);
   bool ReadNewProxyClassDesc(DescId* out);
   bool ReadClassDescTail(DescId did);

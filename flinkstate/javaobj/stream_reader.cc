@@ -228,7 +228,13 @@ class StreamReader {
     ItemId id = 0;
     DescId desc = 0;   // kNoDesc for a null classDesc (the caller says why that is wrong)
   };
-  absl::StatusOr<ItemHead> ReadItemHead(ItemKind kind, uint8_t tc, ItemId* out);
+  // With `null_refusal`, a null classDesc is refused with that message
+  // (located at the TC byte).
+  absl::StatusOr<ItemHead> ReadItemHead(ItemKind kind, uint8_t tc, ItemId* out,
+                                        const char* null_refusal = nullptr);
+  // The type code at the current position read and an item of `kind` opened
+  // for it (`*out`); `*at` its offset.
+  absl::Status OpenTaggedItem(ItemKind kind, ItemId* out, uint64_t* at, uint8_t* tag);
   absl::Status ReadNewObject(ItemId* out);
   absl::Status ReadNewString(ItemId* out);
   absl::Status ReadNewArray(ItemId* out);
@@ -493,21 +499,8 @@ absl::Status StreamReader::ReadObject(Expect expect, ItemId* out) {
     case kTcEnum: st = ReadNewEnum(out); break;
     case kTcClass: st = ReadNewClass(out); break;
     case kTcException: st = ReadException(out); break;
-    case kTcBlockData:
-    case kTcBlockDataLong:
-      return Fail(absl::StatusCode::kInvalidArgument,
-                  "unexpected block data where an object is expected", at);
-    case kTcEndBlockData:
-      return Fail(absl::StatusCode::kInvalidArgument,
-                  "unexpected TC_ENDBLOCKDATA where an object is expected", at);
-    case kTcReset:
-      return Fail(absl::StatusCode::kInvalidArgument,
-                  absl::StrCat("unexpected TC_RESET inside an object (depth ",
-                               depth_, ")"),
-                  at);
     default:
-      return Fail(absl::StatusCode::kInvalidArgument,
-                  absl::StrFormat("invalid type code 0x%02X", tag), at);
+      return Fail(absl::StatusCode::kInvalidArgument, NotAnObjectProblem(tag, depth_), at);
   }
   FLINKSTATE_RETURN_IF_ERROR(st);
   --depth_;
@@ -554,17 +547,14 @@ absl::Status StreamReader::ReadPrevObject(Expect expect, ItemId* out) {
       tkind == ItemKind::kClassDesc || tkind == ItemKind::kProxyClassDesc;
   if (expect == Expect::kObject && is_desc) {
     return Fail(absl::StatusCode::kInvalidArgument,
-                absl::StrFormat("reference 0x%08X to a class descriptor where "
-                                "an object is expected",
-                                static_cast<uint32_t>(handle)),
+                WrongReferenceProblem(static_cast<uint32_t>(handle), "class descriptor",
+                                      "an object"),
                 at);
   }
   if (expect == Expect::kTypeString && tkind != ItemKind::kString) {
     return Fail(absl::StatusCode::kInvalidArgument,
-                absl::StrFormat("reference 0x%08X to a %s where a field type "
-                                "string is expected",
-                                static_cast<uint32_t>(handle),
-                                ItemKindName(tkind)),
+                WrongReferenceProblem(static_cast<uint32_t>(handle), ItemKindName(tkind),
+                                      "a field type string"),
                 at);
   }
   // The target is implied by the handle value and the epoch.
@@ -600,10 +590,8 @@ absl::Status StreamReader::ReadClassDesc(ItemId* out, DescId* desc) {
       const DescId tdesc = target.desc;
       if (tkind != ItemKind::kClassDesc && tkind != ItemKind::kProxyClassDesc) {
         return Fail(absl::StatusCode::kInvalidArgument,
-                    absl::StrFormat("reference 0x%08X to a %s where a class "
-                                    "descriptor is expected",
-                                    static_cast<uint32_t>(handle),
-                                    ItemKindName(tkind)),
+                    WrongReferenceProblem(static_cast<uint32_t>(handle), ItemKindName(tkind),
+                                          "a class descriptor"),
                     at);
       }
       if (!s_.descs_[tdesc].complete) {
@@ -798,33 +786,20 @@ absl::Status StreamReader::ReadLength(absl::string_view what, uint64_t limit, ui
     st = in_.ReadInt64(&l);
   }
   if (!st.ok()) return Wrap(st);
-  if constexpr (std::is_signed_v<L>) {
-    if (l < 0) {
-      return Fail(absl::StatusCode::kInvalidArgument,
-                  absl::StrCat("negative ", what, " length ", l), at);
-    }
+  if (absl::Status bad = CheckItemLength(what, static_cast<int64_t>(l), limit, in_.remaining());
+      !bad.ok()) {
+    return Fail(bad.code(), bad.message(), at);
   }
   *len = static_cast<uint64_t>(l);
-  if (*len > limit) {
-    return Fail(absl::StatusCode::kResourceExhausted,
-                absl::StrCat(what, " of ", *len, " bytes exceeds the limit"), at);
-  }
-  if (*len > in_.remaining()) {
-    return Fail(absl::StatusCode::kOutOfRange,
-                absl::StrCat(what, " length ", *len, " exceeds the ", in_.remaining(),
-                             " remaining bytes"),
-                at);
-  }
   return absl::OkStatus();
 }
 
 // `blockdata := TC_BLOCKDATA len(u1) bytes | TC_BLOCKDATALONG len(i4) bytes`
 // (`ObjectInputStream.BlockDataInputStream.readBlockHeader`).
 absl::Status StreamReader::ReadBlockData(ItemId* out) {
-  uint64_t at = in_.position();
+  uint64_t at;
   uint8_t tag;
-  if (absl::Status st = in_.ReadUint8(&tag); !st.ok()) return Wrap(st);
-  FLINKSTATE_ASSIGN_OR_RETURN(*out, NewItem(ItemKind::kBlockData, tag, at));
+  FLINKSTATE_RETURN_IF_ERROR(OpenTaggedItem(ItemKind::kBlockData, out, &at, &tag));
   uint64_t len;
   if (tag == kTcBlockData) {
     FLINKSTATE_RETURN_IF_ERROR(ReadLength<uint8_t>("block data", limits_.max_block_bytes, at, &len));
@@ -840,10 +815,9 @@ absl::Status StreamReader::ReadBlockData(ItemId* out) {
 // `newString := TC_STRING [H] len(u2) bytes | TC_LONGSTRING [H] len(i8) bytes`
 // (`ObjectInputStream.readString`).
 absl::Status StreamReader::ReadNewString(ItemId* out) {
-  uint64_t at = in_.position();
+  uint64_t at;
   uint8_t tag;
-  if (absl::Status st = in_.ReadUint8(&tag); !st.ok()) return Wrap(st);
-  FLINKSTATE_ASSIGN_OR_RETURN(*out, NewItem(ItemKind::kString, tag, at));
+  FLINKSTATE_RETURN_IF_ERROR(OpenTaggedItem(ItemKind::kString, out, &at, &tag));
   FLINKSTATE_RETURN_IF_ERROR(AssignHandle(*out, scratch_.size()));
   uint64_t len;
   if (tag == kTcString) {
@@ -889,7 +863,8 @@ absl::Status StreamReader::ReadClassDescTail(ItemId id, size_t mark, DescId did)
 // See the declaration: `TC_x classDesc`, the part of `newObject`, `newArray`,
 // `newClass` and `newEnum` before their handle.
 absl::StatusOr<StreamReader::ItemHead> StreamReader::ReadItemHead(ItemKind kind, uint8_t tc,
-                                                                  ItemId* out) {
+                                                                  ItemId* out,
+                                                                  const char* null_refusal) {
   ItemHead h;
   h.at = in_.position();
   h.mark = scratch_.size();
@@ -901,20 +876,28 @@ absl::StatusOr<StreamReader::ItemHead> StreamReader::ReadItemHead(ItemKind kind,
   FLINKSTATE_RETURN_IF_ERROR(ReadClassDesc(&desc_item, &h.desc));
   path_.pop_back();
   AddChild(desc_item);
+  if (null_refusal != nullptr && h.desc == kNoDesc) {
+    return Fail(absl::StatusCode::kInvalidArgument, null_refusal, h.at);
+  }
   return h;
+}
+
+absl::Status StreamReader::OpenTaggedItem(ItemKind kind, ItemId* out, uint64_t* at,
+                                          uint8_t* tag) {
+  *at = in_.position();
+  if (absl::Status st = in_.ReadUint8(tag); !st.ok()) return Wrap(st);
+  FLINKSTATE_ASSIGN_OR_RETURN(*out, NewItem(kind, *tag, *at));
+  return absl::OkStatus();
 }
 
 // `newObject := TC_OBJECT classDesc [H] classdata*`
 // (`ObjectInputStream.readOrdinaryObject`, `readSerialData`,
 // `readExternalData`).
 absl::Status StreamReader::ReadNewObject(ItemId* out) {
-  absl::StatusOr<ItemHead> head = ReadItemHead(ItemKind::kObject, kTcObject, out);
-  if (!head.ok()) return head.status();
-  const auto [at, mark, id, did] = *head;
-  if (did == kNoDesc) {
-    return Fail(absl::StatusCode::kInvalidArgument,
-                "TC_OBJECT with a null class descriptor", at);
-  }
+  FLINKSTATE_ASSIGN_OR_RETURN(
+      const ItemHead head,
+      ReadItemHead(ItemKind::kObject, kTcObject, out, "TC_OBJECT with a null class descriptor"));
+  const auto [at, mark, id, did] = head;
   {
     const ClassDesc& d = s_.descs_[did];
     if (d.forbidden_as_object) {
@@ -1008,9 +991,8 @@ absl::Status StreamReader::ReadNewObject(ItemId* out) {
 // `newArray := TC_ARRAY classDesc [H] size(i4) values`
 // (`ObjectInputStream.readArray`).
 absl::Status StreamReader::ReadNewArray(ItemId* out) {
-  absl::StatusOr<ItemHead> head = ReadItemHead(ItemKind::kArray, kTcArray, out);
-  if (!head.ok()) return head.status();
-  const auto [at, mark, id, did] = *head;
+  FLINKSTATE_ASSIGN_OR_RETURN(const ItemHead head, ReadItemHead(ItemKind::kArray, kTcArray, out));
+  const auto [at, mark, id, did] = head;
   if (did == kNoDesc || s_.descs_[did].is_proxy ||
       s_.descs_[did].name.size() < 2 || s_.descs_[did].name[0] != '[') {
     return Fail(absl::StatusCode::kInvalidArgument,
@@ -1079,9 +1061,8 @@ absl::Status StreamReader::ReadNewArray(ItemId* out) {
 // `newEnum := TC_ENUM classDesc [H] enumConstantName`
 // (`ObjectInputStream.readEnum`).
 absl::Status StreamReader::ReadNewEnum(ItemId* out) {
-  absl::StatusOr<ItemHead> head = ReadItemHead(ItemKind::kEnum, kTcEnum, out);
-  if (!head.ok()) return head.status();
-  const auto [at, mark, id, did] = *head;
+  FLINKSTATE_ASSIGN_OR_RETURN(const ItemHead head, ReadItemHead(ItemKind::kEnum, kTcEnum, out));
+  const auto [at, mark, id, did] = head;
   if (did == kNoDesc || !s_.descs_[did].is_enum()) {
     return Fail(absl::StatusCode::kInvalidArgument,
                 "TC_ENUM whose class descriptor is not an enum class", at);
@@ -1099,13 +1080,10 @@ absl::Status StreamReader::ReadNewEnum(ItemId* out) {
 
 // `newClass := TC_CLASS classDesc [H]` (`ObjectInputStream.readClass`).
 absl::Status StreamReader::ReadNewClass(ItemId* out) {
-  absl::StatusOr<ItemHead> head = ReadItemHead(ItemKind::kClass, kTcClass, out);
-  if (!head.ok()) return head.status();
-  const auto [at, mark, id, did] = *head;
-  if (did == kNoDesc) {
-    return Fail(absl::StatusCode::kInvalidArgument,
-                "TC_CLASS with a null class descriptor", at);
-  }
+  FLINKSTATE_ASSIGN_OR_RETURN(
+      const ItemHead head,
+      ReadItemHead(ItemKind::kClass, kTcClass, out, "TC_CLASS with a null class descriptor"));
+  const auto [at, mark, id, did] = head;
   SetDesc(id, did);
   FLINKSTATE_RETURN_IF_ERROR(AssignHandle(id, mark));
   Finish(id, mark);

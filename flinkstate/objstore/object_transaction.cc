@@ -41,6 +41,24 @@ std::string DirKey(const std::string& key) {
   return slash == std::string::npos ? "" : key.substr(0, slash + 1);
 }
 
+// The "key value" lines of a journal text whose first line is `magic`, in
+// order, to `fn(key, value)` (a value "-" is read as empty). False if the
+// first line is not `magic`.
+template <typename Fn>
+bool ReadJournalFields(absl::string_view text, absl::string_view magic, Fn&& fn) {
+  std::vector<absl::string_view> lines = absl::StrSplit(text, '\n');
+  if (lines.empty() || lines[0] != magic) return false;
+  for (size_t i = 1; i < lines.size(); ++i) {
+    const absl::string_view l = lines[i];
+    const size_t sp = l.find(' ');
+    if (sp == absl::string_view::npos) continue;
+    std::string v(l.substr(sp + 1));
+    if (v == "-") v.clear();
+    fn(l.substr(0, sp), std::move(v));
+  }
+  return true;
+}
+
 struct Journal {
   std::string state;  // prepare | commit
   std::string target, temp, backup, etag, token;
@@ -52,18 +70,9 @@ struct Journal {
                         intent.empty() ? "" : absl::StrCat("intent ", absl::CEscape(intent), "\n"));
   }
   static absl::StatusOr<Journal> Parse(const std::string& url, absl::string_view text) {
-    std::vector<absl::string_view> lines = absl::StrSplit(text, '\n');
-    if (lines.empty() || lines[0] != kJournalMagic) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("objstore: ", url, ": not a flinkstate object-write journal"));
-    }
     Journal j;
-    for (absl::string_view l : lines) {
-      const size_t sp = l.find(' ');
-      if (sp == absl::string_view::npos) continue;
-      const absl::string_view k = l.substr(0, sp);
-      std::string v(l.substr(sp + 1));
-      if (v == "-") v.clear();
+    const bool magic = ReadJournalFields(text, kJournalMagic, [&j](absl::string_view k,
+                                                                    std::string v) {
       if (k == "state") j.state = v;
       if (k == "target") j.target = v;
       if (k == "temp") j.temp = v;
@@ -71,6 +80,10 @@ struct Journal {
       if (k == "etag") j.etag = v;
       if (k == "token") j.token = v;
       if (k == "intent" && !absl::CUnescape(v, &j.intent)) j.intent.clear();
+    });
+    if (!magic) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("objstore: ", url, ": not a flinkstate object-write journal"));
     }
     if (j.target.empty() || j.temp.empty() || j.token.empty() ||
         (j.state != "prepare" && j.state != "commit")) {
@@ -255,6 +268,18 @@ absl::Status ChangedSinceRead(const std::string& target, const std::string& plan
       ", now ", now, "); is Flink still writing it? refused"));
 }
 
+// Step 4 of both protocols for one target (`url`, named `name`): OK if it
+// still has the ETag `planned` it was read with (an empty `planned`: there
+// was no original to keep), else the error to undo the run with.
+absl::Status Unchanged(ObjectClient& s3, const ObjectUrl& url, const std::string& name,
+                       const std::string& planned) {
+  if (planned.empty()) return absl::OkStatus();
+  absl::StatusOr<ObjectInfo> now = s3.Head(url);
+  if (!now.ok()) return now.status();
+  if (now->etag != planned) return ChangedSinceRead(name, planned, now->etag);
+  return absl::OkStatus();
+}
+
 // What both protocols share up to their commit point: the journal created
 // with `If-None-Match: *` (step 1), the keys the run makes after it, deleted
 // again by `Undo` on a failure before the commit point, and the commit record
@@ -330,6 +355,18 @@ class JournaledRun {
                      "command, which completes or rolls back the write by it)"));
   }
 
+  // Step 5 after the probe both protocols make just before it: whether the
+  // server honours If-Match (`ProbeIfMatch` on a key beside `temp`, made and
+  // removed by this run) into `*honoured`, then `Commit(text, *honoured)`.
+  absl::Status ProbeAndCommit(const ObjectUrl& temp, const std::string& text, bool* honoured) {
+    const ObjectUrl probe{temp.bucket, temp.key + ".probe", temp.scheme};
+    Made(probe);
+    absl::StatusOr<bool> h = ProbeIfMatch(s3_, probe, journal_);
+    if (!h.ok()) return Undo(h.status());
+    *honoured = *h;
+    return Commit(text, *honoured);
+  }
+
   const ObjectUrl& journal() const { return journal_; }
 
  private:
@@ -359,9 +396,8 @@ absl::Status WriteObjectVerified(const ObjectWrite& w, const serde::MappedFile& 
   absl::StatusOr<ObjectUrl> target = ParseObjectUrl(w.target);
   if (!target.ok()) return target.status();
   std::unique_ptr<S3Client> own;
-  absl::StatusOr<ObjectClient*> client = ClientOr(w.client, &own);
-  if (!client.ok()) return client.status();
-  ObjectClient& s3 = **client;
+  FLINKSTATE_ASSIGN_OR_RETURN(ObjectClient* const client, ClientOr(w.client, &own));
+  ObjectClient& s3 = *client;
   ObjectWriteStats st;
 
   Journal j;
@@ -428,20 +464,13 @@ absl::Status WriteObjectVerified(const ObjectWrite& w, const serde::MappedFile& 
   }
 
   // 4. The original unchanged?
-  if (!j.etag.empty()) {
-    absl::StatusOr<ObjectInfo> now = s3.Head(*target);
-    if (!now.ok()) return undo(now.status());
-    if (now->etag != j.etag) return undo(ChangedSinceRead(w.target, j.etag, now->etag));
-  }
-  const ObjectUrl probe{temp.bucket, temp.key + ".probe", temp.scheme};
-  run.Made(probe);
-  absl::StatusOr<bool> honoured = ProbeIfMatch(s3, probe, journal);
-  if (!honoured.ok()) return undo(honoured.status());
-  st.if_match_honoured = *honoured;
+  if (absl::Status u = Unchanged(s3, *target, w.target, j.etag); !u.ok()) return undo(u);
 
   // 5. Commit point.
   j.state = "commit";
-  if (absl::Status c = run.Commit(j.Render(), st.if_match_honoured); !c.ok()) return c;
+  if (absl::Status c = run.ProbeAndCommit(temp, j.Render(), &st.if_match_honoured); !c.ok()) {
+    return c;
+  }
 
   // 6. The copy over the target.
   WriteConditions over;
@@ -598,28 +627,22 @@ struct MultiJournal {
     return out;
   }
   static absl::StatusOr<MultiJournal> Parse(const std::string& url, absl::string_view text) {
-    std::vector<absl::string_view> lines = absl::StrSplit(text, '\n');
-    if (lines.empty() || lines[0] != kMultiJournalMagic) {
-      return absl::DataLossError(
-          absl::StrCat("objstore: ", url, ": not a flinkstate object-transaction journal"));
-    }
     MultiJournal j;
-    for (size_t i = 1; i < lines.size(); ++i) {
-      const absl::string_view l = lines[i];
-      const size_t sp = l.find(' ');
-      if (sp == absl::string_view::npos) continue;
-      const absl::string_view k = l.substr(0, sp);
-      std::string v(l.substr(sp + 1));
-      if (v == "-") v.clear();
+    const bool magic = ReadJournalFields(text, kMultiJournalMagic, [&j](absl::string_view k,
+                                                                         std::string v) {
       if (k == "state") j.state = v;
       if (k == "token") j.token = v;
       if (k == "intent" && !absl::CUnescape(v, &j.intent)) j.intent.clear();
       if (k == "target") j.files.push_back(File{v, "", "", "", false});
-      if (j.files.empty()) continue;
+      if (j.files.empty()) return;
       if (k == "temp") j.files.back().temp = v;
       if (k == "backup") j.files.back().backup = v;
       if (k == "etag") j.files.back().etag = v;
       if (k == "create") j.files.back().create = v == "yes";
+    });
+    if (!magic) {
+      return absl::DataLossError(
+          absl::StrCat("objstore: ", url, ": not a flinkstate object-transaction journal"));
     }
     bool ok = !j.token.empty() && !j.files.empty() &&
               (j.state == "prepare" || j.state == "commit");
@@ -690,9 +713,8 @@ absl::Status CommitObjects(std::vector<ObjectChange>& changes,
                            const ObjectTransactionOptions& options, ObjectWriteStats* stats) {
   if (changes.empty()) return absl::OkStatus();
   std::unique_ptr<S3Client> own;
-  absl::StatusOr<ObjectClient*> client = ClientOr(options.client, &own);
-  if (!client.ok()) return client.status();
-  ObjectClient& s3 = **client;
+  FLINKSTATE_ASSIGN_OR_RETURN(ObjectClient* const client, ClientOr(options.client, &own));
+  ObjectClient& s3 = *client;
   ObjectWriteStats st;
   MultiJournal j;
   j.state = "prepare";
@@ -820,30 +842,28 @@ absl::Status CommitObjects(std::vector<ObjectChange>& changes,
   for (size_t k = 0; k < j.files.size(); ++k) {
     const MultiJournal::File& f = j.files[k];
     any_create = any_create || f.create;
-    if (!f.create && f.etag.empty()) continue;
-    absl::StatusOr<ObjectInfo> now = s3.Head(targets[k]);
-    if (f.create) {
-      if (now.ok()) return undo(CreatedElsewhere(f.target));
-      if (!absl::IsNotFound(now.status())) return undo(now.status());
+    if (!f.create) {
+      if (absl::Status u = Unchanged(s3, targets[k], f.target, f.etag); !u.ok()) return undo(u);
       continue;
     }
-    if (!now.ok()) return undo(now.status());
-    if (now->etag != f.etag) return undo(ChangedSinceRead(f.target, f.etag, now->etag));
+    absl::StatusOr<ObjectInfo> now = s3.Head(targets[k]);
+    if (now.ok()) return undo(CreatedElsewhere(f.target));
+    if (!absl::IsNotFound(now.status())) return undo(now.status());
   }
-  const ObjectUrl probe{temps[0].bucket, temps[0].key + ".probe", temps[0].scheme};
-  run.Made(probe);
-  absl::StatusOr<bool> honoured = ProbeIfMatch(s3, probe, journal);
-  if (!honoured.ok()) return undo(honoured.status());
-  st.if_match_honoured = *honoured;
   if (any_create) {
-    absl::StatusOr<bool> inm = ProbeIfNoneMatch(s3, probe, journal);
+    const ObjectUrl probe{temps[0].bucket, temps[0].key + ".probe", temps[0].scheme};
+    run.Made(probe);
+    absl::StatusOr<bool> inm = ProbeIfNoneMatch(s3, probe, run.journal());
     if (!inm.ok()) return undo(inm.status());
     st.if_none_match_honoured = *inm;
   }
 
   // 5. Commit point.
   j.state = "commit";
-  if (absl::Status cr = run.Commit(j.Render(), st.if_match_honoured); !cr.ok()) return cr;
+  if (absl::Status cr = run.ProbeAndCommit(temps[0], j.Render(), &st.if_match_honoured);
+      !cr.ok()) {
+    return cr;
+  }
 
   // 6. The copies: the new objects, then over the targets.
   const std::string rerun =
@@ -921,13 +941,11 @@ absl::Status CommitObjects(std::vector<ObjectChange>& changes,
 absl::StatusOr<std::vector<std::string>> ListObjectJournals(const std::vector<std::string>& dirs,
                                                             ObjectClient* client) {
   std::unique_ptr<S3Client> own;
-  absl::StatusOr<ObjectClient*> c = ClientOr(client, &own);
-  if (!c.ok()) return c.status();
-  ObjectClient& s3 = **c;
-  absl::StatusOr<std::vector<ObjectUrl>> js = JournalsIn(s3, dirs);
-  if (!js.ok()) return js.status();
+  FLINKSTATE_ASSIGN_OR_RETURN(ObjectClient* const c, ClientOr(client, &own));
+  ObjectClient& s3 = *c;
+  FLINKSTATE_ASSIGN_OR_RETURN(const std::vector<ObjectUrl> js, JournalsIn(s3, dirs));
   std::vector<std::string> out;
-  for (const ObjectUrl& u : *js) out.push_back(u.ToString());
+  for (const ObjectUrl& u : js) out.push_back(u.ToString());
   return out;
 }
 
@@ -1073,13 +1091,11 @@ absl::Status ResolveObjectJournal(ObjectClient& s3, const ObjectUrl& ju, const M
 absl::StatusOr<ObjectRecoveryReport> RecoverObjectTransactions(
     const std::vector<std::string>& dirs, ObjectClient* client) {
   std::unique_ptr<S3Client> own;
-  absl::StatusOr<ObjectClient*> c = ClientOr(client, &own);
-  if (!c.ok()) return c.status();
-  ObjectClient& s3 = **c;
-  absl::StatusOr<std::vector<ObjectUrl>> js = JournalsIn(s3, dirs);
-  if (!js.ok()) return js.status();
+  FLINKSTATE_ASSIGN_OR_RETURN(ObjectClient* const c, ClientOr(client, &own));
+  ObjectClient& s3 = *c;
+  FLINKSTATE_ASSIGN_OR_RETURN(const std::vector<ObjectUrl> js, JournalsIn(s3, dirs));
   ObjectRecoveryReport report;
-  for (const ObjectUrl& ju : *js) {
+  for (const ObjectUrl& ju : js) {
     absl::StatusOr<std::string> text = s3.GetSmall(ju, 1 << 20);
     if (absl::IsNotFound(text.status())) continue;  // resolved meanwhile
     if (!text.ok()) return text.status();

@@ -10,6 +10,7 @@
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -103,6 +104,11 @@ struct JournalEntry {
   // 11, M6).
   int64_t original_size = -1;
   int64_t original_mtime_ns = -1;
+  // In a commit journal: the inode of the verified output (`temp`, which the
+  // rename keeps), so that a target replaced already can be told from a
+  // file put there since (attack run 11, M1: the original restored by hand
+  // was reported as the run's output). -1 for none.
+  int64_t output_ino = -1;
 };
 struct Journal {
   std::string path;
@@ -136,7 +142,10 @@ std::string RenderJournal(const Journal& j) {
                     Field(e.backup), "\t", Field(e.backup_temp));
     if (e.original_size >= 0) {
       absl::StrAppend(&out, "\t", e.original_size, ":", e.original_mtime_ns);
+    } else if (e.output_ino >= 0) {
+      absl::StrAppend(&out, "\t-");
     }
+    if (e.output_ino >= 0) absl::StrAppend(&out, "\t", e.output_ino);
     absl::StrAppend(&out, "\n");
   }
   absl::StrAppend(&out, "end\n");
@@ -161,7 +170,7 @@ absl::StatusOr<Journal> ParseJournal(const std::string& path, absl::string_view 
     } else if (f[0] == "intent" && f.size() == 2) {
       std::string err;
       if (!absl::CUnescape(f[1], &j.intent, &err)) return bad("bad escape");
-    } else if (f[0] == "file" && (f.size() == 5 || f.size() == 6)) {
+    } else if (f[0] == "file" && f.size() >= 5 && f.size() <= 7) {
       JournalEntry e;
       std::string* out[] = {&e.target, &e.temp, &e.backup, &e.backup_temp};
       for (int k = 0; k < 4; ++k) {
@@ -169,7 +178,11 @@ absl::StatusOr<Journal> ParseJournal(const std::string& path, absl::string_view 
         std::string err;
         if (!absl::CUnescape(f[k + 1], out[k], &err)) return bad("bad escape");
       }
-      if (f.size() == 6) {  // "SIZE:MTIME_NS" of the original
+      if (f.size() == 7 &&  // the output's inode
+          (!absl::SimpleAtoi(f[6], &e.output_ino) || e.output_ino < 0)) {
+        return bad("bad output inode");
+      }
+      if (f.size() >= 6 && f[5] != "-") {  // "SIZE:MTIME_NS" of the original
         std::pair<absl::string_view, absl::string_view> st = absl::StrSplit(f[5], ':');
         if (!absl::SimpleAtoi(st.first, &e.original_size) ||
             !absl::SimpleAtoi(st.second, &e.original_mtime_ns) || e.original_size < 0) {
@@ -593,6 +606,10 @@ absl::Status CommitFiles(std::vector<FileChange>& changes, const TransactionOpti
 
   // 5. The commit point.
   journal.state = "commit";
+  for (JournalEntry& e : journal.entries) {
+    struct stat st;
+    if (::lstat(e.temp.c_str(), &st) == 0) e.output_ino = static_cast<int64_t>(st.st_ino);
+  }
   if (absl::Status s = WriteJournal(journal, ops, o.sync); !s.ok()) {
     // The rename of the journal is the commit: if it failed, the prepare
     // journal is still there and rolling back is right.
@@ -685,6 +702,37 @@ absl::Status CheckReplaceableUnlocated(const std::string& target, const std::str
 
 absl::Status CheckReplaceable(const std::string& target, const std::string& backup) {
   return LocatedIn(CheckReplaceableUnlocated(target, backup), "serde", target);
+}
+
+absl::Status CheckFreeSpace(const std::vector<PlannedFile>& files) {
+  struct Need {
+    std::string dir;  // the first directory of this file system
+    uint64_t bytes = 0;
+    uint64_t available = 0;
+  };
+  std::map<dev_t, Need> by_device;
+  for (const PlannedFile& f : files) {
+    const std::string dir = DirName(f.path);
+    struct stat st;
+    struct statvfs vfs;
+    if (::stat(dir.c_str(), &st) != 0 || ::statvfs(dir.c_str(), &vfs) != 0) continue;
+    Need& n = by_device[st.st_dev];
+    if (n.dir.empty()) {
+      n.dir = dir;
+      n.available = static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize;
+    }
+    n.bytes += f.bytes;
+  }
+  for (const auto& [dev, n] : by_device) {
+    if (n.bytes > n.available) {
+      return LocatedIn(absl::ResourceExhaustedError(absl::StrCat(
+                           "serde: not enough free space in ", n.dir, ": the new files need ",
+                           n.bytes, " bytes there and ", n.available,
+                           " are available (nothing was written)")),
+                       "serde", n.dir);
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::Status CheckBackupSuffix(absl::string_view suffix) {
@@ -873,6 +921,12 @@ absl::StatusOr<std::vector<InterruptedRun>> FindInterruptedRuns(const std::strin
           run.changed.push_back(e.target);
         } else if (run.state != "commit" || Exists(e.temp)) {
           run.unreplaced.push_back(e.target);
+        } else if (e.output_ino >= 0) {
+          struct stat st;
+          if (::lstat(e.target.c_str(), &st) != 0 ||
+              static_cast<int64_t>(st.st_ino) != e.output_ino) {
+            run.replaced_then_changed.push_back(e.target);
+          }
         }
       }
     }
@@ -894,6 +948,42 @@ absl::StatusOr<std::vector<InterruptedRun>> FindInterruptedRuns(const std::strin
     runs.push_back(std::move(run));
   }
   return runs;
+}
+
+absl::Status ForeseeRecoveryRefusal(const std::vector<std::string>& dirs) {
+  std::vector<InterruptedRun> runs;
+  std::set<std::string> journal_names;
+  for (const std::string& d : dirs) {
+    absl::StatusOr<std::vector<InterruptedRun>> here = FindInterruptedRuns(d);
+    if (!here.ok()) return here.status();
+    for (InterruptedRun& r : *here) {
+      if (!r.journal.empty()) journal_names.insert(r.journal.substr(r.journal.rfind('/') + 1));
+      runs.push_back(std::move(r));
+    }
+  }
+  for (const InterruptedRun& r : runs) {
+    // Temporaries of a run whose journal is in none of `dirs` (a killed
+    // repair's HA file, or a file made by hand: attack run 11, M3).
+    if (r.journal.empty() && r.state.empty() && !r.temporaries.empty() &&
+        journal_names.count(r.journal_name) == 0) {
+      return OrphanTemporaryRefusal(r.temporaries.front());
+    }
+    if (r.state == "unreadable") {
+      return LocatedIn(absl::DataLossError(absl::StrCat("serde: transaction journal ", r.journal,
+                                                        ": ", r.problem)),
+                       "serde", r.journal);
+    }
+    if (r.state == "commit" && !r.changed.empty()) {
+      return LocatedIn(
+          absl::FailedPreconditionError(absl::StrCat(
+              absl::StrJoin(r.changed, ", "),
+              " changed after an interrupted flinkstate write had committed (journal ",
+              r.journal, "): the write would refuse to finish that run over it; inspect says "
+              "how to keep the file or finish the write (dry run, nothing written)")),
+          "serde", r.changed[0]);
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<RecoveryReport> RecoverTransactions(const std::vector<std::string>& dirs,

@@ -236,6 +236,10 @@ struct InterruptedRun {
   // file, or the original written to in place, its size or modification
   // time not the journal's): recovery refuses to rename over them.
   std::vector<std::string> changed;
+  // Of a "commit" run's targets replaced already, those that no longer hold
+  // that run's output (another file put there since, e.g. the original
+  // restored from its backup); recovery leaves them as they are.
+  std::vector<std::string> replaced_then_changed;
   std::vector<std::string> temporaries;  // "*.flinkstate-tmp-*" without a journal here
   // With `journal` "": the file name of the journal the temporaries belong
   // to (".flinkstate-txn-TOKEN.journal"), in a directory not known here.
@@ -256,6 +260,15 @@ struct InterruptedRun {
 // run with `journal` ""), located in that file: for a dry run, which
 // resolves nothing, to say what the write would do. `FailedPrecondition`.
 [[nodiscard]] absl::Status OrphanTemporaryRefusal(const std::string& temporary);
+
+// For a dry run, which resolves nothing: the refusal `RecoverTransactions`
+// over `dirs` would make as things stand, or OK if it would resolve every
+// interrupted run there. Refused: a temporary file whose journal is in none
+// of `dirs` (`OrphanTemporaryRefusal`), a journal that cannot be read
+// (`DataLoss`, as recovery says), and a committed run whose target still to
+// be replaced changed since (`InterruptedRun::changed`; `FailedPrecondition`
+// located in that target). Changes nothing; no lock.
+[[nodiscard]] absl::Status ForeseeRecoveryRefusal(const std::vector<std::string>& dirs);
 
 // One file written by the protocol above: `plan` over `input` to `output`
 // (made absolute here; a symlink is NOT followed, callers resolve it), the
@@ -289,6 +302,22 @@ struct InterruptedRun {
 // absolute path in `target`'s directory. OK otherwise.
 // Thread-safe; reads inode attributes only.
 [[nodiscard]] absl::Status CheckReplaceable(const std::string& target, const std::string& backup);
+
+// One file a transaction would create: its absolute path and size.
+struct PlannedFile {
+  std::string path;
+  uint64_t bytes = 0;
+};
+
+// For a dry run, or before costly work: whether the file systems that would
+// hold `files` have room for them as things stand. Each is written to a new
+// temporary file beside its target while the original stays (the backup
+// keeps it), so each file system needs the sum of the sizes of the files
+// in its directories. Returns `ResourceExhausted` naming the directory, the
+// bytes needed and the bytes available to the caller (statvfs `f_bavail`,
+// as `df` shows), `OK` otherwise; a directory that cannot be examined is
+// left to the write to report. Thread-safe.
+[[nodiscard]] absl::Status CheckFreeSpace(const std::vector<PlannedFile>& files);
 
 // A backup suffix is usable when it is non-empty and has no '/': the backup
 // `<file><suffix>` then stays in the file's directory, beside it on the same

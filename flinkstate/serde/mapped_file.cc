@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <cstring>
 #include <mutex>
 #include <utility>
 
@@ -61,14 +60,8 @@ void OnSigbus(int sig, siginfo_t* info, void* context) {
 }
 
 void InstallSigbusGuard() {
-  std::call_once(g_install_once, [] {
-    struct sigaction sa;
-    std::memset(&sa, 0, sizeof(sa));
-    sa.sa_sigaction = OnSigbus;
-    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
-    sigemptyset(&sa.sa_mask);
-    ::sigaction(SIGBUS, &sa, &g_previous);
-  });
+  std::call_once(g_install_once,
+                 [] { internal::InstallChainedHandler(SIGBUS, OnSigbus, &g_previous); });
 }
 
 int GuardMapping(const uint8_t* data, uint64_t size) {

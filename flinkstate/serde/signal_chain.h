@@ -8,6 +8,19 @@
 
 namespace flinkstate::serde::internal {
 
+// Installs `handler` for `sig` (SA_SIGINFO, not blocked in itself: a fault
+// in the handler is reported), keeping the handler it replaces in
+// `*previous` for `ChainSignal`. Not async-signal-safe: call once, outside
+// handlers.
+inline void InstallChainedHandler(int sig, void (*handler)(int, siginfo_t*, void*),
+                                  struct sigaction* previous) {
+  struct sigaction sa = {};
+  sa.sa_sigaction = handler;
+  sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(sig, &sa, previous);
+}
+
 // Calls `previous` for a signal that was not ours. Where there was none (or
 // it was SIG_DFL/SIG_IGN) restores the default action, so that the fault
 // repeats on return from our handler and ends the process as it would have

@@ -10,7 +10,6 @@
 
 #include <atomic>
 #include <cerrno>
-#include <cstring>
 #include <thread>
 #include <utility>
 
@@ -104,12 +103,7 @@ void Install() {
   std::call_once(g_install_once, [] {
     if (::pipe2(g_pipe, O_CLOEXEC) != 0) return;
     std::thread(FetchThread).detach();
-    struct sigaction sa;
-    std::memset(&sa, 0, sizeof(sa));
-    sa.sa_sigaction = OnSigsegv;
-    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
-    sigemptyset(&sa.sa_mask);
-    ::sigaction(SIGSEGV, &sa, &g_previous);
+    internal::InstallChainedHandler(SIGSEGV, OnSigsegv, &g_previous);
   });
 }
 

@@ -10,6 +10,7 @@
 
 #include "flinkstate/metadata_reader.h"
 #include "flinkstate/operator_state_report.h"
+#include "flinkstate/serde/error_location.h"
 #include "flinkstate/serde/mapped_file.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -75,8 +76,15 @@ TEST(DedupeUnionTest, SplitDistributeIsRefused) {
   ASSERT_THAT(f.status(), IsOk());
   StripOptions o;
   o.state_name = "records-seen";
-  EXPECT_THAT(PlanDedupeUnion(*f, m->bytes(), o).status(),
-              StatusIs(absl::StatusCode::kFailedPrecondition, "not UNION"));
+  const absl::Status s = PlanDedupeUnion(*f, m->bytes(), o).status();
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kFailedPrecondition,
+                          "dedupe-union: operators[0].subtasks[0].managedOperatorState[0]: "
+                          "'records-seen' is SPLIT_DISTRIBUTE, not UNION"));
+  // Located in the handle (attack run 11: the ErrorReport's itemPath was "").
+  std::optional<serde::ErrorLocation> where = serde::LocationOf(s);
+  ASSERT_TRUE(where.has_value());
+  EXPECT_EQ(where->layer, "dedupe-union");
+  EXPECT_EQ(where->item_path, "operators[0].subtasks[0].managedOperatorState[0]");
   o.state_name = "no-such-state";
   EXPECT_THAT(PlanDedupeUnion(*f, m->bytes(), o).status(),
               StatusIs(absl::StatusCode::kNotFound, "no-such-state"));

@@ -31,6 +31,7 @@
 #include "flinkstate/operator_state_report.h"
 #include "flinkstate/operator_state_stream.h"
 #include "flinkstate/serde/endian.h"
+#include "flinkstate/serde/error_location.h"
 #include "flinkstate/serde/mapped_file.h"
 #include "tests/fixtures/completed_checkpoint_writer.h"
 #include "gmock/gmock.h"
@@ -375,8 +376,14 @@ TEST(DeepStripFileBackedTest, RelativeHandleWithOutputElsewhereIsRefused) {
   DeepStripFiles files;
   files.sources.base_dir = dir;
   files.output_dir = ::testing::TempDir();
-  EXPECT_THAT(PlanDeepStripState(in.model, View(in.bytes), o, files).status(),
-              StatusIs(absl::StatusCode::kFailedPrecondition, "relative"));
+  const absl::Status s = PlanDeepStripState(in.model, View(in.bytes), o, files).status();
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kFailedPrecondition, "relative"));
+  // Located in the handle (attack run 11: the ErrorReport's itemPath was "").
+  std::optional<serde::ErrorLocation> where = serde::LocationOf(s);
+  ASSERT_TRUE(where.has_value());
+  EXPECT_EQ(where->layer, "strip-state --deep");
+  EXPECT_THAT(where->item_path, ::testing::MatchesRegex("operator [0-9a-f]{32} subtask 0 "
+                                                        "managedOperatorState"));
 }
 
 TEST(DeepStripFileBackedTest, TwoHandlesSharingOneStateFileAreRefused) {
@@ -392,8 +399,11 @@ TEST(DeepStripFileBackedTest, TwoHandlesSharingOneStateFileAreRefused) {
   o.state_name = "source-state";
   DeepStripFiles files;
   files.sources.base_dir = dir;
-  EXPECT_THAT(PlanDeepStripState(in.model, View(in.bytes), o, files).status(),
-              StatusIs(absl::StatusCode::kFailedPrecondition, "same state file"));
+  const absl::Status s = PlanDeepStripState(in.model, View(in.bytes), o, files).status();
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kFailedPrecondition, "same state file"));
+  std::optional<serde::ErrorLocation> where = serde::LocationOf(s);
+  ASSERT_TRUE(where.has_value());
+  EXPECT_THAT(where->item_path, ::testing::StartsWith("operator "));
 }
 
 // A stream with several states, as a state file: Flink 1.20.5's all-kinds

@@ -28,6 +28,7 @@
 #include "flinkstate/repair.h"
 #include "flinkstate/drop_operator.h"
 #include "flinkstate/relocate.h"
+#include "flinkstate/serde/file_transaction.h"
 #include "flinkstate/strip_state.h"
 #include "flinkstate/verify.h"
 #include "tests/fixtures/completed_checkpoint_writer.h"
@@ -225,6 +226,23 @@ TEST(OpenTest, ErrorsSayWhatTheBytesAre) {
   EXPECT_THAT(OpenBytes("jobmanager.rpc.address: localhost\n"),
               StatusIs(absl::StatusCode::kInvalidArgument, "text"));
   EXPECT_THAT(OpenBytes("{\"data\": {}}"), StatusIs(absl::StatusCode::kInvalidArgument, "JSON"));
+  // Text that is also valid Base64 or hex, but decodes to no kind: named as
+  // the text it is (attack run 11: "abcdefg" was "5 bytes of unknown binary
+  // data"), with what the decoding gave.
+  EXPECT_THAT(OpenBytes("abcdefg"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "text, not a binary state file (read as base64: 5 bytes of unknown "
+                       "binary data)"));
+  EXPECT_THAT(OpenBytes("0001\n"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "text, not a binary state file (read as hex: 2 bytes of unknown binary "
+                       "data)"));
+  // Forced, the decoding is what the user asked about.
+  OpenOptions forced;
+  forced.input_format = serde::InputFormat::kBase64;
+  EXPECT_THAT(OpenBytes("abcdefg", "<bytes>", forced),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "header: 5 bytes of unknown binary data; neither"));
   EXPECT_THAT(Open(kData), StatusIs(absl::StatusCode::kInvalidArgument, "without _metadata"));
   EXPECT_THAT(OpenStateFile(kData + "/incident-gen3-completedCheckpoint/zk-node.bin"),
               StatusIs(absl::StatusCode::kInvalidArgument, "HA pointer"));
@@ -380,6 +398,11 @@ TEST(RepairTest, ASymlinkedMetadataIsRepairedWhereItPointsAndRecoveredFromTheChe
     RepairOptions o = job.Options();
     o.ops = &counting;
     FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Repair> r, Repair::Plan(o));
+    // The printed plan says the link is followed (attack run 10, M8: only the
+    // JSON's `target` did), and only for the link.
+    EXPECT_THAT(r->PlanText(), HasSubstr("    a symbolic link: the file it names, " + real +
+                                         ", is rewritten (backup " + real + ".bak); the link stays\n"));
+    EXPECT_THAT(r->PlanText(), Not(HasSubstr("the file it names, " + job.ha())));
     ASSERT_THAT(r->Apply(), IsOk());
   }
   const int steps = counting.calls();
@@ -437,6 +460,47 @@ TEST(RepairTest, ADryRunListsWhatApplyWouldRefuse) {
               StatusIs(absl::StatusCode::kFailedPrecondition, "already exists"));
   EXPECT_FALSE(fs::exists(job.meta() + ".bak"));
   EXPECT_EQ(Read(job.meta()), Read(kCheckpoint + "/_metadata"));
+}
+
+// A temporary file of a run whose journal is in none of the repair's
+// directories (a killed repair of another checkpoint, or one made by hand):
+// --apply's recovery refuses it, and the dry run says so (attack run 11, M3:
+// the plan was clean, --apply failed). In either directory; a temporary
+// whose journal is in the repair's own checkpoint directory is not refused.
+TEST(RepairTest, ADryRunForeseesTheRefusalOfAnOrphanTemporary) {
+  RepairJob job;
+  for (const std::string& orphan :
+       {job.meta() + ".flinkstate-tmp-0123456789ab", job.ha() + ".flinkstate-tmp-0123456789ab"}) {
+    std::ofstream(orphan) << "junk";
+    RepairOptions o = job.Options();
+    o.recover = false;
+    {
+      FLINKSTATE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Repair> r, Repair::Plan(o));
+      ASSERT_EQ(r->plan().apply_refused_size(), 1) << orphan;
+      EXPECT_THAT(r->plan().apply_refused(0),
+                  HasSubstr(orphan + " belongs to an interrupted flinkstate run"));
+    }
+    o.recover = true;
+    EXPECT_THAT(Repair::Plan(o).status(),
+                StatusIs(absl::StatusCode::kFailedPrecondition, orphan + " belongs to"));
+    EXPECT_EQ(Read(job.meta()), Read(kCheckpoint + "/_metadata"));
+    fs::remove(orphan);
+  }
+}
+
+TEST(ForeseeRecoveryRefusalTest, AJournalInAnotherGivenDirectoryIsNotAnOrphan) {
+  RepairJob job;
+  const std::string dir_a = fs::path(job.meta()).parent_path().string();
+  const std::string dir_b = fs::path(job.ha()).parent_path().string();
+  std::ofstream(job.ha() + ".flinkstate-tmp-0123456789ab") << "junk";
+  EXPECT_THAT(serde::ForeseeRecoveryRefusal({dir_b}),
+              StatusIs(absl::StatusCode::kFailedPrecondition, "belongs to"));
+  // The journal beside the checkpoint's _metadata, as a repair keeps it.
+  std::ofstream(dir_a + "/.flinkstate-txn-0123456789ab.journal") << "not read here";
+  EXPECT_THAT(serde::ForeseeRecoveryRefusal({dir_a, dir_b}),
+              StatusIs(absl::StatusCode::kDataLoss, "transaction journal"));
+  EXPECT_THAT(serde::ForeseeRecoveryRefusal({dir_a, dir_b}),
+              Not(StatusIs(absl::StatusCode::kFailedPrecondition, "belongs to")));
 }
 
 TEST(RepairTest, AnHaDirectoryOneLevelTooHighNamesTheRightOne) {

@@ -42,6 +42,40 @@ check "per-command help" 0 "$bin" repair --help
 expect_grep "repair help lists its flags" "--ha-dir DIR" "$tmp/out"
 check "help COMMAND" 0 "$bin" help strip-state
 expect_grep "strip-state help lists --in-place" "--in-place" "$tmp/out"
+# help and --version under --json (either side) print JSON (attack run 11: text, or "unknown
+# command '--json'").
+for words in "--json --version" "--version --json"; do
+  check "$words" 0 "$bin" $words
+  cp "$tmp/out" "$tmp/help.json"
+  check "  ... is a VersionReport" 0 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d=={'name':'flinkstate','version':sys.argv[2]}, d" "$tmp/help.json" "$("$bin" --version | cut -d' ' -f2)"
+done
+for words in "--json help" "help --json"; do
+  check "$words" 0 "$bin" $words
+  cp "$tmp/out" "$tmp/help.json"
+  check "  ... is a HelpReport of every command" 0 python3 -c "
+import json,sys
+d=json.load(open(sys.argv[1]))
+names=[c['name'] for c in d['commands']]
+assert 'inspect' in names and 'repair' in names and len(names)==12, names
+assert d['usage'].startswith('usage: flinkstate'), d['usage'][:40]
+strip=[c for c in d['commands'] if c['name']=='strip-state'][0]
+flags={n: f for f in strip['flags'] for n in f['names']}
+assert flags['--state']['valueName']=='NAME' and not flags['--state']['repeatable'], flags['--state']
+assert flags['--operator']['repeatable'] and flags['FILE']['positional'], flags['--operator']
+assert '--apply' not in flags, 'repair flag listed for strip-state'" "$tmp/help.json"
+done
+for words in "--json help repair" "repair --help --json"; do
+  check "$words" 0 "$bin" $words
+  cp "$tmp/out" "$tmp/help.json"
+  check "  ... is the HelpReport of repair alone" 0 python3 -c "
+import json,sys
+d=json.load(open(sys.argv[1]))
+assert [c['name'] for c in d['commands']]==['repair'] and d['usage']=='', d
+assert any('--ha-dir' in f['names'] for f in d['commands'][0]['flags'])" "$tmp/help.json"
+done
+check "help of an unknown command under --json" 2 "$bin" --json help frobnicate
+cp "$tmp/out" "$tmp/help.json"
+check "  ... is an ErrorReport" 0 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['layer']=='usage' and d['exitCode']==2 and 'frobnicate' in d['problem'], d" "$tmp/help.json"
 check "unknown command" 2 "$bin" frobnicate "$meta"
 check "unknown flag" 2 "$bin" inspect --frobnicate "$meta"
 expect_grep "usage errors go to stderr" "frobnicate" "$tmp/err"
@@ -749,6 +783,60 @@ if [[ $(id -u) == 0 ]] && cp "$real_meta" "$tmp/imm" && chattr +i "$tmp/imm" 2>/
   expect_grep "the dry run names the refusal" "^--apply would be refused: .*immutable (chattr +i)" "$tmp/out"
   expect_grep "  ... and ends with it" "--apply would be refused as things stand" "$tmp/out"
   chattr -i "$tmp/imm-job/_metadata"
+  # strip-state --deep writes new state files beside absolute handles' files, in another
+  # directory than OUT: the dry run checks that directory as the write does (attack run 11, M5:
+  # the dry run exited 0, the write failed).
+  mkdir -p "$tmp/m5/chk" "$tmp/m5/out"; cp "$fb_src"/* "$tmp/m5/chk/"; chmod u+w "$tmp/m5/chk"/*
+  "$bin" relocate --to-absolute --to "file:$tmp/m5/chk" "$tmp/m5/chk/_metadata" "$tmp/m5/out/_metadata" >/dev/null
+  chattr +i "$tmp/m5/chk"
+  check "deep strip --dry-run with new state files in an immutable directory" 1 "$bin" strip-state --deep --dry-run --state source-state "$tmp/m5/out/_metadata" "$tmp/m5/out/stripped"
+  expect_grep "  ... names the directory" "the directory $tmp/m5/chk of $tmp/m5/chk/.* is immutable" "$tmp/out"
+  expect_grep "  ... and says the write would be refused" "the write would be refused as things stand" "$tmp/out"
+  check "  ... as the write is" 1 "$bin" strip-state --deep --state source-state "$tmp/m5/out/_metadata" "$tmp/m5/out/stripped"
+  chattr -i "$tmp/m5/chk"
+  check "  ... and without the attribute the dry run passes" 0 "$bin" strip-state --deep --dry-run --state source-state "$tmp/m5/out/_metadata" "$tmp/m5/out/stripped"
+fi
+# A path given on the command line that holds a line feed is shown escaped wherever it appears,
+# on stdout and stderr, as given or as a directory of other paths (attack run 10: the names were
+# printed raw, so "nl<LF>dir" started a line of its own).
+nl="$tmp/nl"$'\n'"dir"
+mkdir -p "$nl"; cp "$real_meta" "$nl/_metadata"
+no_raw_line() {  # no_raw_line DESCRIPTION EXIT COMMAND...: exit as given, no line starting "dir"
+  check "$1" "$2" "${@:3}"
+  if grep -q "^dir" "$tmp/out" "$tmp/err"; then
+    echo "FAIL: $1: a name's line feed printed raw"; grep -n "^dir" "$tmp/out" "$tmp/err" | head -3
+    failures=$((failures + 1))
+  else
+    passes=$((passes + 1))
+  fi
+}
+no_raw_line "inspect of a path with a line feed" 0 "$bin" inspect "$nl/_metadata"
+expect_grep "  ... shown as \\x0a" "/nl.x0adir/_metadata: Flink _metadata" "$tmp/out"
+no_raw_line "verify of a path with a line feed" 0 "$bin" verify "$nl/_metadata"
+no_raw_line "state of a path with a line feed" 0 "$bin" state "$nl"
+no_raw_line "doctor of a path with a line feed" 0 "$bin" doctor "$nl"
+no_raw_line "strip-state --dry-run into it" 0 "$bin" strip-state --dry-run --state topic-partition-offset-states "$nl/_metadata" "$nl/out"
+no_raw_line "strip-state into it" 0 "$bin" strip-state --state topic-partition-offset-states "$nl/_metadata" "$nl/out"
+no_raw_line "convert into it" 0 "$bin" convert --to-version 4 "$nl/_metadata" "$nl/out4"
+no_raw_line "repair of it" 0 "$bin" repair --state topic-partition-offset-states "$nl"
+no_raw_line "a missing file in it" 1 "$bin" inspect "$nl/nope"
+no_raw_line "diff of two files in it" 1 "$bin" diff "$nl/_metadata" "$nl/out"
+check "  ... JSON keeps the name, escaped as JSON" 0 bash -c "'$bin' inspect --json '$nl/_metadata' | python3 -c 'import json,sys; assert json.load(sys.stdin)[\"file\"].endswith(\"nl\\ndir/_metadata\")'"
+# Dry runs check the free space of the file system they would write to (attack run 10: they
+# did not), and repair --apply stops before writing anything. A 48 KiB tmpfs holding a 36 KiB
+# _metadata has no room for a 32 KiB output; mounting needs root.
+if [[ $(id -u) == 0 ]] && mkdir -p "$tmp/small" && mount -t tmpfs -o size=48k tmpfs "$tmp/small" 2>/dev/null; then
+  mkdir -p "$tmp/small/job"; cp "$real_meta" "$tmp/small/job/_metadata"
+  check "a dry run onto a file system without room" 1 "$bin" strip-state --dry-run --state topic-partition-offset-states "$real_meta" "$tmp/small/out"
+  expect_grep "  ... says so with the numbers" "not enough free space in $tmp/small: the new files need [0-9]* bytes there and [0-9]* are available" "$tmp/out"
+  check "  ... as the write fails" 1 "$bin" strip-state --state topic-partition-offset-states "$real_meta" "$tmp/small/out"
+  check "repair dry run without room" 1 "$bin" repair --state topic-partition-offset-states "$tmp/small/job"
+  expect_grep "  ... --apply would be refused for it" "^--apply would be refused: serde: not enough free space in $tmp/small/job" "$tmp/out"
+  check "repair --apply without room" 1 "$bin" repair --apply --state topic-partition-offset-states "$tmp/small/job"
+  expect_grep "  ... says why" "not enough free space" "$tmp/err"
+  check "  ... wrote nothing" 0 bash -c "[[ \$(ls -A '$tmp/small' '$tmp/small/job' | tr '\n' ' ') == '$tmp/small: job  $tmp/small/job: _metadata ' ]]"
+  check "  ... the _metadata is untouched" 0 cmp "$real_meta" "$tmp/small/job/_metadata"
+  umount "$tmp/small"
 fi
 # A repair dry run foresees a backup already there: exit 1, as --apply's refusal (attack run 9:
 # it exited 0, and the note ended "(nothing was replaced)").
@@ -797,6 +885,22 @@ expect_grep "  ... says why" "it exists and is not an HTML file" "$tmp/err"
 check "  ... the file is untouched" 0 cmp "$real_meta" "$tmp/dmdir/_metadata"
 check "doctor --html over an earlier report is allowed" 0 "$bin" doctor --html "$tmp/report-again.html" "$real_meta"
 check "  ... twice" 0 "$bin" doctor --html "$tmp/report-again.html" "$real_meta"
+# Any HTML document as browsers read one may be replaced: a lowercase doctype, a BOM, leading
+# white space, an <html> tag (attack run 11: refused); a doctype glued to more letters, or a
+# checkpoint behind a doctype-looking word, is not HTML.
+printf '<!doctype html>\n<p>old</p>\n' >"$tmp/lower.html"
+check "doctor --html over a lowercase doctype" 0 "$bin" doctor --html "$tmp/lower.html" "$real_meta"
+printf '\xEF\xBB\xBF\n  <!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.01//EN">\n' >"$tmp/bom.html"
+check "doctor --html over a BOM, white space and an HTML 4 doctype" 0 "$bin" doctor --html "$tmp/bom.html" "$real_meta"
+printf '<html lang="en"><body>old</body></html>\n' >"$tmp/tag.html"
+check "doctor --html over a document that starts at <html>" 0 "$bin" doctor --html "$tmp/tag.html" "$real_meta"
+check "  ... which now holds the report" 0 grep -q "<!DOCTYPE html>" "$tmp/tag.html"
+{ printf '<!DOCTYPE htmlx'; cat "$real_meta"; } >"$tmp/glued.html"; cp "$tmp/glued.html" "$tmp/glued.orig"
+check "doctor --html over '<!DOCTYPE htmlx...' is refused" 1 "$bin" doctor --html "$tmp/glued.html" "$real_meta"
+check "  ... the file is untouched" 0 cmp "$tmp/glued.orig" "$tmp/glued.html"
+mkfifo "$tmp/fifo.html"
+check "doctor --html onto a FIFO is refused" 1 "$bin" doctor --html "$tmp/fifo.html" "$real_meta"
+expect_grep "  ... says why" "not a regular file" "$tmp/err"
 # An OUT that is a symbolic link is written through, as cp does (it was replaced by a regular
 # file); one to a device or stream, or /dev/stdout itself, is refused.
 mkdir -p "$tmp/sl/tgt" "$tmp/sl/dev"; echo old > "$tmp/sl/tgt/t"; ln -s ../tgt/t "$tmp/sl/dev/out"

@@ -745,6 +745,11 @@ serde::EditPlan StreamedRelocationPlan(std::shared_ptr<const StreamedRelocation>
 
 struct RelocateScan {
   std::shared_ptr<StreamedRelocation> st;
+  // A path string in a form only Java's readUTF accepts (a raw 0x00, a
+  // longer form; Flink never writes one): its text may start with
+  // `from_prefix` in other bytes than `from_body`, so the scan stopped and
+  // the model-based planner and verify take the file.
+  bool other_spelling = false;
   CheckpointMetadata header;
   int64_t delta = 0;  // output size - input size
 };
@@ -766,6 +771,7 @@ absl::StatusOr<RelocateScan> ScanForRelocate(serde::ByteView input, const Reloca
   read.release_consumed_input = serde::IsLocalFileMapping(input);
   uint64_t previous = 0;
   std::string now;  // the new body (modified UTF-8), reused
+  bool other_spelling = false;
   absl::StatusOr<CheckpointMetadata> header = ReadCheckpointMetadataStreaming(
       input,
       [&](int index, OperatorState&& op) -> absl::Status {
@@ -776,6 +782,10 @@ absl::StatusOr<RelocateScan> ScanForRelocate(serde::ByteView input, const Reloca
           const uint8_t code = PathWhatCode(what);
           d.AddU64(code);
           const serde::ByteView body = UtfBody(input, u);
+          if (!serde::IsShortestModifiedUtf8(body)) {
+            other_spelling = true;
+            return;
+          }
           if (!StartsAtBoundary(body, st.from_body)) {
             d.AddBytes(body);
             return;
@@ -800,6 +810,7 @@ absl::StatusOr<RelocateScan> ScanForRelocate(serde::ByteView input, const Reloca
                         static_cast<int64_t>(st.from_body.size());
         });
         WalkOperator(op, index, &v);
+        if (other_spelling) return absl::CancelledError("relocate: a path in another spelling");
         if (!status.ok()) {
           *relocate_error = status;
           return status;
@@ -808,6 +819,10 @@ absl::StatusOr<RelocateScan> ScanForRelocate(serde::ByteView input, const Reloca
         return absl::OkStatus();
       },
       read);
+  if (other_spelling) {
+    scan.other_spelling = true;
+    return scan;
+  }
   if (!relocate_error->ok()) return *relocate_error;
   FLINKSTATE_RETURN_IF_ERROR(header.status());
   expected->version = header->version;
@@ -836,6 +851,10 @@ absl::StatusOr<RelocateResult> PlanRelocateStreamed(const LoadedFile& file,
                                                     const RelocateOptions& options) {
   FLINKSTATE_RETURN_IF_ERROR(ValidateRelocateOptions(options));
   FLINKSTATE_ASSIGN_OR_RETURN(RelocateScan scan, ScanFile(file, options));
+  if (scan.other_spelling) {
+    FLINKSTATE_ASSIGN_OR_RETURN(StateFile model, ReadStateFile(file.bytes()));
+    return PlanRelocate(model, file.bytes(), options);
+  }
   if (scan.st->count == 0) {
     return absl::NotFoundError(absl::StrCat("relocate: no path starts with '",
                                             absl::CHexEscape(options.from_prefix),
@@ -855,6 +874,11 @@ absl::Status VerifyRelocatedStreamed(const LoadedFile& before, serde::ByteView o
       planned != nullptr && planned->streamed != nullptr ? planned->streamed->expected : nullptr;
   if (expected == nullptr) {
     FLINKSTATE_ASSIGN_OR_RETURN(RelocateScan scan, ScanFile(before, options));
+    if (scan.other_spelling) {
+      FLINKSTATE_ASSIGN_OR_RETURN(StateFile model, ReadStateFile(before.bytes()));
+      FLINKSTATE_ASSIGN_OR_RETURN(StateFile after, ReadStateFileRoundTrip(output));
+      return VerifyRelocated(model, after, options);
+    }
     expected = scan.st->expected;
   }
   const absl::Status paths =
@@ -892,7 +916,8 @@ absl::Status VerifyRelocatedStreamed(const LoadedFile& before, serde::ByteView o
 // and compares a digest of every visited string (new body where relocated).
 // Rare forms the plan cannot express (a TC_LONGSTRING, a new path over
 // 65535 bytes, items inside a class descriptor's annotation that the walk
-// does not see) go to the decoded stream's planner.
+// does not see, a string in a longer form than writeUTF's) go to the decoded
+// stream's planner.
 
 // Calls `fn(code, value)` for each string `ForEachPathString` visits (code:
 // index into kHaPathWhat; `value` a string or a reference to one), in
@@ -989,6 +1014,11 @@ absl::StatusOr<RelocateResult> PlanRelocateCompletedStreamed(const LoadedFile& f
       input,
       [&](uint8_t code, const javaobj::CursorValue& x) {
         const serde::ByteView body = input.subspan(x.payload.offset, x.payload.size);
+        if (!serde::IsShortestModifiedUtf8(body)) {
+          // Another spelling of a text (see RelocateScan::other_spelling).
+          *unsupported = true;
+          return false;
+        }
         digest.AddU64(code);
         if (!StartsAtBoundary(body, st->from_body)) {
           digest.AddBytes(body);

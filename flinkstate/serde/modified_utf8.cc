@@ -179,6 +179,20 @@ bool IsPlainAscii(ByteView body) {
   return true;
 }
 
+bool IsShortestModifiedUtf8(ByteView body) {
+  if (IsPlainAscii(body)) return true;
+  // Continuation bytes are 0x80..0xBF, so a lead byte is recognised wherever
+  // it stands.
+  for (size_t i = 0; i < body.size(); ++i) {
+    const uint8_t b = body[i];
+    if (b == 0) return false;                                        // raw U+0000
+    if (b == 0xC1) return false;                                     // 2-byte form of 0x40..0x7F
+    if (b == 0xC0 && (i + 1 >= body.size() || body[i + 1] != 0x80)) return false;
+    if (b == 0xE0 && i + 1 < body.size() && body[i + 1] < 0xA0) return false;  // 3-byte form < U+0800
+  }
+  return true;
+}
+
 absl::StatusOr<std::string> ModifiedUtf8ToUtf8(ByteView body) {
   std::string out;
   if (IsPlainAscii(body)) {

@@ -105,6 +105,15 @@ void AppendCodePoint(uint32_t cp, std::string* out);
 // Lets hot paths skip conversion.
 bool IsPlainAscii(ByteView body);
 
+// True if `body` is in the form `DataOutputStream.writeUTF` writes: every
+// character in its shortest encoding, U+0000 as C0 80. False for the forms
+// only `readUTF` accepts (a raw 0x00 byte, a longer 2- or 3-byte form), which
+// spell a text in other bytes than its encoding: byte comparisons with an
+// encoded text do not hold for such a body. Precondition: `body` is valid
+// modified UTF-8 (`FindInvalidModifiedUtf8(body) == body.size()`). ASCII
+// bodies are checked eight bytes at a time.
+bool IsShortestModifiedUtf8(ByteView body);
+
 }  // namespace flinkstate::serde
 
 #endif  // FLINKSTATE_SERDE_MODIFIED_UTF8_H_

@@ -16,8 +16,8 @@
 // Copy pieces of at least `SpliceOptions::copy_file_range_threshold` bytes
 // (1 MiB) of a local input are moved by system calls from the input's
 // descriptor, never through the mapping, chosen per piece by where it lands
-// (measured on ext4 and tmpfs, BENCHMARKS.md "Copy path: the writer's methods
-// at 2 GiB"):
+// (BENCHMARKS.md "Copy path" and "Copy path at 2 GiB": the methods on ext4
+// and tmpfs, and this choice against the 1 MiB bounce alone):
 //   * input and output offsets congruent modulo the 4 KiB page:
 //     `copy_file_range(2)`, in-kernel, as `cp` copies (a reflink where the
 //     file system can clone);
@@ -25,8 +25,8 @@
 //     are lent, not copied) and from the pipe into the output: one copy, as
 //     `cp`'s;
 //   * except when the output lies 1 to 63 bytes past the input modulo 4 KiB:
-//     a forward copy that close behind its own stores runs at about half
-//     speed on x86 (4K aliasing of string moves; 1.5-1.7x here), and no
+//     a forward copy that close behind its own stores runs slower on x86
+//     (4K aliasing of string moves; not yet measured here), and no
 //     in-kernel copy can avoid it, so those pieces are copied with
 //     `pread`/`write` through one reused 1 MiB buffer placed in memory so
 //     that neither of its two copies is that close.

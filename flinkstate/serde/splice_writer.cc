@@ -482,7 +482,6 @@ class WriterSink : public PieceSink {
         input_(input),
         in_(input.bytes()),
         options_(options),
-        run_(run),
         batch_(out_fd, run),
         copier_(input, out_fd, out_start, options, run),
         stable_inserts_(!plan.is_streamed()) {}
@@ -579,7 +578,6 @@ class WriterSink : public PieceSink {
   const MappedFile& input_;
   const ByteView in_;
   const SpliceOptions& options_;
-  SpliceStats* run_;
   IovBatch batch_;
   RangeCopier copier_;
   const bool stable_inserts_;

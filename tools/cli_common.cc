@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <climits>
 #include <csignal>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -303,17 +304,20 @@ class EscapingStreambuf : public std::streambuf {
     for (size_t i = 0; i < static_cast<size_t>(n); ++i) {
       const auto c = static_cast<uint8_t>(s[i]);
       if (!IsControl(c)) continue;
-      sink_->sputn(s + run, static_cast<std::streamsize>(i - run));
+      Put(s + run, static_cast<std::streamsize>(i - run));
       const std::string esc = absl::StrCat("\\x", absl::Hex(c, absl::kZeroPad2));
-      sink_->sputn(esc.data(), static_cast<std::streamsize>(esc.size()));
+      Put(esc.data(), static_cast<std::streamsize>(esc.size()));
       run = i + 1;
     }
-    sink_->sputn(s + run, n - static_cast<std::streamsize>(run));
+    Put(s + run, n - static_cast<std::streamsize>(run));
     return n;
   }
   int sync() override {
     Drain(true);
-    return sink_->pubsync();
+    errno = 0;
+    const int r = sink_->pubsync();
+    if (r != 0 && write_errno_ == 0) write_errno_ = errno != 0 ? errno : EIO;
+    return r;
   }
 
  private:
@@ -359,8 +363,22 @@ class EscapingStreambuf : public std::streambuf {
       ++i;
     }
     pending_.erase(0, end);
-    sink_->sputn(out.data(), static_cast<std::streamsize>(out.size()));
+    Put(out.data(), static_cast<std::streamsize>(out.size()));
   }
+
+  // Writes to the sink; a short write (a full disk, a closed pipe) keeps the
+  // first errno for `OutputWriteErrno`.
+  void Put(const char* p, std::streamsize n) {
+    if (n <= 0) return;
+    errno = 0;
+    if (sink_->sputn(p, n) != n && write_errno_ == 0) write_errno_ = errno != 0 ? errno : EIO;
+  }
+
+ public:
+  int write_errno() const { return write_errno_; }
+
+ private:
+  int write_errno_ = 0;
 
   std::streambuf* sink_;
   std::vector<std::string> names_;  // longest first
@@ -590,6 +608,21 @@ std::string RealPath(const std::string& path) {
   return ::realpath(path.c_str(), buf) != nullptr ? std::string(buf) : std::string();
 }
 
+namespace {
+EscapingStreambuf* g_stdout_filter = nullptr;
+}  // namespace
+
+int FinishStdout() {
+  std::cout.flush();
+  errno = 0;
+  const bool flushed = std::fflush(stdout) == 0;
+  const int at_flush = errno;
+  if (flushed && !std::ferror(stdout)) return 0;
+  int e = g_stdout_filter != nullptr ? g_stdout_filter->write_errno() : 0;
+  if (e == 0) e = at_flush != 0 ? at_flush : EIO;
+  return e;
+}
+
 void InstallOutputEscaping(int argc, char** argv) {
   std::vector<std::string> names;
   for (int i = 1; i < argc; ++i) {
@@ -624,7 +657,8 @@ void InstallOutputEscaping(int argc, char** argv) {
   std::sort(names.begin(), names.end(),
             [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
   // Leaked: the streams flush through them during exit.
-  std::cout.rdbuf(new EscapingStreambuf(std::cout.rdbuf(), names));
+  g_stdout_filter = new EscapingStreambuf(std::cout.rdbuf(), names);
+  std::cout.rdbuf(g_stdout_filter);
   std::cerr.rdbuf(new EscapingStreambuf(std::cerr.rdbuf(), std::move(names)));
 }
 

@@ -215,6 +215,13 @@ std::string Printable(absl::string_view text);
 // got it.
 void InstallOutputEscaping(int argc, char** argv);
 
+// Flushes standard output and says whether everything printed to it reached
+// it: 0, or the errno of the first write that failed (ENOSPC of a full disk,
+// EIO when the system gave none). Call once, at the end of `main`: a report
+// redirected to a file that could not be written whole must not end in
+// exit 0.
+int FinishStdout();
+
 // The canonical absolute path of an existing file or directory (symlinks
 // resolved, realpath(3)), or "" if it cannot be resolved.
 std::string RealPath(const std::string& path);

@@ -811,7 +811,12 @@ int main(int argc, char** argv) {
   ::mallopt(M_TRIM_THRESHOLD, 256 << 20);
   flinkstate::cli::InstallOutputEscaping(argc, argv);
   const int rc = flinkstate::cli::Main(argc, argv);
-  std::cout.flush();
+  if (const int e = flinkstate::cli::FinishStdout(); e != 0) {
+    std::cerr << "flinkstate: standard output: " << std::strerror(e)
+              << "; what was printed is incomplete\n";
+    std::cerr.flush();
+    return rc != 0 ? rc : 1;
+  }
   std::cerr.flush();
   return rc;
 }

@@ -91,6 +91,17 @@ check "inspect json" 0 "$bin" inspect --json "$meta"
 cp "$tmp/out" "$tmp/report.json"
 check "json parses" 0 python3 -c "import json,sys; r=json.load(open(sys.argv[1])); assert r['formatVersion']==4 and len(r['operators'])==8" "$tmp/report.json"
 check "verify clean file" 0 "$bin" verify "$meta"
+# A report that cannot be written whole (a full disk) is an error, not exit 0.
+for cmd in "inspect --json" "inspect" "verify" "dump"; do
+  # shellcheck disable=SC2086
+  "$bin" $cmd "$meta" >/dev/full 2>"$tmp/full.err"
+  rc=$?
+  if [[ $rc -eq 1 ]] && grep -q "standard output: No space left on device" "$tmp/full.err"; then
+    passes=$((passes + 1))
+  else
+    echo "FAIL: $cmd > /dev/full: exit $rc"; sed 's/^/  | /' "$tmp/full.err"; failures=$((failures + 1))
+  fi
+done
 head -c 1000 "$meta" > "$tmp/truncated"
 check "verify truncated file" 1 "$bin" verify "$tmp/truncated"
 expect_grep "truncation error has a path and offset" "metadata: operators\[.*at byte" "$tmp/err"

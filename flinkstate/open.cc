@@ -214,6 +214,20 @@ serde::ByteView LoadedFile::bytes() const {
   return file.bytes();
 }
 
+absl::StatusOr<std::string> CheckpointFilePath(const std::string& path) {
+  struct stat st;
+  if (serde::IsUrl(path) || ::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return path;
+  std::string file =
+      absl::StrCat(path, path.empty() || path.back() == '/' ? "" : "/", kMetadataFileName);
+  if (::stat(file.c_str(), &st) != 0) {
+    return serde::LocatedIn(absl::InvalidArgumentError(absl::StrCat(
+                                path, ": a directory without ", kMetadataFileName,
+                                " (give a checkpoint or savepoint directory, or a file)")),
+                            "open", path);
+  }
+  return file;
+}
+
 absl::StatusOr<LoadedFile> Open(const std::string& path, const OpenOptions& options) {
   LoadedFile f;
   f.path = path;
@@ -228,17 +242,7 @@ absl::StatusOr<LoadedFile> Open(const std::string& path, const OpenOptions& opti
     if (!s.ok()) return WithPath(f.path, s);
     return f;
   }
-  struct stat st;
-  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-    f.path = absl::StrCat(path, path.empty() || path.back() == '/' ? "" : "/",
-                          kMetadataFileName);
-    if (::stat(f.path.c_str(), &st) != 0) {
-      return serde::LocatedIn(absl::InvalidArgumentError(absl::StrCat(
-                                  path, ": a directory without ", kMetadataFileName,
-                                  " (give a checkpoint or savepoint directory, or a file)")),
-                              "open", path);
-    }
-  }
+  FLINKSTATE_ASSIGN_OR_RETURN(f.path, CheckpointFilePath(path));
   FLINKSTATE_ASSIGN_OR_RETURN(f.file, serde::MappedFile::Open(f.path));
   absl::Status s = Decode(f, options);
   // Checked after decoding either way: an error caused by lost pages is

@@ -171,6 +171,12 @@ struct CompletedTree {
 // Lifetime: the tree refers to `file`'s bytes.
 [[nodiscard]] absl::StatusOr<CompletedTree> DecodeCompletedTree(const LoadedFile& file);
 
+// The file `Open(path)` reads: `path` itself, or for a local directory its
+// `_metadata`. `InvalidArgument` (layer "open", the directory) for a
+// directory without `_metadata`. A URL is returned as given (its object is
+// resolved by the store). Thread-safe; stats the file system only.
+[[nodiscard]] absl::StatusOr<std::string> CheckpointFilePath(const std::string& path);
+
 // Opens `path` (a file, or a checkpoint/savepoint directory: its
 // `_metadata`), sniffs and decodes it.
 //

@@ -243,6 +243,12 @@ struct OutputTarget {
   // still to be done (its output is its verified temporary, not `output`).
   bool recovery_renames_pending = false;
   bool dry_run = false;  // --dry-run: `PlanWrite`, never `WriteVerified`
+  // --in-place with `backup` there already and no interrupted run: the
+  // transaction's refusal ("backup ... already exists"), kept while the edit
+  // finds out whether an earlier run of the same command finished (the file
+  // is its output over the backup: nothing to do, exit 0, see
+  // `ConfirmDoneEarlier`). OK otherwise.
+  absl::Status backup_taken;
 };
 // A progress line on stderr ("label 42%", or "phase ..." for a phase without
 // a percentage), drawn from the library's progress sinks (phase, done, total):
@@ -298,7 +304,8 @@ absl::StatusOr<std::string> OutputThroughSymlink(const std::string& output);
 // completed run was this same command line writing this output,
 // `finished_by_recovery` is set, so that rerunning a killed command just
 // works.
-// A directory IN stands for its `_metadata`. With --dry-run nothing is
+// A directory IN stands for its `_metadata` (CheckpointFilePath: one without
+// it is an error naming the directory). With --dry-run nothing is
 // resolved (that would write): `PlanWrite` lists the leftovers instead, a
 // refusal the leftovers would cause is not foreseen (the write resolves them
 // first), and `finished_by_recovery` says the write would only finish a
@@ -313,8 +320,18 @@ int OutputProblem(const absl::Status& s);
 int FinishedByRecovery(const CommandArgs& a, const OutputTarget& t);
 
 // The input an edit plans from: `t.input`, or, once an interrupted in-place
-// run was finished by recovery, its backup (the original it edited).
+// run was finished by recovery or when `backup_taken` (an earlier run may
+// have finished), its backup (the original it edited).
 const std::string& EditInputPath(const OutputTarget& t);
+
+// For a target with `backup_taken`, planned from `EditInputPath` (the
+// backup): when `t.output` holds exactly what `plan` writes over `in`, an
+// earlier run of this command finished; says so (with --json an EditReport
+// with `alreadyDone`) and returns 0. Otherwise the refusal `backup_taken`,
+// exit 1 (helper attack run of 2026-12-03: a rerun of a finished
+// `strip-state --in-place` failed where `repair --apply` said nothing to do).
+int ConfirmDoneEarlier(const CommandArgs& a, const OutputTarget& t, const Input& in,
+                       const serde::EditPlan& plan);
 
 // With `finished_by_recovery`: true when the claim is not checked against a
 // plan (an object-store output, whose write protocol compares ETags; a dry

@@ -284,14 +284,22 @@ std::optional<int> PlanEdit(const CommandArgs& a,
   e->start = Clock::now();
   if (FinishedWithoutConfirming(*target)) return FinishedByRecovery(a, *target);
   e->target = *std::move(target);
+  // With the backup taken, the edit is planned over the backup: an earlier
+  // run finished when the file is its output; if not, or if the backup does
+  // not even plan, the refusal stands.
+  const bool done_earlier = !e->target.backup_taken.ok();
   absl::StatusOr<Input> in = load(EditInputPath(e->target));
-  if (!in.ok()) return Fail(in.status());
+  if (!in.ok()) return Fail(done_earlier ? e->target.backup_taken : in.status());
   e->in = *std::move(in);  // before planning: a plan may point into it
   absl::StatusOr<Result> result = plan(e->in);
-  if (!result.ok()) return Fail(serde::LocatedIn(result.status(), "", e->in.path));
+  if (!result.ok()) {
+    return Fail(done_earlier ? e->target.backup_taken
+                             : serde::LocatedIn(result.status(), "", e->in.path));
+  }
   if (e->target.finished_by_recovery) {
     return ConfirmFinishedByRecovery(a, e->target, e->in, result->plan);
   }
+  if (done_earlier) return ConfirmDoneEarlier(a, e->target, e->in, result->plan);
   e->result = *std::move(result);
   return std::nullopt;
 }

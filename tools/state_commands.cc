@@ -38,6 +38,9 @@ std::optional<int> PrepareStreamEdit(const CommandArgs& a, absl::string_view com
   absl::StatusOr<OutputTarget> target = ResolveOutput(a);
   if (!target.ok()) return OutputProblem(target.status());
   if (target->finished_by_recovery) return FinishedByRecovery(a, *target);
+  // The stream edits do not yet plan over a backup to recognise a finished
+  // earlier run: a backup there is refused, as the transaction would.
+  if (!target->backup_taken.ok()) return Fail(target->backup_taken);
   e->target = *std::move(target);
   absl::StatusOr<Input> in = LoadStateFile(e->target.input);
   if (!in.ok()) return Fail(in.status());

@@ -639,7 +639,8 @@ absl::Status CommitFiles(std::vector<FileChange>& changes, const TransactionOpti
 
 namespace {
 
-absl::Status CheckReplaceableUnlocated(const std::string& target, const std::string& backup) {
+absl::Status CheckReplaceableUnlocated(const std::string& target, const std::string& backup,
+                                       bool backup_may_exist) {
   const bool keeps_backup = !backup.empty();
   const std::string dir = DirName(target);
   auto refuse = [&](absl::string_view why) {
@@ -691,7 +692,7 @@ absl::Status CheckReplaceableUnlocated(const std::string& target, const std::str
         "serde: transaction: the backup ", backup, " of ", target,
         " is not beside it in its directory (nothing was replaced)"));
   }
-  if (keeps_backup && Exists(backup)) {
+  if (keeps_backup && !backup_may_exist && Exists(backup)) {
     return absl::FailedPreconditionError(absl::StrCat(
         "backup ", backup, " already exists; move it away first (nothing was replaced)"));
   }
@@ -700,8 +701,9 @@ absl::Status CheckReplaceableUnlocated(const std::string& target, const std::str
 
 }  // namespace
 
-absl::Status CheckReplaceable(const std::string& target, const std::string& backup) {
-  return LocatedIn(CheckReplaceableUnlocated(target, backup), "serde", target);
+absl::Status CheckReplaceable(const std::string& target, const std::string& backup,
+                              bool backup_may_exist) {
+  return LocatedIn(CheckReplaceableUnlocated(target, backup, backup_may_exist), "serde", target);
 }
 
 absl::Status CheckFreeSpace(const std::vector<PlannedFile>& files) {

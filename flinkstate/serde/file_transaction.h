@@ -298,10 +298,12 @@ struct InterruptedRun {
 // after every byte was written), has other hard links (they would keep the
 // old content), or, without a backup, has no write bit at all (a 0444 file
 // is replaced by no `cp`, root's included); with a backup, when `backup`
-// exists already. `InvalidArgument` for a backup that is not an
-// absolute path in `target`'s directory. OK otherwise.
+// exists already (unless `backup_may_exist`: a caller that first finds out
+// whether an earlier run left it). `InvalidArgument` for a backup that is not
+// an absolute path in `target`'s directory. OK otherwise.
 // Thread-safe; reads inode attributes only.
-[[nodiscard]] absl::Status CheckReplaceable(const std::string& target, const std::string& backup);
+[[nodiscard]] absl::Status CheckReplaceable(const std::string& target, const std::string& backup,
+                                            bool backup_may_exist = false);
 
 // One file a transaction would create: its absolute path and size.
 struct PlannedFile {

@@ -244,6 +244,16 @@ TEST(OpenTest, ErrorsSayWhatTheBytesAre) {
               StatusIs(absl::StatusCode::kInvalidArgument,
                        "header: 5 bytes of unknown binary data; neither"));
   EXPECT_THAT(Open(kData), StatusIs(absl::StatusCode::kInvalidArgument, "without _metadata"));
+  // The path every reader and edit resolves a directory argument with.
+  EXPECT_THAT(CheckpointFilePath(kData),
+              StatusIs(absl::StatusCode::kInvalidArgument, "without _metadata"));
+  EXPECT_EQ(CheckpointFilePath(kHaFile).value_or(""), kHaFile);
+  EXPECT_EQ(CheckpointFilePath("s3://bucket/chk-1").value_or(""), "s3://bucket/chk-1");
+  const std::string dir = ::testing::TempDir() + "/flinkstate-checkpoint-file-path";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/_metadata") << "x";
+  EXPECT_EQ(CheckpointFilePath(dir).value_or(""), dir + "/_metadata");
+  EXPECT_EQ(CheckpointFilePath(dir + "/").value_or(""), dir + "/_metadata");
   EXPECT_THAT(OpenStateFile(kData + "/incident-gen3-completedCheckpoint/zk-node.bin"),
               StatusIs(absl::StatusCode::kInvalidArgument, "HA pointer"));
   // A truncated HA file: the Java decoder's own error, with the path.

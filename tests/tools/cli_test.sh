@@ -124,8 +124,26 @@ expect_grep "strip in place: names the backup" "^original kept as $tmp/inplace.b
 expect_file "backup kept" "$tmp/inplace.bak"
 check "backup is the original" 0 cmp "$kafka" "$tmp/inplace.bak"
 check "in-place output equals IN OUT output" 0 cmp "$tmp/stripped" "$tmp/inplace"
-check "in place refuses to overwrite a backup" 1 \
+# A rerun of the finished command has nothing to do and says so, exit 0, as a rerun of
+# `repair --apply` does (attack run of 2026-12-03: it exited 1, "backup ... already exists").
+check "a rerun of a finished in-place strip" 0 \
   "$bin" strip-state --state topic-partition-offset-states --in-place "$tmp/inplace"
+expect_grep "  ... has nothing to do" "^nothing to do: $tmp/inplace holds what this command writes over the original, kept as $tmp/inplace.bak by an earlier run" "$tmp/out"
+check "  ... the file is still the stripped one" 0 cmp "$tmp/stripped" "$tmp/inplace"
+check "  ... the backup still the original" 0 cmp "$kafka" "$tmp/inplace.bak"
+check "  ... with --json says alreadyDone" 0 \
+  "$bin" strip-state --json --state topic-partition-offset-states --in-place "$tmp/inplace"
+cp "$tmp/out" "$tmp/jout"
+check "  ... in its EditReport" 0 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d.get("alreadyDone") is True and d.get("verified") is True else 1)' "$tmp/jout"
+# Another edit, or the same one over a file that is not its output, still refuses the backup.
+check "in place refuses to overwrite a backup for another edit" 1 \
+  "$bin" drop-operator --operator 1f2b5df5a66154aca61fcb26193792be --in-place "$tmp/inplace"
+expect_grep "  ... names the backup" "inplace.bak already exists; move it away first" "$tmp/err"
+cp "$kafka" "$tmp/inplace"
+check "in place refuses to overwrite a backup when the file is not the output" 1 \
+  "$bin" strip-state --state topic-partition-offset-states --in-place "$tmp/inplace"
+expect_grep "  ... names the backup" "inplace.bak already exists; move it away first" "$tmp/err"
+check "  ... the file untouched" 0 cmp "$kafka" "$tmp/inplace"
 check "backup still the original" 0 cmp "$kafka" "$tmp/inplace.bak"
 
 # Attack run 6, item 1: a suffix with '/' once replaced the file without a backup.
@@ -183,6 +201,11 @@ for edit in "convert --to-version 3 --allow-loss" "drop-operator --operator 1f2b
   check "$edit --in-place" 0 "$bin" $edit --in-place "$tmp/ip-meta"
   expect_grep "$edit --in-place: names the backup" "^original kept as $tmp/ip-meta.bak$" "$tmp/out"
   check "$edit --in-place: the backup is the original" 0 cmp "$meta" "$tmp/ip-meta.bak"
+  cp "$tmp/ip-meta" "$tmp/ip-meta.out"
+  # shellcheck disable=SC2086
+  check "$edit --in-place rerun" 0 "$bin" $edit --in-place "$tmp/ip-meta"
+  expect_grep "$edit --in-place rerun: nothing to do" "^nothing to do: " "$tmp/out"
+  check "$edit --in-place rerun: the file is kept" 0 cmp "$tmp/ip-meta.out" "$tmp/ip-meta"
 done
 cp "$changelog" "$tmp/ip-cl"; rm -f "$tmp/ip-cl.bak"
 check "relocate --in-place" 0 "$bin" relocate --from file:/tmp/fsc2/ --to s3://bucket/ckpt/ --in-place "$tmp/ip-cl"
@@ -355,6 +378,12 @@ check "verify a checkpoint directory" 0 "$bin" verify "$(dirname "$meta")/"
 mkdir -p "$tmp/emptydir"
 check "a directory without _metadata" 1 "$bin" inspect "$tmp/emptydir"
 expect_grep "says what the directory is" "a directory without _metadata" "$tmp/err"
+# The edits say so too (attack run of 2026-12-03: "serde: cannot open DIR/_metadata").
+check "strip-state of a directory without _metadata" 1 "$bin" strip-state --state x "$tmp/emptydir" "$tmp/never-written"
+expect_grep "  ... says what the directory is" "emptydir: a directory without _metadata" "$tmp/err"
+expect_no_file "  ... writes nothing" "$tmp/never-written"
+check "relocate --in-place of a directory without _metadata" 1 "$bin" relocate --from s3://a/ --to s3://b/ --in-place "$tmp/emptydir"
+expect_grep "  ... says what the directory is" "emptydir: a directory without _metadata" "$tmp/err"
 
 
 # --- HA: completedCheckpoint files, pointers, repair ---------------------------------

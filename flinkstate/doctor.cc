@@ -1934,8 +1934,14 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
         // "directory" in the store, not a local path made of the URL.
         in.dir = serde::DirName(in.file.path);
       } else {
+        // A file in the working directory has no parent in its name (the
+        // report said "0 outside ," for `doctor _metadata`; attack run of
+        // 2026-12-03).
         std::error_code ec;
-        in.dir = fs::absolute(fs::path(f).parent_path(), ec).lexically_normal().string();
+        const fs::path parent = fs::path(f).parent_path();
+        in.dir = parent.empty() ? fs::current_path(ec).string()
+                                : fs::absolute(parent, ec).lexically_normal().string();
+        while (in.dir.size() > 1 && in.dir.back() == '/') in.dir.pop_back();
       }
       InspectOptions io;
       io.file_name = f;

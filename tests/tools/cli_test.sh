@@ -923,6 +923,11 @@ mkdir -p "$tmp/dmdir"; cp "$real_meta" "$tmp/dmdir/_metadata"
 check "doctor --html onto a file of an input directory is refused" 1 "$bin" doctor --html "$tmp/dmdir/_metadata" "$tmp/dmdir"
 expect_grep "  ... says why" "it exists and is not an HTML file" "$tmp/err"
 check "  ... the file is untouched" 0 cmp "$real_meta" "$tmp/dmdir/_metadata"
+# A _metadata in the working directory has that directory as its checkpoint directory (attack
+# run of 2026-12-03: the paths line said "0 outside ,").
+dmdir_phys=$(cd "$tmp/dmdir" && pwd -P)
+check "doctor of a _metadata in the working directory" 0 bash -c "cd '$tmp/dmdir' && '$bin' doctor _metadata"
+expect_grep "  ... names the directory in the paths line" " outside $dmdir_phys, " "$tmp/out"
 check "doctor --html over an earlier report is allowed" 0 "$bin" doctor --html "$tmp/report-again.html" "$real_meta"
 check "  ... twice" 0 "$bin" doctor --html "$tmp/report-again.html" "$real_meta"
 # Any HTML document as browsers read one may be replaced: a lowercase doctype, a BOM, leading

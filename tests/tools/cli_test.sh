@@ -389,6 +389,11 @@ expect_grep "  ... says what the directory is" "emptydir: a directory without _m
 # --- HA: completedCheckpoint files, pointers, repair ---------------------------------
 gen_incident="$(dirname "$bin")/gen/flinkstate-gen-incident"
 gen_ha="$(dirname "$bin")/gen/flinkstate-gen-ha"
+# The generators' --help lists their flags (Abseil's help exits 1; it printed "No flags matched").
+for g in "$gen_incident" "$gen_ha"; do
+  check "$(basename "$g") --help" 1 "$g" --help
+  expect_grep "  ... lists --out" "^    --out " "$tmp/out"
+done
 synth_root="$corpus/../spec/samples/flink-synth"
 for v in 1.13 1.15 1.17 1.20 2.0; do
   check "inspect completedCheckpoint $v" 0 "$bin" inspect "$synth_root/$v/completedCheckpoint.bin"

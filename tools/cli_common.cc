@@ -968,15 +968,10 @@ int ConfirmFinishedByRecovery(const CommandArgs& a, const OutputTarget& t, const
   if (FinishedWithoutConfirming(t)) return FinishedByRecovery(a, t);
   absl::StatusOr<serde::MappedFile> now = serde::MappedFile::Open(t.output);
   if (!now.ok()) return Fail(now.status());
-  bool differs = false;
-  absl::Status same = serde::VerifyPlanInMemory(plan, in.file, [&](serde::ByteView out) {
-    differs = out.size() != now->size() ||
-              (out.size() > 0 && std::memcmp(out.data(), now->bytes().data(), out.size()) != 0);
-    return differs ? absl::FailedPreconditionError("the file is not the planned output")
-                   : absl::OkStatus();
-  });
-  if (same.ok()) return FinishedByRecovery(a, t);
-  if (!differs) return Fail(same);
+  absl::StatusOr<bool> same = plan.OutputEquals(in.bytes(), now->bytes());
+  if (!same.ok()) return Fail(same.status());
+  if (absl::Status intact = now->CheckIntact(); !intact.ok()) return Fail(intact);
+  if (*same) return FinishedByRecovery(a, t);
   return Fail(serde::LocatedIn(
       absl::FailedPreconditionError(absl::StrCat(
           t.output, " changed after an interrupted run of this command replaced it: it is not "
@@ -993,14 +988,10 @@ int ConfirmDoneEarlier(const CommandArgs& a, const OutputTarget& t, const Input&
                        const serde::EditPlan& plan) {
   absl::StatusOr<serde::MappedFile> now = serde::MappedFile::Open(t.output);
   if (!now.ok()) return Fail(t.backup_taken);
-  bool differs = false;
-  absl::Status same = serde::VerifyPlanInMemory(plan, in.file, [&](serde::ByteView out) {
-    differs = out.size() != now->size() ||
-              (out.size() > 0 && std::memcmp(out.data(), now->bytes().data(), out.size()) != 0);
-    return differs ? absl::FailedPreconditionError("the file is not the planned output")
-                   : absl::OkStatus();
-  });
-  if (!same.ok()) return Fail(t.backup_taken);
+  // Compared piece by piece: memory stays that of the two mappings.
+  absl::StatusOr<bool> same = plan.OutputEquals(in.bytes(), now->bytes());
+  if (absl::Status intact = now->CheckIntact(); !intact.ok()) return Fail(intact);
+  if (!same.ok() || !*same) return Fail(t.backup_taken);
   Text(a) << "nothing to do: " << Printable(t.output)
           << " holds what this command writes over the original, kept as "
           << Printable(t.backup) << " by an earlier run (compared byte for byte)"

@@ -3,9 +3,12 @@
 #include "flinkstate/serde/edit_plan.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "flinkstate/serde/error_location.h"
+#include "flinkstate/serde/input_releaser.h"
+#include "flinkstate/serde/mapped_file.h"
 
 namespace flinkstate::serde {
 
@@ -81,6 +84,67 @@ absl::Status EditPlan::ForEachPiece(uint64_t input_size, PieceSink* sink) const 
   CheckingSink checked(input_size, sink);
   if (absl::Status s = source_(&checked); !s.ok()) return s;
   return checked.Finish(output_size_, inserted_bytes_);
+}
+
+absl::StatusOr<bool> EditPlan::OutputEquals(ByteView input, ByteView other) const {
+  if (output_size_ != other.size()) return false;
+  // Stops the pieces at the first difference with this status, told apart
+  // from the plan's own errors by identity.
+  class Comparer final : public PieceSink {
+   public:
+    Comparer(ByteView input, ByteView other)
+        : input_(input),
+          other_(other),
+          release_input_(input, IsLocalFileMapping(input)),
+          release_other_(other, IsLocalFileMapping(other)) {}
+    absl::Status Copy(SourceRange r) override {
+      if (r.offset > input_.size() || r.size > input_.size() - r.offset) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "edit plan: copy of [", r.offset, ", +", r.size, ") outside the input of ",
+            input_.size(), " bytes"));
+      }
+      return Compare(input_.data() + r.offset, r.size, &release_input_, r.offset);
+    }
+    absl::Status Insert(ByteView bytes) override {
+      return Compare(bytes.data(), bytes.size(), nullptr, 0);
+    }
+    bool differs = false;
+
+   private:
+    // Compares in windows, releasing the mapped pages of both files behind
+    // them, so that a pass over files of hundreds of MB keeps little of
+    // them resident (copies come in input order in every plan we make; out
+    // of order they only fault pages back in).
+    absl::Status Compare(const uint8_t* p, uint64_t n, InputReleaser* release, uint64_t from) {
+      if (n > other_.size() - at_) {
+        differs = true;
+        return absl::CancelledError("differs");
+      }
+      constexpr uint64_t kWindow = uint64_t{8} << 20;
+      for (uint64_t done = 0; done < n;) {
+        const uint64_t k = std::min(kWindow, n - done);
+        if (std::memcmp(p + done, other_.data() + at_, k) != 0) {
+          differs = true;
+          return absl::CancelledError("differs");
+        }
+        done += k;
+        at_ += k;
+        release_other_.Upto(at_);
+        if (release != nullptr) release->Upto(from + done);
+      }
+      return absl::OkStatus();
+    }
+    ByteView input_;
+    ByteView other_;
+    InputReleaser release_input_;
+    InputReleaser release_other_;
+    uint64_t at_ = 0;
+  };
+  Comparer c(input, other);
+  absl::Status s = ForEachPiece(input.size(), &c);
+  if (c.differs) return false;
+  if (!s.ok()) return s;
+  return true;
 }
 
 EditPlan EditPlan::Identity(uint64_t input_size) {

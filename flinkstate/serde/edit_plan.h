@@ -146,6 +146,17 @@ class EditPlan {
   //   of order or overlapping its predecessor.
   [[nodiscard]] absl::Status Validate(uint64_t input_size) const;
 
+  // Whether the plan's output over `input` is exactly `other`, compared
+  // piece by piece without building the output: memory independent of the
+  // sizes; where a view is a local file mapping, its pages are released
+  // behind the comparison (MADV_DONTNEED; they fault back in if read again).
+  // False at the first difference.
+  //
+  // Return values:
+  //   `FailedPrecondition` for a piece out of bounds of `input` (a bug in
+  //   the plan), as `Validate`.
+  [[nodiscard]] absl::StatusOr<bool> OutputEquals(ByteView input, ByteView other) const;
+
   // Executes the plan in memory. For small inputs and tests.
   [[nodiscard]] absl::StatusOr<std::string> ApplyToString(
       ByteView input) const;

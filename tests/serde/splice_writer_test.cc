@@ -98,6 +98,40 @@ TEST(EditPlanTest, IdentityAndEmptyPlans) {
   EXPECT_TRUE(none.IsIdentity(7));
 }
 
+TEST(EditPlanTest, OutputEqualsComparesWithoutBuildingTheOutput) {
+  FLINKSTATE_ASSERT_OK_AND_ASSIGN(
+      EditPlan plan,
+      EditPlan::FromReplacements(10, {{{6, 2}, "XY"}, {{1, 2}, ""}, {{4, 0}, "ins"}}));
+  const ByteView in = AsBytes("0123456789");
+  // The expected output as ApplyToString builds it (checked above).
+  EXPECT_EQ(plan.OutputEquals(in, AsBytes("03ins45XY89")).value_or(false), true);
+  // A difference in a copied piece, in an inserted piece, in the last byte;
+  // a shorter and a longer file.
+  for (absl::string_view other : {"13ins45XY89", "03inz45XY89", "03ins45XY88", "03ins45XY8",
+                                  "03ins45XY890"}) {
+    absl::StatusOr<bool> same = plan.OutputEquals(in, AsBytes(other));
+    ASSERT_THAT(same.status(), IsOk()) << other;
+    EXPECT_FALSE(*same) << other;
+  }
+  // A streamed plan that produces the same pieces compares the same.
+  const EditPlan streamed = EditPlan::FromSource(
+      plan.output_size(), plan.inserted_bytes(), [&plan](PieceSink* sink) -> absl::Status {
+        for (const EditPiece& p : plan.pieces()) {
+          FLINKSTATE_RETURN_IF_ERROR(p.kind == EditPiece::Kind::kInsert
+                                         ? sink->Insert(AsBytes(p.bytes))
+                                         : sink->Copy(p.range));
+        }
+        return absl::OkStatus();
+      });
+  EXPECT_EQ(streamed.OutputEquals(in, AsBytes("03ins45XY89")).value_or(false), true);
+  EXPECT_EQ(streamed.OutputEquals(in, AsBytes("03ins45XZ89")).value_or(true), false);
+  // A copy beyond the input is the plan's error, not a difference.
+  EditPlan beyond;
+  beyond.AddCopy({5, 6});
+  EXPECT_THAT(beyond.OutputEquals(in, AsBytes("56789x")).status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition, "outside the input"));
+}
+
 struct SpliceCase {
   uint64_t threshold;
 };

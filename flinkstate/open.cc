@@ -4,6 +4,7 @@
 
 #include <sys/stat.h>
 
+#include <cerrno>
 #include <cstring>
 #include <utility>
 
@@ -219,11 +220,31 @@ absl::StatusOr<std::string> CheckpointFilePath(const std::string& path) {
   if (serde::IsUrl(path) || ::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return path;
   std::string file =
       absl::StrCat(path, path.empty() || path.back() == '/' ? "" : "/", kMetadataFileName);
+  auto refuse = [&](absl::string_view what) {
+    return serde::LocatedIn(absl::InvalidArgumentError(absl::StrCat(path, ": ", what)), "open",
+                            path);
+  };
   if (::stat(file.c_str(), &st) != 0) {
-    return serde::LocatedIn(absl::InvalidArgumentError(absl::StrCat(
-                                path, ": a directory without ", kMetadataFileName,
-                                " (give a checkpoint or savepoint directory, or a file)")),
-                            "open", path);
+    const int err = errno;
+    struct stat lst;
+    if (err == ENOENT && ::lstat(file.c_str(), &lst) == 0) {
+      return refuse(absl::StrCat(kMetadataFileName, " is a symbolic link to nothing"));
+    }
+    if (err != ENOENT) {
+      // Not "without _metadata" when it is only unreadable (attack of
+      // 2026-12-03: a directory of mode 000 was said to have none).
+      return serde::LocatedIn(
+          absl::ErrnoToStatus(err, absl::StrCat(path, ": cannot look for ", kMetadataFileName,
+                                                " in it")),
+          "open", path);
+    }
+    return refuse(absl::StrCat("a directory without ", kMetadataFileName,
+                               " (give a checkpoint or savepoint directory, or a file)"));
+  }
+  // Resolved once: a _metadata that is itself a directory is not opened as
+  // one in its turn (attack of 2026-12-03: DIR/_metadata/_metadata was edited).
+  if (!S_ISREG(st.st_mode)) {
+    return refuse(absl::StrCat(kMetadataFileName, " in it is not a regular file"));
   }
   return file;
 }

@@ -382,6 +382,15 @@ expect_grep "says what the directory is" "a directory without _metadata" "$tmp/e
 check "strip-state of a directory without _metadata" 1 "$bin" strip-state --state x "$tmp/emptydir" "$tmp/never-written"
 expect_grep "  ... says what the directory is" "emptydir: a directory without _metadata" "$tmp/err"
 expect_no_file "  ... writes nothing" "$tmp/never-written"
+# A _metadata that is a directory is not resolved a second time (its _metadata was edited), and a
+# link to nothing or an unreadable directory is said to be that (attack of 2026-12-03).
+mkdir -p "$tmp/nested/chk/_metadata"; cp "$kafka" "$tmp/nested/chk/_metadata/_metadata"
+check "strip-state of a directory whose _metadata is a directory" 1 "$bin" strip-state --state topic-partition-offset-states "$tmp/nested/chk" "$tmp/never-written"
+expect_grep "  ... says so" "chk: _metadata in it is not a regular file" "$tmp/err"
+expect_no_file "  ... writes nothing" "$tmp/never-written"
+mkdir -p "$tmp/dangling"; ln -s nowhere "$tmp/dangling/_metadata"
+check "inspect of a directory whose _metadata links to nothing" 1 "$bin" inspect "$tmp/dangling"
+expect_grep "  ... says so" "dangling: _metadata is a symbolic link to nothing" "$tmp/err"
 check "relocate --in-place of a directory without _metadata" 1 "$bin" relocate --from s3://a/ --to s3://b/ --in-place "$tmp/emptydir"
 expect_grep "  ... says what the directory is" "emptydir: a directory without _metadata" "$tmp/err"
 

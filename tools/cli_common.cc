@@ -705,11 +705,20 @@ bool CommittedRunWouldFinish(const std::string& output, const std::string& dry_r
 // Whether resolving the interrupted runs in `dir` may remove a backup there:
 // a run that had not committed (or whose journal is unreadable or elsewhere)
 // is rolled back, removing the backup link it made.
-bool RecoveryMayRemoveBackups(const std::string& dir) {
+// With `target`: only a run that wrote `target` counts (a run of another
+// file rolls back its own backup link, not `target`'s).
+bool RecoveryMayRemoveBackups(const std::string& dir, const std::string& target = "") {
   absl::StatusOr<std::vector<serde::InterruptedRun>> runs = serde::FindInterruptedRuns(dir);
   if (!runs.ok()) return true;
   for (const serde::InterruptedRun& r : *runs) {
-    if (r.state != "commit") return true;
+    // Committed runs roll forward; one stopped while writing its first
+    // journal created nothing (its rollback removes only that journal).
+    if (r.state == "commit" || (!target.empty() && r.state == "unstarted")) continue;
+    // A run whose journal does not say what it wrote may have written it.
+    if (target.empty() || r.state != "prepare" ||
+        std::find(r.targets.begin(), r.targets.end(), target) != r.targets.end()) {
+      return true;
+    }
   }
   return false;
 }
@@ -803,12 +812,25 @@ absl::StatusOr<OutputTarget> ResolveOutput(const CommandArgs& a) {
     // not foreseen then (the plan warns about the run instead; attack run 10).
     const bool interrupted =
         t.dry_run && !real.empty() && InterruptedRunIn(serde::DirName(t.output));
+    // A backup that is a regular file of its own (not a link, directory or
+    // FIFO) may be what a finished earlier run of this command left: then
+    // the edit finds out (ConfirmDoneEarlier) before any refusal, since a
+    // rerun with nothing to write needs no writable directory either
+    // (attack of 2026-12-03: a rerun in a chattr +i directory was refused
+    // where `repair --apply` said nothing to do).
+    struct stat bst;
+    const bool backup_is_file =
+        !real.empty() && ::lstat(t.backup.c_str(), &bst) == 0 && S_ISREG(bst.st_mode);
     if (!t.finished_by_recovery && !real.empty() && !interrupted) {
-      // Before any work: what the transaction would refuse at its start,
-      // but for a backup already there, which a finished earlier run of
-      // this command leaves: the edit finds out (ConfirmDoneEarlier).
-      FLINKSTATE_RETURN_IF_ERROR(
-          serde::CheckReplaceable(t.output, t.backup, /*backup_may_exist=*/true));
+      // Before any work: what the transaction would refuse at its start.
+      absl::Status refusal = serde::CheckReplaceable(t.output, t.backup);
+      if (!refusal.ok() && !backup_is_file) return refusal;
+      t.backup_taken = refusal;
+    } else if (interrupted && backup_is_file &&
+               !RecoveryMayRemoveBackups(serde::DirName(t.output), t.output)) {
+      // The interrupted run's recovery keeps the backup (it rolls forward,
+      // or it is another file's): the write would find it there, as the dry
+      // run does now.
       t.backup_taken = serde::CheckReplaceable(t.output, t.backup);
     }
     return t;
@@ -984,14 +1006,27 @@ int ConfirmFinishedByRecovery(const CommandArgs& a, const OutputTarget& t, const
       "serde", t.output));
 }
 
+absl::Status NotDoneEarlier(const OutputTarget& t, const absl::Status& why) {
+  if (why.ok()) return t.backup_taken;
+  // The refusal stands; why the earlier run could not be recognised is
+  // said too (attack of 2026-12-03: an unreadable backup, or memory, gave
+  // only "backup ... already exists").
+  return serde::WithMessage(
+      t.backup_taken,
+      absl::StrCat(t.backup_taken.message(), "; it is not what an earlier run of this command "
+                                             "left, as far as could be checked: ",
+                   why.message()));
+}
+
 int ConfirmDoneEarlier(const CommandArgs& a, const OutputTarget& t, const Input& in,
                        const serde::EditPlan& plan) {
   absl::StatusOr<serde::MappedFile> now = serde::MappedFile::Open(t.output);
-  if (!now.ok()) return Fail(t.backup_taken);
+  if (!now.ok()) return Fail(NotDoneEarlier(t, now.status()));
   // Compared piece by piece: memory stays that of the two mappings.
   absl::StatusOr<bool> same = plan.OutputEquals(in.bytes(), now->bytes());
   if (absl::Status intact = now->CheckIntact(); !intact.ok()) return Fail(intact);
-  if (!same.ok() || !*same) return Fail(t.backup_taken);
+  if (!same.ok()) return Fail(NotDoneEarlier(t, same.status()));
+  if (!*same) return Fail(t.backup_taken);
   Text(a) << "nothing to do: " << Printable(t.output)
           << " holds what this command writes over the original, kept as "
           << Printable(t.backup) << " by an earlier run (compared byte for byte)"

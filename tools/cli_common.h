@@ -243,8 +243,9 @@ struct OutputTarget {
   // still to be done (its output is its verified temporary, not `output`).
   bool recovery_renames_pending = false;
   bool dry_run = false;  // --dry-run: `PlanWrite`, never `WriteVerified`
-  // --in-place with `backup` there already and no interrupted run: the
-  // transaction's refusal ("backup ... already exists"), kept while the edit
+  // --in-place with `backup` there already as a regular file: the
+  // transaction's refusal (the first of its checks that fails: "backup ...
+  // already exists", or an immutable directory, ...), kept while the edit
   // finds out whether an earlier run of the same command finished (the file
   // is its output over the backup: nothing to do, exit 0, see
   // `ConfirmDoneEarlier`). OK otherwise.
@@ -332,6 +333,10 @@ const std::string& EditInputPath(const OutputTarget& t);
 // `strip-state --in-place` failed where `repair --apply` said nothing to do).
 int ConfirmDoneEarlier(const CommandArgs& a, const OutputTarget& t, const Input& in,
                        const serde::EditPlan& plan);
+// `t.backup_taken`, saying also `why` (when not OK) the earlier run could not
+// be recognised: the backup unreadable or not a checkpoint, the plan over it
+// failing, the file unreadable.
+absl::Status NotDoneEarlier(const OutputTarget& t, const absl::Status& why);
 
 // With `finished_by_recovery`: true when the claim is not checked against a
 // plan (an object-store output, whose write protocol compares ETags; a dry

@@ -289,12 +289,12 @@ std::optional<int> PlanEdit(const CommandArgs& a,
   // not even plan, the refusal stands.
   const bool done_earlier = !e->target.backup_taken.ok();
   absl::StatusOr<Input> in = load(EditInputPath(e->target));
-  if (!in.ok()) return Fail(done_earlier ? e->target.backup_taken : in.status());
+  if (!in.ok()) return Fail(done_earlier ? NotDoneEarlier(e->target, in.status()) : in.status());
   e->in = *std::move(in);  // before planning: a plan may point into it
   absl::StatusOr<Result> result = plan(e->in);
   if (!result.ok()) {
-    return Fail(done_earlier ? e->target.backup_taken
-                             : serde::LocatedIn(result.status(), "", e->in.path));
+    absl::Status located = serde::LocatedIn(result.status(), "", e->in.path);
+    return Fail(done_earlier ? NotDoneEarlier(e->target, located) : located);
   }
   if (e->target.finished_by_recovery) {
     return ConfirmFinishedByRecovery(a, e->target, e->in, result->plan);

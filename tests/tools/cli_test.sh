@@ -145,6 +145,30 @@ check "in place refuses to overwrite a backup when the file is not the output" 1
 expect_grep "  ... names the backup" "inplace.bak already exists; move it away first" "$tmp/err"
 check "  ... the file untouched" 0 cmp "$kafka" "$tmp/inplace"
 check "backup still the original" 0 cmp "$kafka" "$tmp/inplace.bak"
+# Only a backup that is a regular file of its own is taken for the original (attack of
+# 2026-12-03: a link to the file itself, or a directory holding it, gave "nothing to do").
+mkdir -p "$tmp/rr"; cp "$tmp/stripped" "$tmp/rr/f"
+ln -s f "$tmp/rr/f.bak"
+check "a rerun with the backup a link to the file is refused" 1 \
+  "$bin" strip-state --state topic-partition-offset-states --in-place "$tmp/rr/f"
+expect_grep "  ... names the backup" "f.bak already exists; move it away first" "$tmp/err"
+rm "$tmp/rr/f.bak"; mkdir "$tmp/rr/f.bak"; cp "$kafka" "$tmp/rr/f.bak/_metadata"
+check "a rerun with the backup a directory holding the original is refused" 1 \
+  "$bin" strip-state --state topic-partition-offset-states --in-place "$tmp/rr/f"
+rm -r "$tmp/rr/f.bak"; echo "not a checkpoint" > "$tmp/rr/f.bak"
+check "a rerun over a backup that is no checkpoint is refused" 1 \
+  "$bin" strip-state --state topic-partition-offset-states --in-place "$tmp/rr/f"
+expect_grep "  ... and says why it is not an earlier run's" "already exists; move it away first (nothing was replaced); it is not what an earlier run of this command left, as far as could be checked: .*text" "$tmp/err"
+check "  ... the file untouched" 0 cmp "$tmp/stripped" "$tmp/rr/f"
+# A rerun with nothing to write needs nothing writable: a file with another hard link (a
+# `cp -al` snapshot) and, below, an immutable directory (attack of 2026-12-03: refused where
+# `repair --apply` said nothing to do).
+cp "$kafka" "$tmp/rr/g"; "$bin" strip-state --state topic-partition-offset-states --in-place "$tmp/rr/g" >/dev/null
+ln "$tmp/rr/g" "$tmp/rr/g-snapshot"
+check "a rerun over a hard-linked finished file" 0 \
+  "$bin" strip-state --state topic-partition-offset-states --in-place "$tmp/rr/g"
+expect_grep "  ... has nothing to do" "^nothing to do: " "$tmp/out"
+check "  ... the links are kept" 0 test "$(stat -c %h "$tmp/rr/g")" = 2
 
 # Attack run 6, item 1: a suffix with '/' once replaced the file without a backup.
 for suffix in x/y /../../evil ""; do
@@ -818,6 +842,17 @@ cp "$real_meta" "$tmp/ro-out"; chmod 0444 "$tmp/ro-out"
 check "strip-state onto a read-only OUT is refused" 1 "$bin" strip-state --state topic-partition-offset-states "$real_meta" "$tmp/ro-out"
 expect_grep "strip-state onto a read-only OUT: says why" "ro-out exists and is read-only (mode 0444)" "$tmp/err"
 check "the read-only OUT is untouched" 0 cmp "$real_meta" "$tmp/ro-out"
+# A finished in-place edit rerun in an immutable directory has nothing to do; an unfinished one
+# is refused for the directory.
+if [[ $(id -u) == 0 ]] && mkdir -p "$tmp/imm-dir" && cp "$real_meta" "$tmp/imm-dir/_metadata" &&
+   "$bin" strip-state --state topic-partition-offset-states --in-place "$tmp/imm-dir/_metadata" >/dev/null &&
+   chattr +i "$tmp/imm-dir" 2>/dev/null; then
+  check "a finished rerun in an immutable directory" 0 "$bin" strip-state --state topic-partition-offset-states --in-place "$tmp/imm-dir"
+  expect_grep "  ... has nothing to do" "^nothing to do: " "$tmp/out"
+  check "  ... convert there is refused for the directory" 1 "$bin" convert --to-version 2 --in-place "$tmp/imm-dir"
+  expect_grep "  ... says why" "immutable (chattr +i)" "$tmp/err"
+  chattr -i "$tmp/imm-dir"
+fi
 # chattr +i: refused before any work, nothing created (the rename would fail at the end).
 if [[ $(id -u) == 0 ]] && cp "$real_meta" "$tmp/imm" && chattr +i "$tmp/imm" 2>/dev/null; then
   check "strip-state --in-place of an immutable file is refused" 1 "$bin" strip-state --in-place --state topic-partition-offset-states "$tmp/imm"

@@ -479,6 +479,32 @@ if [[ -n $corpus ]]; then
   done
 fi
 
+# --- a finished strip's rerun beside another file's interrupted run ----------------------------
+# The dry run says what the rerun does, "nothing to do", when a run of another file in the same
+# directory was killed before its commit (attack of 2026-12-03: the dry run planned over the
+# stripped file and failed, "no operator state named ...", where the rerun exited 0).
+other="$job/chk-1742/other-file"
+strip_other() { "$bin" strip-state --state "$state" --in-place "$other"; }
+fresh "$job"
+cp "$file" "$other"
+FLINKSTATE_TEST_OPS_LOG="$tmp/other.ops" strip_other >/dev/null 2>&1 || bad "clean strip of another file"
+other_total=$(wc -l <"$tmp/other.ops")
+fresh "$job"
+strip >/dev/null 2>&1 || bad "clean strip run before the other file's"
+for n in $(seq 2 $((other_total - 1))); do
+  rm -f "$other" "$other.bak"
+  cp "$pristine/chk-1742/_metadata" "$other"
+  FLINKSTATE_TEST_KILL_AT=$n strip_other >/dev/null 2>&1
+  if "$bin" strip-state --dry-run --state "$state" --in-place "$file" >"$tmp/out" 2>&1 &&
+     grep -q "^nothing to do: " "$tmp/out"; then ok; else
+    bad "dry run of a finished strip beside another file killed at step $n"; sed 's/^/  | /' "$tmp/out"
+  fi
+  if strip >"$tmp/out" 2>&1 && grep -q "^nothing to do: " "$tmp/out"; then ok; else
+    bad "rerun of a finished strip beside another file killed at step $n"; sed 's/^/  | /' "$tmp/out"
+  fi
+done
+rm -f "$other" "$other.bak"
+
 # --- --in-place on a hard-linked file is refused ------------------------------------------------
 fresh "$job"
 ln "$file" "$job/other-link"

@@ -431,6 +431,13 @@ absl::Status ValidateRelocateOptions(const RelocateOptions& options) {
         "relocate: --to must not be empty (it would leave bare file names, which "
         "Flink resolves against its working directory)");
   }
+  if (options.from_prefix == options.to_prefix) {
+    // It would write an identical file, a backup with --in-place, and report
+    // every path as relocated (attack of 2026-12-03).
+    return absl::InvalidArgumentError(absl::StrCat(
+        "relocate: --from and --to are the same prefix '", absl::CHexEscape(options.from_prefix),
+        "': nothing would change"));
+  }
   // Both prefixes must be text: a prefix that ends inside a multi-byte
   // character would match byte-wise and leave a broken remainder.
   for (const auto& [flag, prefix] : {std::pair<const char*, const std::string*>{

@@ -68,6 +68,10 @@ RelocateOptions BoundaryRelocate(const std::string& p, uint8_t sel, absl::string
   opt.from_prefix =
       w.size() == p.size() || slash == std::string::npos ? p : w.substr(0, slash + 1);
   opt.to_prefix = std::string(to);
+  // A relocation onto the same prefix is refused (it would change nothing).
+  if (opt.from_prefix == opt.to_prefix || opt.from_prefix == opt.to_prefix + "/") {
+    opt.to_prefix += "-moved";
+  }
   if (!opt.from_prefix.empty() && opt.from_prefix.back() == '/') opt.to_prefix += '/';
   opt.allow_unsafe_paths = true;
   return opt;

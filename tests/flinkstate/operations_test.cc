@@ -466,6 +466,7 @@ TEST(RelocateTest, RefusesUnsafeOrAmbiguousPrefixes) {
   };
   refused({"", "s3://b/"}, "--from must not be empty");
   refused({"file:/a/", ""}, "--to must not be empty");
+  refused({"file:/a/", "file:/a/"}, "same prefix 'file:/a/': nothing would change");
   refused({"file:/a/", "s3://b"}, "both end in '/'");
   refused({"file:/a", "s3://b/"}, "both end in '/'");
   refused({"file:/a/", "s3://b/../c/"}, "'..' segment");

@@ -236,6 +236,9 @@ check "relocate --in-place" 0 "$bin" relocate --from file:/tmp/fsc2/ --to s3://b
 expect_grep "relocate --in-place: names the backup" "^original kept as $tmp/ip-cl.bak$" "$tmp/out"
 check "relocate there and back is the identity" 0 cmp "$changelog" "$tmp/back"
 check "relocate without a match" 1 "$bin" relocate --from hdfs:// --to s3:// "$changelog" "$tmp/none2"
+check "relocate onto the same prefix is a usage error" 2 "$bin" relocate --from file:/tmp/fsc2/ --to file:/tmp/fsc2/ "$changelog" "$tmp/none3"
+expect_grep "  ... says nothing would change" "nothing would change" "$tmp/err"
+expect_no_file "  ... writes nothing" "$tmp/none3"
 expect_no_file "nothing written without a match" "$tmp/none2"
 # The legacy file's only 'file:/tmp/...' strings are inline ByteStreamStateHandle
 # names: labels Flink never opens, so there is nothing to relocate.

@@ -2,9 +2,12 @@
 
 #include "flinkstate/doctor.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -1763,6 +1766,7 @@ struct PathWalker {
   const std::string& dir;
   report::PathReport* out;
   std::map<std::string, report::PathPrefix> prefixes;
+  std::string dir_real;  // `dir` with its links resolved, found on first use
   void Stream(const StreamStateHandle& h) {
     switch (static_cast<HandleTag>(h.tag)) {
       case HandleTag::kNull:
@@ -1795,9 +1799,18 @@ struct PathWalker {
     std::string norm = h.path.value;
     if (absl::StartsWith(norm, "file:")) norm = absl::StripPrefix(norm, "file:").data();
     while (absl::StartsWith(norm, "//")) norm = norm.substr(1);
-    const std::string job_dir = fs::path(dir).parent_path().string();
-    const bool outside = !dir.empty() && !absl::StartsWith(norm, dir) &&
-                         !absl::StartsWith(norm, job_dir + "/");
+    // Inside the directory as named or as it resolves (a checkpoint
+    // reached through a link, handles written with the link's target).
+    const auto inside = [&norm](const std::string& d) {
+      const std::string job_dir = fs::path(d).parent_path().string();
+      return absl::StartsWith(norm, d) || absl::StartsWith(norm, job_dir + "/");
+    };
+    if (dir_real.empty() && !dir.empty()) {
+      std::error_code ec;
+      dir_real = fs::canonical(dir, ec).string();
+      if (ec) dir_real = dir;
+    }
+    const bool outside = !dir.empty() && !inside(dir) && !inside(dir_real);
     if (outside) {
       p.set_outside_checkpoint_dir(true);
       out->set_outside_handles(out->outside_handles() + 1);
@@ -1937,10 +1950,23 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
         // A file in the working directory has no parent in its name (the
         // report said "0 outside ," for `doctor _metadata`; attack run of
         // 2026-12-03).
+        // Relative to the working directory as the shell names it ($PWD,
+        // when it is this directory), so that `doctor _metadata` and
+        // `doctor ../x/_metadata` name a directory reached through a link
+        // alike, as the shell does.
         std::error_code ec;
         const fs::path parent = fs::path(f).parent_path();
-        in.dir = parent.empty() ? fs::current_path(ec).string()
-                                : fs::absolute(parent, ec).lexically_normal().string();
+        std::string cwd = fs::current_path(ec).string();
+        if (const char* pwd = std::getenv("PWD"); pwd != nullptr && pwd[0] == '/') {
+          struct stat a, b;
+          if (::stat(pwd, &a) == 0 && ::stat(".", &b) == 0 && a.st_dev == b.st_dev &&
+              a.st_ino == b.st_ino) {
+            cwd = fs::path(pwd).lexically_normal().string();
+          }
+        }
+        in.dir = parent.empty()         ? cwd
+                 : parent.is_absolute() ? parent.lexically_normal().string()
+                                        : (fs::path(cwd) / parent).lexically_normal().string();
         while (in.dir.size() > 1 && in.dir.back() == '/') in.dir.pop_back();
       }
       InspectOptions io;
@@ -2785,7 +2811,7 @@ absl::StatusOr<report::DoctorReport> Doctor(const std::vector<std::string>& path
   // 4. Paths.
   report::PathReport* pr = r.mutable_paths();
   pr->set_checkpoint_dir(cur.dir);
-  PathWalker pw{cur.dir, pr, {}};
+  PathWalker pw{cur.dir, pr, {}, {}};
   for (const OperatorState& op : f.metadata.operators) {
     pw.Stream(op.coordinator_state);
     for (const OperatorSubtaskState& s : op.subtasks) {

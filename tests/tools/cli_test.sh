@@ -976,10 +976,23 @@ check "doctor --html onto a file of an input directory is refused" 1 "$bin" doct
 expect_grep "  ... says why" "it exists and is not an HTML file" "$tmp/err"
 check "  ... the file is untouched" 0 cmp "$real_meta" "$tmp/dmdir/_metadata"
 # A _metadata in the working directory has that directory as its checkpoint directory (attack
-# run of 2026-12-03: the paths line said "0 outside ,").
-dmdir_phys=$(cd "$tmp/dmdir" && pwd -P)
+# run of 2026-12-03: the paths line said "0 outside ,"), named as the shell names it, as a
+# relative path through the same link names it (it was the link's target).
 check "doctor of a _metadata in the working directory" 0 bash -c "cd '$tmp/dmdir' && '$bin' doctor _metadata"
-expect_grep "  ... names the directory in the paths line" " outside $dmdir_phys, " "$tmp/out"
+expect_grep "  ... names the directory in the paths line" " outside $tmp/dmdir, " "$tmp/out"
+ln -sfn dmdir "$tmp/dmlink"
+check "doctor of a _metadata in a directory reached through a link" 0 bash -c "cd '$tmp/dmlink' && '$bin' doctor _metadata"
+expect_grep "  ... names the link" " outside $tmp/dmlink, " "$tmp/out"
+check "doctor of the same file by a relative path through the link" 0 bash -c "cd '$tmp/dmdir' && '$bin' doctor ../dmlink/_metadata"
+expect_grep "  ... names the link too" " outside $tmp/dmlink, " "$tmp/out"
+# Handles written with the directory's real path are inside it when it is reached through a link
+# (they counted as outside).
+phys=$(cd "$tmp" && pwd -P)/phys; job_id=d4c5f0b7a2e94b1f8c3e6a7b9d0f1e2a
+mkdir -p "$phys/$job_id/chk-1742"; ln -sfn phys "$tmp/physlink"
+"$gen_incident" --out "$tmp/phys-gen" --union_entries_per_subtask 20 >/dev/null
+check "relocate the generated handles under the real directory" 0 "$bin" relocate --from file:/checkpoints/ --to "file:$phys/" "$tmp/phys-gen" "$phys/$job_id/chk-1742/_metadata"
+check "doctor through a link to the real directory" 0 "$bin" doctor "$tmp/physlink/$job_id/chk-1742"
+expect_grep "  ... finds the handles inside it" " absolute (0 outside $tmp/physlink/$job_id/chk-1742, " "$tmp/out"
 check "doctor --html over an earlier report is allowed" 0 "$bin" doctor --html "$tmp/report-again.html" "$real_meta"
 check "  ... twice" 0 "$bin" doctor --html "$tmp/report-again.html" "$real_meta"
 # Any HTML document as browsers read one may be replaced: a lowercase doctype, a BOM, leading

@@ -948,6 +948,23 @@ absl::StatusOr<std::string> CheckOutputPath(const std::string& given) {
   return abs;
 }
 
+namespace {
+
+// The EditReport of an edit found done without writing: the target's names,
+// verified (the file is the checked output), and whether this was a dry run.
+report::EditReport VerifiedEditReport(const CommandArgs& a, const OutputTarget& t) {
+  report::EditReport r;
+  r.set_command(a.command);
+  r.set_input(ValidUtf8(t.input));
+  r.set_output(ValidUtf8(t.output));
+  r.set_backup(ValidUtf8(t.backup));
+  r.set_verified(true);
+  r.set_dry_run(t.dry_run);
+  return r;
+}
+
+}  // namespace
+
 int FinishedByRecovery(const CommandArgs& a, const OutputTarget& t) {
   std::ostream& out = Text(a);
   if (t.dry_run) {
@@ -963,14 +980,8 @@ int FinishedByRecovery(const CommandArgs& a, const OutputTarget& t) {
     if (!t.backup.empty()) out << "original kept as " << Printable(t.backup) << "\n";
   }
   if (!a.json) return kExitOk;
-  report::EditReport r;
-  r.set_command(a.command);
-  r.set_input(ValidUtf8(t.input));
-  r.set_output(ValidUtf8(t.output));
-  r.set_backup(ValidUtf8(t.backup));
-  r.set_verified(true);
+  report::EditReport r = VerifiedEditReport(a, t);
   r.set_finished_by_recovery(true);
-  r.set_dry_run(t.dry_run);
   return PrintJson(r);
 }
 
@@ -1032,17 +1043,11 @@ int ConfirmDoneEarlier(const CommandArgs& a, const OutputTarget& t, const Input&
           << Printable(t.backup) << " by an earlier run (compared byte for byte)"
           << (t.dry_run ? "; dry run, nothing written" : "") << "\n";
   if (!a.json) return kExitOk;
-  report::EditReport r;
-  r.set_command(a.command);
-  r.set_input(ValidUtf8(t.input));
-  r.set_output(ValidUtf8(t.output));
-  r.set_backup(ValidUtf8(t.backup));
+  report::EditReport r = VerifiedEditReport(a, t);
   r.set_input_kind(KindName(in.kind));
   r.set_input_bytes(in.file.size());
   r.set_output_bytes(now->size());
-  r.set_verified(true);
   r.set_already_done(true);
-  r.set_dry_run(t.dry_run);
   return PrintJson(r);
 }
 

@@ -133,6 +133,19 @@ for n in $((conv_commit - 1)) $((conv_commit + 2)); do
     { bad "after a convert killed at $n: dry run exit $dry, write exit $real, want $want"; sed 's/^/  | /' "$tmp/out" "$tmp/out2"; }
 done
 
+# --- a committed in-place write finished by a --json rerun: its EditReport says so ------------
+fresh "$job"
+last_rename=$(grep -n " rename .*chk-1742/_metadata$" "$tmp/strip.ops" | tail -1 | cut -d: -f1)
+# (The same command line: a run of another, e.g. without --json, is finished by the recovery
+# too, but is not claimed as this command's.)
+FLINKSTATE_TEST_KILL_AT=$last_rename "$bin" strip-state --json --state "$state" --in-place "$file" >/dev/null 2>&1
+"$bin" strip-state --json --state "$state" --in-place "$file" >"$tmp/out" 2>/dev/null
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d.get("finishedByRecovery") is True and d.get("verified") is True and d.get("backup") == sys.argv[2] + ".bak" else 1)' "$tmp/out" "$file" &&
+  ok || { bad "a --json rerun after a kill before the rename: no finishedByRecovery report"; sed 's/^/  | /' "$tmp/out"; }
+"$bin" strip-state --json --state "$state" --in-place "$file" >"$tmp/out" 2>/dev/null
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d.get("alreadyDone") is True and int(d.get("inputBytes", 0)) > 0 else 1)' "$tmp/out" &&
+  ok || { bad "a second --json rerun: no alreadyDone report"; sed 's/^/  | /' "$tmp/out"; }
+
 # --- a committed in-place write whose file was restored before the rerun --------------------
 # (attack run 10, H3: the rerun said "wrote ... verified" while the file held the original.)
 fresh "$job"

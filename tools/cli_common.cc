@@ -950,6 +950,13 @@ absl::StatusOr<std::string> CheckOutputPath(const std::string& given) {
 
 namespace {
 
+// A file cut under a comparison reads as zeros there: the truncation is
+// said as what it is, not as a difference.
+absl::Status BothIntact(const serde::MappedFile& a, const serde::MappedFile& b) {
+  FLINKSTATE_RETURN_IF_ERROR(a.CheckIntact());
+  return b.CheckIntact();
+}
+
 // The EditReport of an edit found done without writing: the target's names,
 // verified (the file is the checked output), and whether this was a dry run.
 report::EditReport VerifiedEditReport(const CommandArgs& a, const OutputTarget& t) {
@@ -1002,8 +1009,8 @@ int ConfirmFinishedByRecovery(const CommandArgs& a, const OutputTarget& t, const
   absl::StatusOr<serde::MappedFile> now = serde::MappedFile::Open(t.output);
   if (!now.ok()) return Fail(now.status());
   absl::StatusOr<bool> same = plan.OutputEquals(in.bytes(), now->bytes());
+  if (absl::Status intact = BothIntact(in.file, *now); !intact.ok()) return Fail(intact);
   if (!same.ok()) return Fail(same.status());
-  if (absl::Status intact = now->CheckIntact(); !intact.ok()) return Fail(intact);
   if (*same) return FinishedByRecovery(a, t);
   return Fail(serde::LocatedIn(
       absl::FailedPreconditionError(absl::StrCat(
@@ -1035,7 +1042,7 @@ int ConfirmDoneEarlier(const CommandArgs& a, const OutputTarget& t, const Input&
   if (!now.ok()) return Fail(NotDoneEarlier(t, now.status()));
   // Compared piece by piece: memory stays that of the two mappings.
   absl::StatusOr<bool> same = plan.OutputEquals(in.bytes(), now->bytes());
-  if (absl::Status intact = now->CheckIntact(); !intact.ok()) return Fail(intact);
+  if (absl::Status intact = BothIntact(in.file, *now); !intact.ok()) return Fail(intact);
   if (!same.ok()) return Fail(NotDoneEarlier(t, same.status()));
   if (!*same) return Fail(t.backup_taken);
   Text(a) << "nothing to do: " << Printable(t.output)

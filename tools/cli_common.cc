@@ -830,8 +830,10 @@ absl::StatusOr<OutputTarget> ResolveOutput(const CommandArgs& a) {
                !RecoveryMayRemoveBackups(serde::DirName(t.output), t.output)) {
       // The interrupted run's recovery keeps the backup (it rolls forward,
       // or it is another file's): the write would find it there, as the dry
-      // run does now.
-      t.backup_taken = serde::CheckReplaceable(t.output, t.backup);
+      // run does now. (Not CheckReplaceable: before the recovery's rename
+      // the file still shares its inode with the backup link, which the
+      // write will not see.)
+      t.backup_taken = serde::BackupExistsError(t.backup);
     }
     return t;
   }

@@ -692,14 +692,16 @@ absl::Status CheckReplaceableUnlocated(const std::string& target, const std::str
         "serde: transaction: the backup ", backup, " of ", target,
         " is not beside it in its directory (nothing was replaced)"));
   }
-  if (keeps_backup && !backup_may_exist && Exists(backup)) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "backup ", backup, " already exists; move it away first (nothing was replaced)"));
-  }
+  if (keeps_backup && !backup_may_exist && Exists(backup)) return BackupExistsError(backup);
   return absl::OkStatus();
 }
 
 }  // namespace
+
+absl::Status BackupExistsError(const std::string& backup) {
+  return absl::FailedPreconditionError(absl::StrCat(
+      "backup ", backup, " already exists; move it away first (nothing was replaced)"));
+}
 
 absl::Status CheckReplaceable(const std::string& target, const std::string& backup,
                               bool backup_may_exist) {

@@ -305,6 +305,10 @@ struct InterruptedRun {
 [[nodiscard]] absl::Status CheckReplaceable(const std::string& target, const std::string& backup,
                                             bool backup_may_exist = false);
 
+// The `FailedPrecondition` CheckReplaceable returns for a `backup` that
+// exists already. Thread-safe.
+[[nodiscard]] absl::Status BackupExistsError(const std::string& backup);
+
 // One file a transaction would create: its absolute path and size.
 struct PlannedFile {
   std::string path;

@@ -131,6 +131,12 @@ for n in $((conv_commit - 1)) $((conv_commit + 2)); do
   want=0; [[ $n -gt $conv_commit ]] && want=1
   [[ $dry -eq $want && $real -eq $want ]] && ok ||
     { bad "after a convert killed at $n: dry run exit $dry, write exit $real, want $want"; sed 's/^/  | /' "$tmp/out" "$tmp/out2"; }
+  # ... and for the same reason, the backup (the dry run named the hard link the backup shares
+  # with the file until the recovery's rename).
+  if [[ $want -eq 1 ]]; then
+    grep -q "_metadata.bak already exists" "$tmp/out" && grep -q "_metadata.bak already exists" "$tmp/out2" && ok ||
+      { bad "after a convert killed at $n: the dry run and the write do not both name the backup"; sed 's/^/  | /' "$tmp/out" "$tmp/out2"; }
+  fi
 done
 
 # --- a committed in-place write finished by a --json rerun: its EditReport says so ------------

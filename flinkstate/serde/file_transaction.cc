@@ -639,8 +639,7 @@ absl::Status CommitFiles(std::vector<FileChange>& changes, const TransactionOpti
 
 namespace {
 
-absl::Status CheckReplaceableUnlocated(const std::string& target, const std::string& backup,
-                                       bool backup_may_exist) {
+absl::Status CheckReplaceableUnlocated(const std::string& target, const std::string& backup) {
   const bool keeps_backup = !backup.empty();
   const std::string dir = DirName(target);
   auto refuse = [&](absl::string_view why) {
@@ -692,7 +691,7 @@ absl::Status CheckReplaceableUnlocated(const std::string& target, const std::str
         "serde: transaction: the backup ", backup, " of ", target,
         " is not beside it in its directory (nothing was replaced)"));
   }
-  if (keeps_backup && !backup_may_exist && Exists(backup)) return BackupExistsError(backup);
+  if (keeps_backup && Exists(backup)) return BackupExistsError(backup);
   return absl::OkStatus();
 }
 
@@ -703,9 +702,8 @@ absl::Status BackupExistsError(const std::string& backup) {
       "backup ", backup, " already exists; move it away first (nothing was replaced)"));
 }
 
-absl::Status CheckReplaceable(const std::string& target, const std::string& backup,
-                              bool backup_may_exist) {
-  return LocatedIn(CheckReplaceableUnlocated(target, backup, backup_may_exist), "serde", target);
+absl::Status CheckReplaceable(const std::string& target, const std::string& backup) {
+  return LocatedIn(CheckReplaceableUnlocated(target, backup), "serde", target);
 }
 
 absl::Status CheckFreeSpace(const std::vector<PlannedFile>& files) {

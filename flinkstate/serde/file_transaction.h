@@ -298,12 +298,10 @@ struct InterruptedRun {
 // after every byte was written), has other hard links (they would keep the
 // old content), or, without a backup, has no write bit at all (a 0444 file
 // is replaced by no `cp`, root's included); with a backup, when `backup`
-// exists already (unless `backup_may_exist`: a caller that first finds out
-// whether an earlier run left it). `InvalidArgument` for a backup that is not
-// an absolute path in `target`'s directory. OK otherwise.
+// exists already (`BackupExistsError`). `InvalidArgument` for a backup that
+// is not an absolute path in `target`'s directory. OK otherwise.
 // Thread-safe; reads inode attributes only.
-[[nodiscard]] absl::Status CheckReplaceable(const std::string& target, const std::string& backup,
-                                            bool backup_may_exist = false);
+[[nodiscard]] absl::Status CheckReplaceable(const std::string& target, const std::string& backup);
 
 // The `FailedPrecondition` CheckReplaceable returns for a `backup` that
 // exists already. Thread-safe.

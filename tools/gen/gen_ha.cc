@@ -20,9 +20,8 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
-#include "absl/flags/usage_config.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "tools/gen/gen_flags.h"
 #include "tests/fixtures/completed_checkpoint_writer.h"
 #include "flinkstate/metadata_reader.h"
 #include "flinkstate/serde/mapped_file.h"
@@ -34,15 +33,7 @@ ABSL_FLAG(std::string, external_pointer, "",
 ABSL_FLAG(std::string, job_id, "d4c5f0b7a2e94b1f8c3e6a7b9d0f1e2a", "JobID hex (32 chars)");
 
 int main(int argc, char** argv) {
-  // --help lists this program's flags (Abseil matches them by the name of
-  // the file that defines them, which is not the program's name here: it
-  // printed "No flags matched").
-  absl::FlagsUsageConfig usage;
-  usage.contains_help_flags = [](absl::string_view file) {
-    return absl::StrContains(file, "tools/gen/");
-  };
-  usage.contains_helpshort_flags = usage.contains_help_flags;
-  absl::SetFlagsUsageConfig(usage);
+  flinkstate::gen::UseGeneratorFlagsHelp();  // --help lists our flags
   absl::SetProgramUsageMessage(
       "Writes the HA completedCheckpoint file of a _metadata file.\n"
       "  flinkstate-gen-ha --metadata PATH --out PATH [--external_pointer URI]");

@@ -19,9 +19,8 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
-#include "absl/flags/usage_config.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "tools/gen/gen_flags.h"
 #include "tests/fixtures/metadata_generator.h"
 
 ABSL_FLAG(std::string, out, "", "Path of the _metadata file to write (required)");
@@ -33,15 +32,7 @@ ABSL_FLAG(double, target_size_mib, 0,
 ABSL_FLAG(uint64_t, seed, 1, "Seed of the generated UUIDs and sizes");
 
 int main(int argc, char** argv) {
-  // --help lists this program's flags (Abseil matches them by the name of
-  // the file that defines them, which is not the program's name here: it
-  // printed "No flags matched").
-  absl::FlagsUsageConfig usage;
-  usage.contains_help_flags = [](absl::string_view file) {
-    return absl::StrContains(file, "tools/gen/");
-  };
-  usage.contains_helpshort_flags = usage.contains_help_flags;
-  absl::SetFlagsUsageConfig(usage);
+  flinkstate::gen::UseGeneratorFlagsHelp();  // --help lists our flags
   absl::SetProgramUsageMessage(
       "Writes a synthetic wide-job Flink _metadata file.\n"
       "  flinkstate-gen-wide --out PATH [--version N] [--parallelism P]\n"

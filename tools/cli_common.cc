@@ -833,7 +833,7 @@ absl::StatusOr<OutputTarget> ResolveOutput(const CommandArgs& a) {
       // run does now. (Not CheckReplaceable: before the recovery's rename
       // the file still shares its inode with the backup link, which the
       // write will not see.)
-      t.backup_taken = serde::BackupExistsError(t.backup);
+      t.backup_taken = serde::LocatedIn(serde::BackupExistsError(t.backup), "serde", t.output);
     }
     return t;
   }
@@ -952,11 +952,18 @@ absl::StatusOr<std::string> CheckOutputPath(const std::string& given) {
 
 namespace {
 
-// A file cut under a comparison reads as zeros there: the truncation is
-// said as what it is, not as a difference.
-absl::Status BothIntact(const serde::MappedFile& a, const serde::MappedFile& b) {
-  FLINKSTATE_RETURN_IF_ERROR(a.CheckIntact());
-  return b.CheckIntact();
+// Whether the file `path` holds exactly what `plan` writes over `in`,
+// compared piece by piece (memory: that of the two mappings). Errors: opening
+// `path`; the plan's own; `DataLoss` when either file was cut under the
+// comparison (it read zeros there: the truncation is said as what it is, not
+// as a difference).
+absl::StatusOr<bool> HoldsPlannedOutput(const std::string& path, const Input& in,
+                                        const serde::EditPlan& plan) {
+  FLINKSTATE_ASSIGN_OR_RETURN(serde::MappedFile now, serde::MappedFile::Open(path));
+  absl::StatusOr<bool> same = plan.OutputEquals(in.bytes(), now.bytes());
+  FLINKSTATE_RETURN_IF_ERROR(in.file.CheckIntact());
+  FLINKSTATE_RETURN_IF_ERROR(now.CheckIntact());
+  return same;
 }
 
 // The EditReport of an edit found done without writing: the target's names,
@@ -1008,10 +1015,7 @@ bool FinishedWithoutConfirming(const OutputTarget& t) {
 int ConfirmFinishedByRecovery(const CommandArgs& a, const OutputTarget& t, const Input& in,
                               const serde::EditPlan& plan) {
   if (FinishedWithoutConfirming(t)) return FinishedByRecovery(a, t);
-  absl::StatusOr<serde::MappedFile> now = serde::MappedFile::Open(t.output);
-  if (!now.ok()) return Fail(now.status());
-  absl::StatusOr<bool> same = plan.OutputEquals(in.bytes(), now->bytes());
-  if (absl::Status intact = BothIntact(in.file, *now); !intact.ok()) return Fail(intact);
+  absl::StatusOr<bool> same = HoldsPlannedOutput(t.output, in, plan);
   if (!same.ok()) return Fail(same.status());
   if (*same) return FinishedByRecovery(a, t);
   return Fail(serde::LocatedIn(
@@ -1040,12 +1044,11 @@ absl::Status NotDoneEarlier(const OutputTarget& t, const absl::Status& why) {
 
 int ConfirmDoneEarlier(const CommandArgs& a, const OutputTarget& t, const Input& in,
                        const serde::EditPlan& plan) {
-  absl::StatusOr<serde::MappedFile> now = serde::MappedFile::Open(t.output);
-  if (!now.ok()) return Fail(NotDoneEarlier(t, now.status()));
-  // Compared piece by piece: memory stays that of the two mappings.
-  absl::StatusOr<bool> same = plan.OutputEquals(in.bytes(), now->bytes());
-  if (absl::Status intact = BothIntact(in.file, *now); !intact.ok()) return Fail(intact);
-  if (!same.ok()) return Fail(NotDoneEarlier(t, same.status()));
+  absl::StatusOr<bool> same = HoldsPlannedOutput(t.output, in, plan);
+  if (!same.ok()) {
+    return Fail(absl::IsDataLoss(same.status()) ? same.status()
+                                                : NotDoneEarlier(t, same.status()));
+  }
   if (!*same) return Fail(t.backup_taken);
   Text(a) << "nothing to do: " << Printable(t.output)
           << " holds what this command writes over the original, kept as "
@@ -1055,7 +1058,7 @@ int ConfirmDoneEarlier(const CommandArgs& a, const OutputTarget& t, const Input&
   report::EditReport r = VerifiedEditReport(a, t);
   r.set_input_kind(KindName(in.kind));
   r.set_input_bytes(in.file.size());
-  r.set_output_bytes(now->size());
+  r.set_output_bytes(plan.output_size());  // the file's size: it holds the output
   r.set_already_done(true);
   return PrintJson(r);
 }

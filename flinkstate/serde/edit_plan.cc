@@ -88,8 +88,8 @@ absl::Status EditPlan::ForEachPiece(uint64_t input_size, PieceSink* sink) const 
 
 absl::StatusOr<bool> EditPlan::OutputEquals(ByteView input, ByteView other) const {
   if (output_size_ != other.size()) return false;
-  // Stops the pieces at the first difference with this status, told apart
-  // from the plan's own errors by identity.
+  // Stops the pieces at the first difference with a status of its own;
+  // `differs` tells it apart from the plan's own errors.
   class Comparer final : public PieceSink {
    public:
     Comparer(ByteView input, ByteView other)

@@ -10,7 +10,6 @@
 #include <optional>
 #include <string>
 
-#include <sys/stat.h>
 #include <vector>
 
 #include "absl/strings/escaping.h"
@@ -112,22 +111,18 @@ int InspectCompletedCheckpointFile(const CommandArgs& a, const serde::MappedFile
 int InspectOne(const CommandArgs& a, const std::string& arg) {
   const auto start = Clock::now();
   // One open for the fast paths below. A local directory stands for its
-  // _metadata (as Load reads it); a file that cannot be opened fails here,
-  // once (an unreachable object store is not asked again by Load).
-  std::string path = arg;
-  bool is_dir = false;
-  if (struct stat st; !serde::IsUrl(arg) && ::stat(arg.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-    is_dir = true;
-    path = absl::StrCat(arg, absl::EndsWith(arg, "/") ? "" : "/", kMetadataFileName);
-  }
-  absl::StatusOr<serde::MappedFile> f = serde::MappedFile::Open(path);
-  // A directory without _metadata: Load says what the directory holds.
-  if (!f.ok() && !is_dir) return Fail(f.status());
-  if (f.ok() && a.input_format == "auto" &&
+  // _metadata (CheckpointFilePath, as Load resolves it); a file that cannot
+  // be opened fails here, once (an unreachable object store is not asked
+  // again by Load).
+  absl::StatusOr<std::string> path = CheckpointFilePath(arg);
+  if (!path.ok()) return Fail(path.status());
+  absl::StatusOr<serde::MappedFile> f = serde::MappedFile::Open(*path);
+  if (!f.ok()) return Fail(f.status());
+  if (a.input_format == "auto" &&
       SniffFileKind(f->bytes()) == FileKind::kCompletedCheckpoint) {
     return InspectCompletedCheckpointFile(a, *f, start);
   }
-  if (a.json && f.ok() && (a.input_format == "auto" || a.input_format == "raw")) {
+  if (a.json && (a.input_format == "auto" || a.input_format == "raw")) {
     // A `_metadata` file is reported in one streaming pass set, without a
     // whole model (constant memory as files grow). A forced --input-format
     // other than raw goes through Load, which decodes it (attack run 8:

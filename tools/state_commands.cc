@@ -28,6 +28,16 @@ struct StreamEdit {
   Input in;
 };
 
+// Whether an earlier run of this command is to be recognised rather than
+// the edit written (see OutputTarget::backup_taken).
+bool DoneEarlier(const StreamEdit& e) { return !e.target.backup_taken.ok(); }
+
+// A load or plan that failed, as the command reports it: with the backup
+// taken, the refusal saying why no earlier run could be recognised.
+absl::Status NotPlanned(const StreamEdit& e, const absl::Status& why) {
+  return DoneEarlier(e) ? NotDoneEarlier(e.target, why) : why;
+}
+
 // Fills `e` from the command line; on a problem returns the exit code
 // (usage or input error) that the command ends with.
 std::optional<int> PrepareStreamEdit(const CommandArgs& a, absl::string_view command,
@@ -37,15 +47,34 @@ std::optional<int> PrepareStreamEdit(const CommandArgs& a, absl::string_view com
   e->options.operator_ids = a.operators;
   absl::StatusOr<OutputTarget> target = ResolveOutput(a);
   if (!target.ok()) return OutputProblem(target.status());
-  if (target->finished_by_recovery) return FinishedByRecovery(a, *target);
-  // The stream edits do not yet plan over a backup to recognise a finished
-  // earlier run: a backup there is refused, as the transaction would.
-  if (!target->backup_taken.ok()) return Fail(target->backup_taken);
+  if (FinishedWithoutConfirming(*target)) return FinishedByRecovery(a, *target);
   e->target = *std::move(target);
-  absl::StatusOr<Input> in = LoadStateFile(e->target.input);
-  if (!in.ok()) return Fail(in.status());
+  // As for the other edits (PlanEdit): after a run finished by recovery, or
+  // with the backup taken, the edit is planned over the backup, and the file
+  // is then compared with that plan's output (ConfirmEarlierRun).
+  absl::StatusOr<Input> in = LoadStateFile(EditInputPath(e->target));
+  if (!in.ok()) return Fail(NotPlanned(*e, in.status()));
   e->in = *std::move(in);
   return std::nullopt;
+}
+
+// For an edit planned over the backup (a run finished by recovery, or the
+// backup taken): the exit code once the file is compared with `plan`'s
+// output (ConfirmFinishedByRecovery, ConfirmDoneEarlier); nullopt to write.
+// `in_place` is not OK when a state file the earlier run must have written
+// is not there with its planned bytes: then the run is not recognised.
+std::optional<int> ConfirmEarlierRun(const CommandArgs& a, const StreamEdit& e,
+                                     const serde::EditPlan& plan, const absl::Status& in_place) {
+  const OutputTarget& t = e.target;
+  if (!t.finished_by_recovery && !DoneEarlier(e)) return std::nullopt;
+  if (!in_place.ok()) {
+    if (DoneEarlier(e)) return Fail(NotDoneEarlier(t, in_place));
+    return Fail(serde::WithMessage(
+        in_place, absl::StrCat(t.output, " was replaced by an interrupted run of this command, "
+                                         "but ", in_place.message(), " (nothing was written)")));
+  }
+  if (t.finished_by_recovery) return ConfirmFinishedByRecovery(a, t, e.in, plan);
+  return ConfirmDoneEarlier(a, t, e.in, plan);
 }
 
 // The closing lines of a verified stream edit: what was written, and the backup.
@@ -110,6 +139,19 @@ void AddNewStateFiles(const DeepStripResult& r, report::EditReport* rep) {
   }
 }
 
+// OK when every new state file of `r` is there with its planned bytes (the
+// planner found it so: `write` false), as after a finished earlier run;
+// otherwise `FailedPrecondition` naming the first one that is not.
+absl::Status NewFilesInPlace(const DeepStripResult& r) {
+  for (const NewStateFile& nf : r.new_files) {
+    if (!nf.write) continue;
+    return absl::FailedPreconditionError(absl::StrCat(
+        "no state file beside ", nf.original, " holds the new stream of ", nf.where,
+        " (the file it would be is ", nf.path, ")"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 int RunDeepStripState(const CommandArgs& a) {
@@ -121,7 +163,10 @@ int RunDeepStripState(const CommandArgs& a) {
   }
   const DeepStripFiles files = DeepStripFilesFor(e.in, DirOf(e.target.output), roots.state_roots);
   absl::StatusOr<DeepStripResult> result = PlanDeepStripState(e.in, e.options, files);
-  if (!result.ok()) return Fail(serde::LocatedIn(result.status(), "", e.in.path));
+  if (!result.ok()) return Fail(NotPlanned(e, serde::LocatedIn(result.status(), "", e.in.path)));
+  if (std::optional<int> rc = ConfirmEarlierRun(a, e, result->plan, NewFilesInPlace(*result))) {
+    return *rc;
+  }
   const bool ha = e.in.kind == FileKind::kCompletedCheckpoint;
   std::ostream& out = Text(a);
   out << "removing '" << Printable(e.options.state_name) << "' deeply from "
@@ -235,7 +280,15 @@ int RunDedupeUnion(const CommandArgs& a) {
   }
   absl::StatusOr<DedupeResult> result =
       PlanDedupeUnion(e.in.model, e.in.bytes(), e.options, sources);
-  if (!result.ok()) return Fail(serde::LocatedIn(result.status(), "", e.in.path));
+  if (!result.ok()) return Fail(NotPlanned(e, serde::LocatedIn(result.status(), "", e.in.path)));
+  // An earlier run over a backup without copies wrote nothing (and no backup).
+  const absl::Status copies =
+      result->elements_after < result->elements_before
+          ? absl::OkStatus()
+          : absl::FailedPreconditionError(absl::StrCat(
+                e.in.path, " holds no copies of '", e.options.state_name,
+                "', so no run of dedupe-union wrote a file over it"));
+  if (std::optional<int> rc = ConfirmEarlierRun(a, e, result->plan, copies)) return *rc;
   std::ostream& out = Text(a);
   out << "'" << Printable(e.options.state_name) << "': " << result->elements_before
       << " elements, " << result->elements_after << " distinct kept, "

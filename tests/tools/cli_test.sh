@@ -637,6 +637,37 @@ mkdir -p "$tmp/fbelse"
 check "deep strip of relative state files into another directory is refused" 1 "$bin" strip-state --deep --state source-state "$fb/_metadata" "$tmp/fbelse/_metadata"
 expect_grep "  ... saying why" "relative" "$tmp/err"
 check "--state-root without --deep is a usage error" 2 "$bin" strip-state --state-root s3://x=/tmp --state source-state "$fb/_metadata" "$tmp/fbelse/m"
+# A rerun of a finished stream edit has nothing to do, as for the other edits: planned over the
+# backup, the file is its output and the new state files are there (they were refused:
+# "backup ... already exists"). Without a new state file, or for another edit, it is refused.
+fbr="$tmp/fb-rerun"
+mkdir -p "$fbr" && cp "$fb_src"/* "$fbr"/ && chmod u+w "$fbr"/*
+check "deep strip of state files --in-place" 0 "$bin" strip-state --deep --json --state source-state --in-place "$fbr/_metadata"
+cp "$tmp/out" "$tmp/fbr.json"
+cp "$fbr/_metadata" "$tmp/fbr.stripped"
+check "  ... rerun: nothing to do" 0 "$bin" strip-state --deep --state source-state --in-place "$fbr/_metadata"
+expect_grep "  ... says so" "^nothing to do: $fbr/_metadata holds what this command writes over the original, kept as $fbr/_metadata.bak" "$tmp/out"
+check "  ... the file is kept" 0 cmp "$tmp/fbr.stripped" "$fbr/_metadata"
+check "  ... rerun --dry-run --json: alreadyDone" 0 "$bin" strip-state --deep --dry-run --json --state source-state --in-place "$fbr/_metadata"
+cp "$tmp/out" "$tmp/fbr-rerun.json"
+check "  ... (checked)" 0 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d.get("alreadyDone") is True and d.get("dryRun") is True else 1)' "$tmp/fbr-rerun.json"
+check "  ... dedupe-union over that backup is refused" 1 "$bin" dedupe-union --state source-state --in-place "$fbr/_metadata"
+expect_grep "  ... for the backup" "_metadata.bak already exists; move it away first" "$tmp/err"
+new1=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["newStateFiles"][0]["path"])' "$tmp/fbr.json")
+mv "$new1" "$tmp/fbr-new1"
+check "  ... rerun with a new state file gone is refused" 1 "$bin" strip-state --deep --state source-state --in-place "$fbr/_metadata"
+expect_grep "  ... naming the missing file" "it is not what an earlier run of this command left, as far as could be checked: no state file beside .* holds the new stream of operator .* (the file it would be is $new1)" "$tmp/err"
+check "  ... and writes nothing" 0 bash -c "cmp -s '$tmp/fbr.stripped' '$fbr/_metadata' && ! [[ -e '$new1' ]]"
+mv "$tmp/fbr-new1" "$new1"
+cp "$incident15" "$tmp/dd-rerun"
+check "dedupe-union --in-place" 0 "$bin" dedupe-union --state topic-partition-offset-states --in-place "$tmp/dd-rerun"
+cp "$tmp/dd-rerun" "$tmp/dd-rerun.out"
+check "  ... rerun: nothing to do" 0 "$bin" dedupe-union --state topic-partition-offset-states --in-place "$tmp/dd-rerun"
+expect_grep "  ... says so" "^nothing to do: $tmp/dd-rerun holds what this command writes" "$tmp/out"
+check "  ... the file is kept" 0 cmp "$tmp/dd-rerun.out" "$tmp/dd-rerun"
+cp "$incident15" "$tmp/dd-rerun"
+check "  ... rerun over a file that is not its output is refused" 1 "$bin" dedupe-union --state topic-partition-offset-states --in-place "$tmp/dd-rerun"
+expect_grep "  ... for the backup" "dd-rerun.bak already exists; move it away first" "$tmp/err"
 
 # strip-state --deep and repair --deep on the HA completedCheckpoint real Flink 1.15.2 wrote in
 # the incident reproduction (checkpoint 9, the same checkpoint as incident-gen3-checkpoint): the

@@ -104,19 +104,20 @@ void AddJson(CLI::App& app, CommandArgs& a, const char* what) {
 }
 
 CLI::Option* AddFiles(CLI::App& app, CommandArgs& a, const char* what) {
-  return app.add_option("FILE", a.positional, what);
+  return app.add_option("FILE", a.positional, what)->type_name("");
 }
 
 // IN OUT | --in-place FILE, and how the output is written.
 // --progress / --noprogress: stderr progress lines for the long phases
 // (loading, writing, verifying, repair); by default only on a terminal.
+// One flag of two forms, as --fsync/--nofsync: given both, "--progress/
+// --noprogress given 2 times" (MakeParser).
 void AddProgress(CLI::App& app, CommandArgs& a) {
-  CLI::Option* on = app.add_flag_callback(
-      "--progress", [&a] { a.progress = 1; },
-      "progress lines on stderr also when it is not a terminal (default: only on a "
-      "terminal, for large files)");
-  app.add_flag_callback("--noprogress", [&a] { a.progress = -1; }, "no progress lines")
-      ->excludes(on);
+  app.add_flag("--progress{1},--noprogress{-1}", a.progress,
+               "progress lines on stderr also when it is not a terminal; --noprogress: none "
+               "(default: only on a terminal, for large files)")
+      // An integer flag sums its occurrences (CLI11 gives it TakeAll).
+      ->multi_option_policy(CLI::MultiOptionPolicy::Throw);
 }
 
 // --backup-suffix S and --fsync / --nofsync of the commands that replace files.
@@ -462,9 +463,24 @@ const Command* FindCommand(const std::string& name) {
   return nullptr;
 }
 
+// CLI11's help with a flag's names as they are typed: CLI11 marks the
+// negating form of a flag with the value it stores ("--fsync,--nofsync{false}",
+// helper attack of 2026-12-03); here "--fsync, --nofsync".
+class HelpFormatter : public CLI::Formatter {
+ public:
+  std::string make_option_name(const CLI::Option* o, bool is_positional) const override {
+    if (is_positional) return CLI::Formatter::make_option_name(o, is_positional);
+    std::vector<std::string> names;
+    for (const std::string& n : o->get_snames()) names.push_back("-" + n);
+    for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
+    return absl::StrJoin(names, ", ");
+  }
+};
+
 // The parser of one command, its flags bound to `args`.
 std::unique_ptr<CLI::App> MakeParser(const Command& c, CommandArgs& args) {
   auto app = std::make_unique<CLI::App>(c.description, absl::StrCat("flinkstate ", c.name));
+  app->formatter(std::make_shared<HelpFormatter>());
   CLI::Option* help = app->set_help_flag("-h,--help", "this help");
   c.flags(*app, args);
   // Every flag of every command at most once: `--in-place --in-place`,

@@ -42,6 +42,10 @@ check "per-command help" 0 "$bin" repair --help
 expect_grep "repair help lists its flags" "--ha-dir DIR" "$tmp/out"
 check "help COMMAND" 0 "$bin" help strip-state
 expect_grep "strip-state help lists --in-place" "--in-place" "$tmp/out"
+# A flag's two forms as typed (helper attack of 2026-12-03: "--fsync,--nofsync{false}").
+expect_grep "  ... both forms of --fsync as typed" "^  --fsync, --nofsync  " "$tmp/out"
+expect_grep "  ... and of --progress" "^  --progress, --noprogress  " "$tmp/out"
+check "  ... no CLI11 value marks" 1 grep -q -e "{" -e "TEXT" "$tmp/out"
 # help and --version under --json (either side) print JSON (attack run 11: text, or "unknown
 # command '--json'").
 for words in "--json --version" "--version --json"; do
@@ -285,6 +289,8 @@ expect_grep "writing and verifying are shown" "verif" "$tmp/err"
 cp "$tmp/out" "$tmp/strip-p.json"
 check "stdout stays one JSON document" 0 python3 -c "import json,sys; assert json.load(open(sys.argv[1]))['command'] == 'strip-state'" "$tmp/strip-p.json"
 check "--progress and --noprogress together" 2 "$bin" verify --progress --noprogress "$changelog"
+expect_grep "  ... names both forms" "--progress/--noprogress given 2 times" "$tmp/err"
+check "--progress twice" 2 "$bin" verify --progress --progress "$changelog"
 # (exit 1: no file holds a state 'x', and nothing was repaired before)
 check "repair --progress --json keeps stdout JSON" 1 "$bin" repair --progress --json --state x "$(dirname "$changelog")"
 cp "$tmp/out" "$tmp/repair-p.json"

@@ -104,12 +104,28 @@ struct JournalEntry {
   // 11, M6).
   int64_t original_size = -1;
   int64_t original_mtime_ns = -1;
-  // In a commit journal: the inode of the verified output (`temp`, which the
-  // rename keeps), so that a target replaced already can be told from a
-  // file put there since (attack run 11, M1: the original restored by hand
-  // was reported as the run's output). -1 for none.
+  // In a commit journal: the inode, size and modification time of the
+  // verified output (`temp`, which the rename keeps), so that a target
+  // replaced already can be told from a file put there since, or written
+  // over in place (attack run 11, M1: the original restored by hand, `mv` or
+  // `cp`, was reported as the run's output). -1 for none (size and mtime
+  // also in journals written before they were recorded).
   int64_t output_ino = -1;
+  int64_t output_size = -1;
+  int64_t output_mtime_ns = -1;
 };
+
+// Of a committed entry whose rename is done: whether its target is no
+// longer the output the run renamed there (another inode, or the same inode
+// written to since: another size or mtime than the journal recorded).
+bool ReplacedThenChanged(const JournalEntry& e) {
+  if (e.output_ino < 0) return false;  // a journal without the stamp
+  struct stat st;
+  if (::lstat(e.target.c_str(), &st) != 0) return true;
+  if (static_cast<int64_t>(st.st_ino) != e.output_ino) return true;
+  return e.output_size >= 0 && (static_cast<int64_t>(st.st_size) != e.output_size ||
+                                MtimeNs(st) != e.output_mtime_ns);
+}
 struct Journal {
   std::string path;
   std::string state;  // "prepare" or "commit"
@@ -145,7 +161,10 @@ std::string RenderJournal(const Journal& j) {
     } else if (e.output_ino >= 0) {
       absl::StrAppend(&out, "\t-");
     }
-    if (e.output_ino >= 0) absl::StrAppend(&out, "\t", e.output_ino);
+    if (e.output_ino >= 0) {
+      absl::StrAppend(&out, "\t", e.output_ino);
+      if (e.output_size >= 0) absl::StrAppend(&out, ":", e.output_size, ":", e.output_mtime_ns);
+    }
     absl::StrAppend(&out, "\n");
   }
   absl::StrAppend(&out, "end\n");
@@ -178,9 +197,16 @@ absl::StatusOr<Journal> ParseJournal(const std::string& path, absl::string_view 
         std::string err;
         if (!absl::CUnescape(f[k + 1], out[k], &err)) return bad("bad escape");
       }
-      if (f.size() == 7 &&  // the output's inode
-          (!absl::SimpleAtoi(f[6], &e.output_ino) || e.output_ino < 0)) {
-        return bad("bad output inode");
+      if (f.size() == 7) {  // "INODE[:SIZE:MTIME_NS]" of the output
+        std::vector<absl::string_view> o = absl::StrSplit(f[6], ':');
+        if ((o.size() != 1 && o.size() != 3) || !absl::SimpleAtoi(o[0], &e.output_ino) ||
+            e.output_ino < 0) {
+          return bad("bad output inode");
+        }
+        if (o.size() == 3 && (!absl::SimpleAtoi(o[1], &e.output_size) ||
+                              !absl::SimpleAtoi(o[2], &e.output_mtime_ns) || e.output_size < 0)) {
+          return bad("bad output stamp");
+        }
       }
       if (f.size() >= 6 && f[5] != "-") {  // "SIZE:MTIME_NS" of the original
         std::pair<absl::string_view, absl::string_view> st = absl::StrSplit(f[5], ':');
@@ -608,7 +634,11 @@ absl::Status CommitFiles(std::vector<FileChange>& changes, const TransactionOpti
   journal.state = "commit";
   for (JournalEntry& e : journal.entries) {
     struct stat st;
-    if (::lstat(e.temp.c_str(), &st) == 0) e.output_ino = static_cast<int64_t>(st.st_ino);
+    if (::lstat(e.temp.c_str(), &st) == 0) {
+      e.output_ino = static_cast<int64_t>(st.st_ino);
+      e.output_size = static_cast<int64_t>(st.st_size);
+      e.output_mtime_ns = MtimeNs(st);
+    }
   }
   if (absl::Status s = WriteJournal(journal, ops, o.sync); !s.ok()) {
     // The rename of the journal is the commit: if it failed, the prepare
@@ -923,12 +953,8 @@ absl::StatusOr<std::vector<InterruptedRun>> FindInterruptedRuns(const std::strin
           run.changed.push_back(e.target);
         } else if (run.state != "commit" || Exists(e.temp)) {
           run.unreplaced.push_back(e.target);
-        } else if (e.output_ino >= 0) {
-          struct stat st;
-          if (::lstat(e.target.c_str(), &st) != 0 ||
-              static_cast<int64_t>(st.st_ino) != e.output_ino) {
-            run.replaced_then_changed.push_back(e.target);
-          }
+        } else if (ReplacedThenChanged(e)) {
+          run.replaced_then_changed.push_back(e.target);
         }
       }
     }

@@ -238,7 +238,9 @@ struct InterruptedRun {
   std::vector<std::string> changed;
   // Of a "commit" run's targets replaced already, those that no longer hold
   // that run's output (another file put there since, e.g. the original
-  // restored from its backup); recovery leaves them as they are.
+  // restored from its backup, or the output written over in place: its
+  // size or modification time not the journal's); recovery leaves them as
+  // they are.
   std::vector<std::string> replaced_then_changed;
   std::vector<std::string> temporaries;  // "*.flinkstate-tmp-*" without a journal here
   // With `journal` "": the file name of the journal the temporaries belong

@@ -578,6 +578,53 @@ TEST(FileTransactionTest, ATargetWrittenToThroughItsBackupLinkIsNotRenamedOver) 
   EXPECT_GT(cases, 0);
 }
 
+// Attack run 11, M1, by the helper's re-check of 2026-12-03: as above, but
+// the original written back over the renamed target in place (`cp F.bak F`:
+// the run's output inode, new content). The commit journal's size and mtime
+// of the output tell; journals that record only its inode are still read.
+TEST(FileTransactionTest, AReplacedTargetWrittenOverInPlaceIsNotReportedAsTheRunsOutput) {
+  int cases = 0;
+  ForEachCrashPoint([&](int, TwoFiles& files) {
+    absl::StatusOr<std::vector<InterruptedRun>> runs = FindInterruptedRuns(files.a_dir());
+    ASSERT_THAT(runs.status(), IsOk());
+    if (runs->empty() || (*runs)[0].state != "commit") return;
+    if (absl::c_linear_search((*runs)[0].unreplaced, files.a())) return;  // not renamed yet
+    // The inode-only form of an older build: nothing to tell a write by.
+    for (const std::string& n : List(files.a_dir())) {
+      if (!absl::StartsWith(n, ".flinkstate-txn-") || !absl::EndsWith(n, ".journal")) continue;
+      const std::string path = files.a_dir() + "/" + n;
+      const std::string text = ReadFile(path);
+      std::string inode_only;
+      for (absl::string_view line : absl::StrSplit(text, '\n')) {
+        std::vector<std::string> f = absl::StrSplit(line, '\t');
+        if (f[0] == "file") {
+          ASSERT_EQ(f.size(), 7u) << line;
+          ASSERT_EQ(std::count(f[6].begin(), f[6].end(), ':'), 2) << line;
+          f[6] = f[6].substr(0, f[6].find(':'));
+        }
+        absl::StrAppend(&inode_only, absl::StrJoin(f, "\t"), "\n");
+      }
+      inode_only.pop_back();
+      OverwriteInPlace(files.a(), TwoFiles::kOldA, /*later_mtime=*/true);
+      WriteFile(path, inode_only, 0600);
+      absl::StatusOr<std::vector<InterruptedRun>> old_form = FindInterruptedRuns(files.a_dir());
+      ASSERT_THAT(old_form.status(), IsOk());
+      ASSERT_EQ(old_form->size(), 1u);
+      EXPECT_TRUE((*old_form)[0].replaced_then_changed.empty()) << files.Describe();
+      WriteFile(path, text, 0600);
+    }
+    absl::StatusOr<std::vector<InterruptedRun>> again = FindInterruptedRuns(files.a_dir());
+    ASSERT_THAT(again.status(), IsOk());
+    ASSERT_EQ(again->size(), 1u);
+    EXPECT_EQ((*again)[0].replaced_then_changed, std::vector<std::string>{files.a()})
+        << files.Describe();
+    ASSERT_THAT(files.Recover(), IsOk()) << files.Describe();
+    EXPECT_EQ(ReadFile(files.a()), TwoFiles::kOldA);
+    ++cases;
+  });
+  EXPECT_GT(cases, 0);
+}
+
 // Journals written before the original's stamp was recorded (four names per
 // file record) are still read and resolved.
 TEST(FileTransactionTest, AJournalWithoutTheOriginalsStampIsStillResolved) {

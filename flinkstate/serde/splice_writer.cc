@@ -598,8 +598,13 @@ absl::Status ExecutePlan(const EditPlan& plan, const MappedFile& input,
     if (absl::Status s = plan.Validate(input.size()); !s.ok()) return s;
   }
   // Where the output starts decides which pieces are page-congruent (0 for
-  // a descriptor without a position, a pipe or a socket).
-  const off_t at = ::lseek(out_fd, 0, SEEK_CUR);
+  // a descriptor without a position, a pipe or a socket). An O_APPEND file
+  // is written at its end, whatever its position.
+  off_t at = ::lseek(out_fd, 0, SEEK_CUR);
+  if (const int flags = ::fcntl(out_fd, F_GETFL); flags >= 0 && (flags & O_APPEND) != 0) {
+    struct stat st;
+    if (::fstat(out_fd, &st) == 0 && S_ISREG(st.st_mode)) at = st.st_size;
+  }
   SpliceStats run;
   absl::Status s;
   {

@@ -789,6 +789,18 @@ absl::StatusOr<OutputTarget> ResolveOutput(const CommandArgs& a) {
     if (!t.dry_run) {
       FLINKSTATE_ASSIGN_OR_RETURN(t.finished_by_recovery, RecoverBeside(t.output, t.intent));
     }
+    if (serde::IsUrl(t.output) && !t.finished_by_recovery) {
+      // The backup object an earlier run kept: the edit then finds out
+      // whether that run finished (the object is its output over the
+      // backup: ConfirmDoneEarlier) before the write would be refused for it.
+      if (objstore::ObjectSize(t.backup).ok()) {
+        const absl::Status taken = objstore::BackupExistsError(t.backup, t.output);
+        t.backup_taken = serde::LocatedIn(
+            serde::WithMessage(taken, absl::StrCat(taken.message(), " (nothing was replaced)")),
+            "objstore", t.output);
+      }
+      return t;
+    }
     bool renamed = !t.dry_run;  // by the recovery just run
     if (t.dry_run && !real.empty()) FLINKSTATE_RETURN_IF_ERROR(ForeseeRecoveryBeside(t.output));
     if (t.dry_run) {
@@ -1002,10 +1014,11 @@ int FinishedByRecovery(const CommandArgs& a, const OutputTarget& t) {
 }
 
 const std::string& EditInputPath(const OutputTarget& t) {
-  return (t.finished_by_recovery || !t.backup_taken.ok()) && !t.backup.empty() &&
-                 !serde::IsUrl(t.output)
-             ? t.backup
-             : t.input;
+  if (t.backup.empty()) return t.input;
+  if (!t.backup_taken.ok()) return t.backup;
+  // An object finished by recovery is claimed without a plan
+  // (FinishedWithoutConfirming).
+  return t.finished_by_recovery && !serde::IsUrl(t.output) ? t.backup : t.input;
 }
 
 bool FinishedWithoutConfirming(const OutputTarget& t) {

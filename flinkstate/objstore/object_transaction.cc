@@ -255,11 +255,6 @@ absl::StatusOr<std::string> PlannedEtag(ObjectClient& s3, const ObjectUrl& targe
   return now->etag;
 }
 
-absl::Status BackupExists(const std::string& backup, const std::string& target) {
-  return absl::FailedPreconditionError(absl::StrCat(
-      "objstore: ", backup, " exists already (an earlier backup, or another run replacing ",
-      target, " now): move it away first"));
-}
 
 absl::Status ChangedSinceRead(const std::string& target, const std::string& planned,
                               const std::string& now) {
@@ -436,7 +431,7 @@ absl::Status WriteObjectVerified(const ObjectWrite& w, const serde::MappedFile& 
     if (!backup.ok()) return undo(backup.status());
     // Checked by HEAD too: not every server honours If-None-Match on a copy.
     if (absl::StatusOr<ObjectInfo> there = s3.Head(*backup); there.ok()) {
-      return undo(BackupExists(w.backup, w.target));
+      return undo(BackupExistsError(w.backup, w.target));
     } else if (!absl::IsNotFound(there.status())) {
       return undo(there.status());
     }
@@ -446,7 +441,9 @@ absl::Status WriteObjectVerified(const ObjectWrite& w, const serde::MappedFile& 
     bc.txn_tag = j.token;  // so that a rollback deletes only the backup this run made
     absl::StatusOr<std::string> b = s3.Copy(*target, *backup, bc);
     if (!b.ok()) {
-      if (absl::IsFailedPrecondition(b.status())) return undo(BackupExists(w.backup, w.target));
+      if (absl::IsFailedPrecondition(b.status())) {
+        return undo(BackupExistsError(w.backup, w.target));
+      }
       // Perhaps made, the answer lost: the backup is this run's if it holds
       // the original (there was none a request ago). Untagged, unlike
       // CommitObjects' backups: restoring it must not tag the original.
@@ -805,7 +802,7 @@ absl::Status CommitObjects(std::vector<ObjectChange>& changes,
     const ObjectChange& c = changes[order[k]];
     absl::StatusOr<ObjectUrl> backup = ParseObjectUrl(f.backup);
     if (!backup.ok()) return undo(backup.status());
-    const auto exists = [&f] { return BackupExists(f.backup, f.target); };
+    const auto exists = [&f] { return BackupExistsError(f.backup, f.target); };
     if (absl::StatusOr<ObjectInfo> there = s3.Head(*backup); there.ok()) {
       return undo(exists());
     } else if (!absl::IsNotFound(there.status())) {
@@ -1124,6 +1121,12 @@ absl::StatusOr<ObjectRecoveryReport> RecoverObjectWrite(const std::string& targe
   if (!target.ok()) return target.status();
   return RecoverObjectTransactions(
       {ObjectUrl{target->bucket, DirKey(target->key), target->scheme}.ToString()}, client);
+}
+
+absl::Status BackupExistsError(const std::string& backup, const std::string& target) {
+  return absl::FailedPreconditionError(absl::StrCat(
+      "objstore: ", backup, " exists already (an earlier backup, or another run replacing ",
+      target, " now): move it away first"));
 }
 
 }  // namespace flinkstate::objstore

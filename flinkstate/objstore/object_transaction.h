@@ -92,6 +92,12 @@ struct ObjectWriteStats {
   bool if_none_match_honoured = false;
 };
 
+// The refusal of a write whose backup object `backup` exists already (the
+// backup of `target` an earlier run kept, or another run's, which the backup
+// excludes): `FailedPrecondition` naming both. As `WriteObjectVerified` and
+// `CommitObjects` refuse it (they add "(nothing was replaced)").
+[[nodiscard]] absl::Status BackupExistsError(const std::string& backup, const std::string& target);
+
 // Runs the protocol above for `plan` over `input`.
 // Return values: the S3 errors (naming key, status and code); a verifier's
 // error; `FailedPrecondition` if the backup exists, or the target changed

@@ -441,6 +441,32 @@ class S3WriteTest(unittest.TestCase):
         self.assertEqual(self.keys(), ["_metadata", "_metadata.bak"])
         self.assertEqual(self.get("_metadata"), self.original)
 
+    def test_a_rerun_of_a_finished_in_place_edit_has_nothing_to_do(self):
+        # As for a local file: planned over the backup object, the object is
+        # its output (it was planned again over the edited object and failed
+        # "no operator state named ...").
+        rc, out, err = self.strip()
+        self.assertEqual(rc, 0, err)
+        for extra in ([], ["--dry-run"], ["--json"]):
+            rc, out, err = run(["strip-state", "--state", self.STATE, "--in-place"] + extra +
+                               ["s3://flink/" + self.prefix], self.env)
+            self.assertEqual(rc, 0, err)
+            if extra == ["--json"]:
+                report = json.loads(out)
+                self.assertTrue(report["alreadyDone"], report)
+            else:
+                self.assertIn("nothing to do: s3://flink/%s/_metadata holds what this command "
+                              "writes over the original, kept as s3://flink/%s/_metadata.bak"
+                              % (self.prefix, self.prefix), out)
+            self.assertEqual(self.keys(), ["_metadata", "_metadata.bak"])
+            self.assertEqual(self.get("_metadata"), self.stripped)
+            self.assertEqual(self.get("_metadata.bak"), self.original)
+        # Another edit over that backup is still refused for it.
+        rc, _, err = run(["drop-operator", "--operator", "0" * 32, "--in-place",
+                          "s3://flink/" + self.prefix], self.env)
+        self.assertEqual(rc, 1)
+        self.assertIn("_metadata.bak exists already", err)
+
     def test_a_concurrent_change_of_the_original_is_refused(self):
         concurrent = self.original[:-1] + b"\x00"
         target = "/flink/%s/_metadata" % self.prefix
@@ -666,10 +692,12 @@ class S3WriteTest(unittest.TestCase):
         before = self.listing()
         rc, out, err = run(self.EDITS[0] + ["--dry-run", "--in-place",
                                             "s3://flink/" + self.prefix], self.env)
-        # Exit 1, as the write: a dry run whose write would be refused says so in its exit code.
+        # Exit 1, as the write: a dry run whose write would be refused says so. The backup
+        # is not what an earlier run of the edit left (it is no checkpoint), so the refusal
+        # comes before any plan, as for a local file, and says why.
         self.assertEqual(rc, 1, err)
-        self.assertIn("warning: s3://flink/%s/_metadata.bak exists already" % self.prefix, out)
-        self.assertIn("the write would be refused as things stand", out)
+        self.assertIn("s3://flink/%s/_metadata.bak exists already" % self.prefix, err)
+        self.assertIn("it is not what an earlier run of this command left", err)
         self.assertEqual(self.listing(), before)
         # As the real run says.
         rc, _, err = self.strip()
@@ -1343,6 +1371,18 @@ class S3DeepStateFilesTest(unittest.TestCase):
         for n in self.new_names:
             self.assertIn("wrote new state file s3://flink/%s/%s (8 B), verified" % (self.chk, n),
                           out)
+
+    def test_strip_state_deep_in_place_rerun_has_nothing_to_do(self):
+        args = ["strip-state", "--deep", "--state", self.STATE, "--in-place",
+                "s3://flink/%s/_metadata" % self.chk]
+        rc, out, err = run(args, self.env)
+        self.assertEqual(rc, 0, err)
+        keys = self.keys()
+        rc, out, err = run(args, self.env)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("nothing to do: s3://flink/%s/_metadata holds" % self.chk, out)
+        self.assertEqual(self.keys(), keys)
+        self.assert_repaired()
 
     def test_strip_state_deep_dry_run_plans_the_new_objects(self):
         rc, out, err = run(["strip-state", "--deep", "--state", self.STATE, "--in-place",

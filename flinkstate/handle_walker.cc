@@ -2,6 +2,8 @@
 
 #include "flinkstate/handle_walker.h"
 
+#include "absl/strings/str_cat.h"
+
 namespace flinkstate {
 namespace {
 
@@ -76,6 +78,14 @@ void WalkOperator(const OperatorState& op, int index, HandleVisitor* visitor) {
   c.slot = "coordinatorState";
   Stream(c, op.coordinator_state, visitor);
   for (const OperatorSubtaskState& st : op.subtasks) Subtask(c, st, visitor);
+}
+
+std::string HandleItemPath(const HandleContext& c) {
+  std::string path = c.op != nullptr ? absl::StrCat("operators[", c.operator_index, "]")
+                                     : std::string("snapshot");
+  if (c.subtask != nullptr) absl::StrAppend(&path, ".subtasks[", c.subtask->subtask_index, "]");
+  absl::StrAppend(&path, ".", c.slot);
+  return path;
 }
 
 }  // namespace flinkstate

@@ -22,6 +22,8 @@
 #ifndef FLINKSTATE_FLINKSTATE_HANDLE_WALKER_H_
 #define FLINKSTATE_FLINKSTATE_HANDLE_WALKER_H_
 
+#include <string>
+
 #include "flinkstate/checkpoint_metadata.h"
 
 namespace flinkstate {
@@ -40,6 +42,11 @@ struct HandleContext {
   // and non-materialized parts of a changelog handle).
   bool nested = false;
 };
+
+// Where `c` sits as an item path, as `verify`'s findings and errors name it:
+// "operators[INDEX].subtasks[N].SLOT", "operators[INDEX].SLOT" for
+// coordinator state, "snapshot.subtasks[N].SLOT" in an operator snapshot.
+std::string HandleItemPath(const HandleContext& c);
 
 class HandleVisitor {
  public:

@@ -40,13 +40,14 @@ namespace {
 // `what` at byte `offset` would become `after`. One wording for every file
 // kind and mode.
 absl::Status UnsafePathError(absl::string_view layer, absl::string_view what, uint64_t offset,
-                             absl::string_view after, const absl::Status& why) {
+                             absl::string_view after, const absl::Status& why,
+                             absl::string_view item_path = "") {
   return serde::WithLocation(
-      absl::InvalidArgumentError(absl::StrCat(layer, ": ", what, " at byte ", offset,
-                                              " would become '", absl::CHexEscape(after),
-                                              "', which ", why.message(),
-                                              " (--allow-unsafe-paths to write it anyway)")),
-      layer, "", offset);
+      absl::InvalidArgumentError(absl::StrCat(
+          layer, ": ", item_path, item_path.empty() ? "" : ": ", what, " at byte ", offset,
+          " would become '", absl::CHexEscape(after), "', which ", why.message(),
+          " (--allow-unsafe-paths to write it anyway)")),
+      layer, item_path, offset);
 }
 
 using javaobj::ItemId;
@@ -80,19 +81,19 @@ template <typename Fn>
 class PathVisitor : public HandleVisitor {
  public:
   explicit PathVisitor(Fn fn) : fn_(std::move(fn)) {}
-  void OnOperatorHandle(const HandleContext&, const OperatorStateHandle& h) override {
+  void OnOperatorHandle(const HandleContext& c, const OperatorStateHandle& h) override {
     if (h.tag == static_cast<uint8_t>(HandleTag::kSegmentPartitionableOperator)) {
-      fn_("task-owned directory", h.task_owned_directory);
-      fn_("shared directory", h.shared_directory);
+      fn_("task-owned directory", h.task_owned_directory, c);
+      fn_("shared directory", h.shared_directory, c);
     }
   }
-  void OnStream(const HandleContext&, const StreamStateHandle& h) override {
+  void OnStream(const HandleContext& c, const StreamStateHandle& h) override {
     switch (static_cast<HandleTag>(h.tag)) {
       case HandleTag::kFileStream:
-        fn_("FileStateHandle path", h.path);
+        fn_("FileStateHandle path", h.path, c);
         break;
       case HandleTag::kSegmentFile:
-        fn_("SegmentFileStateHandle path", h.path);
+        fn_("SegmentFileStateHandle path", h.path, c);
         break;
       default:
         break;
@@ -315,7 +316,7 @@ absl::StatusOr<RelocateResult> PlanRelativeMode(const StateFile& file,
                               before.path, after.path, h->range.offset});
   }
   if (to_relative) {
-    ForEachPath(file, [&](const char* what, const Utf& u) {
+    ForEachPath(file, [&](const char* what, const Utf& u, const HandleContext&) {
       if (absl::string_view(what) != "FileStateHandle path" &&
           PathInside(u.value, options.from_prefix)) {
         result.left_absolute.push_back({what, u.value, "", u.range.offset});
@@ -484,14 +485,14 @@ absl::StatusOr<RelocateResult> PlanRelocate(const StateFile& file,
   RelocateResult result;
   std::vector<serde::Replacement> edits;
   absl::Status status;
-  ForEachPath(file, [&](const char* what, const Utf& u) {
+  ForEachPath(file, [&](const char* what, const Utf& u, const HandleContext& c) {
     if (!status.ok()) return;
     std::optional<std::string> relocated = RelocatedPath(u.value, options);
     if (!relocated) return;
     std::string now = *std::move(relocated);
     if (!options.allow_unsafe_paths) {
       if (absl::Status s = CheckSafePath(now); !s.ok()) {
-        status = UnsafePathError("relocate", what, u.range.offset, now, s);
+        status = UnsafePathError("relocate", what, u.range.offset, now, s, HandleItemPath(c));
         return;
       }
     }
@@ -503,9 +504,9 @@ absl::StatusOr<RelocateResult> PlanRelocate(const StateFile& file,
     if (!s.ok()) {
       status = serde::WithLocation(
           absl::InvalidArgumentError(absl::StrCat(
-              "relocate: ", what, " at byte ", u.range.offset,
+              "relocate: ", HandleItemPath(c), ": ", what, " at byte ", u.range.offset,
               body.ok() ? " would become too long: " : " cannot be written: ", s.message())),
-          "relocate", "", u.range.offset);
+          "relocate", HandleItemPath(c), u.range.offset);
       return;
     }
     edits.push_back({u.range, std::move(bytes)});
@@ -541,10 +542,12 @@ absl::Status VerifyRelocated(const StateFile& before, const StateFile& after,
     return absl::OkStatus();
   }
   std::vector<std::string> expected, got;
-  ForEachPath(before, [&](const char*, const Utf& u) {
+  ForEachPath(before, [&](const char*, const Utf& u, const HandleContext&) {
     expected.push_back(RelocatedPath(u.value, options).value_or(u.value));
   });
-  ForEachPath(after, [&](const char*, const Utf& u) { got.push_back(u.value); });
+  ForEachPath(after, [&](const char*, const Utf& u, const HandleContext&) {
+    got.push_back(u.value);
+  });
   if (expected != got) {
     return absl::DataLossError("relocate verify: the paths are not the expected ones");
   }
@@ -661,7 +664,7 @@ namespace {
 // `offset` (what the string is: `what`). Shared by the streaming _metadata
 // and completedCheckpoint passes.
 absl::Status RelocatedBody(const StreamedRelocation& st, serde::ByteView body, const char* what,
-                           uint64_t offset, std::string* now) {
+                           uint64_t offset, std::string* now, absl::string_view item_path = "") {
   const serde::ByteView rest = body.subspan(st.from_body.size());
   now->assign(st.to_body);
   now->append(reinterpret_cast<const char*>(rest.data()), rest.size());
@@ -673,7 +676,7 @@ absl::Status RelocatedBody(const StreamedRelocation& st, serde::ByteView body, c
   absl::StatusOr<std::string> text = serde::ModifiedUtf8ToUtf8(rest);
   const std::string utf8 = absl::StrCat(st.options.to_prefix, text.ok() ? *text : "");
   if (absl::Status s = CheckSafePath(utf8); !s.ok()) {
-    return UnsafePathError("relocate", what, offset, utf8, s);
+    return UnsafePathError("relocate", what, offset, utf8, s, item_path);
   }
   return absl::OkStatus();
 }
@@ -784,7 +787,7 @@ absl::StatusOr<RelocateScan> ScanForRelocate(serde::ByteView input, const Reloca
       [&](int index, OperatorState&& op) -> absl::Status {
         EditDigest d;
         absl::Status status;
-        PathVisitor v([&](const char* what, const Utf& u) {
+        PathVisitor v([&](const char* what, const Utf& u, const HandleContext& c) {
           if (!status.ok()) return;
           const uint8_t code = PathWhatCode(what);
           d.AddU64(code);
@@ -797,17 +800,18 @@ absl::StatusOr<RelocateScan> ScanForRelocate(serde::ByteView input, const Reloca
             d.AddBytes(body);
             return;
           }
-          status = RelocatedBody(st, body, what, u.range.offset, &now);
+          status = RelocatedBody(st, body, what, u.range.offset, &now, HandleItemPath(c));
           if (!status.ok()) return;
           d.AddBytes(serde::AsBytes(now));
           if (now.size() > 0xFFFF) {
             std::string scratch;
             absl::Status s = serde::DataOutput(&scratch).WriteModifiedUtf8Raw(serde::AsBytes(now));
             status = serde::WithLocation(
-                absl::InvalidArgumentError(absl::StrCat("relocate: ", what, " at byte ",
+                absl::InvalidArgumentError(absl::StrCat("relocate: ", HandleItemPath(c), ": ",
+                                                        what, " at byte ",
                                                         u.range.offset,
                                                         " would become too long: ", s.message())),
-                "relocate", "", u.range.offset);
+                "relocate", HandleItemPath(c), u.range.offset);
             return;
           }
           AppendVarint(((u.range.offset - previous) << 2) | code, &st.list);
@@ -898,7 +902,7 @@ absl::Status VerifyRelocatedStreamed(const LoadedFile& before, serde::ByteView o
           return absl::DataLossError("relocate verify: operators changed");
         }
         EditDigest d;
-        PathVisitor v([&](const char* what, const Utf& u) {
+        PathVisitor v([&](const char* what, const Utf& u, const HandleContext&) {
           d.AddU64(PathWhatCode(what));
           d.AddBytes(UtfBody(output, u));
         });

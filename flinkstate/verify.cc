@@ -128,11 +128,7 @@ class Verifier : public HandleVisitor {
 
   void Add(const HandleContext& c, absl::string_view suffix, std::string problem,
            uint64_t offset) {
-    std::string path = c.op != nullptr ? absl::StrCat("operators[", c.operator_index, "]")
-                                       : std::string("snapshot");
-    if (c.subtask != nullptr) absl::StrAppend(&path, ".subtasks[", c.subtask->subtask_index, "]");
-    absl::StrAppend(&path, ".", c.slot, suffix);
-    findings_->push_back({std::move(path), std::move(problem), offset});
+    findings_->push_back({absl::StrCat(HandleItemPath(c), suffix), std::move(problem), offset});
   }
 
   serde::ByteView input_;

@@ -2,6 +2,7 @@
 //
 // strip-state, drop-operator, convert, inspect and verify on real corpus files.
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <optional>
@@ -269,8 +270,29 @@ TEST(RelocateTest, RewritesPrefixesAndBackIsTheIdentity) {
   EXPECT_TRUE(again == bytes);
   EXPECT_THAT(PlanRelocate(before, input, {"hdfs://", "s3://"}),
               StatusIs(absl::StatusCode::kNotFound, "nothing was written"));
-  EXPECT_THAT(PlanRelocate(before, input, {"file:/", "/" + std::string(70000, 'x') + "/"}),
-              StatusIs(absl::StatusCode::kInvalidArgument, "too long"));
+  const absl::StatusOr<RelocateResult> too_long =
+      PlanRelocate(before, input, {"file:/", "/" + std::string(70000, 'x') + "/"});
+  EXPECT_THAT(too_long, StatusIs(absl::StatusCode::kInvalidArgument, "too long"));
+  // Located at the handle, by item path as well as by byte (helper attack of
+  // 2026-12-03: the item path was empty): the subtask the path names holds
+  // the byte.
+  const std::optional<serde::ErrorLocation> where = serde::LocationOf(too_long.status());
+  ASSERT_TRUE(where.has_value() && where->offset.has_value());
+  int op = -1, subtask = -1;
+  char slot[64] = {};
+  ASSERT_EQ(std::sscanf(where->item_path.c_str(), "operators[%d].subtasks[%d].%63s", &op,
+                        &subtask, slot),
+            3)
+      << where->item_path;
+  EXPECT_EQ(std::string(slot), "managedKeyedState");
+  ASSERT_LT(static_cast<size_t>(op), before.metadata.operators.size());
+  bool holds = false;
+  for (const OperatorSubtaskState& st : before.metadata.operators[op].subtasks) {
+    holds |= st.subtask_index == subtask && st.range.offset <= *where->offset &&
+             *where->offset < st.range.end();
+  }
+  EXPECT_TRUE(holds) << where->item_path << " at byte " << *where->offset;
+  EXPECT_THAT(too_long.status().message(), HasSubstr(where->item_path + ": FileStateHandle path"));
   // Not on a path boundary: "file:/tmp/fsc" is no directory of "file:/tmp/fsc2/...".
   EXPECT_THAT(PlanRelocate(before, input, {"file:/tmp/fsc", "file:/x"}),
               StatusIs(absl::StatusCode::kNotFound, "path boundary"));

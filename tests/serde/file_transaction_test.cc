@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <functional>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -82,6 +83,32 @@ std::vector<std::string> List(const std::string& dir) {
   }
   ::closedir(d);
   std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The journals in `dir` (".flinkstate-txn-*.journal"), as paths.
+std::vector<std::string> JournalPaths(const std::string& dir) {
+  std::vector<std::string> out;
+  for (const std::string& n : List(dir)) {
+    if (absl::StartsWith(n, ".flinkstate-txn-") && absl::EndsWith(n, ".journal")) {
+      out.push_back(dir + "/" + n);
+    }
+  }
+  return out;
+}
+
+// The journal `text` with the tab-separated fields of every "file" record
+// passed through `edit` (as a build that wrote fewer fields would have
+// written them).
+std::string EditFileRecords(const std::string& text,
+                            const std::function<void(std::vector<std::string>&)>& edit) {
+  std::string out;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    std::vector<std::string> f = absl::StrSplit(line, '\t');
+    if (f[0] == "file") edit(f);
+    absl::StrAppend(&out, absl::StrJoin(f, "\t"), "\n");
+  }
+  out.pop_back();
   return out;
 }
 
@@ -590,21 +617,13 @@ TEST(FileTransactionTest, AReplacedTargetWrittenOverInPlaceIsNotReportedAsTheRun
     if (runs->empty() || (*runs)[0].state != "commit") return;
     if (absl::c_linear_search((*runs)[0].unreplaced, files.a())) return;  // not renamed yet
     // The inode-only form of an older build: nothing to tell a write by.
-    for (const std::string& n : List(files.a_dir())) {
-      if (!absl::StartsWith(n, ".flinkstate-txn-") || !absl::EndsWith(n, ".journal")) continue;
-      const std::string path = files.a_dir() + "/" + n;
+    for (const std::string& path : JournalPaths(files.a_dir())) {
       const std::string text = ReadFile(path);
-      std::string inode_only;
-      for (absl::string_view line : absl::StrSplit(text, '\n')) {
-        std::vector<std::string> f = absl::StrSplit(line, '\t');
-        if (f[0] == "file") {
-          ASSERT_EQ(f.size(), 7u) << line;
-          ASSERT_EQ(std::count(f[6].begin(), f[6].end(), ':'), 2) << line;
-          f[6] = f[6].substr(0, f[6].find(':'));
-        }
-        absl::StrAppend(&inode_only, absl::StrJoin(f, "\t"), "\n");
-      }
-      inode_only.pop_back();
+      const std::string inode_only = EditFileRecords(text, [](std::vector<std::string>& f) {
+        ASSERT_EQ(f.size(), 7u) << absl::StrJoin(f, "\t");
+        ASSERT_EQ(std::count(f[6].begin(), f[6].end(), ':'), 2) << f[6];
+        f[6] = f[6].substr(0, f[6].find(':'));
+      });
       OverwriteInPlace(files.a(), TwoFiles::kOldA, /*later_mtime=*/true);
       WriteFile(path, inode_only, 0600);
       absl::StatusOr<std::vector<InterruptedRun>> old_form = FindInterruptedRuns(files.a_dir());
@@ -632,21 +651,13 @@ TEST(FileTransactionTest, AJournalWithoutTheOriginalsStampIsStillResolved) {
   ForEachCrashPoint([&](int, TwoFiles& files) {
     const std::string state = files.JournalState();
     if (state.empty()) return;
-    for (const std::string& n : List(files.a_dir())) {
-      if (!absl::StartsWith(n, ".flinkstate-txn-") || !absl::EndsWith(n, ".journal")) continue;
-      const std::string path = files.a_dir() + "/" + n;
-      std::string text = ReadFile(path);
-      std::string old_form;
-      for (absl::string_view line : absl::StrSplit(text, '\n')) {
-        std::vector<absl::string_view> f = absl::StrSplit(line, '\t');
-        if (f[0] == "file") {
-          // This build writes the stamp, and in a commit journal the output's inode.
-          ASSERT_EQ(f.size(), state == "commit" ? 7u : 6u) << line;
-          f.resize(5);
-        }
-        absl::StrAppend(&old_form, absl::StrJoin(f, "\t"), "\n");
-      }
-      old_form.pop_back();
+    for (const std::string& path : JournalPaths(files.a_dir())) {
+      // This build writes the stamp, and in a commit journal the output's inode.
+      const auto drop_stamps = [&](std::vector<std::string>& f) {
+        ASSERT_EQ(f.size(), state == "commit" ? 7u : 6u) << absl::StrJoin(f, "\t");
+        f.resize(5);
+      };
+      const std::string old_form = EditFileRecords(ReadFile(path), drop_stamps);
       WriteFile(path, old_form, 0600);
       ++cases;
     }

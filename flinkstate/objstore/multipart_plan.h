@@ -19,6 +19,8 @@
 // minimum that is followed by a copy borrows the copy's first bytes (they are
 // uploaded too); a copy is used only where at least `min_copy` bytes of it
 // are left after that.
+//
+// Thread safety: the functions keep no state; call them from any thread.
 
 #ifndef FLINKSTATE_OBJSTORE_MULTIPART_PLAN_H_
 #define FLINKSTATE_OBJSTORE_MULTIPART_PLAN_H_

@@ -147,6 +147,30 @@ struct Uploaded {
   serde::MappedFile output;
 };
 
+// Step 2's upload of the output `out` of `plan` over `input` to `temp`: the
+// composed upload `PlanComposedUpload` finds (the server refusing part
+// copies: the plain one instead), else the plain one; what it moved counted
+// into `st`. Only the upload differs: the read-back after compares every byte.
+absl::StatusOr<std::string> PutOutput(ObjectClient& s3, const ObjectUrl& temp,
+                                      const serde::MappedFile& input, const serde::EditPlan& plan,
+                                      serde::ByteView out, const WriteConditions& when,
+                                      ObjectWriteStats* st) {
+  if (std::optional<ComposedUpload> c = PlanComposedUpload(s3, input, plan)) {
+    absl::StatusOr<std::string> e =
+        s3.PutComposed(temp, out, c->source, c->source_etag, c->parts, when);
+    if (e.ok()) {
+      st->bytes_up += UploadedBytes(c->parts);
+      st->part_copy_bytes += CopiedBytes(c->parts);
+      st->server_side_copy_bytes += CopiedBytes(c->parts);
+      return e;
+    }
+    if (!absl::IsUnimplemented(e.status())) return e.status();
+  }
+  absl::StatusOr<std::string> e = s3.Put(temp, out, when);
+  if (e.ok()) st->bytes_up += out.size();
+  return e;
+}
+
 // Step 2 of both protocols: `plan` over `input` into a local temporary file,
 // verified, uploaded to `temp` (tagged `token`, `If-None-Match: *`), read back,
 // compared and verified again.
@@ -177,23 +201,8 @@ absl::StatusOr<Uploaded> UploadVerified(ObjectClient& s3, const ObjectUrl& temp,
   WriteConditions tagged;
   tagged.txn_tag = token;
   tagged.if_none_match = true;
-  absl::StatusOr<std::string> temp_etag = absl::UnimplementedError("");
-  if (std::optional<ComposedUpload> c = PlanComposedUpload(s3, input, plan)) {
-    // Only the upload changes: the read-back below compares every byte.
-    temp_etag = s3.PutComposed(temp, out->bytes(), c->source, c->source_etag, c->parts, tagged);
-    if (temp_etag.ok()) {
-      st->bytes_up += UploadedBytes(c->parts);
-      st->part_copy_bytes += CopiedBytes(c->parts);
-      st->server_side_copy_bytes += CopiedBytes(c->parts);
-    } else if (!absl::IsUnimplemented(temp_etag.status())) {
-      return temp_etag.status();
-    }
-  }
-  if (absl::IsUnimplemented(temp_etag.status())) {  // none planned, or the server refused
-    temp_etag = s3.Put(temp, out->bytes(), tagged);
-    if (!temp_etag.ok()) return temp_etag.status();
-    st->bytes_up += out->size();
-  }
+  absl::StatusOr<std::string> temp_etag = PutOutput(s3, temp, input, plan, out->bytes(), tagged, st);
+  if (!temp_etag.ok()) return temp_etag.status();
   std::string back(out->size(), '\0');
   absl::Status g = s3.GetRange(
       temp, 0, absl::Span<uint8_t>(reinterpret_cast<uint8_t*>(back.data()), back.size()),

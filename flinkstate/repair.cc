@@ -268,9 +268,11 @@ absl::Status Repair::PlanFile(const std::string& path, FileKind want,
       if (serde::IsUrl(path)) {
         // A new object: uploaded, read back and copied to its key (no backup).
         repair::Transfer* t = out->mutable_transfer();
-        t->set_upload_bytes(t->upload_bytes() + nf.bytes);
+        FLINKSTATE_ASSIGN_OR_RETURN(const objstore::UploadTransfer up,
+                                    objstore::PlanUploadTransfer(nf.input, nf.plan));
+        t->set_upload_bytes(t->upload_bytes() + up.upload_bytes);
         t->set_read_back_bytes(t->read_back_bytes() + nf.bytes);
-        t->set_server_side_copy_bytes(t->server_side_copy_bytes() + nf.bytes);
+        t->set_server_side_copy_bytes(t->server_side_copy_bytes() + up.part_copy_bytes + nf.bytes);
         t->set_input_bytes_kept(t->input_bytes_kept() + nf.plan.copied_bytes());
         continue;
       }
@@ -293,10 +295,12 @@ absl::Status Repair::PlanFile(const std::string& path, FileKind want,
   if (serde::IsUrl(path)) {
     // Added to the new state files' (above): the file's own transfer.
     repair::Transfer* t = out->mutable_transfer();
-    t->set_upload_bytes(t->upload_bytes() + item.plan.output_size());
+    FLINKSTATE_ASSIGN_OR_RETURN(const objstore::UploadTransfer up,
+                                objstore::PlanUploadTransfer(in->file, item.plan));
+    t->set_upload_bytes(t->upload_bytes() + up.upload_bytes);
     t->set_read_back_bytes(t->read_back_bytes() + item.plan.output_size());
-    t->set_server_side_copy_bytes(t->server_side_copy_bytes() + in->file.size() +
-                                  item.plan.output_size());
+    t->set_server_side_copy_bytes(t->server_side_copy_bytes() + up.part_copy_bytes +
+                                  in->file.size() + item.plan.output_size());
     t->set_input_bytes_kept(t->input_bytes_kept() + item.plan.copied_bytes());
   }
   const std::string real = RealPathOf(path);

@@ -1084,12 +1084,13 @@ absl::StatusOr<report::WritePlan> PlanWrite(const OutputTarget& t, const Input& 
   }
   report::WritePlan p;
   const auto step = [&p](const char* action, const std::string& object, uint64_t bytes,
-                         const std::string& source = "") {
+                         const std::string& source = "", const std::string& range = "") {
     report::WritePlan::Step* s = p.add_steps();
     s->set_action(action);
     s->set_object(ValidUtf8(object));
     s->set_source(ValidUtf8(source));
     s->set_bytes(bytes);
+    s->set_source_range(range);
   };
   if (serde::IsUrl(t.output)) {
     objstore::ObjectWrite w;
@@ -1098,7 +1099,7 @@ absl::StatusOr<report::WritePlan> PlanWrite(const OutputTarget& t, const Input& 
     FLINKSTATE_ASSIGN_OR_RETURN(objstore::ObjectWritePlan o,
                                 objstore::PlanObjectWrite(w, in.file, plan));
     for (const objstore::PlannedObjectStep& s : o.steps) {
-      step(s.action.c_str(), s.object, s.bytes, s.source);
+      step(s.action.c_str(), s.object, s.bytes, s.source, s.source_range);
     }
     p.set_output_bytes(o.output_bytes);
     p.set_upload_bytes(o.upload_bytes);
@@ -1227,6 +1228,7 @@ int FinishDryRun(const CommandArgs& a, const OutputTarget& t, const Input& in,
   for (const report::WritePlan::Step& s : p->steps()) {
     absl::StrAppend(&out, "  ", ++i, ". ", s.action(), " ", s.object());
     if (!s.source().empty()) absl::StrAppend(&out, " <- ", s.source());
+    if (!s.source_range().empty()) absl::StrAppend(&out, " ", s.source_range());
     if (s.bytes() > 0 || s.action() == "upload" || s.action() == "write") {
       absl::StrAppend(&out, " (", s.bytes(), " B)");
     }

@@ -604,7 +604,10 @@ void PrintTransferStats() {
   if (on == nullptr || std::string(on) != "1") return;
   const objstore::TransferStats t = objstore::ProcessTransferStats();
   std::cerr << "s3: " << t.requests << " requests, " << t.bytes_down << " bytes down, "
-            << t.bytes_up << " bytes up, " << t.retries << " retries\n";
+            << t.bytes_up << " bytes up, " << t.retries << " retries";
+  // Only when there were any (UploadPartCopy of an edit's unchanged ranges).
+  if (t.bytes_part_copied > 0) std::cerr << ", " << t.bytes_part_copied << " bytes part-copied";
+  std::cerr << "\n";
 }
 
 int Run(int argc, char** argv);

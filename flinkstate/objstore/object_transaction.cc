@@ -147,6 +147,30 @@ struct Uploaded {
   serde::MappedFile output;
 };
 
+// Step 2's upload of the output `out` of `plan` over `input` to `temp`: the
+// composed upload `PlanComposedUpload` finds (the server refusing part
+// copies: the plain one instead), else the plain one; what it moved counted
+// into `st`. Only the upload differs: the read-back after compares every byte.
+absl::StatusOr<std::string> PutOutput(ObjectClient& s3, const ObjectUrl& temp,
+                                      const serde::MappedFile& input, const serde::EditPlan& plan,
+                                      serde::ByteView out, const WriteConditions& when,
+                                      ObjectWriteStats* st) {
+  if (std::optional<ComposedUpload> c = PlanComposedUpload(s3, input, plan)) {
+    absl::StatusOr<std::string> e =
+        s3.PutComposed(temp, out, c->source, c->source_etag, c->parts, when);
+    if (e.ok()) {
+      st->bytes_up += UploadedBytes(c->parts);
+      st->part_copy_bytes += CopiedBytes(c->parts);
+      st->server_side_copy_bytes += CopiedBytes(c->parts);
+      return e;
+    }
+    if (!absl::IsUnimplemented(e.status())) return e.status();
+  }
+  absl::StatusOr<std::string> e = s3.Put(temp, out, when);
+  if (e.ok()) st->bytes_up += out.size();
+  return e;
+}
+
 // Step 2 of both protocols: `plan` over `input` into a local temporary file,
 // verified, uploaded to `temp` (tagged `token`, `If-None-Match: *`), read back,
 // compared and verified again.
@@ -177,9 +201,8 @@ absl::StatusOr<Uploaded> UploadVerified(ObjectClient& s3, const ObjectUrl& temp,
   WriteConditions tagged;
   tagged.txn_tag = token;
   tagged.if_none_match = true;
-  absl::StatusOr<std::string> temp_etag = s3.Put(temp, out->bytes(), tagged);
+  absl::StatusOr<std::string> temp_etag = PutOutput(s3, temp, input, plan, out->bytes(), tagged, st);
   if (!temp_etag.ok()) return temp_etag.status();
-  st->bytes_up += out->size();
   std::string back(out->size(), '\0');
   absl::Status g = s3.GetRange(
       temp, 0, absl::Span<uint8_t>(reinterpret_cast<uint8_t*>(back.data()), back.size()),
@@ -385,6 +408,39 @@ std::string OpenedEtag(const serde::MappedFile& file) {
   return s != nullptr ? s->info().etag : "";
 }
 
+std::optional<ComposedUpload> PlanComposedUpload(const ObjectClient& client,
+                                                 const serde::MappedFile& input,
+                                                 const serde::EditPlan& plan) {
+  const std::optional<ObjectClient::PartCopyConfig> config = client.part_copy();
+  if (!config || plan.output_size() <= config->threshold || plan.is_streamed() ||
+      !IsObjectUrl(input.path())) {
+    return std::nullopt;
+  }
+  ComposedUpload c;
+  c.source_etag = OpenedEtag(input);
+  absl::StatusOr<ObjectUrl> source = ParseObjectUrl(input.path());
+  if (c.source_etag.empty() || !source.ok()) return std::nullopt;
+  c.source = *std::move(source);
+  c.parts = PlanMultipartParts(plan.pieces(), config->limits);
+  if (c.parts.empty()) return std::nullopt;
+  return c;
+}
+
+absl::StatusOr<UploadTransfer> PlanUploadTransfer(const serde::MappedFile& input,
+                                                  const serde::EditPlan& plan) {
+  UploadTransfer t;
+  t.upload_bytes = plan.output_size();
+  if (!IsObjectUrl(input.path())) return t;
+  absl::StatusOr<S3Config> config = CurrentS3Config();
+  if (!config.ok()) return config.status();
+  const S3Client s3(*std::move(config));
+  if (std::optional<ComposedUpload> c = PlanComposedUpload(s3, input, plan)) {
+    t.upload_bytes = UploadedBytes(c->parts);
+    t.part_copy_bytes = CopiedBytes(c->parts);
+  }
+  return t;
+}
+
 absl::Status WriteObjectVerified(const ObjectWrite& w, const serde::MappedFile& input,
                                  const serde::EditPlan& plan,
                                  const serde::OutputVerifier& verify, ObjectWriteStats* stats) {
@@ -574,12 +630,26 @@ absl::StatusOr<ObjectWritePlan> PlanObjectWrite(const ObjectWrite& w,
   p.output_bytes = out;
   p.input_bytes_kept = plan.copied_bytes();
   const auto step = [&p](const char* action, std::string object, uint64_t bytes,
-                         std::string source = "") {
-    p.steps.push_back(PlannedObjectStep{action, std::move(object), std::move(source), bytes});
+                         std::string source = "", std::string range = "") {
+    p.steps.push_back(PlannedObjectStep{action, std::move(object), std::move(source), bytes,
+                                        std::move(range)});
   };
   step("create journal", journal, journal_bytes);
-  step("upload", temp, out);
-  p.upload_bytes += out;
+  if (std::optional<ComposedUpload> c = PlanComposedUpload(s3, input, plan)) {
+    // The uploaded parts, then each part copied from the original.
+    step("upload", temp, UploadedBytes(c->parts));
+    p.upload_bytes += UploadedBytes(c->parts);
+    for (const MultipartPart& part : c->parts) {
+      if (part.kind != MultipartPart::Kind::kCopy) continue;
+      step("server-side copy", temp, part.size, c->source.ToString(),
+           absl::StrCat("bytes=", part.source_offset, "-", part.source_offset + part.size - 1));
+    }
+    p.part_copy_bytes += CopiedBytes(c->parts);
+    p.server_side_copy_bytes += CopiedBytes(c->parts);
+  } else {
+    step("upload", temp, out);
+    p.upload_bytes += out;
+  }
   step("read back", temp, out);
   p.read_back_bytes += out;
   if (backup) {

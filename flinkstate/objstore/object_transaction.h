@@ -19,9 +19,10 @@
 //      the backup and the ETag of the original the edit was planned from,
 //      created with `If-None-Match: *`;
 //   2. the output written to a local temporary file and verified, uploaded to
-//      the temporary key (multipart when large) tagged with
-//      `x-amz-meta-flinkstate-txn: <token>`, downloaded again and compared
-//      byte for byte and verified;
+//      the temporary key (multipart when large; then the ranges the edit
+//      keeps are server-side part copies of the original where that pays,
+//      `PlanComposedUpload`) tagged with `x-amz-meta-flinkstate-txn:
+//      <token>`, downloaded again and compared byte for byte and verified;
 //   3. the backup: a server-side copy of the original created with
 //      `If-None-Match: *` (an existing backup, or a concurrent run, is
 //      refused) and `x-amz-copy-source-if-match` the planned ETag;
@@ -52,12 +53,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "flinkstate/objstore/multipart_plan.h"
 #include "flinkstate/objstore/s3_client.h"
 #include "flinkstate/serde/edit_plan.h"
 #include "flinkstate/serde/file_transaction.h"
@@ -87,6 +90,9 @@ struct ObjectWriteStats {
   uint64_t bytes_up = 0;
   uint64_t bytes_down = 0;  // the read-back
   uint64_t server_side_copy_bytes = 0;
+  // Of `server_side_copy_bytes`: ranges of the original copied into the
+  // temporary key instead of uploaded (`PlanComposedUpload`).
+  uint64_t part_copy_bytes = 0;
   // What the server was found to honour on a copy (probed by the run).
   bool if_match_honoured = false;
   bool if_none_match_honoured = false;
@@ -112,6 +118,35 @@ struct ObjectWriteStats {
 // The ETag of the object `file` was opened from ("" for a local file).
 std::string OpenedEtag(const serde::MappedFile& file);
 
+// Step 2's upload of the output of `plan` over `input` as a multipart upload
+// whose unchanged ranges are server-side copies of `input`'s object
+// (UploadPartCopy, `x-amz-copy-source-if-match` its ETag as opened): made
+// where `client` offers part copies (`ObjectClient::part_copy`, unless
+// FLINKSTATE_S3_PART_COPY=0), the output is above its multipart threshold,
+// `input` was opened from an object (not a local file), the plan stores its
+// pieces (not streamed), and `PlanMultipartParts` finds copies worth making.
+// None otherwise: the output is uploaded in full. No requests. The output is
+// still built and verified locally, and read back and compared after.
+struct ComposedUpload {
+  ObjectUrl source;
+  std::string source_etag;
+  std::vector<MultipartPart> parts;
+};
+std::optional<ComposedUpload> PlanComposedUpload(const ObjectClient& client,
+                                                 const serde::MappedFile& input,
+                                                 const serde::EditPlan& plan);
+
+// What step 2 sends for the output of `plan` over `input` with the current
+// configuration (`CurrentS3Config`): bytes uploaded, and bytes copied
+// server-side from the original (`PlanComposedUpload`). For dry runs that
+// count a transfer without `PlanObjectWrite` (repair). No requests.
+struct UploadTransfer {
+  uint64_t upload_bytes = 0;
+  uint64_t part_copy_bytes = 0;
+};
+[[nodiscard]] absl::StatusOr<UploadTransfer> PlanUploadTransfer(const serde::MappedFile& input,
+                                                                const serde::EditPlan& plan);
+
 // What `WriteObjectVerified(w, input, plan, ...)` would do, found with
 // read-only requests (HEAD and LIST; nothing is written): a dry run's plan.
 // The run's token is not known yet and is shown as "<token>".
@@ -121,7 +156,10 @@ struct PlannedObjectStep {
   std::string action;
   std::string object;  // s3:// URL written, read, checked or deleted
   std::string source;  // server-side copies: the object copied from
-  uint64_t bytes = 0;  // bytes moved (copies: the object's size)
+  uint64_t bytes = 0;  // bytes moved (copies: the object's size, or the range's)
+  // A part copy into the temporary key (`PlanComposedUpload`): the range of
+  // `source` copied, as in x-amz-copy-source-range ("bytes=0-5242879").
+  std::string source_range;
 };
 struct ObjectWritePlan {
   std::vector<PlannedObjectStep> steps;  // in protocol order (1.-7. above)
@@ -133,6 +171,8 @@ struct ObjectWritePlan {
   uint64_t upload_bytes = 0;
   uint64_t read_back_bytes = 0;
   uint64_t server_side_copy_bytes = 0;
+  // Of `server_side_copy_bytes`: the part copies of step 2.
+  uint64_t part_copy_bytes = 0;
   // The input bytes the plan copies into the output: at most this much of a
   // remote input is downloaded to write it.
   uint64_t input_bytes_kept = 0;

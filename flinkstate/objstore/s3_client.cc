@@ -155,7 +155,9 @@ bool Retryable(long status, absl::string_view code) {
          code == "Throttling" || code == "ThrottlingException";
 }
 
-std::atomic<uint64_t> g_requests{0}, g_down{0}, g_up{0}, g_retries{0};
+std::atomic<uint64_t> g_requests{0}, g_down{0}, g_up{0}, g_retries{0}, g_part_copied{0};
+// Set when a server refused UploadPartCopy: no more tries in this process.
+std::atomic<bool> g_part_copy_refused{false};
 
 }  // namespace
 
@@ -165,6 +167,7 @@ TransferStats ProcessTransferStats() {
   t.bytes_down = g_down.load();
   t.bytes_up = g_up.load();
   t.retries = g_retries.load();
+  t.bytes_part_copied = g_part_copied.load();
   return t;
 }
 
@@ -252,6 +255,15 @@ absl::StatusOr<S3Config> S3Config::FromEnvironment(absl::string_view endpoint_fl
     if (!absl::SimpleAtoi(ps, &c.part_size) || c.part_size < (uint64_t{5} << 20)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "objstore: FLINKSTATE_S3_PART_SIZE=\"", ps, "\" is not a byte count of at least 5 MiB"));
+    }
+  }
+  if (const char* pc = Env("FLINKSTATE_S3_PART_COPY")) {
+    const std::string v = absl::AsciiStrToLower(pc);
+    if (v == "0" || v == "false" || v == "off") {
+      c.part_copy = false;
+    } else if (v != "1" && v != "true" && v != "on") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "objstore: FLINKSTATE_S3_PART_COPY=\"", pc, "\" is not 0 or 1"));
     }
   }
   if (const char* t = Env("FLINKSTATE_S3_CONNECT_TIMEOUT_MS")) {
@@ -688,8 +700,8 @@ absl::StatusOr<std::string> S3Client::Put(const ObjectUrl& url, serde::ByteView 
   return resp->headers["etag"];
 }
 
-absl::StatusOr<std::string> S3Client::PutMultipart(const ObjectUrl& url, serde::ByteView data,
-                                                   const WriteConditions& when) {
+absl::StatusOr<std::string> S3Client::CreateMultipartUpload(const ObjectUrl& url,
+                                                            const WriteConditions& when) {
   Request init;
   init.method = "POST";
   init.url = url;
@@ -705,42 +717,92 @@ absl::StatusOr<std::string> S3Client::PutMultipart(const ObjectUrl& url, serde::
   if (resp->status != 200) {
     return ErrorFor(url, "POST (CreateMultipartUpload)", *resp, Attempts(*resp));
   }
-  absl::StatusOr<std::string> upload_id =
-      XmlText(resp->body, "InitiateMultipartUploadResult/UploadId");
-  if (!upload_id.ok()) return upload_id.status();
-  auto abort = [&] {
-    Request a;
-    a.method = "DELETE";
-    a.url = url;
-    a.query = {{"uploadId", *upload_id}};
-    (void)Send(a);  // best effort; a bucket lifecycle rule reaps the rest
-  };
-  std::string complete = "<CompleteMultipartUpload>";
-  const uint64_t part = std::max<uint64_t>(config_.part_size, uint64_t{5} << 20);
-  int number = 1;
-  for (uint64_t off = 0; off < data.size(); off += part, ++number) {
-    Request p;
-    p.method = "PUT";
-    p.url = url;
-    p.query = {{"partNumber", absl::StrCat(number)}, {"uploadId", *upload_id}};
-    p.body = data.subspan(off, std::min<uint64_t>(part, data.size() - off));
-    p.has_body = true;
-    absl::StatusOr<Response> pr = Send(p);
-    if (!pr.ok() || pr->status != 200) {
-      absl::Status s = pr.ok() ? ErrorFor(url, absl::StrCat("PUT part ", number), *pr,
-                                          Attempts(*pr))
-                               : pr.status();
-      abort();
-      return s;
+  return XmlText(resp->body, "InitiateMultipartUploadResult/UploadId");
+}
+
+void S3Client::AbortMultipartUpload(const ObjectUrl& url, const std::string& upload_id) {
+  Request a;
+  a.method = "DELETE";
+  a.url = url;
+  a.query = {{"uploadId", upload_id}};
+  (void)Send(a);  // best effort; a bucket lifecycle rule reaps the rest
+}
+
+absl::StatusOr<std::string> S3Client::UploadPart(const ObjectUrl& url,
+                                                 const std::string& upload_id, int number,
+                                                 serde::ByteView data) {
+  Request p;
+  p.method = "PUT";
+  p.url = url;
+  p.query = {{"partNumber", absl::StrCat(number)}, {"uploadId", upload_id}};
+  p.body = data;
+  p.has_body = true;
+  absl::StatusOr<Response> pr = Send(p);
+  if (!pr.ok()) return pr.status();
+  if (pr->status != 200) return ErrorFor(url, absl::StrCat("PUT part ", number), *pr, Attempts(*pr));
+  return pr->headers["etag"];
+}
+
+absl::StatusOr<std::string> S3Client::UploadPartCopy(const ObjectUrl& url,
+                                                     const std::string& upload_id, int number,
+                                                     const ObjectUrl& source, uint64_t offset,
+                                                     uint64_t size,
+                                                     const std::string& source_etag) {
+  const std::string range = absl::StrCat("bytes=", offset, "-", offset + size - 1);
+  Request p;
+  p.method = "PUT";
+  p.url = url;
+  p.query = {{"partNumber", absl::StrCat(number)}, {"uploadId", upload_id}};
+  p.has_body = true;  // empty
+  p.headers.push_back(absl::StrCat("x-amz-copy-source: /", UriEncode(source.bucket, false), "/",
+                                   UriEncode(source.key, true)));
+  p.headers.push_back(absl::StrCat("x-amz-copy-source-range: ", range));
+  if (!source_etag.empty()) {
+    p.headers.push_back(absl::StrCat("x-amz-copy-source-if-match: ", source_etag));
+  }
+  absl::StatusOr<Response> pr = Send(p);
+  if (!pr.ok()) return pr.status();
+  const std::string what =
+      absl::StrCat("PUT part ", number, " (UploadPartCopy from ", source.ToString(), " ", range, ")");
+  if (pr->status != 200) {
+    absl::Status e = ErrorFor(url, what, *pr, Attempts(*pr));
+    std::string code;
+    if (absl::StatusOr<S3Error> se = ParseS3Error(pr->body); se.ok()) code = se->code;
+    if (pr->status == 501 || code == "NotImplemented" || code == "InvalidRequest") {
+      return absl::UnimplementedError(absl::StrCat(
+          e.message(), "; the server does not do server-side part copies (uploading in full)"));
     }
-    absl::StrAppend(&complete, "<Part><PartNumber>", number, "</PartNumber><ETag>",
-                    pr->headers["etag"], "</ETag></Part>");
+    if (absl::IsFailedPrecondition(e)) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(e.message(), "; ", source.ToString(),
+                       " was changed by someone else since it was read (ETag ", source_etag, ")"));
+    }
+    return e;
+  }
+  absl::StatusOr<std::string> etag = XmlText(pr->body, "CopyPartResult/ETag");
+  if (!etag.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("objstore: ", url.ToString(), ": ", what,
+                                                   ": no CopyPartResult/ETag in the answer (",
+                                                   etag.status().message(), ")"));
+  }
+  stats_.bytes_part_copied += size;
+  g_part_copied += size;
+  return *etag;
+}
+
+absl::StatusOr<std::string> S3Client::CompleteMultipartUpload(
+    const ObjectUrl& url, const std::string& upload_id,
+    const std::vector<std::string>& part_etags, const WriteConditions& when) {
+  std::string complete = "<CompleteMultipartUpload>";
+  for (size_t i = 0; i < part_etags.size(); ++i) {
+    absl::StrAppend(&complete, "<Part><PartNumber>", i + 1, "</PartNumber><ETag>", part_etags[i],
+                    "</ETag></Part>");
   }
   complete += "</CompleteMultipartUpload>";
   Request done;
   done.method = "POST";
   done.url = url;
-  done.query = {{"uploadId", *upload_id}};
+  done.query = {{"uploadId", upload_id}};
   done.body = serde::ByteView(reinterpret_cast<const uint8_t*>(complete.data()), complete.size());
   done.has_body = true;
   done.headers.push_back("Content-Type: application/xml");
@@ -750,7 +812,7 @@ absl::StatusOr<std::string> S3Client::PutMultipart(const ObjectUrl& url, serde::
   if (!dr.ok()) return dr.status();
   if (dr->status != 200) {
     absl::Status s = ErrorFor(url, "POST (CompleteMultipartUpload)", *dr, Attempts(*dr));
-    abort();
+    AbortMultipartUpload(url, upload_id);
     return s;
   }
   // S3 answers a CompleteMultipartUploadResult; some compatible servers name
@@ -760,6 +822,83 @@ absl::StatusOr<std::string> S3Client::PutMultipart(const ObjectUrl& url, serde::
   absl::StatusOr<ObjectInfo> info = Head(url);
   if (!info.ok()) return info.status();
   return info->etag;
+}
+
+absl::StatusOr<std::string> S3Client::PutMultipart(const ObjectUrl& url, serde::ByteView data,
+                                                   const WriteConditions& when) {
+  absl::StatusOr<std::string> upload_id = CreateMultipartUpload(url, when);
+  if (!upload_id.ok()) return upload_id.status();
+  std::vector<std::string> etags;
+  const uint64_t part = std::max<uint64_t>(config_.part_size, uint64_t{5} << 20);
+  for (uint64_t off = 0; off < data.size(); off += part) {
+    absl::StatusOr<std::string> e =
+        UploadPart(url, *upload_id, static_cast<int>(etags.size()) + 1,
+                   data.subspan(off, std::min<uint64_t>(part, data.size() - off)));
+    if (!e.ok()) {
+      AbortMultipartUpload(url, *upload_id);
+      return e.status();
+    }
+    etags.push_back(*std::move(e));
+  }
+  return CompleteMultipartUpload(url, *upload_id, etags, when);
+}
+
+std::optional<ObjectClient::PartCopyConfig> S3Client::part_copy() const {
+  if (!config_.part_copy || g_part_copy_refused.load()) return std::nullopt;
+  PartCopyConfig c;
+  c.threshold = config_.multipart_threshold;
+  c.limits.upload_part_size =
+      std::max<uint64_t>(config_.part_size, c.limits.min_part);
+  c.limits.upload_part_size = std::min<uint64_t>(c.limits.upload_part_size, c.limits.max_part / 2);
+  return c;
+}
+
+absl::StatusOr<std::string> ObjectClient::PutComposed(const ObjectUrl& url, serde::ByteView,
+                                                      const ObjectUrl&, const std::string&,
+                                                      absl::Span<const MultipartPart>,
+                                                      const WriteConditions&) {
+  return absl::UnimplementedError(
+      absl::StrCat("objstore: ", url.ToString(), ": this client makes no server-side part copies"));
+}
+
+absl::StatusOr<std::string> S3Client::PutComposed(const ObjectUrl& url, serde::ByteView data,
+                                                  const ObjectUrl& source,
+                                                  const std::string& source_etag,
+                                                  absl::Span<const MultipartPart> parts,
+                                                  const WriteConditions& when) {
+  if (g_part_copy_refused.load()) {
+    return absl::UnimplementedError(absl::StrCat(
+        "objstore: ", url.ToString(), ": the server refused server-side part copies before"));
+  }
+  uint64_t end = 0;
+  for (const MultipartPart& p : parts) {
+    if (p.output_offset != end || p.size == 0) break;
+    end += p.size;
+  }
+  if (parts.empty() || end != data.size()) {
+    return absl::InternalError(absl::StrCat("objstore: ", url.ToString(),
+                                            ": PutComposed: the parts do not tile the ",
+                                            data.size(), " bytes"));
+  }
+  absl::StatusOr<std::string> upload_id = CreateMultipartUpload(url, when);
+  if (!upload_id.ok()) return upload_id.status();
+  std::vector<std::string> etags;
+  etags.reserve(parts.size());
+  for (const MultipartPart& p : parts) {
+    const int number = static_cast<int>(etags.size()) + 1;
+    absl::StatusOr<std::string> e =
+        p.kind == MultipartPart::Kind::kCopy
+            ? UploadPartCopy(url, *upload_id, number, source, p.source_offset, p.size,
+                             source_etag)
+            : UploadPart(url, *upload_id, number, data.subspan(p.output_offset, p.size));
+    if (!e.ok()) {
+      AbortMultipartUpload(url, *upload_id);
+      if (absl::IsUnimplemented(e.status())) g_part_copy_refused = true;
+      return e.status();
+    }
+    etags.push_back(*std::move(e));
+  }
+  return CompleteMultipartUpload(url, *upload_id, etags, when);
 }
 
 absl::StatusOr<std::string> S3Client::Copy(const ObjectUrl& from, const ObjectUrl& to,

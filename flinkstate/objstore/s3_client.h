@@ -5,8 +5,9 @@
 // A small S3 client over libcurl (Debian libcurl4-openssl-dev): requests are
 // signed by curl itself (`CURLOPT_AWS_SIGV4`), XML answers are parsed by
 // s3_xml.h. It does what flinkstate needs: HEAD, ranged GET, PUT (multipart
-// above a threshold), server-side copy with ETag preconditions, DELETE and
-// ListObjectsV2.
+// above a threshold), multipart uploads whose unchanged ranges are
+// server-side part copies of the original (`PutComposed`), server-side copy
+// with ETag preconditions, DELETE and ListObjectsV2.
 //
 //   ```c++
 //   FLINKSTATE_ASSIGN_OR_RETURN(flinkstate::objstore::S3Config config,
@@ -50,6 +51,11 @@
 //   multipart PUT bodies above FLINKSTATE_S3_MULTIPART_THRESHOLD bytes
 //             (default 64 MiB) go in FLINKSTATE_S3_PART_SIZE parts (default
 //             16 MiB, at least 5 MiB as S3 requires).
+//   part copy FLINKSTATE_S3_PART_COPY=0 turns off `PutComposed` (server-side
+//             UploadPartCopy of the unchanged ranges of an edited object;
+//             on by default). A server that refuses UploadPartCopy (501
+//             NotImplemented, 400 InvalidRequest) turns it off for the rest
+//             of the process: the upload is made in full.
 //
 // Errors name the object URL, the method, the HTTP status and the S3 error
 // code and message, e.g. "objstore: s3://b/k: GET: HTTP 404 NoSuchKey: The
@@ -76,6 +82,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "flinkstate/objstore/multipart_plan.h"
 #include "flinkstate/serde/byte_view.h"
 
 namespace flinkstate::objstore {
@@ -113,6 +120,8 @@ struct S3Config {
   int stall_seconds = 15;
   uint64_t multipart_threshold = uint64_t{64} << 20;  // PUT bodies larger go multipart
   uint64_t part_size = uint64_t{16} << 20;            // >= 5 MiB except the last
+  // Server-side part copies of unchanged ranges (`PutComposed`) allowed.
+  bool part_copy = true;
   // Resolved lazily (first request) unless set.
   std::optional<Credentials> credentials;
   // Where FromEnvironment looked, for messages about missing credentials.
@@ -154,6 +163,9 @@ struct TransferStats {
   uint64_t bytes_down = 0;  // response bodies
   uint64_t bytes_up = 0;    // request bodies
   uint64_t retries = 0;
+  // Bytes copied server-side into multipart uploads (UploadPartCopy); no
+  // byte of them passes through the client.
+  uint64_t bytes_part_copied = 0;
 };
 
 // The sum over every S3Client of this process (thread-safe): what a command
@@ -196,6 +208,26 @@ class ObjectClient {
   [[nodiscard]] virtual absl::StatusOr<Listing> List(const ObjectUrl& prefix,
                                                      absl::string_view delimiter) = 0;
 
+  // When this client composes objects from server-side copies
+  // (`PutComposed`): for PUT bodies above `threshold` bytes, in parts within
+  // `limits`. None (the default): it does not.
+  struct PartCopyConfig {
+    uint64_t threshold = 0;
+    MultipartLimits limits;
+  };
+  virtual std::optional<PartCopyConfig> part_copy() const { return std::nullopt; }
+  // Writes `data` to `url` as a multipart upload of `parts` (tiling `data`;
+  // objstore::PlanMultipartParts): uploaded parts from `data`, copy parts
+  // server-side from `source`, which must still have ETag `source_etag`
+  // (`x-amz-copy-source-if-match`). `when` as for `Put`. Returns the new ETag.
+  // Return values: `Unimplemented` when the server (or this client) does not
+  // do server-side part copies (the multipart upload is aborted: `Put`
+  // instead); `FailedPrecondition` when `source` changed; as `Put`.
+  [[nodiscard]] virtual absl::StatusOr<std::string> PutComposed(
+      const ObjectUrl& url, serde::ByteView data, const ObjectUrl& source,
+      const std::string& source_etag, absl::Span<const MultipartPart> parts,
+      const WriteConditions& when);
+
   // Without conditions / delimiter.
   [[nodiscard]] absl::StatusOr<std::string> Put(const ObjectUrl& url, serde::ByteView data) {
     return Put(url, data, WriteConditions{});
@@ -228,6 +260,39 @@ class S3Client : public ObjectClient {
   [[nodiscard]] absl::Status Delete(const ObjectUrl& url) override;
   [[nodiscard]] absl::StatusOr<Listing> List(const ObjectUrl& prefix,
                                              absl::string_view delimiter) override;
+  // Unless FLINKSTATE_S3_PART_COPY=0 or the server refused a part copy
+  // earlier in this process: `multipart_threshold`, parts of `part_size`.
+  std::optional<PartCopyConfig> part_copy() const override;
+  [[nodiscard]] absl::StatusOr<std::string> PutComposed(
+      const ObjectUrl& url, serde::ByteView data, const ObjectUrl& source,
+      const std::string& source_etag, absl::Span<const MultipartPart> parts,
+      const WriteConditions& when) override;
+
+  // The requests of a multipart upload (`Put` above the threshold and
+  // `PutComposed` make them). `CreateMultipartUpload` returns the upload id
+  // (`when.txn_tag` is stored on the object); `UploadPart` and
+  // `UploadPartCopy` the part's ETag; `CompleteMultipartUpload` the object's
+  // ETag (`when`'s If-Match / If-None-Match apply), aborting the upload if it
+  // fails. `UploadPartCopy` copies `size` bytes of `source` from `offset`
+  // (`x-amz-copy-source-range`), if it still has ETag `source_etag` (when not
+  // empty). Return values: as the other requests'; `UploadPartCopy`:
+  // `Unimplemented` when the server does not do it (501, NotImplemented,
+  // InvalidRequest), `FailedPrecondition` when `source` changed.
+  [[nodiscard]] absl::StatusOr<std::string> CreateMultipartUpload(const ObjectUrl& url,
+                                                                  const WriteConditions& when);
+  [[nodiscard]] absl::StatusOr<std::string> UploadPart(const ObjectUrl& url,
+                                                       const std::string& upload_id,
+                                                       int number, serde::ByteView data);
+  [[nodiscard]] absl::StatusOr<std::string> UploadPartCopy(const ObjectUrl& url,
+                                                           const std::string& upload_id,
+                                                           int number, const ObjectUrl& source,
+                                                           uint64_t offset, uint64_t size,
+                                                           const std::string& source_etag);
+  [[nodiscard]] absl::StatusOr<std::string> CompleteMultipartUpload(
+      const ObjectUrl& url, const std::string& upload_id,
+      const std::vector<std::string>& part_etags, const WriteConditions& when);
+  // Best effort (a bucket lifecycle rule reaps what is left).
+  void AbortMultipartUpload(const ObjectUrl& url, const std::string& upload_id);
 
   const TransferStats& stats() const { return stats_; }
   const S3Config& config() const { return config_; }

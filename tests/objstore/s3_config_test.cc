@@ -56,6 +56,20 @@ TEST_F(S3ConfigTest, EnvironmentCredentialsAndRegion) {
   EXPECT_EQ(S3Config::FromEnvironment()->region, "us-west-2");
 }
 
+TEST_F(S3ConfigTest, PartCopiesAreOnUnlessTurnedOff) {
+  ::unsetenv("FLINKSTATE_S3_PART_COPY");
+  ASSERT_THAT(S3Config::FromEnvironment().status(), IsOk());
+  EXPECT_TRUE(S3Config::FromEnvironment()->part_copy);
+  EXPECT_TRUE(S3Client(*S3Config::FromEnvironment()).part_copy().has_value());
+  ::setenv("FLINKSTATE_S3_PART_COPY", "0", 1);
+  EXPECT_FALSE(S3Config::FromEnvironment()->part_copy);
+  EXPECT_FALSE(S3Client(*S3Config::FromEnvironment()).part_copy().has_value());
+  ::setenv("FLINKSTATE_S3_PART_COPY", "maybe", 1);
+  EXPECT_THAT(S3Config::FromEnvironment().status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, "FLINKSTATE_S3_PART_COPY"));
+  ::unsetenv("FLINKSTATE_S3_PART_COPY");
+}
+
 TEST_F(S3ConfigTest, ProfilesFromTheSharedFiles) {
   Write(".aws/credentials",
         "[default]\naws_access_key_id = AKIDDEF\naws_secret_access_key = s1\n\n"

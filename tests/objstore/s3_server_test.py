@@ -573,6 +573,77 @@ class S3WriteTest(unittest.TestCase):
             parts = [h for h in self.proxy.headers if "partNumber=" in h.get("_path", "")]
             self.assertEqual(len(parts), (len(want) + (5 << 20) - 1) // (5 << 20))
 
+    def test_a_large_in_place_edit_copies_the_kept_ranges_server_side(self):
+        # An incident-shaped _metadata whose union state is small: the edit
+        # keeps nearly every byte. Above the multipart threshold the kept
+        # ranges are UploadPartCopy parts of the original; only the parts
+        # around the edits go up. The object equals the local edit's output,
+        # the dry run counts what the write moved, and with part copies off
+        # (FLINKSTATE_S3_PART_COPY=0) the whole output goes up again.
+        with tempfile.TemporaryDirectory() as d:
+            src = os.path.join(d, "_metadata")
+            # Two subtasks: two edits, 24 MiB apart.
+            subprocess.run([GEN_INCIDENT, "--out", src, "--shape", "small-union",
+                            "--parallelism", "2", "--target_size_mib", "48"],
+                           check=True, capture_output=True)
+            local_out = os.path.join(d, "stripped")
+            subprocess.run([FLINKSTATE, "strip-state", "--state", self.STATE, src, local_out],
+                           check=True, capture_output=True)
+            with open(src, "rb") as f:
+                original = f.read()
+            with open(local_out, "rb") as f:
+                want = f.read()
+        url = "s3://flink/" + self.prefix
+        self.s3.put_object(Bucket="flink", Key=self.prefix + "/_metadata", Body=original)
+        env = {"FLINKSTATE_S3_MULTIPART_THRESHOLD": str(8 << 20), "FLINKSTATE_S3_STATS": "1"}
+        rc, out, err = run(["strip-state", "--state", self.STATE, "--in-place", "--dry-run",
+                            "--json", url], dict(self.env, **env))
+        self.assertEqual(rc, 0, err)
+        plan = json.loads(out)["writePlan"]
+        part_copies = [s for s in plan["steps"] if s.get("sourceRange")]
+        self.assertGreater(len(part_copies), 1)
+        moved = {"upload": 0, "part_copy": 0}
+
+        def count(method, path, headers, when):
+            h = {k.lower(): v for k, v in headers.items()}
+            if when != "before" or method != "PUT" or ".flinkstate-tmp-" not in path:
+                return
+            if "x-amz-copy-source-range" in h:
+                self.assertEqual(h["x-amz-copy-source"], "/flink/%s/_metadata" % self.prefix)
+                self.assertTrue(h.get("x-amz-copy-source-if-match"))
+                a, b = h["x-amz-copy-source-range"][len("bytes="):].split("-")
+                moved["part_copy"] += int(b) - int(a) + 1
+            elif not path.split("?")[0].endswith(".probe"):
+                moved["upload"] += int(h.get("content-length", 0))
+        self.proxy.hook = count
+        rc, out, err = self.strip(env)
+        self.proxy.hook = None
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(self.keys(), ["_metadata", "_metadata.bak"])
+        self.assertEqual(self.get("_metadata"), want)
+        self.assertEqual(self.get("_metadata.bak"), original)
+        m = re.search(r"s3: (\d+) requests, (\d+) bytes down, (\d+) bytes up, (\d+) retries, "
+                      r"(\d+) bytes part-copied", err)
+        self.assertIsNotNone(m, err)
+        up, part_copied = int(m.group(3)), int(m.group(5))
+        # Bytes up: a 5 MiB part (S3's minimum) around each of the 2 edits
+        # and the journals, not the 48 MiB object.
+        self.assertLess(up, len(want) // 4)
+        self.assertEqual(moved["upload"] + moved["part_copy"], len(want))
+        self.assertEqual(part_copied, moved["part_copy"])
+        self.assertEqual(int(plan["uploadBytes"]), moved["upload"])
+        self.assertEqual(sum(int(s["bytes"]) for s in part_copies), moved["part_copy"])
+        self.assertEqual(int(plan["serverSideCopyBytes"]),
+                         moved["part_copy"] + len(original) + len(want))
+        # Part copies off: the plain upload of the whole output.
+        self.s3.delete_object(Bucket="flink", Key=self.prefix + "/_metadata.bak")
+        self.s3.put_object(Bucket="flink", Key=self.prefix + "/_metadata", Body=original)
+        rc, out, err = self.strip(dict(env, FLINKSTATE_S3_PART_COPY="0"))
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(self.get("_metadata"), want)
+        self.assertNotIn("part-copied", err)
+        self.assertGreater(int(re.search(r"(\d+) bytes up", err).group(1)), len(want))
+
     def test_an_object_replaced_while_being_read_is_reported(self):
         with tempfile.TemporaryDirectory() as d:
             src = os.path.join(d, "_metadata")
@@ -719,7 +790,11 @@ class S3WriteTest(unittest.TestCase):
             key = path.split("?")[0][len("/flink/"):]
             if method == "PUT" and "x-amz-copy-source" in h and key.endswith(".probe"):
                 return  # the conditional-copy probe (the journal's few hundred bytes)
-            if method == "PUT" and "x-amz-copy-source" in h:
+            if method == "PUT" and "x-amz-copy-source-range" in h:
+                # A part copy of the original (UploadPartCopy): its range.
+                a, b = h["x-amz-copy-source-range"][len("bytes="):].split("-")
+                moved["copy"] += int(b) - int(a) + 1
+            elif method == "PUT" and "x-amz-copy-source" in h:
                 src = h["x-amz-copy-source"][len("/flink/"):]
                 moved["copy"] += (len(self.stripped) if ".flinkstate-tmp-" in src
                                   else sizes[src])

@@ -112,5 +112,16 @@ TEST(ObjectUrlTest, ParsesFlinkSchemes) {
               StatusIs(absl::StatusCode::kInvalidArgument, "not an s3://"));
 }
 
+// UploadPartCopy's answer (S3 API reference, UploadPartCopy).
+TEST(S3XmlTest, FindsTheETagOfACopiedPart) {
+  absl::StatusOr<std::string> etag = XmlText(
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<CopyPartResult><LastModified>"
+      "2011-04-11T20:34:56.000Z</LastModified><ETag>&quot;9b2cf535f27731c974343645a3985328&quot;"
+      "</ETag></CopyPartResult>",
+      "CopyPartResult/ETag");
+  ASSERT_THAT(etag.status(), IsOk());
+  EXPECT_EQ(*etag, "\"9b2cf535f27731c974343645a3985328\"");
+}
+
 }  // namespace
 }  // namespace flinkstate::objstore

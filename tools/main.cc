@@ -603,6 +603,7 @@ void PrintTransferStats() {
   const char* on = std::getenv("FLINKSTATE_S3_STATS");
   if (on == nullptr || std::string(on) != "1") return;
   const objstore::TransferStats t = objstore::ProcessTransferStats();
+  std::cout.flush();  // after the report, not inside its last line on a terminal
   std::cerr << "s3: " << t.requests << " requests, " << t.bytes_down << " bytes down, "
             << t.bytes_up << " bytes up, " << t.retries << " retries";
   // Only when there were any (UploadPartCopy of an edit's unchanged ranges).

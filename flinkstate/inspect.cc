@@ -996,9 +996,11 @@ absl::Status StreamMetadataReportJson(serde::ByteView input,
 namespace {
 
 // The report of a completedCheckpoint read one operator at a time
-// (`ScanCompletedCheckpoint`): `*r` gets everything but the operators, which
-// go to `op_sink` in order as soon as each is complete (with its union
-// warnings kept for the end, as `BuildReport` adds them last). The same
+// (`ScanCompletedCheckpoint`): `*r` gets everything but the operators, each
+// filled in the message `next_op` returns (cleared: a reused one keeps its
+// elements' memory) and handed over by `op_done` in order as soon as it is
+// complete (with its union warnings kept for the end, as `BuildReport` adds
+// them last). The same
 // report as `BuildReport` of the whole model: warnings in its order (unknown
 // classes and class-shape warnings first, then those of the walk, the frame
 // size, the unions). With `head_ready`, the head fields of `*r` (those before
@@ -1006,7 +1008,8 @@ namespace {
 // first operator (the reader skips the operators once to reach them).
 absl::Status BuildCompletedCheckpointReportStreaming(
     serde::ByteView input, const InspectOptions& options, report::Report* r,
-    const std::function<absl::Status(report::Operator&&)>& op_sink,
+    const std::function<report::Operator*()>& next_op,
+    const std::function<absl::Status()>& op_done,
     const std::function<absl::Status()>& head_ready = nullptr) {
   r->set_file(options.file_name);
   r->set_file_size(input.size());
@@ -1033,11 +1036,10 @@ absl::Status BuildCompletedCheckpointReportStreaming(
       ScanCompletedCheckpoint(
           input,
           [&](int index, OperatorState&& src) -> absl::Status {
-            report::Operator op;
             TextSource values(input);
             ReportStreamedOperator(src, index, values, &builder, &warner, &scratch,
-                                   &union_warnings, &op);
-            return op_sink(std::move(op));
+                                   &union_warnings, next_op());
+            return op_done();
           },
           scan));
   const CompletedCheckpointInfo& cc = *head.completed;
@@ -1064,10 +1066,8 @@ report::Report BuildCompletedCheckpointReport(serde::ByteView input,
                                               absl::Status* status) {
   report::Report r;
   *status = BuildCompletedCheckpointReportStreaming(
-      input, options, &r, [&](report::Operator&& op) {
-        *r.add_operators() = std::move(op);
-        return absl::OkStatus();
-      });
+      input, options, &r, [&] { return r.add_operators(); },
+      [] { return absl::OkStatus(); });
   return r;
 }
 
@@ -1076,15 +1076,13 @@ absl::Status StreamCompletedCheckpointReportJson(
     const std::function<void(absl::string_view)>& write) {
   // The head (everything before "operators" in field order) is written as
   // soon as the reader has it; each operator is printed while the next one
-  // is read (`OperatorJsonPrinter`); the rest follows the last operator.
+  // is read (`OperatorJsonPrinter`), filled in the printer's own reports (no
+  // allocation per handle and path once the first operators were printed);
+  // the rest follows the last operator.
   report::Report r;
   OperatorJsonPrinter printer(write, options.print_on_second_thread);
   absl::Status read = BuildCompletedCheckpointReportStreaming(
-      input, options, &r,
-      [&](report::Operator&& op) -> absl::Status {
-        *printer.Next() = std::move(op);
-        return printer.Submit();
-      },
+      input, options, &r, [&] { return printer.Next(); }, [&] { return printer.Submit(); },
       [&]() { return WriteReportJsonPart(r, JsonPart::kHead, write); });
   int count = 0;
   const absl::Status printed = printer.Finish(&count);

@@ -134,12 +134,17 @@ void StreamCursor::NewEpoch() {
   if (observer_ != nullptr) observer_->OnReset();
 }
 
-void StreamCursor::NoteDescHandle(DescId did, uint64_t h) {
-  desc_handles_[did] = h;
-  if (h < kDescByHandleMax) {
-    if (desc_by_handle_.size() <= h) desc_by_handle_.resize(h + 1, kNoDesc);
-    desc_by_handle_[h] = did;
+void StreamCursor::NoteDescHandle(DescId did, uint64_t h) { desc_handles_[did] = h; }
+
+void StreamCursor::NoteCompleteDesc(DescId did) {
+  const uint64_t h = desc_handles_[did];
+  // Only if the handle is still the descriptor's (no TC_RESET or
+  // TC_EXCEPTION began another epoch while it was read).
+  if (h >= kDescByHandleMax || h >= handles_size_ || handle_offset(h) != desc_offsets_[did]) {
+    return;
   }
+  if (desc_by_handle_.size() <= h) desc_by_handle_.resize(h + 1, kNoDesc);
+  desc_by_handle_[h] = did;
 }
 
 DescId StreamCursor::DescAt(uint64_t offset) const {
@@ -513,12 +518,15 @@ bool StreamCursor::ReadClassDesc(DescId* out) {
         // The common case, a reference to an earlier descriptor: one load.
         const uint64_t h = static_cast<uint32_t>(serde::DecodeBigEndian32(p_ + 1)) -
                            static_cast<uint64_t>(kBaseWireHandle);
-        if (h < desc_by_handle_.size() && h < handles_size_ && desc_by_handle_[h] != kNoDesc &&
-            descs_[desc_by_handle_[h]].complete) {
-          if (!CountItem()) return false;
-          p_ += 5;
-          *out = desc_by_handle_[h];
-          return true;
+        // `desc_by_handle_` holds complete descriptors only.
+        if (h < desc_by_handle_.size() && h < handles_size_) {
+          const DescId d = desc_by_handle_[h];
+          if (d != kNoDesc) {
+            if (!CountItem()) return false;
+            p_ += 5;
+            *out = d;
+            return true;
+          }
         }
       }
       CursorValue r;
@@ -727,6 +735,7 @@ bool StreamCursor::ReadClassDescTail(DescId did) {
     d.chain.push_back(did);
     d.complete = true;
     desc_ends_[did] = position();
+    NoteCompleteDesc(did);
   }
   return true;
 }

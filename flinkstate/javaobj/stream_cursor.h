@@ -321,6 +321,9 @@ class StreamCursor {
   bool AssignHandle(uint64_t offset, uint64_t* h);
   void PushHandle(uint64_t offset);
   void NoteDescHandle(DescId did, uint64_t h);
+  // Makes complete descriptor `did` found by its handle in one load
+  // (`desc_by_handle_`).
+  void NoteCompleteDesc(DescId did);
   void NewEpoch();
 
   bool ReadValueAt(CursorValue* v);
@@ -394,7 +397,7 @@ class StreamCursor {
   std::vector<std::unique_ptr<uint64_t[]>> wide_chunks_;
   uint64_t handles_size_ = 0;
   uint64_t handles_total_ = 0;
-  // Descriptors by the handle that defined them, for handles below
+  // Complete descriptors by the handle that defined them, for handles below
   // `kDescByHandleMax` (every Flink graph defines its classes early): a
   // reference to a class descriptor is one load.
   static constexpr uint64_t kDescByHandleMax = uint64_t{1} << 16;

@@ -26,6 +26,8 @@
 #include <vector>
 
 #include "absl/algorithm/container.h"
+#include "absl/base/attributes.h"
+#include "absl/base/optimization.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
@@ -280,15 +282,23 @@ class GraphScanner {
 
   // --- descriptors -------------------------------------------------------------
 
+  // The field ids of descriptor `d`, one per field.
   const std::vector<uint8_t>& FieldIds(DescId d) {
-    if (d >= fids_.size()) fids_.resize(c_.num_descs());
-    std::vector<uint8_t>& ids = fids_[d];
-    if (ids.empty() && !c_.desc(d).fields.empty()) {
-      for (const javaobj::FieldDesc& f : c_.desc(d).fields) {
-        auto it = FieldNames().find(f.name);
-        ids.push_back(it == FieldNames().end() ? kOther : it->second);
-      }
+    if (ABSL_PREDICT_TRUE(d < fids_done_.size() && fids_done_[d])) return fids_[d];
+    return NewFieldIds(d);
+  }
+  ABSL_ATTRIBUTE_NOINLINE const std::vector<uint8_t>& NewFieldIds(DescId d) {
+    if (d >= fids_.size()) {
+      fids_.resize(c_.num_descs());
+      fids_done_.resize(c_.num_descs(), 0);
     }
+    std::vector<uint8_t>& ids = fids_[d];
+    ids.clear();
+    for (const javaobj::FieldDesc& f : c_.desc(d).fields) {
+      auto it = FieldNames().find(f.name);
+      ids.push_back(it == FieldNames().end() ? kOther : it->second);
+    }
+    fids_done_[d] = 1;
     return ids;
   }
   const std::string& ShortNameOf(DescId d) {
@@ -1856,6 +1866,7 @@ class GraphScanner {
   uint64_t root_offset_ = 0;
   int keyed_depth_ = 0;
   std::vector<std::vector<uint8_t>> fids_;
+  std::vector<uint8_t> fids_done_;
   std::vector<std::string> short_names_;
   std::vector<bool> short_done_;
   std::vector<CompletedCheckpointInfo::ShapeWarning> root_warnings_;

@@ -565,6 +565,7 @@ bool StreamCursor::BeginClassDesc(uint64_t at, DescId* out) {
     *out = static_cast<DescId>(descs_.size());
     descs_.emplace_back();
     desc_offsets_.push_back(at);
+    layouts_.emplace_back();
     desc_ends_.push_back(0);
     desc_handles_.push_back(kNoHandle);
     descs_[*out].item = static_cast<ItemId>(items_ - 1);
@@ -734,6 +735,9 @@ bool StreamCursor::ReadClassDescTail(DescId did) {
     if (super != kNoDesc) d.chain = descs_[super].chain;
     d.chain.push_back(did);
     d.complete = true;
+    layouts_[did] = {d.prim_bytes,
+                     static_cast<uint32_t>(d.fields.size()) - d.num_object_fields,
+                     static_cast<uint32_t>(d.fields.size()), d.flags};
     desc_ends_[did] = position();
     NoteCompleteDesc(did);
   }

@@ -148,7 +148,8 @@ class StreamCursor {
   // `ReadValue` + `FinishValue`.
   bool Skip() {
     CursorValue v;
-    return ReadValue(&v) && FinishValue(&v);
+    // Leaves are whole once read: no call to finish them.
+    return ReadValue(&v) && (v.end != 0 || FinishValue(&v));
   }
 
   // Reads the class data of object `v` (just returned by `ReadValue`, not a
@@ -404,6 +405,15 @@ class StreamCursor {
   std::vector<DescId> desc_by_handle_;
 
   std::vector<ClassDesc> descs_;
+  // What `ReadObjectData` needs of each descriptor, set when it is complete:
+  // 16 bytes side by side instead of fields spread over a `ClassDesc`.
+  struct Layout {
+    uint32_t prim_bytes = 0;
+    uint32_t first_object_field = 0;
+    uint32_t num_fields = 0;
+    uint8_t flags = 0;
+  };
+  std::vector<Layout> layouts_;
   std::vector<uint64_t> desc_offsets_;  // ascending (stream order)
   std::vector<uint64_t> desc_ends_;     // where each descriptor's item ends
   std::vector<uint64_t> desc_handles_;  // the handle each descriptor was assigned
@@ -455,23 +465,22 @@ bool StreamCursor::ReadObjectData(CursorValue* v, Visit& visit) {
     --depth_;
     return true;
   }
-  // Indexes, not references: `descs_` may grow while the data is read.
+  // Indexes, not references: `descs_` and `layouts_` may grow while the
+  // data is read.
   const size_t chain_len = descs_[did].chain.size();
   for (size_t ci = 0; ci < chain_len && !aborted_; ++ci) {
     const DescId cls = descs_[did].chain[ci];
-    const uint32_t prim = descs_[cls].prim_bytes;
-    if (ABSL_PREDICT_FALSE(prim > remaining())) {
+    const Layout layout = layouts_[cls];
+    if (ABSL_PREDICT_FALSE(layout.prim_bytes > remaining())) {
       return Fail(absl::StatusCode::kOutOfRange, "input ends inside primitive field values",
                   position());
     }
     visit.Class(cls, position());
-    p_ += prim;
-    const uint32_t nfields = static_cast<uint32_t>(descs_[cls].fields.size());
-    for (uint32_t f = descs_[cls].fields.size() - descs_[cls].num_object_fields;
-         f < nfields && !aborted_; ++f) {
+    p_ += layout.prim_bytes;
+    for (uint32_t f = layout.first_object_field; f < layout.num_fields && !aborted_; ++f) {
       if (!visit.Field(cls, f)) return false;
     }
-    if (descs_[cls].has_write_method() && !aborted_) {
+    if ((layout.flags & kScWriteMethod) && !aborted_) {
       block_left_ = 0;
       if (!visit.Annotation(cls)) return false;
     }

@@ -105,7 +105,7 @@ void StreamCursor::PushHandle(uint64_t offset) {
   ++handles_total_;
 }
 
-bool StreamCursor::AssignHandle(uint64_t offset, uint64_t* h) {
+bool StreamCursor::AssignHandleSlow(uint64_t offset, uint64_t* h) {
   if (replay_depth_ > 0) {
     *h = replay_next_++;
     if (ABSL_PREDICT_FALSE(*h >= handles_size_ || handle_offset(*h) != offset)) {

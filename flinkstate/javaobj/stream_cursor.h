@@ -319,7 +319,23 @@ class StreamCursor {
     return true;
   }
   ABSL_ATTRIBUTE_NOINLINE bool ItemsFail();
-  bool AssignHandle(uint64_t offset, uint64_t* h);
+  // The next handle for the item at `offset` (checked against the table in
+  // replay). Inline for the common case: a new handle in a narrow table that
+  // has room in its last chunk, nobody observing.
+  bool AssignHandle(uint64_t offset, uint64_t* h) {
+    const uint64_t n = handles_size_;
+    const uint64_t k = n & (kHandleChunk - 1);
+    if (ABSL_PREDICT_TRUE(replay_depth_ == 0 && observer_ == nullptr && !wide_ && k != 0 &&
+                          n < options_.limits.max_handles)) {
+      narrow_chunks_[n >> kHandleChunkBits][k] = static_cast<uint32_t>(offset);
+      *h = n;
+      ++handles_size_;
+      ++handles_total_;
+      return true;
+    }
+    return AssignHandleSlow(offset, h);
+  }
+  bool AssignHandleSlow(uint64_t offset, uint64_t* h);
   void PushHandle(uint64_t offset);
   void NoteDescHandle(DescId did, uint64_t h);
   // Makes complete descriptor `did` found by its handle in one load

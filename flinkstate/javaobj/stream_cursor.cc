@@ -494,7 +494,7 @@ bool StreamCursor::ReadUtf(serde::SourceRange* body, std::string* text, bool wan
   return true;
 }
 
-bool StreamCursor::ReadClassDesc(DescId* out) {
+bool StreamCursor::ReadClassDescSlow(DescId* out) {
   if (!Need(1)) return false;
   const uint64_t at = position();
   const uint8_t tag = *p_;

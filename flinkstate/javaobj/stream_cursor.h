@@ -371,7 +371,26 @@ class StreamCursor {
   ABSL_ATTRIBUTE_NOINLINE bool LengthFail(absl::string_view what, int64_t len, uint64_t limit,
                                           uint64_t at);
   // `classDesc`: a new descriptor, a reference to one, or null (kNoDesc).
-  bool ReadClassDesc(DescId* out);
+  // Inline for the common case, a reference to a complete descriptor
+  // (`desc_by_handle_`) with nobody observing; the rest in
+  // `ReadClassDescSlow`.
+  bool ReadClassDesc(DescId* out) {
+    if (ABSL_PREDICT_TRUE(remaining() >= 5 && *p_ == kTcReference && observer_ == nullptr)) {
+      const uint64_t h = static_cast<uint32_t>(serde::DecodeBigEndian32(p_ + 1)) -
+                         static_cast<uint64_t>(kBaseWireHandle);
+      if (h < desc_by_handle_.size() && h < handles_size_) {
+        const DescId d = desc_by_handle_[h];
+        if (d != kNoDesc) {
+          if (!CountItem()) return false;
+          p_ += 5;
+          *out = d;
+          return true;
+        }
+      }
+    }
+    return ReadClassDescSlow(out);
+  }
+  bool ReadClassDescSlow(DescId* out);
   // The start both class descriptor forms share: the item counted, the
   // descriptor found again (replay) or added, the type code read.
   bool BeginClassDesc(uint64_t at, DescId* out);

@@ -766,31 +766,12 @@ bool StreamCursor::ReadNewObjectHead(CursorValue* v) {
   return true;
 }
 
-bool StreamCursor::ReadItemHead(uint64_t* at, DescId* did, const char* null_refusal) {
-  *at = position();
-  if (!CountItem()) return false;
-  ++p_;
-  if (!ReadClassDesc(did)) return false;
-  if (null_refusal != nullptr && *did == kNoDesc) {
-    return Fail(absl::StatusCode::kInvalidArgument, null_refusal, *at);
-  }
-  return true;
-}
-
 bool StreamCursor::WrongReference(const CursorValue& r, absl::string_view expected,
                                   uint64_t at) {
   return Fail(absl::StatusCode::kInvalidArgument,
               WrongReferenceProblem(static_cast<uint32_t>(r.handle + kBaseWireHandle),
                                     ItemKindName(ItemKindOfTag(r.tag)), expected),
               at);
-}
-
-bool StreamCursor::SetDescAndHandle(uint64_t at, DescId did, CursorValue* v) {
-  v->desc = did;
-  uint64_t h;
-  if (!AssignHandle(at, &h)) return false;
-  v->handle = h;
-  return true;
 }
 
 bool StreamCursor::LengthFail(absl::string_view what, int64_t len, uint64_t limit,

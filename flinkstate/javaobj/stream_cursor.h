@@ -354,11 +354,26 @@ class StreamCursor {
   // The head TC_OBJECT, TC_ARRAY, TC_ENUM and TC_CLASS share: the item
   // counted (`*at` its offset), the type code and the class descriptor read;
   // with `null_refusal`, a null descriptor is refused with that message.
-  bool ReadItemHead(uint64_t* at, DescId* did, const char* null_refusal = nullptr);
+  bool ReadItemHead(uint64_t* at, DescId* did, const char* null_refusal = nullptr) {
+    *at = position();
+    if (!CountItem()) return false;
+    ++p_;
+    if (!ReadClassDesc(did)) return false;
+    if (ABSL_PREDICT_FALSE(null_refusal != nullptr && *did == kNoDesc)) {
+      return Fail(absl::StatusCode::kInvalidArgument, null_refusal, *at);
+    }
+    return true;
+  }
   // Refuses reference `r` (read at `at`) to an item that is not `expected`.
   bool WrongReference(const CursorValue& r, absl::string_view expected, uint64_t at);
   // `v` of such an item takes class descriptor `did` and the next handle.
-  bool SetDescAndHandle(uint64_t at, DescId did, CursorValue* v);
+  bool SetDescAndHandle(uint64_t at, DescId did, CursorValue* v) {
+    v->desc = did;
+    uint64_t h;
+    if (!AssignHandle(at, &h)) return false;
+    v->handle = h;
+    return true;
+  }
   // A block data or string length read at `at`, refused as `CheckItemLength`
   // refuses it.
   bool CheckLength(absl::string_view what, int64_t len, uint64_t limit, uint64_t at) {

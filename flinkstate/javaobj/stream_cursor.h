@@ -320,8 +320,9 @@ class StreamCursor {
   }
   ABSL_ATTRIBUTE_NOINLINE bool ItemsFail();
   // The next handle for the item at `offset` (checked against the table in
-  // replay). Inline for the common case: a new handle in a narrow table that
-  // has room in its last chunk, nobody observing.
+  // replay). Inline for the common cases, nobody observing and a narrow
+  // table: a new handle with room in the last chunk, a replayed one that
+  // matches.
   bool AssignHandle(uint64_t offset, uint64_t* h) {
     const uint64_t n = handles_size_;
     const uint64_t k = n & (kHandleChunk - 1);
@@ -332,6 +333,18 @@ class StreamCursor {
       ++handles_size_;
       ++handles_total_;
       return true;
+    }
+    // Replay (`AtDefinition`, and the whole operator list of a report that
+    // puts the head first): the handle the definition had, as the table says.
+    if (replay_depth_ > 0 && observer_ == nullptr && !wide_) {
+      const uint64_t r = replay_next_;
+      if (ABSL_PREDICT_TRUE(r < handles_size_ &&
+                            narrow_chunks_[r >> kHandleChunkBits][r & (kHandleChunk - 1)] ==
+                                offset)) {
+        replay_next_ = r + 1;
+        *h = r;
+        return true;
+      }
     }
     return AssignHandleSlow(offset, h);
   }

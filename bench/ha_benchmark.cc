@@ -12,17 +12,27 @@
 // `WriteCompletedCheckpointFromMetadata` (Flink 1.19-1.20 class shapes), into
 // FLINKSTATE_BENCH_DIR (default /tmp/flinkstate-bench), and kept between runs.
 // Peak memory of the command-line tool: bench/run_ha_bench.sh.
+//
+// A given file (FLINKSTATE_BENCH_HA_FILE, e.g. a real Flink `WideJob --ha`
+// output) is read three ways, one layer each, so that a change to one layer
+// shows in its own figure: `BM_FileCursorWalk` (the javaobj cursor skipping
+// the whole stream), `BM_FileScan` (the one-pass model reader, operators
+// dropped) and `BM_FileReportJson` (`inspect --json`'s report, printed on the
+// calling thread, into a discarded buffer). Skipped without that variable.
 
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <functional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
 #include "flinkstate/completed_checkpoint.h"
+#include "flinkstate/inspect.h"
+#include "flinkstate/javaobj/stream_cursor.h"
 #include "tests/fixtures/completed_checkpoint_writer.h"
 #include "flinkstate/relocate.h"
 #include "flinkstate/strip_state.h"
@@ -149,6 +159,69 @@ void BM_Copy(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * size);
 }
 
+// The file FLINKSTATE_BENCH_HA_FILE names, mapped once; null (and the
+// benchmark skipped) without it.
+const serde::MappedFile* GivenFile(benchmark::State& state) {
+  static const serde::MappedFile* file = [] {
+    const char* p = std::getenv("FLINKSTATE_BENCH_HA_FILE");
+    if (p == nullptr) return static_cast<serde::MappedFile*>(nullptr);
+    absl::StatusOr<serde::MappedFile> f = serde::MappedFile::Open(p);
+    return f.ok() ? new serde::MappedFile(*std::move(f)) : nullptr;
+  }();
+  if (file == nullptr) state.SkipWithError("set FLINKSTATE_BENCH_HA_FILE to a completedCheckpoint");
+  return file;
+}
+
+void BM_FileCursorWalk(benchmark::State& state) {
+  const serde::MappedFile* f = GivenFile(state);
+  if (f == nullptr) return;
+  for (auto _ : state) {
+    javaobj::StreamCursor c(f->bytes());
+    bool ok = c.ReadHeader();
+    while (ok && !c.AtStreamEnd()) {
+      javaobj::CursorValue v;
+      ok = c.ReadContent(&v) && (v.end != 0 || c.FinishValue(&v));
+    }
+    if (!ok || !c.ok()) state.SkipWithError("the cursor failed");
+    benchmark::DoNotOptimize(c.num_items());
+  }
+  state.SetBytesProcessed(state.iterations() * f->size());
+}
+
+void BM_FileScan(benchmark::State& state) {
+  const serde::MappedFile* f = GivenFile(state);
+  if (f == nullptr) return;
+  ScanCompletedCheckpointOptions o;
+  o.decode_strings = false;
+  for (auto _ : state) {
+    absl::StatusOr<StateFile> m = ScanCompletedCheckpoint(
+        f->bytes(), [](int, OperatorState&&) { return absl::OkStatus(); }, o);
+    if (!m.ok()) state.SkipWithError(std::string(m.status().message()).c_str());
+    benchmark::DoNotOptimize(m);
+  }
+  state.SetBytesProcessed(state.iterations() * f->size());
+}
+
+void BM_FileReportJson(benchmark::State& state) {
+  const serde::MappedFile* f = GivenFile(state);
+  if (f == nullptr) return;
+  InspectOptions o;
+  o.print_on_second_thread = false;
+  uint64_t written = 0;
+  const std::function<void(absl::string_view)> write = [&](absl::string_view s) {
+    written += s.size();
+  };
+  for (auto _ : state) {
+    absl::Status s = StreamCompletedCheckpointReportJson(f->bytes(), o, write);
+    if (!s.ok()) state.SkipWithError(std::string(s.message()).c_str());
+  }
+  state.SetBytesProcessed(state.iterations() * f->size());
+  state.counters["json_bytes"] = static_cast<double>(written) / state.iterations();
+}
+
+BENCHMARK(BM_FileCursorWalk)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FileScan)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FileReportJson)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Read)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_PlanStrip)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_StripWriteVerify)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);

@@ -26,6 +26,8 @@
 #include <vector>
 
 #include "absl/algorithm/container.h"
+#include "absl/base/attributes.h"
+#include "absl/base/optimization.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
@@ -280,15 +282,23 @@ class GraphScanner {
 
   // --- descriptors -------------------------------------------------------------
 
+  // The field ids of descriptor `d`, one per field.
   const std::vector<uint8_t>& FieldIds(DescId d) {
-    if (d >= fids_.size()) fids_.resize(c_.num_descs());
-    std::vector<uint8_t>& ids = fids_[d];
-    if (ids.empty() && !c_.desc(d).fields.empty()) {
-      for (const javaobj::FieldDesc& f : c_.desc(d).fields) {
-        auto it = FieldNames().find(f.name);
-        ids.push_back(it == FieldNames().end() ? kOther : it->second);
-      }
+    if (ABSL_PREDICT_TRUE(d < fids_done_.size() && fids_done_[d])) return fids_[d];
+    return NewFieldIds(d);
+  }
+  ABSL_ATTRIBUTE_NOINLINE const std::vector<uint8_t>& NewFieldIds(DescId d) {
+    if (d >= fids_.size()) {
+      fids_.resize(c_.num_descs());
+      fids_done_.resize(c_.num_descs(), 0);
     }
+    std::vector<uint8_t>& ids = fids_[d];
+    ids.clear();
+    for (const javaobj::FieldDesc& f : c_.desc(d).fields) {
+      auto it = FieldNames().find(f.name);
+      ids.push_back(it == FieldNames().end() ? kOther : it->second);
+    }
+    fids_done_[d] = 1;
     return ids;
   }
   const std::string& ShortNameOf(DescId d) {
@@ -323,13 +333,30 @@ class GraphScanner {
   // True if object descriptor `d` plays `role` (by name, or by structure
   // with a CLASS_SHAPE_DRIFT warning once per class).
   // (The root's warning goes to `root_warnings_`, the walk's to `walk_`.)
+  // `IsKnownForRole` scans the table of known shapes; its verdict is kept
+  // per descriptor for the roles of every subtask (`kCachedRoles`).
   bool Matches(DescId d, absl::string_view role, const Path& path, uint64_t at,
                bool root = false) {
-    if (internal::IsKnownForRole(c_.desc(d), role)) return true;
+    if (KnownForRole(d, role)) return true;
     const KnownClassShape* best = internal::NearestShapeOfRole(c_, d, role);
     if (best == nullptr) return false;
     Drift(d, *best, role, path, at, root);
     return true;
+  }
+  static constexpr const char* kCachedRoles[] = {"OperatorSubtaskState",
+                                                 "StateObjectCollection"};
+  bool KnownForRole(DescId d, absl::string_view role) {
+    size_t r = 0;
+    while (r < std::size(kCachedRoles) && role != kCachedRoles[r]) ++r;
+    if (r == std::size(kCachedRoles)) return internal::IsKnownForRole(c_.desc(d), role);
+    if (d >= known_roles_.size()) known_roles_.resize(c_.num_descs());
+    // Two bits per role: decided, known.
+    uint8_t& bits = known_roles_[d];
+    if (!(bits & (1u << (2 * r)))) {
+      bits |= static_cast<uint8_t>(
+          (1u << (2 * r)) | (internal::IsKnownForRole(c_.desc(d), role) ? 2u << (2 * r) : 0u));
+    }
+    return (bits & (2u << (2 * r))) != 0;
   }
   void Drift(DescId d, const KnownClassShape& best, absl::string_view role, const Path& path,
              uint64_t at, bool root = false) {
@@ -424,9 +451,15 @@ class GraphScanner {
       GraphScanner& g;
       Obj* o;
       F& on_field;
-      void Class(DescId, uint64_t prim) { o->prim_at.push_back(prim); }
-      bool Field(DescId cls, uint32_t f) {
-        const Fid id = static_cast<Fid>(g.FieldIds(cls)[f]);
+      // The field ids of the class being read (`FieldIds` keeps each
+      // descriptor's ids in a buffer of its own, which does not move).
+      const uint8_t* ids = nullptr;
+      void Class(DescId cls, uint64_t prim) {
+        o->prim_at.push_back(prim);
+        ids = g.FieldIds(cls).data();
+      }
+      bool Field(DescId, uint32_t f) {
+        const Fid id = static_cast<Fid>(ids[f]);
         CursorValue fv;
         if (!g.c_.ReadValue(&fv)) return false;
         if (id == kOther) return g.Done(&fv);
@@ -603,6 +636,55 @@ class GraphScanner {
 
   // --- containers ----------------------------------------------------------------
 
+  // The container layouts `ContainerAt` knows, decided once per descriptor
+  // from the class name (a wide job reads ~10 containers per subtask).
+  enum class ContainerCode : int8_t {
+    kUnset = -1, kNone = 0, kWrapper, kHashMap, kHashSet, kArrayList,
+    kSequence,  // LinkedList, ArrayDeque
+    kTreeMap, kTreeSet, kCollSer, kArraysArrayList, kSingletonList, kSingletonSet,
+    kSingletonMap, kEmptyList, kEmptySet, kEmptyMap
+  };
+  ContainerCode ContainerCodeOf(DescId d) {
+    if (d >= container_codes_.size()) {
+      container_codes_.resize(c_.num_descs(), static_cast<int8_t>(ContainerCode::kUnset));
+    }
+    int8_t& code = container_codes_[d];
+    if (code == static_cast<int8_t>(ContainerCode::kUnset)) {
+      code = static_cast<int8_t>(ContainerCodeOfName(c_.desc(d).name));
+    }
+    return static_cast<ContainerCode>(code);
+  }
+  static ContainerCode ContainerCodeOfName(absl::string_view name) {
+    if (absl::StartsWith(name, "java.util.Collections$Unmodifiable") ||
+        absl::StartsWith(name, "java.util.Collections$Synchronized") ||
+        absl::StartsWith(name, "java.util.Collections$Checked")) {
+      return ContainerCode::kWrapper;
+    }
+    static constexpr std::pair<absl::string_view, ContainerCode> kNames[] = {
+        {"java.util.HashMap", ContainerCode::kHashMap},
+        {"java.util.LinkedHashMap", ContainerCode::kHashMap},
+        {"java.util.HashSet", ContainerCode::kHashSet},
+        {"java.util.LinkedHashSet", ContainerCode::kHashSet},
+        {"java.util.ArrayList", ContainerCode::kArrayList},
+        {"java.util.LinkedList", ContainerCode::kSequence},
+        {"java.util.ArrayDeque", ContainerCode::kSequence},
+        {"java.util.TreeMap", ContainerCode::kTreeMap},
+        {"java.util.TreeSet", ContainerCode::kTreeSet},
+        {"java.util.CollSer", ContainerCode::kCollSer},
+        {"java.util.Arrays$ArrayList", ContainerCode::kArraysArrayList},
+        {"java.util.Collections$SingletonList", ContainerCode::kSingletonList},
+        {"java.util.Collections$SingletonSet", ContainerCode::kSingletonSet},
+        {"java.util.Collections$SingletonMap", ContainerCode::kSingletonMap},
+        {"java.util.Collections$EmptyList", ContainerCode::kEmptyList},
+        {"java.util.Collections$EmptySet", ContainerCode::kEmptySet},
+        {"java.util.Collections$EmptyMap", ContainerCode::kEmptyMap},
+    };
+    for (const auto& [n, c] : kNames) {
+      if (name == n) return c;
+    }
+    return ContainerCode::kNone;
+  }
+
   // Reads the container `v` as `javaobj::ViewContainer(UnwrapCollection(v))`
   // would see it: `on_key(CursorValue*)` for each map key, then
   // `on_value(CursorValue*, uint64_t entry_begin)` for each value or
@@ -644,10 +726,8 @@ class GraphScanner {
     }
     if (!IsObject(*v)) return Bad(v, "not a known container");
     const std::string& name = c_.desc(v->desc).name;
-    if ((absl::StartsWith(name, "java.util.Collections$Unmodifiable") ||
-         absl::StartsWith(name, "java.util.Collections$Synchronized") ||
-         absl::StartsWith(name, "java.util.Collections$Checked")) &&
-        unwrap < 64) {
+    const ContainerCode code = ContainerCodeOf(v->desc);
+    if (code == ContainerCode::kWrapper && unwrap < 64) {
       // The wrapped collection: the first of the fields m, list, s, c the
       // class declares (read again at its definition once chosen).
       CursorValue wrapped[4];
@@ -674,8 +754,8 @@ class GraphScanner {
       }
       return Bad(v, absl::StrCat("no known layout for ", name));
     }
-    const bool hash_map = name == "java.util.HashMap" || name == "java.util.LinkedHashMap";
-    const bool hash_set = name == "java.util.HashSet" || name == "java.util.LinkedHashSet";
+    const bool hash_map = code == ContainerCode::kHashMap;
+    const bool hash_set = code == ContainerCode::kHashSet;
     if (hash_map || hash_set) {
       *kind = hash_map ? javaobj::ContainerKind::kMap : javaobj::ContainerKind::kSet;
       const char* base = hash_map ? "java.util.HashMap" : "java.util.HashSet";
@@ -699,21 +779,21 @@ class GraphScanner {
       }
       return seen || Bad(v, "no class data");
     }
-    if (name == "java.util.ArrayList" || name == "java.util.LinkedList" ||
-        name == "java.util.ArrayDeque" || name == "java.util.TreeMap" ||
-        name == "java.util.TreeSet" || name == "java.util.CollSer") {
+    if (code == ContainerCode::kArrayList || code == ContainerCode::kSequence ||
+        code == ContainerCode::kTreeMap || code == ContainerCode::kTreeSet ||
+        code == ContainerCode::kCollSer) {
       bool seen = false;
       if (!ObjectWithAnnotation(v, name, [&](const Obj& o) {
             seen = true;
             int32_t scale = 1;
             bool pairs = false;
-            if (name == "java.util.TreeMap") {
+            if (code == ContainerCode::kTreeMap) {
               *kind = javaobj::ContainerKind::kMap;
               pairs = true;
-            } else if (name == "java.util.TreeSet") {
+            } else if (code == ContainerCode::kTreeSet) {
               *kind = javaobj::ContainerKind::kSet;
               if (!c_.NextAnnotationObject() || !c_.Skip()) return false;  // the comparator
-            } else if (name == "java.util.CollSer") {
+            } else if (code == ContainerCode::kCollSer) {
               int64_t tag;
               if (!Prim(o, kTag, &tag)) return Issue("CollSer without tag", o.def);
               const int t = static_cast<int>(tag & 0xFF);
@@ -732,7 +812,7 @@ class GraphScanner {
             const int32_t n = static_cast<int32_t>(serde::DecodeBigEndian32(b));
             if (n < 0 || n % scale != 0) return Issue("invalid count", o.def);
             int64_t size = n / scale;
-            if (name == "java.util.ArrayList") {
+            if (code == ContainerCode::kArrayList) {
               // The reader uses the field (spec §13).
               if (!Prim(o, kSize, &size)) return Issue("ArrayList without size", o.def);
             }
@@ -743,7 +823,7 @@ class GraphScanner {
       }
       return seen || Bad(v, "no custom data");
     }
-    if (name == "java.util.Arrays$ArrayList") {
+    if (code == ContainerCode::kArraysArrayList) {
       bool seen = false;
       Obj o;
       if (!ReadObj(v, &o, [&](Fid f, CursorValue* fv) {
@@ -756,10 +836,9 @@ class GraphScanner {
       }
       return seen || Bad(v, "field a is not an array");
     }
-    if (name == "java.util.Collections$SingletonList" ||
-        name == "java.util.Collections$SingletonSet") {
-      *kind = absl::EndsWith(name, "List") ? javaobj::ContainerKind::kList
-                                           : javaobj::ContainerKind::kSet;
+    if (code == ContainerCode::kSingletonList || code == ContainerCode::kSingletonSet) {
+      *kind = code == ContainerCode::kSingletonList ? javaobj::ContainerKind::kList
+                                                    : javaobj::ContainerKind::kSet;
       bool seen = false;
       Obj o;
       if (!ReadObj(v, &o, [&](Fid f, CursorValue* fv) {
@@ -772,7 +851,7 @@ class GraphScanner {
       *count = 1;
       return seen || Bad(v, "missing field element");
     }
-    if (name == "java.util.Collections$SingletonMap") {
+    if (code == ContainerCode::kSingletonMap) {
       *kind = javaobj::ContainerKind::kMap;
       bool k = false, val = false;
       uint64_t begin = 0;
@@ -794,11 +873,11 @@ class GraphScanner {
       *count = 1;
       return (k && val) || Bad(v, "missing field k or v");
     }
-    if (name == "java.util.Collections$EmptyList" || name == "java.util.Collections$EmptySet" ||
-        name == "java.util.Collections$EmptyMap") {
-      *kind = absl::EndsWith(name, "List")  ? javaobj::ContainerKind::kList
-              : absl::EndsWith(name, "Set") ? javaobj::ContainerKind::kSet
-                                            : javaobj::ContainerKind::kMap;
+    if (code == ContainerCode::kEmptyList || code == ContainerCode::kEmptySet ||
+        code == ContainerCode::kEmptyMap) {
+      *kind = code == ContainerCode::kEmptyList  ? javaobj::ContainerKind::kList
+              : code == ContainerCode::kEmptySet ? javaobj::ContainerKind::kSet
+                                                 : javaobj::ContainerKind::kMap;
       Obj o;
       return SkipFields(v, &o);
     }
@@ -1249,8 +1328,8 @@ class GraphScanner {
   template <typename Each>
   bool Collection(CursorValue* v, const char* slot, const Path& path, Each&& each) {
     if (IsNull(*v)) return Done(v);
-    const std::string dotted = absl::StrCat(".", slot);
-    const Path p(path, dotted);
+    const Path dot(path, ".");
+    const Path p(dot, slot);
     if (!IsObject(*v) || !Matches(v->desc, "StateObjectCollection", p, v->def)) {
       return Fail(p, "expected StateObjectCollection", v->def);
     }
@@ -1370,7 +1449,8 @@ class GraphScanner {
           if (i == 0 && entries_hint_ > 0) {
             out->reserve(out->size() + std::min<uint64_t>(entries_hint_, 1u << 16));
           }
-          NamedStreamHandle n;
+          // Read in place: a wide job has ~60 per keyed handle.
+          NamedStreamHandle& n = out->emplace_back();
           const Path p(path, static_cast<int64_t>(i));
           ++i;
           if (kind == javaobj::ContainerKind::kMap) {  // <= 1.17
@@ -1387,7 +1467,6 @@ class GraphScanner {
               return false;
             }
           }
-          out->push_back(std::move(n));
           return true;
         });
   }
@@ -1787,6 +1866,7 @@ class GraphScanner {
   uint64_t root_offset_ = 0;
   int keyed_depth_ = 0;
   std::vector<std::vector<uint8_t>> fids_;
+  std::vector<uint8_t> fids_done_;
   std::vector<std::string> short_names_;
   std::vector<bool> short_done_;
   std::vector<CompletedCheckpointInfo::ShapeWarning> root_warnings_;
@@ -1794,6 +1874,8 @@ class GraphScanner {
   static constexpr int16_t kUnset = -2;
   std::vector<std::array<int16_t, 3>> role_codes_;
   std::vector<int8_t> desc_kinds_;
+  std::vector<uint8_t> known_roles_;
+  std::vector<int8_t> container_codes_;
   std::vector<std::array<const KnownClassShape*, 3>> role_drift_;
 };
 

@@ -757,9 +757,12 @@ absl::Status AppendOperatorJson(report::Operator* op, JsonPieces* json,
 // operator i+1 while operator i is printed (protobuf's printer is about half
 // of the work). Two operator reports take turns: `Next` returns the one to
 // fill, `Submit` hands it over once it is complete; both are kept and cleared
-// for reuse. Without a second core (or when told), everything runs inline
-// in `Submit`.
-// `write` is called from the printing thread, never concurrently.
+// for reuse. Or `Submit(fill)` has the printing thread fill it first (the
+// report of a completedCheckpoint operator, built there while the caller
+// reads the next). Without a second core (or when told), everything runs
+// inline in `Submit`.
+// `write` and the fills are called from the printing thread, one at a time
+// and in order.
 class OperatorJsonPrinter {
  public:
   OperatorJsonPrinter(const std::function<void(absl::string_view)>& write, bool thread)
@@ -779,23 +782,39 @@ class OperatorJsonPrinter {
   }
 
   // Prints the operator `Next` returned, filled; it must not be touched after
-  // this. Return values: the first printing error (`Internal`), also of an
-  // earlier operator.
-  absl::Status Submit() {
-    report::Operator* op = &ops_[next_];
+  // this. With `fill`, the operator is instead cleared and filled by
+  // `fill(op)` on the printing thread before it is printed (`Next` is not
+  // called); `fill` is dropped there once called, or once an earlier error
+  // stops the printing. Return values: the first printing error
+  // (`Internal`), also of an earlier operator.
+  absl::Status Submit(std::function<void(report::Operator*)> fill = nullptr) {
+    const int slot = next_;
     next_ ^= 1;
+    fills_[slot] = std::move(fill);  // the slot is idle (see below)
     if (!thread_.joinable()) {
-      FLINKSTATE_RETURN_IF_ERROR(status_);
-      status_ = Print(op);
+      if (status_.ok()) status_ = Print(slot);
+      fills_[slot] = nullptr;
       return status_;
     }
     std::unique_lock<std::mutex> lock(mu_);
     // The other report (filled next) may still be printing.
-    idle_.wait(lock, [this] { return pending_ == nullptr; });
-    FLINKSTATE_RETURN_IF_ERROR(status_);
-    pending_ = op;
+    idle_.wait(lock, [this] { return pending_ < 0; });
+    if (!status_.ok()) {
+      fills_[slot] = nullptr;
+      return status_;
+    }
+    pending_ = slot;
     work_.notify_one();
     return absl::OkStatus();
+  }
+
+  // Waits until every submitted operator is filled and written (the caller
+  // may then use what the fills wrote); the first printing error.
+  absl::Status Wait() {
+    if (!thread_.joinable()) return status_;
+    std::unique_lock<std::mutex> lock(mu_);
+    idle_.wait(lock, [this] { return pending_ < 0; });
+    return status_;
   }
 
   // Waits until every submitted operator is written; the number written and
@@ -820,21 +839,28 @@ class OperatorJsonPrinter {
   void Run() {
     std::unique_lock<std::mutex> lock(mu_);
     while (true) {
-      work_.wait(lock, [this] { return pending_ != nullptr || stop_; });
-      if (pending_ == nullptr) return;  // stopped, nothing left
-      report::Operator* op = pending_;
+      work_.wait(lock, [this] { return pending_ >= 0 || stop_; });
+      if (pending_ < 0) return;  // stopped, nothing left
+      const int slot = pending_;
       const bool failed = !status_.ok();
       lock.unlock();
-      absl::Status s = failed ? absl::OkStatus() : Print(op);
+      absl::Status s = failed ? absl::OkStatus() : Print(slot);
+      fills_[slot] = nullptr;
       lock.lock();
       if (!s.ok() && status_.ok()) status_ = s;
-      pending_ = nullptr;
+      pending_ = -1;
       idle_.notify_one();
     }
   }
 
-  // The operator's JSON inside the report at depth 2 (AppendOperatorJson).
-  absl::Status Print(report::Operator* op) {
+  // The operator of `slot` (filled first if it has a fill), as its JSON
+  // inside the report at depth 2 (AppendOperatorJson).
+  absl::Status Print(int slot) {
+    report::Operator* op = &ops_[slot];
+    if (fills_[slot]) {
+      op->Clear();
+      fills_[slot](op);
+    }
     out_.clear();
     out_.append(count_ == 0 ? "[\n  " : ",\n  ");
     FLINKSTATE_RETURN_IF_ERROR(AppendOperatorJson(op, &json_, &subtasks_, &tail_, &out_));
@@ -845,6 +871,7 @@ class OperatorJsonPrinter {
 
   const std::function<void(absl::string_view)>& write_;
   report::Operator ops_[2];
+  std::function<void(report::Operator*)> fills_[2];
   int next_ = 0;
   // The printing side (the thread's, or the caller's without one).
   JsonPieces json_;
@@ -855,7 +882,7 @@ class OperatorJsonPrinter {
   std::mutex mu_;
   std::condition_variable work_;
   std::condition_variable idle_;
-  report::Operator* pending_ = nullptr;
+  int pending_ = -1;  // the slot handed to the thread, or -1
   bool stop_ = false;
   absl::Status status_;
   std::thread thread_;
@@ -997,7 +1024,10 @@ namespace {
 
 // The report of a completedCheckpoint read one operator at a time
 // (`ScanCompletedCheckpoint`): `*r` gets everything but the operators, which
-// go to `op_sink` in order as soon as each is complete (with its union
+// are added to `*r` or, with a `printer`, reported and printed there, each on
+// the printing thread while the next is read (the printer's reused messages:
+// no allocation per handle and path once the first operators were printed;
+// the model of each operator is freed there too), in order (with their union
 // warnings kept for the end, as `BuildReport` adds them last). The same
 // report as `BuildReport` of the whole model: warnings in its order (unknown
 // classes and class-shape warnings first, then those of the walk, the frame
@@ -1006,8 +1036,7 @@ namespace {
 // first operator (the reader skips the operators once to reach them).
 absl::Status BuildCompletedCheckpointReportStreaming(
     serde::ByteView input, const InspectOptions& options, report::Report* r,
-    const std::function<absl::Status(report::Operator&&)>& op_sink,
-    const std::function<absl::Status()>& head_ready = nullptr) {
+    OperatorJsonPrinter* printer, const std::function<absl::Status()>& head_ready = nullptr) {
   r->set_file(options.file_name);
   r->set_file_size(input.size());
   r->set_kind("completedCheckpoint");
@@ -1028,18 +1057,31 @@ absl::Status BuildCompletedCheckpointReportStreaming(
       return head_ready();
     };
   }
-  FLINKSTATE_ASSIGN_OR_RETURN(
-      StateFile head,
-      ScanCompletedCheckpoint(
-          input,
-          [&](int index, OperatorState&& src) -> absl::Status {
-            report::Operator op;
-            TextSource values(input);
-            ReportStreamedOperator(src, index, values, &builder, &warner, &scratch,
-                                   &union_warnings, &op);
-            return op_sink(std::move(op));
-          },
-          scan));
+  // The builders, `*r` and `union_warnings` belong to the printing thread
+  // until the printer is idle again (`Wait`), whatever the scan's outcome.
+  absl::StatusOr<StateFile> scanned = ScanCompletedCheckpoint(
+      input,
+      [&](int index, OperatorState&& src) -> absl::Status {
+        if (printer == nullptr) {
+          TextSource values(input);
+          ReportStreamedOperator(src, index, values, &builder, &warner, &scratch,
+                                 &union_warnings, r->add_operators());
+          return absl::OkStatus();
+        }
+        auto owned = std::make_shared<OperatorState>(std::move(src));
+        return printer->Submit([&, owned = std::move(owned), index](report::Operator* op) {
+          TextSource values(input);
+          ReportStreamedOperator(*owned, index, values, &builder, &warner, &scratch,
+                                 &union_warnings, op);
+        });
+      },
+      scan);
+  if (printer != nullptr) {
+    const absl::Status printed = printer->Wait();
+    FLINKSTATE_RETURN_IF_ERROR(scanned.status());
+    FLINKSTATE_RETURN_IF_ERROR(printed);
+  }
+  FLINKSTATE_ASSIGN_OR_RETURN(StateFile head, std::move(scanned));
   const CompletedCheckpointInfo& cc = *head.completed;
   r->set_format_version(head.metadata.version);
   FillCompletedCheckpointInfo(cc, r);
@@ -1063,11 +1105,7 @@ report::Report BuildCompletedCheckpointReport(serde::ByteView input,
                                               const InspectOptions& options,
                                               absl::Status* status) {
   report::Report r;
-  *status = BuildCompletedCheckpointReportStreaming(
-      input, options, &r, [&](report::Operator&& op) {
-        *r.add_operators() = std::move(op);
-        return absl::OkStatus();
-      });
+  *status = BuildCompletedCheckpointReportStreaming(input, options, &r, nullptr);
   return r;
 }
 
@@ -1076,15 +1114,12 @@ absl::Status StreamCompletedCheckpointReportJson(
     const std::function<void(absl::string_view)>& write) {
   // The head (everything before "operators" in field order) is written as
   // soon as the reader has it; each operator is printed while the next one
-  // is read (`OperatorJsonPrinter`); the rest follows the last operator.
+  // is reported and printed while the next one is read (`OperatorJsonPrinter`);
+  // the rest follows the last operator.
   report::Report r;
   OperatorJsonPrinter printer(write, options.print_on_second_thread);
   absl::Status read = BuildCompletedCheckpointReportStreaming(
-      input, options, &r,
-      [&](report::Operator&& op) -> absl::Status {
-        *printer.Next() = std::move(op);
-        return printer.Submit();
-      },
+      input, options, &r, &printer,
       [&]() { return WriteReportJsonPart(r, JsonPart::kHead, write); });
   int count = 0;
   const absl::Status printed = printer.Finish(&count);

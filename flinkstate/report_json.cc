@@ -5,6 +5,11 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <string>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "absl/strings/numbers.h"
 
@@ -21,9 +26,27 @@ constexpr std::array<bool, 256> PlainBytes() {
 }
 constexpr std::array<bool, 256> kPlain = PlainBytes();
 
+// Whether every byte of `s` is plain: sixteen at a time where SSE2 is there
+// (a wide job's report has tens of MB of paths), the rest by the table.
 bool Plain(const std::string& s) {
-  for (unsigned char c : s) {
-    if (!kPlain[c]) return false;
+  const char* p = s.data();
+  size_t left = s.size();
+#if defined(__SSE2__)
+  // Plain is 0x20..0x7E as signed bytes (those from 0x80 are negative), less
+  // the seven bytes protobuf escapes.
+  const __m128i lo = _mm_set1_epi8(0x20);
+  const __m128i hi = _mm_set1_epi8(0x7E);
+  for (; left >= 16; p += 16, left -= 16) {
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    __m128i bad = _mm_or_si128(_mm_cmplt_epi8(x, lo), _mm_cmpgt_epi8(x, hi));
+    for (char c : {'"', '\\', '<', '>', '&', '\'', '='}) {
+      bad = _mm_or_si128(bad, _mm_cmpeq_epi8(x, _mm_set1_epi8(c)));
+    }
+    if (_mm_movemask_epi8(bad) != 0) return false;
+  }
+#endif
+  for (; left > 0; ++p, --left) {
+    if (!kPlain[static_cast<unsigned char>(*p)]) return false;
   }
   return true;
 }

@@ -105,7 +105,7 @@ void StreamCursor::PushHandle(uint64_t offset) {
   ++handles_total_;
 }
 
-bool StreamCursor::AssignHandle(uint64_t offset, uint64_t* h) {
+bool StreamCursor::AssignHandleSlow(uint64_t offset, uint64_t* h) {
   if (replay_depth_ > 0) {
     *h = replay_next_++;
     if (ABSL_PREDICT_FALSE(*h >= handles_size_ || handle_offset(*h) != offset)) {
@@ -134,12 +134,17 @@ void StreamCursor::NewEpoch() {
   if (observer_ != nullptr) observer_->OnReset();
 }
 
-void StreamCursor::NoteDescHandle(DescId did, uint64_t h) {
-  desc_handles_[did] = h;
-  if (h < kDescByHandleMax) {
-    if (desc_by_handle_.size() <= h) desc_by_handle_.resize(h + 1, kNoDesc);
-    desc_by_handle_[h] = did;
+void StreamCursor::NoteDescHandle(DescId did, uint64_t h) { desc_handles_[did] = h; }
+
+void StreamCursor::NoteCompleteDesc(DescId did) {
+  const uint64_t h = desc_handles_[did];
+  // Only if the handle is still the descriptor's (no TC_RESET or
+  // TC_EXCEPTION began another epoch while it was read).
+  if (h >= kDescByHandleMax || h >= handles_size_ || handle_offset(h) != desc_offsets_[did]) {
+    return;
   }
+  if (desc_by_handle_.size() <= h) desc_by_handle_.resize(h + 1, kNoDesc);
+  desc_by_handle_[h] = did;
 }
 
 DescId StreamCursor::DescAt(uint64_t offset) const {
@@ -489,7 +494,7 @@ bool StreamCursor::ReadUtf(serde::SourceRange* body, std::string* text, bool wan
   return true;
 }
 
-bool StreamCursor::ReadClassDesc(DescId* out) {
+bool StreamCursor::ReadClassDescSlow(DescId* out) {
   if (!Need(1)) return false;
   const uint64_t at = position();
   const uint8_t tag = *p_;
@@ -513,12 +518,15 @@ bool StreamCursor::ReadClassDesc(DescId* out) {
         // The common case, a reference to an earlier descriptor: one load.
         const uint64_t h = static_cast<uint32_t>(serde::DecodeBigEndian32(p_ + 1)) -
                            static_cast<uint64_t>(kBaseWireHandle);
-        if (h < desc_by_handle_.size() && h < handles_size_ && desc_by_handle_[h] != kNoDesc &&
-            descs_[desc_by_handle_[h]].complete) {
-          if (!CountItem()) return false;
-          p_ += 5;
-          *out = desc_by_handle_[h];
-          return true;
+        // `desc_by_handle_` holds complete descriptors only.
+        if (h < desc_by_handle_.size() && h < handles_size_) {
+          const DescId d = desc_by_handle_[h];
+          if (d != kNoDesc) {
+            if (!CountItem()) return false;
+            p_ += 5;
+            *out = d;
+            return true;
+          }
         }
       }
       CursorValue r;
@@ -557,6 +565,7 @@ bool StreamCursor::BeginClassDesc(uint64_t at, DescId* out) {
     *out = static_cast<DescId>(descs_.size());
     descs_.emplace_back();
     desc_offsets_.push_back(at);
+    layouts_.emplace_back();
     desc_ends_.push_back(0);
     desc_handles_.push_back(kNoHandle);
     descs_[*out].item = static_cast<ItemId>(items_ - 1);
@@ -726,7 +735,11 @@ bool StreamCursor::ReadClassDescTail(DescId did) {
     if (super != kNoDesc) d.chain = descs_[super].chain;
     d.chain.push_back(did);
     d.complete = true;
+    layouts_[did] = {d.prim_bytes,
+                     static_cast<uint32_t>(d.fields.size()) - d.num_object_fields,
+                     static_cast<uint32_t>(d.fields.size()), d.flags};
     desc_ends_[did] = position();
+    NoteCompleteDesc(did);
   }
   return true;
 }
@@ -753,31 +766,12 @@ bool StreamCursor::ReadNewObjectHead(CursorValue* v) {
   return true;
 }
 
-bool StreamCursor::ReadItemHead(uint64_t* at, DescId* did, const char* null_refusal) {
-  *at = position();
-  if (!CountItem()) return false;
-  ++p_;
-  if (!ReadClassDesc(did)) return false;
-  if (null_refusal != nullptr && *did == kNoDesc) {
-    return Fail(absl::StatusCode::kInvalidArgument, null_refusal, *at);
-  }
-  return true;
-}
-
 bool StreamCursor::WrongReference(const CursorValue& r, absl::string_view expected,
                                   uint64_t at) {
   return Fail(absl::StatusCode::kInvalidArgument,
               WrongReferenceProblem(static_cast<uint32_t>(r.handle + kBaseWireHandle),
                                     ItemKindName(ItemKindOfTag(r.tag)), expected),
               at);
-}
-
-bool StreamCursor::SetDescAndHandle(uint64_t at, DescId did, CursorValue* v) {
-  v->desc = did;
-  uint64_t h;
-  if (!AssignHandle(at, &h)) return false;
-  v->handle = h;
-  return true;
 }
 
 bool StreamCursor::LengthFail(absl::string_view what, int64_t len, uint64_t limit,

@@ -148,7 +148,8 @@ class StreamCursor {
   // `ReadValue` + `FinishValue`.
   bool Skip() {
     CursorValue v;
-    return ReadValue(&v) && FinishValue(&v);
+    // Leaves are whole once read: no call to finish them.
+    return ReadValue(&v) && (v.end != 0 || FinishValue(&v));
   }
 
   // Reads the class data of object `v` (just returned by `ReadValue`, not a
@@ -318,9 +319,41 @@ class StreamCursor {
     return true;
   }
   ABSL_ATTRIBUTE_NOINLINE bool ItemsFail();
-  bool AssignHandle(uint64_t offset, uint64_t* h);
+  // The next handle for the item at `offset` (checked against the table in
+  // replay). Inline for the common cases, nobody observing and a narrow
+  // table: a new handle with room in the last chunk, a replayed one that
+  // matches.
+  bool AssignHandle(uint64_t offset, uint64_t* h) {
+    const uint64_t n = handles_size_;
+    const uint64_t k = n & (kHandleChunk - 1);
+    if (ABSL_PREDICT_TRUE(replay_depth_ == 0 && observer_ == nullptr && !wide_ && k != 0 &&
+                          n < options_.limits.max_handles)) {
+      narrow_chunks_[n >> kHandleChunkBits][k] = static_cast<uint32_t>(offset);
+      *h = n;
+      ++handles_size_;
+      ++handles_total_;
+      return true;
+    }
+    // Replay (`AtDefinition`, and the whole operator list of a report that
+    // puts the head first): the handle the definition had, as the table says.
+    if (replay_depth_ > 0 && observer_ == nullptr && !wide_) {
+      const uint64_t r = replay_next_;
+      if (ABSL_PREDICT_TRUE(r < handles_size_ &&
+                            narrow_chunks_[r >> kHandleChunkBits][r & (kHandleChunk - 1)] ==
+                                offset)) {
+        replay_next_ = r + 1;
+        *h = r;
+        return true;
+      }
+    }
+    return AssignHandleSlow(offset, h);
+  }
+  bool AssignHandleSlow(uint64_t offset, uint64_t* h);
   void PushHandle(uint64_t offset);
   void NoteDescHandle(DescId did, uint64_t h);
+  // Makes complete descriptor `did` found by its handle in one load
+  // (`desc_by_handle_`).
+  void NoteCompleteDesc(DescId did);
   void NewEpoch();
 
   bool ReadValueAt(CursorValue* v);
@@ -334,11 +367,26 @@ class StreamCursor {
   // The head TC_OBJECT, TC_ARRAY, TC_ENUM and TC_CLASS share: the item
   // counted (`*at` its offset), the type code and the class descriptor read;
   // with `null_refusal`, a null descriptor is refused with that message.
-  bool ReadItemHead(uint64_t* at, DescId* did, const char* null_refusal = nullptr);
+  bool ReadItemHead(uint64_t* at, DescId* did, const char* null_refusal = nullptr) {
+    *at = position();
+    if (!CountItem()) return false;
+    ++p_;
+    if (!ReadClassDesc(did)) return false;
+    if (ABSL_PREDICT_FALSE(null_refusal != nullptr && *did == kNoDesc)) {
+      return Fail(absl::StatusCode::kInvalidArgument, null_refusal, *at);
+    }
+    return true;
+  }
   // Refuses reference `r` (read at `at`) to an item that is not `expected`.
   bool WrongReference(const CursorValue& r, absl::string_view expected, uint64_t at);
   // `v` of such an item takes class descriptor `did` and the next handle.
-  bool SetDescAndHandle(uint64_t at, DescId did, CursorValue* v);
+  bool SetDescAndHandle(uint64_t at, DescId did, CursorValue* v) {
+    v->desc = did;
+    uint64_t h;
+    if (!AssignHandle(at, &h)) return false;
+    v->handle = h;
+    return true;
+  }
   // A block data or string length read at `at`, refused as `CheckItemLength`
   // refuses it.
   bool CheckLength(absl::string_view what, int64_t len, uint64_t limit, uint64_t at) {
@@ -351,7 +399,26 @@ class StreamCursor {
   ABSL_ATTRIBUTE_NOINLINE bool LengthFail(absl::string_view what, int64_t len, uint64_t limit,
                                           uint64_t at);
   // `classDesc`: a new descriptor, a reference to one, or null (kNoDesc).
-  bool ReadClassDesc(DescId* out);
+  // Inline for the common case, a reference to a complete descriptor
+  // (`desc_by_handle_`) with nobody observing; the rest in
+  // `ReadClassDescSlow`.
+  bool ReadClassDesc(DescId* out) {
+    if (ABSL_PREDICT_TRUE(remaining() >= 5 && *p_ == kTcReference && observer_ == nullptr)) {
+      const uint64_t h = static_cast<uint32_t>(serde::DecodeBigEndian32(p_ + 1)) -
+                         static_cast<uint64_t>(kBaseWireHandle);
+      if (h < desc_by_handle_.size() && h < handles_size_) {
+        const DescId d = desc_by_handle_[h];
+        if (d != kNoDesc) {
+          if (!CountItem()) return false;
+          p_ += 5;
+          *out = d;
+          return true;
+        }
+      }
+    }
+    return ReadClassDescSlow(out);
+  }
+  bool ReadClassDescSlow(DescId* out);
   // The start both class descriptor forms share: the item counted, the
   // descriptor found again (replay) or added, the type code read.
   bool BeginClassDesc(uint64_t at, DescId* out);
@@ -394,13 +461,22 @@ class StreamCursor {
   std::vector<std::unique_ptr<uint64_t[]>> wide_chunks_;
   uint64_t handles_size_ = 0;
   uint64_t handles_total_ = 0;
-  // Descriptors by the handle that defined them, for handles below
+  // Complete descriptors by the handle that defined them, for handles below
   // `kDescByHandleMax` (every Flink graph defines its classes early): a
   // reference to a class descriptor is one load.
   static constexpr uint64_t kDescByHandleMax = uint64_t{1} << 16;
   std::vector<DescId> desc_by_handle_;
 
   std::vector<ClassDesc> descs_;
+  // What `ReadObjectData` needs of each descriptor, set when it is complete:
+  // 16 bytes side by side instead of fields spread over a `ClassDesc`.
+  struct Layout {
+    uint32_t prim_bytes = 0;
+    uint32_t first_object_field = 0;
+    uint32_t num_fields = 0;
+    uint8_t flags = 0;
+  };
+  std::vector<Layout> layouts_;
   std::vector<uint64_t> desc_offsets_;  // ascending (stream order)
   std::vector<uint64_t> desc_ends_;     // where each descriptor's item ends
   std::vector<uint64_t> desc_handles_;  // the handle each descriptor was assigned
@@ -452,23 +528,22 @@ bool StreamCursor::ReadObjectData(CursorValue* v, Visit& visit) {
     --depth_;
     return true;
   }
-  // Indexes, not references: `descs_` may grow while the data is read.
+  // Indexes, not references: `descs_` and `layouts_` may grow while the
+  // data is read.
   const size_t chain_len = descs_[did].chain.size();
   for (size_t ci = 0; ci < chain_len && !aborted_; ++ci) {
     const DescId cls = descs_[did].chain[ci];
-    const uint32_t prim = descs_[cls].prim_bytes;
-    if (ABSL_PREDICT_FALSE(prim > remaining())) {
+    const Layout layout = layouts_[cls];
+    if (ABSL_PREDICT_FALSE(layout.prim_bytes > remaining())) {
       return Fail(absl::StatusCode::kOutOfRange, "input ends inside primitive field values",
                   position());
     }
     visit.Class(cls, position());
-    p_ += prim;
-    const uint32_t nfields = static_cast<uint32_t>(descs_[cls].fields.size());
-    for (uint32_t f = descs_[cls].fields.size() - descs_[cls].num_object_fields;
-         f < nfields && !aborted_; ++f) {
+    p_ += layout.prim_bytes;
+    for (uint32_t f = layout.first_object_field; f < layout.num_fields && !aborted_; ++f) {
       if (!visit.Field(cls, f)) return false;
     }
-    if (descs_[cls].has_write_method() && !aborted_) {
+    if ((layout.flags & kScWriteMethod) && !aborted_) {
       block_left_ = 0;
       if (!visit.Annotation(cls)) return false;
     }

@@ -514,21 +514,9 @@ bool StreamCursor::ReadClassDescSlow(DescId* out) {
       return true;
     }
     case kTcReference: {
-      if (Need(5) && observer_ == nullptr) {
-        // The common case, a reference to an earlier descriptor: one load.
-        const uint64_t h = static_cast<uint32_t>(serde::DecodeBigEndian32(p_ + 1)) -
-                           static_cast<uint64_t>(kBaseWireHandle);
-        // `desc_by_handle_` holds complete descriptors only.
-        if (h < desc_by_handle_.size() && h < handles_size_) {
-          const DescId d = desc_by_handle_[h];
-          if (d != kNoDesc) {
-            if (!CountItem()) return false;
-            p_ += 5;
-            *out = d;
-            return true;
-          }
-        }
-      }
+      // A reference to a complete descriptor with nobody observing was read
+      // inline (ReadClassDesc); here the rest. A short input is truncation.
+      if (!Need(5)) return false;
       CursorValue r;
       if (!ReadReference(&r)) return false;
       if (r.tag != kTcClassDesc && r.tag != kTcProxyClassDesc) {

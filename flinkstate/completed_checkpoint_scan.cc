@@ -958,6 +958,9 @@ class GraphScanner {
       return Fail("top level", "not a CompletedCheckpoint", v->offset);
     }
     root_offset_ = v->offset;
+    // A root without a `job` field (its class drifted) has the null JobID's
+    // id, as the model reader gives it: 16 zero bytes.
+    info_->job_id.assign(32, '0');
     Obj root;
     bool has_ops = false;
     CursorValue deferred_ops;
